@@ -1,0 +1,299 @@
+"""Embedded store: what survives a restart, what a damaged WAL does, the data-dir lock,
+snapshots, group commit, and how watchers are bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from minikube_py.storage import (
+    CompactedError,
+    DataDirLockedError,
+    EmbeddedStore,
+    EventType,
+    KeyNotFoundError,
+    WALCorruptError,
+    WatchCancelledError,
+)
+from minikube_py.storage import metrics
+from minikube_py.storage.wal import list_segments
+from minikube_py.storage.snapshot import list_snapshots
+
+
+def only_segment(data: Path) -> Path:
+    segments = list_segments(data / "wal")
+    assert segments, "no WAL segment"
+    return segments[-1][1]
+
+
+async def test_reopen_restores_keys_revisions_and_leases(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path)
+    a = await store.create("/a", b"1")
+    await store.update("/a", b"2", expected_mod_revision=a.mod_revision)
+    lease = await store.grant_lease(60)
+    await store.create("/leased", b"x", lease=lease)
+    await store.create("/b", b"1")
+    await store.delete("/b")
+    revision = await store.current_revision()
+    await store.close()
+
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        assert await store.current_revision() == revision
+        got = await store.get("/a")
+        assert (got.value, got.version, got.create_revision) == (b"2", 2, a.create_revision)
+        with pytest.raises(KeyNotFoundError):
+            await store.get("/b")
+        info = await store.lease_info(lease)
+        assert info.keys == ("/leased",) and info.ttl == 60
+        # New writes continue the revision sequence, and a new lease gets a fresh id.
+        assert (await store.create("/c", b"1")).mod_revision == revision + 1
+        assert await store.grant_lease(5) > lease
+    finally:
+        await store.close()
+
+
+async def test_watch_resumes_across_restart_from_wal_history(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path)
+    first = await store.create("/w/a", b"1")
+    await store.create("/w/b", b"1")
+    await store.close()
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        watch = await store.watch("/w/", start_revision=first.mod_revision)
+        events = await asyncio.wait_for(watch.next_batch(), 5)
+        assert [e.kv.key for e in events] == ["/w/a", "/w/b"]
+        await watch.cancel()
+    finally:
+        await store.close()
+
+
+async def test_torn_tail_is_truncated(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path)
+    await store.create("/a", b"1")
+    await store.create("/b", b"2")
+    await store.close()
+    segment = only_segment(tmp_path)
+    good_size = segment.stat().st_size
+    with open(segment, "ab") as f:  # half a record: a write cut off by a crash
+        f.write(b"\x40\x00\x00\x00\x01\x02\x03")
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        assert (await store.get("/b")).value == b"2"
+        assert segment.stat().st_size == good_size
+        await store.create("/c", b"3")
+    finally:
+        await store.close()
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        assert [kv.key for kv in (await store.range("/")).kvs] == ["/a", "/b", "/c"]
+    finally:
+        await store.close()
+
+
+async def test_zero_filled_tail_is_truncated(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path)
+    await store.create("/a", b"1")
+    await store.close()
+    segment = only_segment(tmp_path)
+    with open(segment, "ab") as f:
+        f.write(b"\x00" * 4096)
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        assert (await store.get("/a")).value == b"1"
+    finally:
+        await store.close()
+
+
+async def test_corruption_in_the_middle_names_file_and_offset(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path)
+    for i in range(5):
+        await store.create(f"/k{i}", b"value-%d" % i)
+    await store.close()
+    segment = only_segment(tmp_path)
+    data = bytearray(segment.read_bytes())
+    # Find the second record and flip a byte of its payload.
+    first_len = int.from_bytes(data[0:4], "little")
+    second = 12 + first_len
+    data[second + 12 + 3] ^= 0xFF
+    segment.write_bytes(bytes(data))
+    with pytest.raises(WALCorruptError) as err:
+        await EmbeddedStore.open(tmp_path)
+    assert err.value.path == segment and err.value.offset == second
+    assert str(segment) in str(err.value) and f"offset {second}" in str(err.value)
+    # The failed open must not have truncated anything or kept the lock.
+    assert segment.read_bytes() == bytes(data)
+    with pytest.raises(WALCorruptError):
+        await EmbeddedStore.open(tmp_path)
+
+
+async def test_lock_refuses_second_opener_naming_the_pid(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        with pytest.raises(DataDirLockedError) as err:
+            await EmbeddedStore.open(tmp_path)
+        assert err.value.holder_pid == os.getpid()
+        assert str(os.getpid()) in str(err.value)
+        # And from another process, the way users hit it.
+        code = textwrap.dedent(
+            f"""
+            import asyncio
+            from minikube_py.storage import EmbeddedStore, DataDirLockedError
+            async def main():
+                try:
+                    await EmbeddedStore.open({str(tmp_path)!r})
+                except DataDirLockedError as e:
+                    print(e)
+            asyncio.run(main())
+            """
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+        assert f"in use by process {os.getpid()}" in out.stdout, out.stderr
+    finally:
+        await store.close()
+    reopened = await EmbeddedStore.open(tmp_path)  # released on close
+    await reopened.close()
+
+
+async def test_snapshot_truncates_wal_and_restores(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path, snapshot_count=50)
+    for i in range(120):
+        await store.create(f"/s/{i:04d}", b"v%d" % i)
+    await asyncio.sleep(0.2)  # let the background snapshot finish
+    assert store.snapshots_written >= 1, "snapshot_count records trigger a snapshot"
+    await store.snapshot()
+    lease = await store.grant_lease(100)
+    await store.create("/s/leased", b"l", lease=lease)
+    revision = await store.current_revision()
+    await store.close()
+    snapshots = list_snapshots(tmp_path / "snap")
+    segments = list_segments(tmp_path / "wal")
+    assert len(snapshots) == 1, "older snapshots are deleted"
+    assert all(seq >= snapshots[0][0] for seq, _ in segments), "covered WAL segments are deleted"
+
+    store = await EmbeddedStore.open(tmp_path, snapshot_count=50)
+    try:
+        assert await store.current_revision() == revision
+        assert len((await store.range("/s/")).kvs) == 121
+        assert (await store.lease_info(lease)).keys == ("/s/leased",)
+        # History before the snapshot is gone after a restart; the compaction point says so.
+        assert await store.compact_revision() >= snapshots[0][0]
+    finally:
+        await store.close()
+
+
+async def test_group_commit_shares_fsyncs(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        rounds_before = metrics.WAL_FSYNC_SECONDS._sum.get(), _count(metrics.WAL_FSYNC_SECONDS)
+        await asyncio.gather(*(store.create(f"/g/{i}", b"x" * 1024) for i in range(500)))
+        fsyncs = _count(metrics.WAL_FSYNC_SECONDS) - rounds_before[1]
+        assert 1 <= fsyncs < 100, f"{fsyncs} fsyncs for 500 concurrent writes"
+    finally:
+        await store.close()
+
+
+def _count(histogram) -> float:
+    for metric in histogram.collect():
+        for sample in metric.samples:
+            if sample.name.endswith("_count"):
+                return sample.value
+    return 0.0
+
+
+async def test_slow_watcher_catches_up_from_history(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path, fsync=False, watch_buffer_size=16)
+    try:
+        watch = await store.watch("/q/")
+        kvs = [await store.create(f"/q/{i:03d}", b"v") for i in range(200)]
+        # The consumer never read while 200 events arrived into a 16-slot buffer; it still
+        # gets all of them, in order, once it reads.
+        seen = []
+        async with asyncio.timeout(5):
+            while len(seen) < 200:
+                seen.extend(await watch.next_batch())
+        assert [e.kv for e in seen] == kvs
+        kv = await store.create("/q/live", b"v")
+        assert [e.kv for e in await asyncio.wait_for(watch.next_batch(), 5)] == [kv]
+        await watch.cancel()
+    finally:
+        await store.close()
+
+
+async def test_stalled_watcher_is_cancelled_without_blocking_writers(tmp_path: Path):
+    store = await EmbeddedStore.open(
+        tmp_path, fsync=False, watch_buffer_size=8, watch_stall_timeout=0.3
+    )
+    try:
+        stalled = await store.watch("/q/")
+        healthy = await store.watch("/q/")
+        received = []
+
+        async def drain():
+            while len(received) < 100:
+                received.extend(await healthy.next_batch())
+
+        consumer = asyncio.create_task(drain())
+        for i in range(100):
+            await store.create(f"/q/{i:03d}", b"v")
+        await asyncio.wait_for(consumer, 5)
+        assert len(received) == 100
+        await asyncio.sleep(1.5)
+        with pytest.raises(WatchCancelledError):
+            async with asyncio.timeout(5):
+                while True:
+                    await stalled.next_batch()
+    finally:
+        await store.close()
+
+
+async def test_history_window_compacts_lagging_watchers(tmp_path: Path):
+    store = await EmbeddedStore.open(
+        tmp_path, fsync=False, history_max_events=50, watch_buffer_size=4
+    )
+    try:
+        lagging = await store.watch("/h/")
+        first = await store.create("/h/0", b"v")
+        for i in range(1, 200):
+            await store.create(f"/h/{i}", b"v")
+        assert await store.compact_revision() > first.mod_revision
+        with pytest.raises(CompactedError):
+            async with asyncio.timeout(5):
+                while True:
+                    await lagging.next_batch()
+        with pytest.raises(CompactedError):
+            await store.watch("/h/", start_revision=first.mod_revision)
+    finally:
+        await store.close()
+
+
+async def test_periodic_compaction_keeps_one_interval_of_history(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path, fsync=False, compaction_interval=0.2)
+    try:
+        first = await store.create("/p/a", b"1")
+        await asyncio.sleep(0.5)
+        await store.create("/p/b", b"1")
+        await asyncio.sleep(0.5)
+        assert await store.compact_revision() >= first.mod_revision
+    finally:
+        await store.close()
+
+
+async def test_lease_expiry_survives_restart(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path, fsync=False)
+    lease = await store.grant_lease(1)
+    await store.create("/e/a", b"1", lease=lease)
+    await store.close()
+    store = await EmbeddedStore.open(tmp_path, fsync=False)
+    try:
+        watch = await store.watch("/e/")
+        events = await asyncio.wait_for(watch.next_batch(), 5)
+        assert events[0].type is EventType.DELETE and events[0].kv.key == "/e/a"
+    finally:
+        await store.close()
