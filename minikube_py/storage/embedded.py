@@ -297,14 +297,14 @@ class EmbeddedStore:
     def _on_durable(self, revision: int) -> None:
         self._hub.notify(revision)
         metrics.REVISION.set(revision)
+        metrics.KEYS.set(len(self._state.live))
+        metrics.HISTORY_EVENTS.set(len(self._state.events))
 
     # ---------------------------------------------------------------------------- watch
 
     async def watch(self, prefix: str, *, start_revision: int = 0) -> Watcher:
         self._check_open()
-        watcher = self._hub.add(prefix, start_revision)
-        metrics.WATCHERS.set(self._hub.count)
-        return watcher
+        return self._hub.add(prefix, start_revision)
 
     # --------------------------------------------------------------------------- leases
 
@@ -427,7 +427,6 @@ class EmbeddedStore:
         metrics.KEYS.set(len(self._state.live))
         metrics.HISTORY_EVENTS.set(len(self._state.events))
         metrics.COMPACT_REVISION.set(self._state.compact_revision)
-        metrics.WATCHERS.set(self._hub.count)
 
     @property
     def data_dir(self) -> Path:

@@ -25,6 +25,7 @@ import time
 from collections import deque
 from typing import AsyncIterator, Callable
 
+from . import metrics
 from .errors import CompactedError, StorageError, WatchCancelledError
 from .kv import Event
 from .mvcc import MVCCState
@@ -82,6 +83,7 @@ class Watcher:
         if self._done:
             return
         self._done = True
+        metrics.WATCHERS.dec()
         self._error = error
         if error is None:
             self.buffer.clear()
@@ -156,6 +158,7 @@ class WatcherHub:
         if start_revision < self._state.compact_revision:
             raise CompactedError(start_revision, self._state.compact_revision)
         watcher = Watcher(self, prefix, start_revision, self._buffer_size)
+        metrics.WATCHERS.inc()
         if start_revision > self.durable_revision:
             self._make_synced(watcher)
         else:
@@ -164,6 +167,7 @@ class WatcherHub:
         return watcher
 
     def remove(self, watcher: Watcher) -> None:
+        """Take a watcher out of its group (it stays registered if it is only moving)."""
         self._unsynced.discard(watcher)
         group = self._synced.get(watcher.prefix)
         if group is not None:
