@@ -25,6 +25,7 @@ from .errors import (
 )
 from .interface import Store, Watch
 from .kv import Event, EventType, KeyValue, LeaseInfo, RangeResult, prefix_end
+from .readonly import ReadOnlyStore
 from .snapshot import SnapshotCorruptError
 from .wal import WALCorruptError
 
@@ -44,6 +45,7 @@ __all__ = [
     "LeaseInfo",
     "LeaseNotFoundError",
     "RangeResult",
+    "ReadOnlyStore",
     "SnapshotCorruptError",
     "StorageError",
     "Store",

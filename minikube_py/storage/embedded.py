@@ -33,22 +33,20 @@ from pathlib import Path
 
 import structlog
 
-from . import metrics
-from .continuation import decode_continue, encode_continue
+from . import metrics, reads
 from .datadir import DataDir
 from .errors import (
     MAX_VALUE_BYTES,
     CompactedError,
     ConflictError,
     FutureRevisionError,
-    InvalidContinueError,
     KeyExistsError,
     KeyNotFoundError,
     LeaseNotFoundError,
     UnavailableError,
     ValueTooLargeError,
 )
-from .kv import KeyValue, LeaseInfo, RangeResult, prefix_end
+from .kv import KeyValue, LeaseInfo, RangeResult
 from .mvcc import COMPACT, DELETE, GRANT, PUT, REVOKE, MVCCState
 from .recovery import recover, remove_obsolete, repair
 from .snapshot import SnapshotImage, write_snapshot
@@ -170,11 +168,7 @@ class EmbeddedStore:
 
     async def get(self, key: str, *, revision: int = 0) -> KeyValue:
         self._check_open()
-        state = self._state
-        kv = state.value_at(key, self._read_revision(revision)) if revision else state.live.get(key)
-        if kv is None:
-            raise KeyNotFoundError(key)
-        return kv
+        return reads.get(self._state, key, revision)
 
     async def range(
         self,
@@ -185,53 +179,9 @@ class EmbeddedStore:
         revision: int = 0,
     ) -> RangeResult:
         self._check_open()
-        if limit < 0:
-            raise ValueError("limit must not be negative")
-        start, end = prefix, prefix_end(prefix) or None
-        if continue_token:
-            start, token_revision = decode_continue(continue_token, prefix=prefix)
-            if revision and revision != token_revision:
-                raise InvalidContinueError(
-                    f"continue token is for revision {token_revision}, not {revision}"
-                )
-            revision = token_revision
-        state = self._state
-        read_revision = self._read_revision(revision) if revision else state.revision
-        if read_revision == state.revision:
-            kvs, remaining = self._range_live(start, end, limit)
-        else:
-            kvs, remaining = self._range_past(start, end, limit, read_revision)
-        token = None
-        if remaining:
-            token = encode_continue(prefix=prefix, next_key=kvs[-1].key + "\x00", revision=read_revision)
-        return RangeResult(kvs, read_revision, bool(remaining), token, remaining)
-
-    def _range_live(self, start: str, end: str | None, limit: int) -> tuple[list[KeyValue], int]:
-        live = self._state.live
-        lo = live.bisect_left(start)
-        hi = live.bisect_left(end) if end is not None else len(live)
-        stop = hi if not limit else min(hi, lo + limit)
-        return [live[key] for key in live.islice(lo, stop)], max(0, hi - stop)
-
-    def _range_past(
-        self, start: str, end: str | None, limit: int, revision: int
-    ) -> tuple[list[KeyValue], int]:
-        kvs: list[KeyValue] = []
-        remaining = 0
-        for kv in self._state.keys_between(start, end, revision):
-            if limit and len(kvs) >= limit:
-                remaining += 1
-            else:
-                kvs.append(kv)
-        return kvs, remaining
-
-    def _read_revision(self, revision: int) -> int:
-        state = self._state
-        if revision < state.compact_revision:
-            raise CompactedError(revision, state.compact_revision)
-        if revision > state.revision:
-            raise FutureRevisionError(revision, state.revision)
-        return revision
+        return reads.range_keys(
+            self._state, prefix, limit=limit, continue_token=continue_token, revision=revision
+        )
 
     async def current_revision(self) -> int:
         self._check_open()

@@ -18,7 +18,10 @@ covers every write that arrived while the previous fsync ran.
 
 Recovery (`read_segments`): a record cut short at the end of the last segment is a torn write
 and is truncated away; a bad checksum anywhere else is corruption and raises WALCorruptError
-naming the file and the offset — recovery never skips a record silently.
+naming the file and the offset — recovery never skips a record silently. Frame decoding itself
+(`decode_frames`) is pure and incremental, so the read-only store (readonly.py) follows a log
+another process is appending to with the same decoder, deciding for itself what a cut-off
+final frame means there (not written yet, rather than torn).
 """
 
 from __future__ import annotations
@@ -84,6 +87,59 @@ class TornTail:
     size: int
 
 
+@dataclass(frozen=True)
+class FrameProblem:
+    """Why `decode_frames` stopped before the end of its data."""
+
+    #: Where the damaged (or unfinished) frame starts.
+    offset: int
+    reason: str
+    #: The frame is cut off by the end of the data: what a torn final write looks like, and
+    #: what a reader of a live log sees while a frame is being appended.
+    reaches_eof: bool
+    #: The frame's checksums hold but its payload does not decode: never a torn write.
+    cause: Exception | None = None
+
+
+def decode_frames(data: bytes, offset: int = 0) -> tuple[list[tuple], int, FrameProblem | None]:
+    """Decode the complete frames in `data` from `offset` on. Pure: no I/O; damage is reported.
+
+    Returns the records, the offset just past the last good frame, and the problem that
+    stopped decoding there (None when the data ended exactly at a frame boundary). Whether a
+    problem is a torn tail or corruption depends on where the data came from, so callers
+    decide: `read_segment` for a file at rest, the read-only store's follower for a live log.
+    """
+    records: list[tuple] = []
+    size = len(data)
+    while offset < size:
+        if size - offset < _HEADER.size:
+            return records, offset, FrameProblem(offset, "truncated record header", True)
+        length, crc, head_crc = _HEADER.unpack_from(data, offset)
+        end = offset + _HEADER.size + length
+        if zlib.crc32(data[offset : offset + 8]) != head_crc or length > _MAX_FRAME:
+            return records, offset, FrameProblem(offset, "record header checksum mismatch", False)
+        if end > size:
+            return records, offset, FrameProblem(offset, "record runs past the end of the file", True)
+        payload = data[offset + _HEADER.size : end]
+        if zlib.crc32(payload) != crc:
+            return records, offset, FrameProblem(offset, "checksum mismatch", end == size)
+        try:
+            record = msgpack.unpackb(payload, raw=False, use_list=False)
+        except (ValueError, msgpack.UnpackException) as exc:
+            return records, offset, FrameProblem(offset, f"undecodable record: {exc}", False, exc)
+        records.append(tuple(record))
+        offset = end
+    return records, offset, None
+
+
+def is_torn(data: bytes, problem: FrameProblem) -> bool:
+    """Whether `problem` looks like an unfinished final write rather than damage: a frame cut
+    off by the end of the data, or a stretch of zeros (space allocated, never written)."""
+    if problem.cause is not None:
+        return False
+    return problem.reaches_eof or not any(data[problem.offset :])
+
+
 def read_segment(path: Path, *, last: bool) -> tuple[list[tuple], TornTail | None]:
     """Decode every record of one segment file.
 
@@ -93,37 +149,17 @@ def read_segment(path: Path, *, last: bool) -> tuple[list[tuple], TornTail | Non
     as torn too.
     """
     data = path.read_bytes()
-    records: list[tuple] = []
-    offset, size = 0, len(data)
-    while offset < size:
-        # reaches_eof: the damaged record is cut off by the end of the file, which is what a
-        # torn final write looks like.
-        if size - offset < _HEADER.size:
-            problem, reaches_eof = "truncated record header", True
-        else:
-            length, crc, head_crc = _HEADER.unpack_from(data, offset)
-            end = offset + _HEADER.size + length
-            if zlib.crc32(data[offset : offset + 8]) != head_crc or length > _MAX_FRAME:
-                problem, reaches_eof = "record header checksum mismatch", False
-            elif end > size:
-                problem, reaches_eof = "record runs past the end of the file", True
-            elif zlib.crc32(data[offset + _HEADER.size : end]) != crc:
-                problem, reaches_eof = "checksum mismatch", end == size
-            else:
-                try:
-                    record = msgpack.unpackb(data[offset + _HEADER.size : end], raw=False, use_list=False)
-                except (ValueError, msgpack.UnpackException) as exc:
-                    raise WALCorruptError(path, offset, f"undecodable record: {exc}") from exc
-                records.append(tuple(record))
-                offset = end
-                continue
-        # Only the last thing in the log can be a torn write: a record cut off by the end of
-        # the file, or a stretch of zeros (space allocated, never written). Anything else
-        # means a record in the middle went bad.
-        if last and (reaches_eof or not any(data[offset:])):
-            return records, TornTail(path, offset, size)
-        raise WALCorruptError(path, offset, problem)
-    return records, None
+    records, offset, problem = decode_frames(data)
+    if problem is None:
+        return records, None
+    if problem.cause is not None:
+        raise WALCorruptError(path, offset, problem.reason) from problem.cause
+    # Only the last thing in the log can be a torn write: a record cut off by the end of
+    # the file, or a stretch of zeros (space allocated, never written). Anything else
+    # means a record in the middle went bad.
+    if last and is_torn(data, problem):
+        return records, TornTail(path, offset, len(data))
+    raise WALCorruptError(path, offset, problem.reason)
 
 
 def read_segments(wal_dir: Path, from_seq: int) -> Iterator[tuple[int, list[tuple], TornTail | None]]:

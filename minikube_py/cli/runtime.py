@@ -1,0 +1,51 @@
+"""How a command runs: one event loop (uvloop when installed) and a clean stop on signals.
+
+Kubernetes v1.0 piece: the `util.Until(..., util.NeverStop)` plus signal handling in each
+cmd/*/app server. A command is one coroutine; SIGINT and SIGTERM set an event the coroutine
+waits on, so it leaves through its own clean-up (store closed, data dir lock released)
+instead of being torn down by KeyboardInterrupt in the middle of a write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from typing import Any, Callable, Coroutine, TypeVar
+
+T = TypeVar("T")
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run `coro` to completion on a fresh event loop (uvloop's when installed)."""
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        return runner.run(coro)
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM, for the running loop. Outside the main thread
+    (signals cannot be caught there) the event is only set by whoever else holds it."""
+    stop = asyncio.Event()
+    if threading.current_thread() is threading.main_thread():
+        loop = asyncio.get_running_loop()
+        for sig in STOP_SIGNALS:
+            loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+def restore_signals() -> None:
+    """Give SIGINT and SIGTERM back to their defaults on the running loop."""
+    if threading.current_thread() is threading.main_thread():
+        loop = asyncio.get_running_loop()
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
