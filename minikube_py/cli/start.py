@@ -23,6 +23,7 @@ import structlog
 
 from ..storage import EmbeddedStore, Store
 from . import runtime
+from .config import load_config, parse_duration
 from .storage_target import (
     DEFAULT_DATA_DIR,
     DEFAULT_ETCD_KEY_PREFIX,
@@ -40,6 +41,20 @@ DEFAULT_PORT = 2381
 ADDRESS = "127.0.0.1"
 
 
+#: Built-in defaults of every `start` setting; a config file or a flag overrides them.
+DEFAULTS = {
+    "data_dir": DEFAULT_DATA_DIR,
+    "etcd_servers": None,
+    "etcd_key_prefix": DEFAULT_ETCD_KEY_PREFIX,
+    "fsync": "always",
+    "port": DEFAULT_PORT,
+    "etcd_compaction_interval": "5m0s",
+    "snapshot_count": 10_000,
+    "history_max_events": 50_000,
+    "watch_buffer_size": 1024,
+}
+
+
 @dataclass(frozen=True)
 class StartOptions:
     data_dir: Path
@@ -47,18 +62,38 @@ class StartOptions:
     etcd_key_prefix: str
     fsync: bool
     port: int
+    compaction_interval: float
+    snapshot_count: int
+    history_max_events: int
+    watch_buffer_size: int
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "StartOptions":
-        if args.etcd_servers and args.data_dir:
+        """Flags given on the command line, else the --config file, else DEFAULTS."""
+        from_file = load_config(args.config, DEFAULTS) if args.config else {}
+
+        def setting(name: str):
+            value = getattr(args, name)
+            return value if value is not None else from_file.get(name, DEFAULTS[name])
+
+        if setting("etcd_servers") and (args.data_dir or "data_dir" in from_file):
             raise CommandError("use either --data-dir or --etcd-servers, not both")
-        return cls(
-            data_dir=Path(args.data_dir or DEFAULT_DATA_DIR).expanduser(),
-            etcd_servers=parse_servers(args.etcd_servers) if args.etcd_servers is not None else (),
-            etcd_key_prefix=args.etcd_key_prefix,
-            fsync=args.fsync == "always",
-            port=args.port,
-        )
+        if setting("fsync") not in ("always", "never"):
+            raise CommandError(f"fsync must be always or never, not {setting('fsync')!r}")
+        try:
+            return cls(
+                data_dir=Path(str(setting("data_dir"))).expanduser(),
+                etcd_servers=parse_servers(str(setting("etcd_servers"))) if setting("etcd_servers") else (),
+                etcd_key_prefix=str(setting("etcd_key_prefix") or ""),
+                fsync=setting("fsync") == "always",
+                port=int(setting("port")),
+                compaction_interval=parse_duration(setting("etcd_compaction_interval")),
+                snapshot_count=int(setting("snapshot_count")),
+                history_max_events=int(setting("history_max_events")),
+                watch_buffer_size=int(setting("watch_buffer_size")),
+            )
+        except (TypeError, ValueError) as exc:
+            raise CommandError(f"invalid setting: {exc}") from exc
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -67,6 +102,11 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
         parents=parents,
         help="run the control plane (for now: the store and /healthz, /metrics, /version)",
         description="Run the control plane in this process until SIGINT or SIGTERM.",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="YAML file of settings named like these flags (see configs/cluster.yaml); flags win",
     )
     parser.add_argument(
         "--data-dir",
@@ -79,20 +119,38 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     parser.add_argument(
         "--etcd-key-prefix",
         metavar="PREFIX",
-        default=DEFAULT_ETCD_KEY_PREFIX,
-        help="namespace prepended to every key in etcd, so clusters can share one etcd (default: none; the keys themselves already start with /registry)",
+        help="namespace prepended to every key in etcd, so clusters can share one etcd "
+        "(default: none; the keys themselves already start with /registry)",
     )
     parser.add_argument(
         "--fsync",
         choices=("always", "never"),
-        default="always",
         help="fsync the WAL before acknowledging a write (default always; never is for tests)",
     )
     parser.add_argument(
-        "--port",
+        "--port", type=int, help=f"status port on {ADDRESS} (default {DEFAULT_PORT})"
+    )
+    parser.add_argument(
+        "--etcd-compaction-interval",
+        metavar="DURATION",
+        help="compact the store's history this often, keeping at least one interval "
+        "(default 5m0s; 0 disables)",
+    )
+    parser.add_argument(
+        "--snapshot-count",
         type=int,
-        default=DEFAULT_PORT,
-        help=f"status port on {ADDRESS} (default {DEFAULT_PORT})",
+        help="WAL records between snapshots, at least (default 10000; the store also waits "
+        "for as many records as it has keys)",
+    )
+    parser.add_argument(
+        "--history-max-events",
+        type=int,
+        help="watch history kept at most, in events (default 50000)",
+    )
+    parser.add_argument(
+        "--watch-buffer-size",
+        type=int,
+        help="events buffered per watcher before it is caught up from history (default 1024)",
     )
     parser.set_defaults(run=run, command="start")
 
@@ -105,7 +163,15 @@ async def open_store(options: StartOptions) -> tuple[Store, str]:
     """The store and a name of its backend for /version."""
     if options.etcd_servers:
         return await connect_etcd(options.etcd_servers, options.etcd_key_prefix), "etcd"
-    return await EmbeddedStore.open(options.data_dir, fsync=options.fsync), "embedded"
+    store = await EmbeddedStore.open(
+        options.data_dir,
+        fsync=options.fsync,
+        compaction_interval=options.compaction_interval,
+        snapshot_count=options.snapshot_count,
+        history_max_events=options.history_max_events,
+        watch_buffer_size=options.watch_buffer_size,
+    )
+    return store, "embedded"
 
 
 def inspect_hint(options: StartOptions) -> str:
