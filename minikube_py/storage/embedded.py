@@ -240,8 +240,8 @@ class EmbeddedStore:
         self._records_since_snapshot += 1
         if self._records_since_snapshot >= max(self._snapshot_count, len(self._state.live)):
             self._start_snapshot()
-        await asyncio.shield(round_done)
-        metrics.WRITES.labels(operation).inc()
+        await round_done
+        metrics.WRITES_BY_OPERATION[operation].inc()
         return events[0] if events else None
 
     def _on_durable(self, revision: int) -> None:
@@ -354,7 +354,7 @@ class EmbeddedStore:
         started = time.perf_counter()
         seq, rotated = self._wal.rotate()
         image = SnapshotImage.capture(self._state, seq)
-        await asyncio.shield(rotated)
+        await rotated
         path = await write_snapshot(image, self._data_dir.snap, fsync=self._fsync)
         remove_obsolete(self._data_dir, seq)
         elapsed = time.perf_counter() - started

@@ -10,9 +10,11 @@ the state before it by construction, not by two code paths agreeing.
 Data structures (why two indexes):
 - `live`: SortedDict key -> current KeyValue. Every current get and range reads only this, so
   the common path costs one dict lookup or one slice of a sorted key list.
-- `changed`: SortedDict key -> KeyHistory, only for keys written since the compaction point.
-  A read at a past revision R >= compact_revision looks a key up here and falls back to
-  `live` (a key untouched since compaction has had its live value at every retained revision).
+- `changed`: SortedDict key -> KeyHistory, for keys with more than one retained revision
+  (updated or deleted since the compaction point). A read at a past revision R >=
+  compact_revision looks a key up here; a key that is not here has had one value only, its
+  live one, since its mod_revision — so it is visible at R iff mod_revision <= R. That rule
+  lets a first create skip the history entirely (half the index work of a create).
   Memory is proportional to churn, not to the number of keys.
 - `events` / `event_revisions`: the watch history, in revision order (a lease revocation puts
   several events at one revision). Watchers catch up from it; compaction trims its front.
@@ -70,16 +72,10 @@ class KeyHistory:
             del self.revisions[0]
             del self.values[0]
 
-    def is_settled(self, compact_revision: int, live: KeyValue | None) -> bool:
-        """True when the history says nothing `live` does not: no entry after the compaction
-        point, and the one before it (if any) is the live value."""
-        if not self.revisions:
-            return True
-        return (
-            len(self.revisions) == 1
-            and self.revisions[0] <= compact_revision
-            and self.values[0] is live
-        )
+    def is_settled(self, live: KeyValue | None) -> bool:
+        """True when the history says nothing the live value does not: empty, or one entry
+        that is the live value (visible from its mod_revision on, absent before)."""
+        return not self.values or (len(self.values) == 1 and self.values[0] is live)
 
 
 class Lease:
@@ -170,6 +166,8 @@ class MVCCState:
     def _remember(self, key: str, revision: int, kv: KeyValue | None, prev: KeyValue | None) -> None:
         history = self.changed.get(key)
         if history is None:
+            if prev is None:
+                return  # a first create: the live value alone answers every past read
             history = self.changed[key] = KeyHistory()
             if prev is not None:
                 history.add(prev.mod_revision, prev)
@@ -203,7 +201,7 @@ class MVCCState:
             if history is None:
                 continue
             history.compact(compact_revision)
-            if history.is_settled(compact_revision, self.live.get(key)):
+            if history.is_settled(self.live.get(key)):
                 del self.changed[key]
 
     # ------------------------------------------------------------------------------ reads
@@ -215,7 +213,8 @@ class MVCCState:
         history = self.changed.get(key)
         if history is not None:
             return history.at(revision)
-        return self.live.get(key)
+        kv = self.live.get(key)
+        return kv if kv is not None and kv.mod_revision <= revision else None
 
     def keys_between(self, start: str, end: str | None, revision: int) -> Iterator[KeyValue]:
         """Values of keys in [start, end) at `revision`, in key order (end None = no bound)."""

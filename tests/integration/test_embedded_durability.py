@@ -297,3 +297,24 @@ async def test_lease_expiry_survives_restart(tmp_path: Path):
         assert events[0].type is EventType.DELETE and events[0].kv.key == "/e/a"
     finally:
         await store.close()
+
+
+async def test_cancelled_writer_does_not_disturb_its_round(tmp_path: Path):
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        tasks = [asyncio.create_task(store.create(f"/c/{i:02d}", b"v")) for i in range(20)]
+        await asyncio.sleep(0)  # every writer has applied its write and waits for the fsync
+        tasks[3].cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        assert isinstance(results[3], asyncio.CancelledError)
+        assert all(not isinstance(r, BaseException) for i, r in enumerate(results) if i != 3)
+        # The cancelled caller only stopped waiting: its write was applied and made durable
+        # with the round, never half-done.
+        assert (await store.get("/c/03")).value == b"v"
+    finally:
+        await store.close()
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        assert len((await store.range("/c/")).kvs) == 20
+    finally:
+        await store.close()
