@@ -22,8 +22,14 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from minikube_py.storage.errors import MAX_VALUE_BYTES
+
 #: How long a member (or a whole cluster) may take to answer its first request.
 READY_TIMEOUT = 10.0
+#: etcd's limit is on the whole request (key, value, Txn wrapping), so with its default of
+#: exactly MAX_VALUE_BYTES a value of MAX_VALUE_BYTES would be refused while the embedded store
+#: takes it. A little headroom makes both backends agree on the boundary.
+DEFAULT_MAX_REQUEST_BYTES = MAX_VALUE_BYTES + 64 * 1024
 
 _LIVE: set["EtcdServer"] = set()
 
@@ -55,6 +61,7 @@ class EtcdServer:
         peer_port: int | None = None,
         initial_cluster: str | None = None,
         cluster_token: str = "minikube-py-test",
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     ) -> None:
         binary = etcd_binary()
         if binary is None:
@@ -66,6 +73,7 @@ class EtcdServer:
         self.peer_port = peer_port or free_port()
         self.initial_cluster = initial_cluster or f"{name}={self.peer_url}"
         self.cluster_token = cluster_token
+        self.max_request_bytes = max_request_bytes
         self.log_path = self.data_dir / f"{name}.log"
         self._proc: subprocess.Popen[bytes] | None = None
 
@@ -102,6 +110,7 @@ class EtcdServer:
             # Keep tests fast: elections on loopback need no 1 s timeout.
             "--heartbeat-interval=50",
             "--election-timeout=500",
+            f"--max-request-bytes={self.max_request_bytes}",
         ]
 
     def start(self, *, wait: bool = True) -> None:

@@ -241,7 +241,7 @@ class EmbeddedStore:
         if self._records_since_snapshot >= max(self._snapshot_count, len(self._state.live)):
             self._start_snapshot()
         await round_done
-        metrics.WRITES_BY_OPERATION[operation].inc()
+        metrics.WRITES_BY_OPERATION[operation] += 1
         return events[0] if events else None
 
     def _on_durable(self, revision: int) -> None:
@@ -299,7 +299,7 @@ class EmbeddedStore:
         """Revoke leases whose deadline passed. The heap may hold stale deadlines (a
         keep-alive pushes a new one); an entry counts only if it matches the current one."""
         heap = self._lease_heap
-        while True:
+        while not self._closed:
             now = time.monotonic()
             while heap and heap[0][0] <= now:
                 deadline, lease_id = heapq.heappop(heap)
@@ -314,9 +314,12 @@ class EmbeddedStore:
                 log.info("lease.expired", lease=lease_id)
             self._lease_wakeup.clear()
             timeout = min(1.0, heap[0][0] - now) if heap else 1.0
+            # asyncio.timeout, not wait_for: on 3.11, wait_for swallows a cancellation that
+            # arrives in the same tick as the wakeup, and close() would then wait for a lease.
             try:
-                await asyncio.wait_for(self._lease_wakeup.wait(), timeout=max(0.0, timeout))
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(max(0.0, timeout)):
+                    await self._lease_wakeup.wait()
+            except TimeoutError:
                 pass
 
     # ----------------------------------------------------------------------- compaction

@@ -25,7 +25,7 @@ import asyncio
 import collections
 import dataclasses
 import time
-from typing import AsyncIterator, Awaitable, Callable, TypeVar
+from typing import Awaitable, Callable, TypeVar
 
 import aetcd
 import grpc
@@ -69,6 +69,9 @@ _CHANNEL_OPTIONS = {
 }
 #: A key nothing writes: target of the probes that find the compaction revision.
 _PROBE_KEY = b"\x00minikube-py/compact-probe"
+#: UNAVAILABLE details that mean the request never reached raft: no connection could be made,
+#: or the member refused it up front for lack of a leader (the "hasleader" metadata).
+_UNSENT = ("failed to connect to all addresses", "Connection refused", "etcdserver: no leader")
 _CONNECTION_CODES = {
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -93,10 +96,7 @@ def _is_connection_error(exc: grpc.aio.AioRpcError) -> bool:
 def _surely_unsent(exc: grpc.aio.AioRpcError) -> bool:
     """True when the request cannot have reached etcd's raft log, so any retry is safe."""
     details = exc.details() or ""
-    return exc.code() == grpc.StatusCode.UNAVAILABLE and any(
-        s in details
-        for s in ("failed to connect to all addresses", "Connection refused", "etcdserver: no leader")
-    )
+    return exc.code() == grpc.StatusCode.UNAVAILABLE and any(s in details for s in _UNSENT)
 
 
 def _is_compacted(exc: grpc.aio.AioRpcError) -> bool:
@@ -207,6 +207,7 @@ class EtcdStore:
         self._watch_buffer_size = watch_buffer_size
         self._watch_stall_timeout = watch_stall_timeout
         self._watches: set[EtcdWatch] = set()
+        self._known_compact_revision = 0
         self._closed = False
 
     @classmethod
@@ -222,7 +223,11 @@ class EtcdStore:
     ) -> "EtcdStore":
         """Open a store on `endpoints` ("host:port" or "http://host:port") and check that one
         answers (else UnavailableError). `timeout` bounds each request; `retry_timeout`
-        (default 2 × timeout) bounds failover retries of one operation."""
+        (default 2 × timeout) bounds failover retries of one operation.
+
+        `key_prefix` is prepended to every key sent and stripped from every key returned, so
+        several clusters share one etcd. It is a plain string prefix: stores on "/a" and "/ab"
+        overlap for `range("")`, so do not let one prefix extend another."""
         store = cls(
             endpoints,
             key_prefix=key_prefix,
@@ -392,7 +397,10 @@ class EtcdStore:
                 )
             revision = token_revision
         request = rpc.RangeRequest(
-            key=self._start_key(start), range_end=self._range_end(prefix), limit=limit, revision=revision
+            key=self._start_key(start),
+            range_end=self._range_end(prefix),
+            limit=limit,
+            revision=revision,
         )
         resp = await self._range(_Op("range", key=prefix, revision=revision), request)
         # A Range at a past revision still reports the current one in its header.
@@ -421,26 +429,27 @@ class EtcdStore:
         is cancelled by etcd with the compaction revision (a Range error carries no number)."""
 
         async def fn(ep: _Endpoint) -> int:
-            request = rpc.RangeRequest(key=_PROBE_KEY, revision=1, count_only=True)
+            # The compaction point only moves up: if the last one seen is still readable, it
+            # is still the compaction point (a revision below it never is readable).
+            known = self._known_compact_revision
+            request = rpc.RangeRequest(key=_PROBE_KEY, revision=max(known, 1), count_only=True)
             try:
                 await ep.kv.Range(request, timeout=self._timeout, metadata=_METADATA)
-                return 0
+                return known
             except grpc.aio.AioRpcError as exc:
                 if not _is_compacted(exc):
                     raise
             return await self._probe_compaction(ep)
 
-        return await self._call(_Op("compact_revision"), fn, safe=True)
+        revision = await self._call(_Op("compact_revision"), fn, safe=True)
+        self._known_compact_revision = max(self._known_compact_revision, revision)
+        return revision
 
     async def _probe_compaction(self, ep: _Endpoint) -> int:
         create = rpc.WatchCreateRequest(key=_PROBE_KEY, start_revision=1)
-
-        async def requests() -> AsyncIterator[rpc.WatchRequest]:
-            yield rpc.WatchRequest(create_request=create)
-            await asyncio.Event().wait()  # keep the stream open until cancelled
-
-        call = ep.watch_stub.Watch(requests(), timeout=self._timeout, metadata=_METADATA)
+        call = ep.watch_stub.Watch(timeout=self._timeout, metadata=_METADATA)
         try:
+            await call.write(rpc.WatchRequest(create_request=create))
             async for resp in call:
                 if resp.compact_revision:
                     return resp.compact_revision
@@ -626,11 +635,10 @@ class EtcdStore:
 
     async def keep_alive(self, lease_id: int) -> int:
         async def fn(ep: _Endpoint) -> rpc.LeaseKeepAliveResponse:
-            async def requests() -> AsyncIterator[rpc.LeaseKeepAliveRequest]:
-                yield rpc.LeaseKeepAliveRequest(ID=lease_id)
-
-            call = ep.lease.LeaseKeepAlive(requests(), timeout=self._timeout, metadata=_METADATA)
+            call = ep.lease.LeaseKeepAlive(timeout=self._timeout, metadata=_METADATA)
             try:
+                await call.write(rpc.LeaseKeepAliveRequest(ID=lease_id))
+                await call.done_writing()
                 async for resp in call:
                     return resp
             finally:
@@ -696,6 +704,7 @@ class EtcdStore:
             except CompactedError as exc:
                 if exc.compact_revision != revision:
                     raise
+        self._known_compact_revision = max(self._known_compact_revision, revision)
 
     async def close(self) -> None:
         if self._closed:
@@ -848,7 +857,8 @@ class EtcdWatch:
                 if self._established:
                     delay = 0.05  # it worked until now: retry quickly
                 self._store._switch_from(endpoint, reason)
-                log.warning(
+                # Warn once per outage; while etcd stays down, retries log at debug level.
+                (log.debug if reconnect and not self._established else log.warning)(
                     "etcd watch lost, re-establishing",
                     prefix=self._prefix,
                     from_revision=self._next_revision,
@@ -869,12 +879,9 @@ class EtcdWatch:
             prev_kv=True,
         )
 
-        async def requests() -> AsyncIterator[rpc.WatchRequest]:
-            yield rpc.WatchRequest(create_request=create)
-            await asyncio.Event().wait()  # keep the stream open until it is cancelled
-
-        call = endpoint.watch_stub.Watch(requests(), metadata=_METADATA)
+        call = endpoint.watch_stub.Watch(metadata=_METADATA)
         try:
+            await call.write(rpc.WatchRequest(create_request=create))
             async for resp in call:
                 if resp.compact_revision:
                     raise CompactedError(self._next_revision, resp.compact_revision)
@@ -898,9 +905,10 @@ class EtcdWatch:
     async def _push(self, event: Event) -> None:
         while len(self._buffer) >= self._buffer_size:
             self._writable.clear()
-            try:
-                await asyncio.wait_for(self._writable.wait(), self._stall_timeout)
-            except asyncio.TimeoutError:
+            try:  # asyncio.timeout: 3.11's wait_for can swallow a racing cancellation
+                async with asyncio.timeout(self._stall_timeout):
+                    await self._writable.wait()
+            except TimeoutError:
                 raise WatchCancelledError(
                     f"watch {self._prefix}: consumer left its buffer of {self._buffer_size} "
                     f"events full for {self._stall_timeout:g} s"

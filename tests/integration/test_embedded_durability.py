@@ -318,3 +318,12 @@ async def test_cancelled_writer_does_not_disturb_its_round(tmp_path: Path):
         assert len((await store.range("/c/")).kvs) == 20
     finally:
         await store.close()
+
+
+async def test_close_is_prompt_right_after_a_lease_grant(tmp_path: Path):
+    # Regression: the lease-expiry loop used asyncio.wait_for, which on Python 3.11 swallows a
+    # cancellation arriving in the same tick as its wakeup; close() then hung until the lease
+    # expired.
+    store = await EmbeddedStore.open(tmp_path)
+    await store.grant_lease(30)
+    await asyncio.wait_for(store.close(), 2)
