@@ -22,8 +22,6 @@ one endpoint only. So this module builds the protobuf requests itself and adds:
 from __future__ import annotations
 
 import asyncio
-import collections
-import dataclasses
 import time
 from typing import Awaitable, Callable, TypeVar
 
@@ -35,6 +33,7 @@ from aetcd.rpc import kv_pb2
 
 from .continuation import decode_continue, encode_continue
 from .errors import (
+    MAX_VALUE_BYTES,
     CompactedError,
     ConflictError,
     FutureRevisionError,
@@ -42,7 +41,6 @@ from .errors import (
     KeyExistsError,
     KeyNotFoundError,
     LeaseNotFoundError,
-    MAX_VALUE_BYTES,
     StorageError,
     UnavailableError,
     ValueTooLargeError,
@@ -53,132 +51,20 @@ from .kv import Event, EventType, KeyValue, LeaseInfo, RangeResult
 log = structlog.get_logger(component="storage", backend="etcd")
 
 T = TypeVar("T")
-
-#: Ask etcd to refuse (rather than hang) requests and close watch streams on a member that has
-#: lost its leader, so failover moves on instead of waiting out the timeout (clientv3 does this).
-_METADATA = (("hasleader", "true"),)
-#: Fast reconnects (a restarted member is used again within a second) and no 4 MiB cap on
-#: responses (a large List is one Range response).
-_CHANNEL_OPTIONS = {
-    "grpc.initial_reconnect_backoff_ms": 100,
-    "grpc.min_reconnect_backoff_ms": 100,
-    "grpc.max_reconnect_backoff_ms": 1000,
-    "grpc.max_receive_message_length": -1,
-    "grpc.keepalive_time_ms": 10_000,
-    "grpc.keepalive_timeout_ms": 5_000,
-}
-#: A key nothing writes: target of the probes that find the compaction revision.
-_PROBE_KEY = b"\x00minikube-py/compact-probe"
-#: UNAVAILABLE details that mean the request never reached raft: no connection could be made,
-#: or the member refused it up front for lack of a leader (the "hasleader" metadata).
-_UNSENT = ("failed to connect to all addresses", "Connection refused", "etcdserver: no leader")
-_CONNECTION_CODES = {
-    grpc.StatusCode.UNAVAILABLE,
-    grpc.StatusCode.DEADLINE_EXCEEDED,
-    grpc.StatusCode.CANCELLED,
-}
-
-
-# ---------------------------------------------------------------------------------------------
-# gRPC error classification (pure)
-
-
-def _is_connection_error(exc: grpc.aio.AioRpcError) -> bool:
-    """The endpoint failed (down, unreachable, leaderless, too slow), not the request."""
-    if exc.code() in _CONNECTION_CODES:
-        return True
-    details = exc.details() or ""
-    return exc.code() in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL) and any(
-        s in details for s in ("Stream removed", "RST_STREAM", "Socket closed")
-    )
-
-
-def _surely_unsent(exc: grpc.aio.AioRpcError) -> bool:
-    """True when the request cannot have reached etcd's raft log, so any retry is safe."""
-    details = exc.details() or ""
-    return exc.code() == grpc.StatusCode.UNAVAILABLE and any(s in details for s in _UNSENT)
-
-
-def _is_compacted(exc: grpc.aio.AioRpcError) -> bool:
-    return exc.code() == grpc.StatusCode.OUT_OF_RANGE and "compacted" in (exc.details() or "")
-
-
-def _is_future(exc: grpc.aio.AioRpcError) -> bool:
-    return exc.code() == grpc.StatusCode.OUT_OF_RANGE and "future revision" in (exc.details() or "")
-
-
-def _bytes_prefix_end(prefix: bytes) -> bytes:
-    """etcd's range_end for a prefix: bump the last byte below 0xff; b"\\0" means "to the end"."""
-    trimmed = prefix.rstrip(b"\xff")
-    if not trimmed:
-        return b"\x00"
-    return trimmed[:-1] + bytes([trimmed[-1] + 1])
-
-
-def _endpoint_address(endpoint: str) -> tuple[str, int]:
-    address = endpoint.removeprefix("http://").rstrip("/")
-    if "://" in address:
-        raise ValueError(f"unsupported etcd endpoint {endpoint!r} (only http:// or host:port)")
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError(f"etcd endpoint {endpoint!r} is not host:port")
-    return host, int(port)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Op:
-    """What an error needs to be told precisely: the operation and its key/revision/lease."""
-
-    name: str
-    key: str = ""
-    revision: int = 0
-    lease: int = 0
-    size: int = 0
-
-
-class _OutcomeUnknown(Exception):
-    """A write failed for connection reasons after it may have reached etcd."""
-
-    def __init__(self, op: _Op, exc: grpc.aio.AioRpcError) -> None:
-        super().__init__(f"{op.name} {op.key}: outcome unknown: {exc.details()}")
-        self.op = op
-
-
-# ---------------------------------------------------------------------------------------------
-# Endpoints
-
-
-class _Endpoint:
-    """One etcd member: an aetcd client (its gRPC channel and stubs), connected lazily."""
-
-    def __init__(self, endpoint: str, *, timeout: float) -> None:
-        host, port = _endpoint_address(endpoint)
-        self.address = f"{host}:{port}"
-        self.client = aetcd.Client(host=host, port=port, timeout=timeout, options=_CHANNEL_OPTIONS)
-        self.watch_stub: rpc.WatchStub | None = None
-
-    async def ready(self) -> "_Endpoint":
-        # Creating the channel does no network I/O; the first RPC connects.
-        await self.client.connect()
-        if self.watch_stub is None:
-            self.watch_stub = rpc.WatchStub(self.client.channel)
-        return self
-
-    @property
-    def kv(self) -> rpc.KVStub:
-        return self.client.kvstub
-
-    @property
-    def lease(self) -> rpc.LeaseStub:
-        return self.client.leasestub
-
-    async def close(self) -> None:
-        try:
-            await self.client.close()
-        except Exception:  # noqa: BLE001 - closing a broken channel must not fail close()
-            pass
-        self.watch_stub = None
-
+from .etcd_transport import (
+    CONNECTION_CODES,
+    METADATA,
+    PROBE_KEY,
+    Endpoint,
+    Op,
+    OutcomeUnknown,
+    bytes_prefix_end,
+    is_compacted,
+    is_connection_error,
+    is_future,
+    surely_unsent,
+)
+from .etcd_watch import EtcdWatch
 
 # ---------------------------------------------------------------------------------------------
 # The store
@@ -199,7 +85,7 @@ class EtcdStore:
     ) -> None:
         if not endpoints:
             raise ValueError("EtcdStore needs at least one endpoint")
-        self._endpoints = [_Endpoint(e, timeout=timeout) for e in endpoints]
+        self._endpoints = [Endpoint(e, timeout=timeout) for e in endpoints]
         self._active = 0
         self._prefix = key_prefix.encode()
         self._timeout = timeout
@@ -259,7 +145,7 @@ class EtcdStore:
         return self._key(prefix) or b"\x00"
 
     def _range_end(self, prefix: str) -> bytes:
-        return _bytes_prefix_end(self._key(prefix))
+        return bytes_prefix_end(self._key(prefix))
 
     def _kv(self, pb: kv_pb2.KeyValue) -> KeyValue:
         return KeyValue(
@@ -282,11 +168,11 @@ class EtcdStore:
         if self._closed:
             raise UnavailableError("etcd store is closed")
 
-    async def _current(self) -> _Endpoint:
+    async def _current(self) -> Endpoint:
         self._check_open()
         return await self._endpoints[self._active].ready()
 
-    def _switch_from(self, failed: _Endpoint, reason: str) -> None:
+    def _switch_from(self, failed: Endpoint, reason: str) -> None:
         """Move to the next endpoint, unless another request already moved away from `failed`."""
         if self._endpoints[self._active] is not failed or len(self._endpoints) == 1:
             return
@@ -299,11 +185,11 @@ class EtcdStore:
         )
 
     async def _call(
-        self, op: _Op, fn: Callable[[_Endpoint], Awaitable[T]], *, safe: bool
+        self, op: Op, fn: Callable[[Endpoint], Awaitable[T]], *, safe: bool
     ) -> T:
         """Run `fn` on the current endpoint; on a connection failure switch endpoints and, if
         `safe` (or the request surely never left), retry with backoff for up to
-        retry_timeout. An unsafe request whose outcome is unknown raises _OutcomeUnknown."""
+        retry_timeout. An unsafe request whose outcome is unknown raises OutcomeUnknown."""
         deadline = time.monotonic() + self._retry_timeout
         attempts, delay = 0, 0.05
         while True:
@@ -311,11 +197,11 @@ class EtcdStore:
             try:
                 return await fn(endpoint)
             except grpc.aio.AioRpcError as exc:
-                if not _is_connection_error(exc):
+                if not is_connection_error(exc):
                     raise await self._translate(exc, op) from None
                 self._switch_from(endpoint, f"{exc.code().name}: {exc.details()}")
-                if not (safe or _surely_unsent(exc)):
-                    raise _OutcomeUnknown(op, exc) from None
+                if not (safe or surely_unsent(exc)):
+                    raise OutcomeUnknown(op, exc) from None
                 last = f"{exc.code().name}: {exc.details()}"
             except (grpc.aio.UsageError, aetcd.ClientError) as exc:
                 self._check_open()
@@ -327,17 +213,17 @@ class EtcdStore:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
-    async def _translate(self, exc: grpc.aio.AioRpcError, op: _Op) -> StorageError:
+    async def _translate(self, exc: grpc.aio.AioRpcError, op: Op) -> StorageError:
         details = exc.details() or ""
-        if _is_compacted(exc):
+        if is_compacted(exc):
             return CompactedError(op.revision, await self._compact_revision_or(0))
-        if _is_future(exc):
+        if is_future(exc):
             return FutureRevisionError(op.revision, await self._current_revision_or(0))
         if "lease not found" in details:
             return LeaseNotFoundError(op.lease)
         if "request is too large" in details or exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
             return ValueTooLargeError(op.key, op.size)
-        if exc.code() in _CONNECTION_CODES:
+        if exc.code() in CONNECTION_CODES:
             return UnavailableError(f"{op.name}: {details}")
         return StorageError(f"{op.name} {op.key}: etcd error {exc.code().name}: {details}")
 
@@ -353,22 +239,22 @@ class EtcdStore:
         except StorageError:
             return default
 
-    async def _range(self, op: _Op, request: rpc.RangeRequest) -> rpc.RangeResponse:
-        async def fn(ep: _Endpoint) -> rpc.RangeResponse:
-            return await ep.kv.Range(request, timeout=self._timeout, metadata=_METADATA)
+    async def _range(self, op: Op, request: rpc.RangeRequest) -> rpc.RangeResponse:
+        async def fn(ep: Endpoint) -> rpc.RangeResponse:
+            return await ep.kv.Range(request, timeout=self._timeout, metadata=METADATA)
 
         return await self._call(op, fn, safe=True)
 
-    async def _txn(self, op: _Op, request: rpc.TxnRequest, *, safe: bool) -> rpc.TxnResponse:
-        async def fn(ep: _Endpoint) -> rpc.TxnResponse:
-            return await ep.kv.Txn(request, timeout=self._timeout, metadata=_METADATA)
+    async def _txn(self, op: Op, request: rpc.TxnRequest, *, safe: bool) -> rpc.TxnResponse:
+        async def fn(ep: Endpoint) -> rpc.TxnResponse:
+            return await ep.kv.Txn(request, timeout=self._timeout, metadata=METADATA)
 
         return await self._call(op, fn, safe=safe)
 
     # -- reads --------------------------------------------------------------------------------
 
     async def get(self, key: str, *, revision: int = 0) -> KeyValue:
-        op = _Op("get", key=key, revision=revision)
+        op = Op("get", key=key, revision=revision)
         resp = await self._range(op, rpc.RangeRequest(key=self._key(key), revision=revision))
         if not resp.kvs:
             raise KeyNotFoundError(key)
@@ -402,7 +288,7 @@ class EtcdStore:
             limit=limit,
             revision=revision,
         )
-        resp = await self._range(_Op("range", key=prefix, revision=revision), request)
+        resp = await self._range(Op("range", key=prefix, revision=revision), request)
         # A Range at a past revision still reports the current one in its header.
         read_revision = revision or resp.header.revision
         kvs = [self._kv(pb) for pb in resp.kvs]
@@ -420,34 +306,34 @@ class EtcdStore:
         )
 
     async def current_revision(self) -> int:
-        request = rpc.RangeRequest(key=_PROBE_KEY, count_only=True)
-        resp = await self._range(_Op("current_revision"), request)
+        request = rpc.RangeRequest(key=PROBE_KEY, count_only=True)
+        resp = await self._range(Op("current_revision"), request)
         return resp.header.revision
 
     async def compact_revision(self) -> int:
         """0 if a Range at revision 1 works; otherwise a watch from revision 1 on an unused key
         is cancelled by etcd with the compaction revision (a Range error carries no number)."""
 
-        async def fn(ep: _Endpoint) -> int:
+        async def fn(ep: Endpoint) -> int:
             # The compaction point only moves up: if the last one seen is still readable, it
             # is still the compaction point (a revision below it never is readable).
             known = self._known_compact_revision
-            request = rpc.RangeRequest(key=_PROBE_KEY, revision=max(known, 1), count_only=True)
+            request = rpc.RangeRequest(key=PROBE_KEY, revision=max(known, 1), count_only=True)
             try:
-                await ep.kv.Range(request, timeout=self._timeout, metadata=_METADATA)
+                await ep.kv.Range(request, timeout=self._timeout, metadata=METADATA)
                 return known
             except grpc.aio.AioRpcError as exc:
-                if not _is_compacted(exc):
+                if not is_compacted(exc):
                     raise
             return await self._probe_compaction(ep)
 
-        revision = await self._call(_Op("compact_revision"), fn, safe=True)
+        revision = await self._call(Op("compact_revision"), fn, safe=True)
         self._known_compact_revision = max(self._known_compact_revision, revision)
         return revision
 
-    async def _probe_compaction(self, ep: _Endpoint) -> int:
-        create = rpc.WatchCreateRequest(key=_PROBE_KEY, start_revision=1)
-        call = ep.watch_stub.Watch(timeout=self._timeout, metadata=_METADATA)
+    async def _probe_compaction(self, ep: Endpoint) -> int:
+        create = rpc.WatchCreateRequest(key=PROBE_KEY, start_revision=1)
+        call = ep.watch_stub.Watch(timeout=self._timeout, metadata=METADATA)
         try:
             await call.write(rpc.WatchRequest(create_request=create))
             async for resp in call:
@@ -485,7 +371,7 @@ class EtcdStore:
 
     async def create(self, key: str, value: bytes, *, lease: int = 0) -> KeyValue:
         self._check_size(key, value)
-        op = _Op("create", key=key, lease=lease, size=len(value))
+        op = Op("create", key=key, lease=lease, size=len(value))
         request = rpc.TxnRequest(
             compare=[self._mod_compare(key, 0)],
             success=[self._put_op(key, value, lease)],
@@ -495,7 +381,7 @@ class EtcdStore:
         while True:
             try:
                 resp = await self._txn(op, request, safe=False)
-            except _OutcomeUnknown:
+            except OutcomeUnknown:
                 unknown = True
                 current = await self._get_or_none(key)
                 if current is None:
@@ -520,7 +406,7 @@ class EtcdStore:
         lease: int = 0,
     ) -> KeyValue:
         self._check_size(key, value)
-        op = _Op("update", key=key, lease=lease, size=len(value))
+        op = Op("update", key=key, lease=lease, size=len(value))
         request = rpc.TxnRequest(
             compare=[self._mod_compare(key, expected_mod_revision)],
             success=[self._put_op(key, value, lease)],
@@ -541,7 +427,7 @@ class EtcdStore:
         raise ConflictError(key, expected_mod_revision or 0, current)
 
     async def delete(self, key: str, *, expected_mod_revision: int | None = None) -> KeyValue:
-        op = _Op("delete", key=key)
+        op = Op("delete", key=key)
         delete = rpc.DeleteRangeRequest(key=self._key(key), prev_kv=True)
         request = rpc.TxnRequest(
             compare=[self._mod_compare(key, expected_mod_revision)],
@@ -563,7 +449,7 @@ class EtcdStore:
         raise ConflictError(key, expected_mod_revision or 0, current)
 
     async def _cas(
-        self, op: _Op, request: rpc.TxnRequest, *, cas: bool
+        self, op: Op, request: rpc.TxnRequest, *, cas: bool
     ) -> tuple[rpc.TxnResponse | None, KeyValue | None, bool]:
         """Run an update/delete Txn. Returns (response or None, current value on failure,
         whether an attempt's outcome was unknown). A CAS (`cas`) whose outcome is unknown is
@@ -575,7 +461,7 @@ class EtcdStore:
         while True:
             try:
                 resp = await self._txn(op, request, safe=False)
-            except _OutcomeUnknown as exc:
+            except OutcomeUnknown as exc:
                 if not cas:
                     raise UnavailableError(str(exc)) from None
                 unknown = True
@@ -612,8 +498,8 @@ class EtcdStore:
         after creating it); a future revision is fine for a watch."""
         try:
             await self._range(
-                _Op("watch", revision=revision),
-                rpc.RangeRequest(key=_PROBE_KEY, revision=revision, count_only=True),
+                Op("watch", revision=revision),
+                rpc.RangeRequest(key=PROBE_KEY, revision=revision, count_only=True),
             )
         except FutureRevisionError:
             pass
@@ -624,18 +510,18 @@ class EtcdStore:
         """Retried after a failover even if the first grant may have landed: an orphan lease
         has no keys and expires on its own."""
 
-        async def fn(ep: _Endpoint) -> rpc.LeaseGrantResponse:
+        async def fn(ep: Endpoint) -> rpc.LeaseGrantResponse:
             request = rpc.LeaseGrantRequest(TTL=ttl)
-            return await ep.lease.LeaseGrant(request, timeout=self._timeout, metadata=_METADATA)
+            return await ep.lease.LeaseGrant(request, timeout=self._timeout, metadata=METADATA)
 
-        resp = await self._call(_Op("grant_lease"), fn, safe=True)
+        resp = await self._call(Op("grant_lease"), fn, safe=True)
         if resp.error:
             raise StorageError(f"grant_lease: {resp.error}")
         return resp.ID
 
     async def keep_alive(self, lease_id: int) -> int:
-        async def fn(ep: _Endpoint) -> rpc.LeaseKeepAliveResponse:
-            call = ep.lease.LeaseKeepAlive(timeout=self._timeout, metadata=_METADATA)
+        async def fn(ep: Endpoint) -> rpc.LeaseKeepAliveResponse:
+            call = ep.lease.LeaseKeepAlive(timeout=self._timeout, metadata=METADATA)
             try:
                 await call.write(rpc.LeaseKeepAliveRequest(ID=lease_id))
                 await call.done_writing()
@@ -648,7 +534,7 @@ class EtcdStore:
                 "keep-alive stream ended without an answer",
             )
 
-        resp = await self._call(_Op("keep_alive", lease=lease_id), fn, safe=True)
+        resp = await self._call(Op("keep_alive", lease=lease_id), fn, safe=True)
         if resp.TTL <= 0:
             raise LeaseNotFoundError(lease_id)
         return resp.TTL
@@ -656,28 +542,28 @@ class EtcdStore:
     async def revoke_lease(self, lease_id: int) -> None:
         """Revoking is idempotent in effect: after a failover with an unknown outcome it is
         sent again, and "not found" then means the first attempt did it."""
-        op = _Op("revoke_lease", lease=lease_id)
+        op = Op("revoke_lease", lease=lease_id)
 
-        async def fn(ep: _Endpoint) -> rpc.LeaseRevokeResponse:
+        async def fn(ep: Endpoint) -> rpc.LeaseRevokeResponse:
             request = rpc.LeaseRevokeRequest(ID=lease_id)
-            return await ep.lease.LeaseRevoke(request, timeout=self._timeout, metadata=_METADATA)
+            return await ep.lease.LeaseRevoke(request, timeout=self._timeout, metadata=METADATA)
 
         try:
             await self._call(op, fn, safe=False)
-        except _OutcomeUnknown:
+        except OutcomeUnknown:
             try:
                 await self._call(op, fn, safe=True)
             except LeaseNotFoundError:
                 log.info("lease revoke landed despite a connection failure", lease=lease_id)
 
     async def lease_info(self, lease_id: int) -> LeaseInfo:
-        async def fn(ep: _Endpoint) -> rpc.LeaseTimeToLiveResponse:
+        async def fn(ep: Endpoint) -> rpc.LeaseTimeToLiveResponse:
             request = rpc.LeaseTimeToLiveRequest(ID=lease_id, keys=True)
             return await ep.lease.LeaseTimeToLive(
-                request, timeout=self._timeout, metadata=_METADATA
+                request, timeout=self._timeout, metadata=METADATA
             )
 
-        resp = await self._call(_Op("lease_info", lease=lease_id), fn, safe=True)
+        resp = await self._call(Op("lease_info", lease=lease_id), fn, safe=True)
         if resp.TTL < 0:
             raise LeaseNotFoundError(lease_id)
         keys = tuple(
@@ -690,15 +576,15 @@ class EtcdStore:
     async def compact(self, revision: int) -> None:
         """Compaction is idempotent in effect: retried after a failover, and "already
         compacted" then means the first attempt did it."""
-        op = _Op("compact", revision=revision)
+        op = Op("compact", revision=revision)
 
-        async def fn(ep: _Endpoint) -> rpc.CompactionResponse:
+        async def fn(ep: Endpoint) -> rpc.CompactionResponse:
             request = rpc.CompactionRequest(revision=revision, physical=True)
-            return await ep.kv.Compact(request, timeout=self._timeout, metadata=_METADATA)
+            return await ep.kv.Compact(request, timeout=self._timeout, metadata=METADATA)
 
         try:
             await self._call(op, fn, safe=False)
-        except _OutcomeUnknown:
+        except OutcomeUnknown:
             try:
                 await self._call(op, fn, safe=True)
             except CompactedError as exc:
@@ -719,202 +605,3 @@ class EtcdStore:
 
 def _is_ours(current: KeyValue, value: bytes, lease: int, *, version: int) -> bool:
     return current.value == value and current.lease == lease and current.version == version
-
-
-# ---------------------------------------------------------------------------------------------
-# Watch
-
-
-class EtcdWatch:
-    """One prefix watch: a gRPC Watch stream feeding a bounded buffer, re-created after a
-    connection loss from the last buffered revision + 1.
-
-    etcd never splits one revision's events over two responses (without `fragment`), so
-    resuming at "last buffered revision + 1" neither loses nor repeats an event. While the
-    buffer is full the stream is not read (gRPC flow control pushes back on etcd); if it stays
-    full for `stall_timeout` the watch ends with WatchCancelledError.
-    """
-
-    def __init__(
-        self,
-        store: EtcdStore,
-        *,
-        prefix: str,
-        key: bytes,
-        range_end: bytes,
-        start_revision: int,
-        buffer_size: int,
-        stall_timeout: float,
-    ) -> None:
-        self._store = store
-        self._prefix = prefix
-        self._key = key
-        self._range_end = range_end
-        self._next_revision = start_revision
-        self._buffer: collections.deque[Event] = collections.deque()
-        self._buffer_size = buffer_size
-        self._stall_timeout = stall_timeout
-        self._readable = asyncio.Event()
-        self._writable = asyncio.Event()
-        self._created = asyncio.Event()
-        self._ended = False
-        self._cancelled = False
-        self._error: StorageError | None = None
-        self._established = False
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    @property
-    def next_revision(self) -> int:
-        """The revision the stream resumes from (last buffered event's revision + 1)."""
-        return self._next_revision
-
-    # -- consumer side ------------------------------------------------------------------------
-
-    def __aiter__(self) -> "EtcdWatch":
-        return self
-
-    async def __anext__(self) -> Event:
-        if not await self._wait_readable():
-            raise StopAsyncIteration
-        event = self._buffer.popleft()
-        self._writable.set()
-        return event
-
-    async def next_batch(self) -> list[Event]:
-        if not await self._wait_readable():
-            return []
-        batch = list(self._buffer)
-        self._buffer.clear()
-        self._writable.set()
-        return batch
-
-    async def _wait_readable(self) -> bool:
-        """True once an event is buffered; False after cancel(); raises the ending error."""
-        while not self._buffer:
-            if self._ended:
-                if self._error is not None and not self._cancelled:
-                    raise self._error
-                return False
-            self._readable.clear()
-            await self._readable.wait()
-        return True
-
-    async def cancel(self) -> None:
-        if self._cancelled:
-            return
-        self._cancelled = True
-        self._buffer.clear()
-        await self.terminate(None)
-
-    # -- store side ---------------------------------------------------------------------------
-
-    async def wait_created(self, timeout: float) -> None:
-        """Wait until etcd has created the watch; raise (and end it) if that fails."""
-        created = asyncio.ensure_future(self._created.wait())
-        try:
-            await asyncio.wait(
-                [created, self._task], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            created.cancel()
-        if self._created.is_set():
-            return
-        error = self._error or UnavailableError(f"watch {self._prefix}: etcd did not create it")
-        await self.terminate(error)
-        raise error
-
-    async def terminate(self, error: StorageError | None) -> None:
-        self._end(error)
-        if self._task is not asyncio.current_task():
-            self._task.cancel()
-            await asyncio.wait([self._task])
-
-    def _end(self, error: StorageError | None) -> None:
-        if self._ended:
-            return
-        self._ended = True
-        self._error = error
-        self._readable.set()
-        self._writable.set()
-        self._store._watches.discard(self)
-
-    async def _run(self) -> None:
-        delay, reconnect = 0.05, False
-        try:
-            while True:
-                endpoint = await self._store._current()
-                self._established = False
-                try:
-                    await self._stream(endpoint, reconnect=reconnect)
-                    reason = "stream ended"
-                except grpc.aio.AioRpcError as exc:
-                    if not _is_connection_error(exc):
-                        op = _Op("watch", self._prefix, revision=self._next_revision)
-                        raise await self._store._translate(exc, op) from None
-                    reason = f"{exc.code().name}: {exc.details()}"
-                except (grpc.aio.UsageError, aetcd.ClientError) as exc:
-                    reason = str(exc)
-                if self._established:
-                    delay = 0.05  # it worked until now: retry quickly
-                self._store._switch_from(endpoint, reason)
-                # Warn once per outage; while etcd stays down, retries log at debug level.
-                (log.debug if reconnect and not self._established else log.warning)(
-                    "etcd watch lost, re-establishing",
-                    prefix=self._prefix,
-                    from_revision=self._next_revision,
-                    reason=reason,
-                    retry_in=delay,
-                )
-                reconnect = True
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-        except StorageError as exc:
-            self._end(exc)
-
-    async def _stream(self, endpoint: _Endpoint, *, reconnect: bool) -> None:
-        create = rpc.WatchCreateRequest(
-            key=self._key,
-            range_end=self._range_end,
-            start_revision=self._next_revision,
-            prev_kv=True,
-        )
-
-        call = endpoint.watch_stub.Watch(metadata=_METADATA)
-        try:
-            await call.write(rpc.WatchRequest(create_request=create))
-            async for resp in call:
-                if resp.compact_revision:
-                    raise CompactedError(self._next_revision, resp.compact_revision)
-                if resp.canceled:
-                    raise WatchCancelledError(f"etcd cancelled the watch: {resp.cancel_reason}")
-                if resp.created:
-                    self._created.set()
-                    self._established = True
-                    if reconnect:
-                        log.info(
-                            "etcd watch re-established",
-                            prefix=self._prefix,
-                            from_revision=self._next_revision,
-                            endpoint=endpoint.address,
-                        )
-                for pb in resp.events:
-                    await self._push(self._store._event(pb))
-        finally:
-            call.cancel()
-
-    async def _push(self, event: Event) -> None:
-        while len(self._buffer) >= self._buffer_size:
-            self._writable.clear()
-            try:  # asyncio.timeout: 3.11's wait_for can swallow a racing cancellation
-                async with asyncio.timeout(self._stall_timeout):
-                    await self._writable.wait()
-            except TimeoutError:
-                raise WatchCancelledError(
-                    f"watch {self._prefix}: consumer left its buffer of {self._buffer_size} "
-                    f"events full for {self._stall_timeout:g} s"
-                ) from None
-            if self._ended:
-                return
-        self._buffer.append(event)
-        self._next_revision = event.revision + 1
-        self._readable.set()
