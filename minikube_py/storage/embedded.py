@@ -377,6 +377,7 @@ class EmbeddedStore:
         self._wal.check()
 
     def _update_gauges(self) -> None:
+        metrics.REVISION.set(self._state.revision)
         metrics.KEYS.set(len(self._state.live))
         metrics.HISTORY_EVENTS.set(len(self._state.events))
         metrics.COMPACT_REVISION.set(self._state.compact_revision)

@@ -327,3 +327,21 @@ async def test_close_is_prompt_right_after_a_lease_grant(tmp_path: Path):
     store = await EmbeddedStore.open(tmp_path)
     await store.grant_lease(30)
     await asyncio.wait_for(store.close(), 2)
+
+
+async def test_metrics_reflect_the_store_from_open(tmp_path: Path):
+    from prometheus_client import REGISTRY
+
+    store = await EmbeddedStore.open(tmp_path)
+    await store.create("/m/a", b"1")
+    await store.close()
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        assert REGISTRY.get_sample_value("minikube_storage_revision") == 2
+        assert REGISTRY.get_sample_value("minikube_storage_keys") == 1
+        before = REGISTRY.get_sample_value("minikube_storage_writes_total", {"operation": "create"})
+        await store.create("/m/b", b"1")
+        after = REGISTRY.get_sample_value("minikube_storage_writes_total", {"operation": "create"})
+        assert after == before + 1
+    finally:
+        await store.close()
