@@ -43,6 +43,7 @@ from .errors import (
     KeyExistsError,
     KeyNotFoundError,
     LeaseNotFoundError,
+    StorageError,
     UnavailableError,
     ValueTooLargeError,
 )
@@ -341,7 +342,12 @@ class EmbeddedStore:
         while True:
             await asyncio.sleep(interval)
             if previous_tick > self._state.compact_revision:
-                await self.compact(previous_tick)
+                try:
+                    await self.compact(previous_tick)
+                except UnavailableError:
+                    return
+                except StorageError as exc:  # e.g. the history window compacted further meanwhile
+                    log.info("store.compaction_skipped", reason=str(exc))
             previous_tick = self._state.revision
 
     # ------------------------------------------------------------------------ snapshots
@@ -350,6 +356,7 @@ class EmbeddedStore:
         if self._snapshot_task is None or self._snapshot_task.done():
             self._records_since_snapshot = 0
             self._snapshot_task = asyncio.get_running_loop().create_task(self.snapshot(), name="snapshot")
+            self._snapshot_task.add_done_callback(_log_snapshot_failure)
 
     async def snapshot(self) -> Path:
         """Write a snapshot of the current state and drop the WAL segments it covers."""
@@ -394,6 +401,13 @@ def _check_value(key: str, value: bytes) -> None:
         raise TypeError("value must be bytes")
     if len(value) > MAX_VALUE_BYTES:
         raise ValueTooLargeError(key, len(value))
+
+
+def _log_snapshot_failure(task: asyncio.Task) -> None:
+    """A failed background snapshot is logged; the WAL still holds everything, so the store
+    keeps working and tries again after the next snapshot_count records."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("store.snapshot_failed", error=repr(task.exception()))
 
 
 def _observe_fsync(seconds: float, nbytes: int) -> None:

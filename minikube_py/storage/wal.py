@@ -37,8 +37,11 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import msgpack
+import structlog
 
 from .errors import StorageError, UnavailableError
+
+log = structlog.get_logger(component="storage", backend="embedded")
 
 _HEADER = struct.Struct("<III")
 _LENGTH_AND_CRC = struct.Struct("<II")
@@ -300,7 +303,10 @@ class WAL:
                     self._round.exception()
                     self._round = None
                 return
-            self._on_durable(marker)
+            try:
+                self._on_durable(marker)
+            except Exception:  # noqa: BLE001 - writers must be answered whatever a callback does
+                log.exception("wal.on_durable_failed", marker=marker)
             waiters.set_result(marker)
             if self._closing and self._round is None:
                 return

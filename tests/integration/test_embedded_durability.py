@@ -345,3 +345,30 @@ async def test_metrics_reflect_the_store_from_open(tmp_path: Path):
         assert after == before + 1
     finally:
         await store.close()
+
+
+async def test_failed_background_snapshot_is_logged_and_data_stays(tmp_path: Path, monkeypatch):
+    from structlog.testing import capture_logs
+
+    from minikube_py.storage import embedded
+
+    async def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(embedded, "write_snapshot", disk_full)
+    store = await EmbeddedStore.open(tmp_path, snapshot_count=10)
+    try:
+        with capture_logs() as logs:
+            for i in range(15):
+                await store.create(f"/f/{i:02d}", b"v")
+            await asyncio.sleep(0.1)
+        assert any(e["event"] == "store.snapshot_failed" for e in logs), logs
+        await store.create("/f/after", b"v")  # the store keeps working
+    finally:
+        await store.close()
+    monkeypatch.undo()
+    store = await EmbeddedStore.open(tmp_path)
+    try:
+        assert len((await store.range("/f/")).kvs) == 16, "the WAL still held everything"
+    finally:
+        await store.close()
