@@ -63,7 +63,7 @@ class EmbeddedStore:
     def __init__(self) -> None:  # use open()
         self._data_dir: DataDir
         self._state: MVCCState
-        self._wal: WAL | None
+        self._wal: WAL
         self._hub: WatcherHub
         self._fsync = True
         self._closed = False
@@ -159,8 +159,7 @@ class EmbeddedStore:
         if self._snapshot_task is not None:
             self._snapshot_task.cancel()
         await asyncio.gather(*self._tasks, *(t for t in [self._snapshot_task] if t), return_exceptions=True)
-        if self._wal is not None:
-            await self._wal.close()
+        await self._wal.close()
         await self._hub.close(UnavailableError("store is closed"))
         self._data_dir.unlock()
         log.info("store.closed", revision=self._state.revision)

@@ -52,7 +52,7 @@ from .errors import (
 )
 from .kv import KeyValue, LeaseInfo, RangeResult
 from .mvcc import COMPACT, MVCCState
-from .snapshot import list_snapshots, load_snapshot
+from .recovery import load_newest_snapshot
 from .wal import FrameProblem, WALCorruptError, decode_frames, is_torn, list_segments
 from .watchable import Watcher, WatcherHub
 
@@ -157,11 +157,7 @@ def load(data_dir: DataDir, *, history_max_events: int) -> tuple[MVCCState, WALT
     for _ in range(_LOAD_ATTEMPTS):
         tail: WALTail | None = None
         try:
-            snapshots = list_snapshots(data_dir.snap)
-            if snapshots:
-                state, snap_seq = load_snapshot(snapshots[-1][1], history_max_events=history_max_events)
-            else:
-                state, snap_seq = MVCCState(history_max_events=history_max_events), 1
+            state, snap_seq = load_newest_snapshot(data_dir, history_max_events=history_max_events)
             tail = WALTail(data_dir.wal, snap_seq)
             apply_records(state, tail.read())
             return state, tail
@@ -344,8 +340,6 @@ class ReadOnlyStore:
         continue_token: str | None = None,
         revision: int = 0,
     ) -> RangeResult:
-        if limit < 0:
-            raise ValueError("limit must not be negative")
         await self.poll()
         return reads.range_keys(
             self._state, prefix, limit=limit, continue_token=continue_token, revision=revision

@@ -31,11 +31,7 @@ class Recovered:
 def recover(data_dir: DataDir, *, history_max_events: int) -> Recovered:
     """Load the newest snapshot and replay every later WAL record. Pure reading: nothing on
     disk changes (see `repair` for the writer's clean-up)."""
-    snapshots = list_snapshots(data_dir.snap)
-    if snapshots:
-        state, snap_seq = load_snapshot(snapshots[-1][1], history_max_events=history_max_events)
-    else:
-        state, snap_seq = MVCCState(history_max_events=history_max_events), 1
+    state, snap_seq = load_newest_snapshot(data_dir, history_max_events=history_max_events)
     replayed, torn, last_seq = 0, None, snap_seq
     for seq, records, segment_torn in read_segments(data_dir.wal, snap_seq):
         for record in records:
@@ -44,6 +40,14 @@ def recover(data_dir: DataDir, *, history_max_events: int) -> Recovered:
         torn = segment_torn or torn
         last_seq = seq
     return Recovered(state, last_seq, snap_seq, replayed, torn)
+
+
+def load_newest_snapshot(data_dir: DataDir, *, history_max_events: int) -> tuple[MVCCState, int]:
+    """State from the newest snapshot (or an empty store) and the first WAL segment to replay."""
+    snapshots = list_snapshots(data_dir.snap)
+    if snapshots:
+        return load_snapshot(snapshots[-1][1], history_max_events=history_max_events)
+    return MVCCState(history_max_events=history_max_events), 1
 
 
 def repair(data_dir: DataDir, recovered: Recovered) -> None:
