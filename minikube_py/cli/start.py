@@ -2,9 +2,9 @@
 
 Kubernetes v1.0 piece: cmd/kube-apiserver/app/server.go's Run — build the storage from
 --etcd-servers, serve, block forever — folded with the all-in-one wiring of a
-local cluster. Until the API server exists, `start` starts what exists: the store (embedded on
---data-dir, or a real etcd) and the status endpoints (status_server.py). Components will be
-started here, in order, as they arrive, and stopped in reverse.
+local cluster. `start` opens the store (embedded on --data-dir, or a real etcd) and serves the
+API server on the insecure port (127.0.0.1:8080, v1.0's default). Components will be started
+here, in order, as they arrive, and stopped in reverse.
 
 Stopping is the part that matters for data: a signal only sets an event; the server then
 leaves through its clean-up, so the HTTP site closes, the store flushes its WAL and the data
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from ..apiserver.options import APIServerOptions
 from ..storage import EmbeddedStore, Store
 from . import runtime
 from .config import load_config, parse_duration
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(component="minikube-py")
 
-DEFAULT_PORT = 2381
+DEFAULT_PORT = 8080  # v1.0 kube-apiserver --insecure-port
 ADDRESS = "127.0.0.1"
 
 
@@ -52,6 +53,14 @@ DEFAULTS = {
     "snapshot_count": 10_000,
     "history_max_events": 50_000,
     "watch_buffer_size": 1024,
+    "etcd_prefix": "/registry",
+    "service_cluster_ip_range": "10.0.0.0/24",
+    "service_node_port_range": "30000-32767",
+    "event_ttl": "1h0m0s",
+    "max_requests_inflight": 400,
+    "max_mutating_requests_inflight": 200,
+    "min_request_timeout": 1800,
+    "watch_cache_size": 10_000,
 }
 
 
@@ -66,6 +75,7 @@ class StartOptions:
     snapshot_count: int
     history_max_events: int
     watch_buffer_size: int
+    apiserver: APIServerOptions
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "StartOptions":
@@ -91,6 +101,21 @@ class StartOptions:
                 snapshot_count=int(setting("snapshot_count")),
                 history_max_events=int(setting("history_max_events")),
                 watch_buffer_size=int(setting("watch_buffer_size")),
+                apiserver=APIServerOptions(
+                    etcd_prefix=str(setting("etcd_prefix")),
+                    service_cluster_ip_range=str(setting("service_cluster_ip_range")),
+                    service_node_port_range=str(setting("service_node_port_range")),
+                    event_ttl=parse_duration(setting("event_ttl")),
+                    max_requests_inflight=int(setting("max_requests_inflight")),
+                    max_mutating_requests_inflight=int(setting("max_mutating_requests_inflight")),
+                    min_request_timeout=float(setting("min_request_timeout")),
+                    watch_cache_size=int(setting("watch_cache_size")),
+                    etcd_health_urls=tuple(
+                        f"http://{server}/health" for server in
+                        (parse_servers(str(setting("etcd_servers"))) if setting("etcd_servers") else ())
+                    ),
+                    backend="etcd" if setting("etcd_servers") else "embedded",
+                ),
             )
         except (TypeError, ValueError) as exc:
             raise CommandError(f"invalid setting: {exc}") from exc
@@ -100,7 +125,7 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     parser = subparsers.add_parser(
         "start",
         parents=parents,
-        help="run the control plane (for now: the store and /healthz, /metrics, /version)",
+        help="run the control plane (for now: the store and the API server)",
         description="Run the control plane in this process until SIGINT or SIGTERM.",
     )
     parser.add_argument(
@@ -128,8 +153,27 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
         help="fsync the WAL before acknowledging a write (default always; never is for tests)",
     )
     parser.add_argument(
-        "--port", type=int, help=f"status port on {ADDRESS} (default {DEFAULT_PORT})"
+        "--insecure-port", "--port", dest="port", type=int,
+        help=f"the API server's insecure port on {ADDRESS}: no authentication, like v1.0's "
+        f"(default {DEFAULT_PORT}; 0 picks a free port)",
     )
+    parser.add_argument("--etcd-prefix", metavar="PREFIX",
+                        help="the root of every key in the store (default /registry)")
+    parser.add_argument("--service-cluster-ip-range", metavar="CIDR",
+                        help="services' cluster IPs come from here (default 10.0.0.0/24)")
+    parser.add_argument("--service-node-port-range", metavar="LOW-HIGH",
+                        help="NodePorts come from here (default 30000-32767)")
+    parser.add_argument("--event-ttl", metavar="DURATION",
+                        help="events are deleted this long after they are written (default 1h0m0s)")
+    parser.add_argument("--max-requests-inflight", type=int,
+                        help="read requests served at once before 429 (default 400; 0 = no limit)")
+    parser.add_argument("--max-mutating-requests-inflight", type=int,
+                        help="write requests served at once before 429 (default 200; 0 = no limit)")
+    parser.add_argument("--min-request-timeout", type=int, metavar="SECONDS",
+                        help="watches without timeoutSeconds last between this and twice this "
+                        "(default 1800)")
+    parser.add_argument("--watch-cache-size", type=int,
+                        help="events per resource kept in memory to resume watches (default 10000)")
     parser.add_argument(
         "--etcd-compaction-interval",
         metavar="DURATION",
@@ -187,13 +231,14 @@ async def serve(options: StartOptions) -> int:
     # every `minikube-py storage ...` command would otherwise pay for nothing.
     from aiohttp import web
 
-    from .status_server import build_app
+    from ..apiserver.server import APIServer
 
     stop = runtime.stop_on_signals()
     try:
         store, backend = await open_store(options)
         try:
-            runner = web.AppRunner(build_app(store, backend=backend), access_log=None)
+            apiserver = APIServer(store, options.apiserver)
+            runner = web.AppRunner(apiserver.build_app(), access_log=None)
             await runner.setup()
             try:
                 site = web.TCPSite(runner, ADDRESS, options.port)

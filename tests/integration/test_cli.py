@@ -409,13 +409,18 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
     try:
         logs = Lines(server.stderr)
         ready = json.loads(logs.until('"ready"'))
-        assert ready["data_dir"] == str(data) and ready["revision"] == 1 and ready["keys"] == 0
+        # the API server creates the system namespaces (default, kube-system, ...) at start
+        assert ready["data_dir"] == str(data) and ready["revision"] == 5 and ready["keys"] == 4
         assert ready["inspect"] == f"minikube-py storage ls --data-dir {data}"
         assert _http(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
         status, metrics = _http(f"http://127.0.0.1:{port}/metrics")
         assert status == 200 and "minikube_storage_revision" in metrics
         status, version = _http(f"http://127.0.0.1:{port}/version")
         assert status == 200 and "minikube_py" in orjson.loads(version)
+        assert orjson.loads(version)["gitVersion"].startswith("v1.")
+        status, namespaces = _http(f"http://127.0.0.1:{port}/api/v1/namespaces")
+        assert status == 200 and {"default", "kube-system"} <= {
+            item["metadata"]["name"] for item in orjson.loads(namespaces)["items"]}
 
         second = cli("start", "--port", str(free_port()), "--data-dir", str(data))
         assert second.returncode == 1

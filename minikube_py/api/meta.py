@@ -1,0 +1,54 @@
+"""Object metadata helpers: uids, timestamps, generateName.
+
+Kubernetes v1.0 piece: pkg/api/rest (FillObjectMetaSystemFields, the names.SimpleNameGenerator)
+and pkg/util time formatting. Small and pure (the clock and randomness are injectable) so the
+registry's create path reads like upstream's BeforeCreate.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+#: upstream names.SimpleNameGenerator: 5 characters from an alphabet without vowels and
+#: look-alike characters, so generated names never spell words.
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+GENERATED_SUFFIX_LENGTH = 5
+MAX_NAME_LENGTH = 63  # generateName base is truncated so base+suffix fits a DNS label
+
+
+def rfc3339(epoch: float) -> str:
+    """`2026-11-21T10:00:00Z` (metav1.Time is second precision on the wire)."""
+    return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now_rfc3339() -> str:
+    return rfc3339(time.time())
+
+
+def parse_rfc3339(text: str) -> float:
+    """Seconds since the epoch; raises ValueError on bad input."""
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    return datetime.fromisoformat(text).timestamp()
+
+
+def new_uid() -> str:
+    return str(uuid.uuid4())
+
+
+def generate_name(base: str, rng: random.Random | None = None) -> str:
+    choose = (rng or random).choice
+    base = base[: MAX_NAME_LENGTH - GENERATED_SUFFIX_LENGTH]
+    return base + "".join(choose(_NAME_ALPHABET) for _ in range(GENERATED_SUFFIX_LENGTH))
+
+
+def metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object's metadata dict, created if absent or not a dict."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = obj["metadata"] = {}
+    return meta

@@ -1,0 +1,384 @@
+"""Server-side Table columns and cells for `kubectl get` of every built-in kind we serve.
+
+Kubernetes piece: pkg/printers/internalversion/printers.go (AddHandlers' column sets and the
+printPod/printNode/printService/... cell functions), plus the apiserver's default table
+convertor (`Name`, `Created At`) for kinds without a printer. kubectl has had no client-side
+printers for built-in types since before 1.20: READY, STATUS, RESTARTS and the rest appear
+only when the server answers `Accept: application/json;as=Table` with these cells (see
+docs: kubectl-protocol §6). The server always builds the wide row, as upstream's
+printerstorage does (`GenerateOptions{Wide: true}`), and kubectl hides priority-1 columns
+unless `-o wide`; so `row_cells` returns one cell per column, in column order.
+
+Why so defensive: cells are computed from whatever JSON is stored, on every list and watch
+event; a missing or oddly typed field must give a blank or `<none>`, never a 500.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from minikube_py.api import errors
+from minikube_py.api.duration import parse_timestamp
+from minikube_py.api.labels import selector_from_label_selector
+from minikube_py.api.meta import rfc3339
+from minikube_py.api.table_rows import (
+    Obj,
+    endpoints_row,
+    event_row,
+    format_labels,
+    node_row,
+    pod_row,
+    service_row,
+)
+from minikube_py.api.table_rows import as_dict as _d
+from minikube_py.api.table_rows import as_int as _n
+from minikube_py.api.table_rows import as_list as _l
+from minikube_py.api.table_rows import as_str as _s
+from minikube_py.api.table_rows import object_age as _age
+from minikube_py.api.table_rows import object_name as _name
+
+Row = Callable[[Obj, float], list]
+_GO_ZERO_TIME_TEXT = "0001-01-01T00:00:00Z"
+
+
+def _quantity(value: Any) -> str:
+    """A resource.Quantity as printed (stored canonical strings; a bare number is allowed)."""
+    if isinstance(value, str):
+        return value or "0"
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:g}"
+    return str(_n(value))
+
+
+def _selector_string(selector: Any) -> str | None:
+    """metav1.LabelSelectorAsSelector(s).String(); None when the selector is malformed."""
+    try:
+        return str(selector_from_label_selector(selector))
+    except (errors.StatusError, TypeError, ValueError):
+        return None
+
+
+def format_label_selector(selector: Any) -> str:
+    """Upstream metav1.FormatLabelSelector: `<none>` for empty, `<error>` for malformed."""
+    text = _selector_string(selector)
+    if text is None:
+        return "<error>"
+    return text or "<none>"
+
+
+def _containers_cells(pod_spec: Obj) -> list[str]:
+    """Upstream layoutContainerCells: names and images, comma-joined."""
+    containers = [_d(c) for c in _l(pod_spec.get("containers"))]
+    return [
+        ",".join(_s(c.get("name")) for c in containers),
+        ",".join(_s(c.get("image")) for c in containers),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Columns
+
+
+_NAME_DOC = (
+    "Name must be unique within a namespace. Is required when creating resources, although "
+    "some resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+)
+_AGE_DOC = (
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate "
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
+_CONTAINERS_DOC = "Names of each container in the template."
+_IMAGES_DOC = "Images referenced by each container in the template."
+
+
+def _col(name: str, description: str, type_: str = "string", priority: int = 0,
+         format_: str = "") -> dict[str, Any]:
+    return {"name": name, "type": type_, "format": format_, "description": description,
+            "priority": priority}
+
+
+def _name_col(priority: int = 0) -> dict[str, Any]:
+    return _col("Name", _NAME_DOC, priority=priority, format_="name")
+
+
+def _age_col() -> dict[str, Any]:
+    return _col("Age", _AGE_DOC)
+
+
+def _template_cols(selector_doc: str) -> list[dict[str, Any]]:
+    return [_col("Containers", _CONTAINERS_DOC, priority=1),
+            _col("Images", _IMAGES_DOC, priority=1),
+            _col("Selector", selector_doc, priority=1)]
+
+
+_REPLICAS_COLS = [
+    _name_col(),
+    _col("Desired", "Replicas is the number of desired replicas.", "integer"),
+    _col("Current", "Replicas is the most recently observed number of replicas.", "integer"),
+    _col("Ready", "The number of ready replicas for this controller.", "integer"),
+    _age_col(),
+]
+
+_COLUMNS: dict[str, list[dict[str, Any]]] = {
+    "Pod": [
+        _name_col(),
+        _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+        _col("Status", "The aggregate status of the containers in this pod."),
+        _col("Restarts", "The number of times the containers in this pod have been restarted "
+             "and when the last container in this pod has restarted."),
+        _age_col(),
+        _col("IP", "podIP address allocated to the pod. Routable at least within the cluster.",
+             priority=1),
+        _col("Node", "NodeName is a request to schedule this pod onto a specific node.",
+             priority=1),
+        _col("Nominated Node", "nominatedNodeName is set only when this pod preempts other "
+             "pods on the node.", priority=1),
+        _col("Readiness Gates", "If specified, all readiness gates will be evaluated for pod "
+             "readiness.", priority=1),
+    ],
+    "Node": [
+        _name_col(),
+        _col("Status", "The status of the node"),
+        _col("Roles", "The roles of the node"),
+        _age_col(),
+        _col("Version", "Kubelet Version reported by the node."),
+        _col("Internal-IP", "List of addresses reachable to the node.", priority=1),
+        _col("External-IP", "List of addresses reachable to the node.", priority=1),
+        _col("OS-Image", "OS Image reported by the node from /etc/os-release.", priority=1),
+        _col("Kernel-Version", "Kernel Version reported by the node from 'uname -r'.",
+             priority=1),
+        _col("Container-Runtime", "ContainerRuntime Version reported by the node through "
+             "runtime remote API (e.g. containerd://1.4.2).", priority=1),
+    ],
+    "Namespace": [_name_col(), _col("Status", "The status of the namespace"), _age_col()],
+    "Service": [
+        _name_col(),
+        _col("Type", "type determines how the Service is exposed."),
+        _col("Cluster-IP", "clusterIP is the IP address of the service."),
+        _col("External-IP", "externalIPs is a list of IP addresses for which nodes in the "
+             "cluster will also accept traffic for this service."),
+        _col("Port(s)", "The list of ports that are exposed by this service."),
+        _age_col(),
+        _col("Selector", "Route service traffic to pods with label keys and values matching "
+             "this selector.", priority=1),
+    ],
+    "Endpoints": [
+        _name_col(),
+        _col("Endpoints", "The set of all endpoints is the union of all subsets."),
+        _age_col(),
+    ],
+    "Event": [
+        _col("Last Seen", "The time at which the most recent occurrence of this event was "
+             "recorded."),
+        _col("Type", "Type of this event (Normal, Warning), new types could be added in the "
+             "future"),
+        _col("Reason", "This should be a short, machine understandable string that gives the "
+             "reason for the transition into the object's current status."),
+        _col("Object", "The object that this event is about."),
+        _col("Subobject", "If referring to a piece of an object instead of an entire object, "
+             "this string should contain a valid JSON/Go field access statement.", priority=1),
+        _col("Source", "The component reporting this event.", priority=1),
+        _col("Message", "A human-readable description of the status of this operation."),
+        _col("First Seen", "The time at which the event was first recorded.", priority=1),
+        _col("Count", "The number of times this event has occurred.", priority=1),
+        _name_col(priority=1),
+    ],
+    "ReplicationController": _REPLICAS_COLS + _template_cols(
+        "Selector is a label query over pods that should match the Replicas count."),
+    "ReplicaSet": _REPLICAS_COLS + _template_cols(
+        "Selector is a label query over pods that should match the replica count."),
+    "Deployment": [
+        _name_col(),
+        _col("Ready", "Number of the pod with ready state"),
+        _col("Up-to-date", "Total number of non-terminated pods targeted by this deployment "
+             "that have the desired template spec."),
+        _col("Available", "Total number of available pods (ready for at least "
+             "minReadySeconds) targeted by this deployment."),
+        _age_col(),
+    ] + _template_cols("Label selector for pods."),
+    "PodTemplate": [
+        _name_col(),
+        _col("Containers", _CONTAINERS_DOC),
+        _col("Images", _IMAGES_DOC),
+        _col("Pod Labels", "The labels for the pod template."),
+    ],
+    "Secret": [
+        _name_col(),
+        _col("Type", "Used to facilitate programmatic handling of secret data."),
+        _col("Data", "Data contains the secret data."),
+        _age_col(),
+    ],
+    "ConfigMap": [_name_col(), _col("Data", "Data contains the configuration data."),
+                  _age_col()],
+    "ServiceAccount": [
+        _name_col(),
+        _col("Secrets", "Secrets is a list of the secrets in the same namespace that pods "
+             "running using this ServiceAccount are allowed to use."),
+        _age_col(),
+    ],
+    "ResourceQuota": [
+        _name_col(),
+        _age_col(),
+        _col("Request", "Request represents a minimum amount of cpu/memory that a container "
+             "may consume."),
+        _col("Limit", "Limits control the maximum amount of cpu/memory that a container may "
+             "use independent of contention on the node."),
+    ],
+    "ComponentStatus": [
+        _name_col(),
+        _col("Status", "Status of the component conditions"),
+        _col("Message", "Message of the component conditions"),
+        _col("Error", "Error of the component conditions"),
+    ],
+    "Scale": [
+        _col("Name", _NAME_DOC),
+        _col("Desired", "desired number of instances for the scaled object.", "integer"),
+        _col("Available", "actual number of observed instances of the scaled object.",
+             "integer"),
+        _age_col(),
+    ],
+}
+# Kinds without an upstream printer get the apiserver's default table convertor.
+_DEFAULT_CONVERTOR_COLUMNS = [_name_col(), _col("Created At", _AGE_DOC, "date")]
+for _kind in ("LimitRange", "Binding"):
+    _COLUMNS[_kind] = _DEFAULT_CONVERTOR_COLUMNS
+# Anything else (a kind this table does not know) shows what kubectl's fallback would.
+_UNKNOWN_COLUMNS = [_name_col(), _age_col()]
+
+
+def column_definitions(kind: str) -> list[dict]:
+    """The Table `columnDefinitions` for `kind`, wide columns included (priority 1).
+
+    Cached: the same list object is returned every call; callers must not mutate it."""
+    return _COLUMNS.get(kind, _UNKNOWN_COLUMNS)
+
+
+def row_cells(kind: str, obj: dict, now: float) -> list:
+    """One Table row's `cells` for `obj` of `kind`, in `column_definitions(kind)` order.
+
+    `now` is epoch seconds (ages are relative to it). Never raises on any JSON object."""
+    if not isinstance(obj, dict):
+        obj = {}
+    return _ROWS.get(kind, _unknown_row)(obj, now)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows for the simple kinds (the pod, node, service, endpoints and event rows are below).
+
+
+def _unknown_row(obj: Obj, now: float) -> list:
+    return [_name(obj), _age(obj, now)]
+
+
+def _default_convertor_row(obj: Obj, _now: float) -> list:
+    """`Created At` is creationTimestamp.UTC() in RFC 3339; Go's zero time when missing."""
+    epoch = parse_timestamp(_d(obj.get("metadata")).get("creationTimestamp"))
+    return [_name(obj), _GO_ZERO_TIME_TEXT if epoch is None else rfc3339(epoch)]
+
+
+def _namespace_row(obj: Obj, now: float) -> list:
+    return [_name(obj), _s(_d(obj.get("status")).get("phase")), _age(obj, now)]
+
+
+def _secret_row(obj: Obj, now: float) -> list:
+    return [_name(obj), _s(obj.get("type")), len(_d(obj.get("data"))), _age(obj, now)]
+
+
+def _configmap_row(obj: Obj, now: float) -> list:
+    count = len(_d(obj.get("data"))) + len(_d(obj.get("binaryData")))
+    return [_name(obj), count, _age(obj, now)]
+
+
+def _serviceaccount_row(obj: Obj, now: float) -> list:
+    return [_name(obj), len(_l(obj.get("secrets"))), _age(obj, now)]
+
+
+def _component_status_row(obj: Obj, _now: float) -> list:
+    """Status from the `Healthy` condition; `Unknown` when there is none."""
+    for condition in _l(obj.get("conditions")):
+        condition = _d(condition)
+        if condition.get("type") == "Healthy":
+            status = "Healthy" if condition.get("status") == "True" else "Unhealthy"
+            return [_name(obj), status, _s(condition.get("message")),
+                    _s(condition.get("error"))]
+    return [_name(obj), "Unknown", "", ""]
+
+
+def _replication_controller_row(obj: Obj, now: float) -> list:
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    template_spec = _d(_d(spec.get("template")).get("spec"))
+    return [_name(obj), _n(spec.get("replicas")), _n(status.get("replicas")),
+            _n(status.get("readyReplicas")), _age(obj, now),
+            *_containers_cells(template_spec), format_labels(spec.get("selector"))]
+
+
+def _replica_set_row(obj: Obj, now: float) -> list:
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    template_spec = _d(_d(spec.get("template")).get("spec"))
+    return [_name(obj), _n(spec.get("replicas")), _n(status.get("replicas")),
+            _n(status.get("readyReplicas")), _age(obj, now),
+            *_containers_cells(template_spec), format_label_selector(spec.get("selector"))]
+
+
+def _deployment_row(obj: Obj, now: float) -> list:
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    template_spec = _d(_d(spec.get("template")).get("spec"))
+    selector = _selector_string(spec.get("selector"))
+    ready = f"{_n(status.get('readyReplicas'))}/{_n(spec.get('replicas'))}"
+    return [_name(obj), ready, _n(status.get("updatedReplicas")),
+            _n(status.get("availableReplicas")), _age(obj, now),
+            *_containers_cells(template_spec), "<invalid>" if selector is None else selector]
+
+
+def _pod_template_row(obj: Obj, _now: float) -> list:
+    template = _d(obj.get("template"))
+    labels = _d(template.get("metadata")).get("labels")
+    return [_name(obj), *_containers_cells(_d(template.get("spec"))), format_labels(labels)]
+
+
+def _resource_quota_row(obj: Obj, now: float) -> list:
+    """`pods: 1/10, requests.cpu: 0/2`; `limits.*` resources go to the Limit column."""
+    status = _d(obj.get("status"))
+    hard, used = _d(status.get("hard")), _d(status.get("used"))
+    requests: list[str] = []
+    limits: list[str] = []
+    for resource in sorted(hard):
+        target = limits if resource.split(".")[0] == "limits" and "." in resource else requests
+        target.append(f"{resource}: {_quantity(used.get(resource, '0'))}/"
+                      f"{_quantity(hard[resource])}")
+    return [_name(obj), _age(obj, now), ", ".join(requests), ", ".join(limits)]
+
+
+def _scale_row(obj: Obj, now: float) -> list:
+    return [_name(obj), _n(_d(obj.get("spec")).get("replicas")),
+            _n(_d(obj.get("status")).get("replicas")), _age(obj, now)]
+
+
+_ROWS: dict[str, Row] = {
+    "Pod": pod_row,
+    "Node": node_row,
+    "Namespace": _namespace_row,
+    "Service": service_row,
+    "Endpoints": endpoints_row,
+    "Event": event_row,
+    "ReplicationController": _replication_controller_row,
+    "ReplicaSet": _replica_set_row,
+    "Deployment": _deployment_row,
+    "PodTemplate": _pod_template_row,
+    "Secret": _secret_row,
+    "ConfigMap": _configmap_row,
+    "ServiceAccount": _serviceaccount_row,
+    "ResourceQuota": _resource_quota_row,
+    "ComponentStatus": _component_status_row,
+    "Scale": _scale_row,
+    "LimitRange": _default_convertor_row,
+    "Binding": _default_convertor_row,
+}

@@ -1,0 +1,144 @@
+"""Validation of every served kind: create, update (with immutability rules), status update.
+
+Kubernetes pieces: pkg/api/validation/validation.go of v1.0 and its successors
+(pkg/apis/core/validation, pkg/apis/apps/validation, autoscaling ValidateScale), plus the
+`Validate`/`ValidateUpdate` choices each registry strategy makes (which validators run for the
+main resource and which for /status). The registry calls these with objects that were already
+defaulted (`minikube_py.api.defaults`) and turns a non-empty result into a 422 with
+`errors.invalid_object`.
+
+Contract: pure functions of decoded JSON. They never raise, whatever the input: a field of the
+wrong JSON type is itself reported as a FieldError (see `typed`). Unknown kinds get the generic
+ObjectMeta checks every resource receives upstream.
+
+Modules by topic: `meta` (ObjectMeta), `pod`, `container`, `volumes`, `scheduling`,
+`resources` (names and quantities), `service`, `node`, `namespace`, `workload` (RC, ReplicaSet,
+Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
+ResourceQuota), `misc` (Event, Endpoints, Binding); `typed` and `common` are shared helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from minikube_py.api.errors import FieldError, invalid
+from minikube_py.api.validation import (
+    config, misc, namespace, node, pod, quota, service, workload,
+)
+from minikube_py.api.validation.common import path_segment_name
+from minikube_py.api.validation.meta import validate_object_meta, validate_object_meta_update
+from minikube_py.api.validation.typed import Errs, type_name
+
+__all__ = ["FieldError", "validate_create", "validate_status_update", "validate_update"]
+
+Create = Callable[[dict[str, Any], Errs], None]
+Update = Callable[[dict[str, Any], dict[str, Any], Errs], None]
+
+
+def _meta_only_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    validate_object_meta_update(new, old, errs)
+
+
+def _scale_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    workload.validate_scale(new, errs)
+
+
+def _binding_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    misc.validate_binding(new, errs)
+
+
+def _generic_create(obj: dict[str, Any], errs: Errs) -> None:
+    """What the generic registry checks for any resource: ObjectMeta with URL-safe names."""
+    validate_object_meta(obj, True, path_segment_name, errs)
+
+
+def _generic_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    _generic_create(new, errs)
+    validate_object_meta_update(new, old, errs)
+
+
+_CREATE: dict[str, Create] = {
+    "Pod": pod.validate_pod_create,
+    "PodTemplate": pod.validate_pod_template,
+    "Service": service.validate_service,
+    "Node": node.validate_node,
+    "Namespace": namespace.validate_namespace,
+    "ReplicationController": workload.validate_replication_controller,
+    "ReplicaSet": workload.validate_replica_set,
+    "Deployment": workload.validate_deployment,
+    "Scale": workload.validate_scale,
+    "Secret": config.validate_secret,
+    "ConfigMap": config.validate_config_map,
+    "ServiceAccount": config.validate_service_account,
+    "LimitRange": quota.validate_limit_range,
+    "ResourceQuota": quota.validate_resource_quota,
+    "Event": misc.validate_event,
+    "Endpoints": misc.validate_endpoints,
+    "Binding": misc.validate_binding,
+}
+
+_UPDATE: dict[str, Update] = {
+    "Pod": pod.validate_pod_update,
+    "PodTemplate": pod.validate_pod_template_update,
+    "Service": service.validate_service_update,
+    "Node": node.validate_node_update,
+    "Namespace": namespace.validate_namespace_update,
+    "ReplicationController": workload.validate_replication_controller_update,
+    "ReplicaSet": workload.validate_replica_set_update,
+    "Deployment": workload.validate_deployment_update,
+    "Scale": _scale_update,
+    "Secret": config.validate_secret_update,
+    "ConfigMap": config.validate_config_map_update,
+    "ServiceAccount": config.validate_service_account_update,
+    "LimitRange": quota.validate_limit_range_update,
+    "ResourceQuota": quota.validate_resource_quota_update,
+    "Event": misc.validate_event_update,
+    "Endpoints": misc.validate_endpoints_update,
+    "Binding": _binding_update,
+}
+
+# Status subresources; kinds without one only get the ObjectMeta update rules.
+_STATUS_UPDATE: dict[str, Update] = {
+    "Pod": pod.validate_pod_status_update,
+    "Service": service.validate_service_status_update,
+    "Node": node.validate_node_update,
+    "Namespace": namespace.validate_namespace_status_update,
+    "ReplicationController": workload.validate_replica_counts_status,
+    "ReplicaSet": workload.validate_replica_counts_status,
+    "Deployment": workload.validate_deployment_status_update,
+    "ResourceQuota": quota.validate_resource_quota_status_update,
+}
+
+
+def _not_object(value: Any) -> list[FieldError]:
+    return [invalid("", type_name(value), "must be an object")]
+
+
+def validate_create(kind: str, obj: dict[str, Any]) -> list[FieldError]:
+    """Errors that make `obj` unacceptable as a new `kind` object (empty list = valid)."""
+    if not isinstance(obj, dict):
+        return _not_object(obj)
+    errs: Errs = []
+    _CREATE.get(kind, _generic_create)(obj, errs)
+    return errs
+
+
+def validate_update(kind: str, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """Errors for replacing `old` with `new` through the main resource, including what may
+    never change (names, uid, a pod's spec, a Service's clusterIP, a Deployment's selector)."""
+    if not isinstance(new, dict):
+        return _not_object(new)
+    errs: Errs = []
+    _UPDATE.get(kind, _generic_update)(new, old if isinstance(old, dict) else {}, errs)
+    return errs
+
+
+def validate_status_update(kind: str, new: dict[str, Any],
+                           old: dict[str, Any]) -> list[FieldError]:
+    """Errors for replacing `old` with `new` through the /status subresource."""
+    if not isinstance(new, dict):
+        return _not_object(new)
+    errs: Errs = []
+    _STATUS_UPDATE.get(kind, _meta_only_update)(new, old if isinstance(old, dict) else {}, errs)
+    return errs

@@ -1,0 +1,141 @@
+"""Events, Endpoints and pod Bindings.
+
+Kubernetes pieces: pkg/apis/core/validation/events.go (legacyValidateEvent: what core/v1 events
+are held to), pkg/apis/core/validation (ValidateEndpoints, validateEndpointSubsets,
+validateEndpointAddress, validateEndpointPort, ValidatePodBinding) and the generic registry's
+common ObjectMeta check (ValidateObjectMetaAccessor with path-segment names), which is the only
+name rule core/v1 Events get.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minikube_py.api import naming
+from minikube_py.api.errors import invalid, not_supported, required
+from minikube_py.api.validation.common import (
+    is_valid_port_num, name_is_dns_subdomain, path_segment_name, validate_dns_label,
+    validate_ip, validate_name, validate_non_special_ip, validate_qualified_name,
+)
+from minikube_py.api.validation.meta import (
+    metadata, validate_object_meta, validate_object_meta_update,
+)
+from minikube_py.api.validation.typed import (
+    Errs, child, get_dict, get_int, get_str, iter_dicts,
+)
+
+PROTOCOLS = ("SCTP", "TCP", "UDP")
+REPORTING_INSTANCE_LIMIT = 128
+ACTION_LIMIT = 128
+REASON_LIMIT = 128
+NOTE_LIMIT = 1024
+NAMESPACE_MISMATCH = "does not match event.namespace"
+
+
+def validate_event(event: dict[str, Any], errs: Errs) -> None:
+    validate_object_meta(event, True, path_segment_name, errs)
+    _legacy_event(event, errs)
+
+
+def validate_event_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    validate_object_meta(new, True, path_segment_name, errs)
+    validate_object_meta_update(new, old, errs)
+    _legacy_event(new, errs)
+
+
+def _legacy_event(event: dict[str, Any], errs: Errs) -> None:
+    """legacyValidateEvent: the involved object lives in the event's namespace; events carrying
+    an eventTime (the events.k8s.io shape) also need reporting fields."""
+    namespace = get_str(metadata(event, []), "namespace", "metadata", [])
+    involved = get_dict(event, "involvedObject", "", errs) or {}
+    involved_namespace = get_str(involved, "namespace", "involvedObject", errs)
+    if not event.get("eventTime"):
+        if not involved_namespace:
+            if namespace not in ("", "default"):
+                errs.append(invalid("involvedObject.namespace", involved_namespace,
+                                    NAMESPACE_MISMATCH))
+        elif namespace != involved_namespace:
+            errs.append(invalid("involvedObject.namespace", involved_namespace,
+                                NAMESPACE_MISMATCH))
+    else:
+        if not involved_namespace and namespace not in ("default", "kube-system"):
+            errs.append(invalid("involvedObject.namespace", involved_namespace,
+                                NAMESPACE_MISMATCH))
+        controller = get_str(event, "reportingController", "", errs, required_=True)
+        validate_qualified_name(controller, "reportingController", errs)
+        for name, limit in (("reportingInstance", REPORTING_INSTANCE_LIMIT),
+                            ("action", ACTION_LIMIT), ("reason", REASON_LIMIT)):
+            value = get_str(event, name, "", errs, required_=True)
+            if len(value) > limit:
+                errs.append(invalid(name, "", f"can have at most {limit} characters"))
+        if len(get_str(event, "message", "", errs)) > NOTE_LIMIT:
+            errs.append(invalid("message", "", f"can have at most {NOTE_LIMIT} characters"))
+    for msg in naming.is_dns1123_subdomain(namespace):
+        errs.append(invalid("namespace", namespace, msg))
+
+
+# ---------------------------------------------------------------------------------------------
+# Endpoints
+
+
+def validate_endpoints(endpoints: dict[str, Any], errs: Errs) -> None:
+    validate_object_meta(endpoints, True, name_is_dns_subdomain, errs)
+    for _, subset, subset_path in iter_dicts(endpoints, "subsets", "", errs):
+        addresses = list(iter_dicts(subset, "addresses", subset_path, errs))
+        not_ready = list(iter_dicts(subset, "notReadyAddresses", subset_path, errs))
+        if not addresses and not not_ready:
+            errs.append(required(subset_path, "must specify `addresses` or `notReadyAddresses`"))
+        for _, address, address_path in addresses + not_ready:
+            _address(address, address_path, errs)
+        ports = list(iter_dicts(subset, "ports", subset_path, errs))
+        for _, port, port_path in ports:
+            _port(port, len(ports) > 1, port_path, errs)
+
+
+def _address(address: dict[str, Any], path: str, errs: Errs) -> None:
+    ip = get_str(address, "ip", path, errs)
+    validate_ip(ip, child(path, "ip"), errs)
+    hostname = get_str(address, "hostname", path, errs)
+    if hostname:
+        validate_dns_label(hostname, child(path, "hostname"), errs)
+    if address.get("nodeName") is not None:
+        validate_name(get_str(address, "nodeName", path, errs), child(path, "nodeName"), errs)
+    validate_non_special_ip(ip, child(path, "ip"), errs)
+    get_dict(address, "targetRef", path, errs)
+
+
+def _port(port: dict[str, Any], require_name: bool, path: str, errs: Errs) -> None:
+    name = get_str(port, "name", path, errs)
+    if require_name and not name:
+        errs.append(required(child(path, "name")))
+    elif name:
+        validate_dns_label(name, child(path, "name"), errs)
+    number = get_int(port, "port", path, errs) or 0
+    for msg in is_valid_port_num(number):
+        errs.append(invalid(child(path, "port"), number, msg))
+    protocol = get_str(port, "protocol", path, errs, required_=True)
+    if protocol and protocol not in PROTOCOLS:
+        errs.append(not_supported(child(path, "protocol"), protocol, PROTOCOLS))
+    if port.get("appProtocol") is not None:
+        validate_qualified_name(get_str(port, "appProtocol", path, errs),
+                                child(path, "appProtocol"), errs)
+
+
+def validate_endpoints_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    validate_object_meta_update(new, old, errs)
+    validate_endpoints(new, errs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Binding (pods/binding)
+
+
+def validate_binding(binding: dict[str, Any], errs: Errs) -> None:
+    """ValidatePodBinding: the target is a Node (kind may be left empty) and has a name."""
+    target = get_dict(binding, "target", "", errs) or {}
+    kind = get_str(target, "kind", "target", errs)
+    if kind and kind != "Node":
+        errs.append(not_supported("target.kind", kind, ["Node", "<empty>"]))
+    if not get_str(target, "name", "target", errs):
+        if target.get("name") in (None, ""):
+            errs.append(required("target.name"))

@@ -1,0 +1,363 @@
+"""REST handlers: one implementation of every verb for every resource.
+
+Kubernetes v1.0 piece: pkg/apiserver (resthandler.go: GetResource, ListResource, CreateResource,
+UpdateResource, PatchResource, DeleteResource; watch.go) installed per resource by
+api_installer.go. The handler turns HTTP into registry calls and back; everything a resource
+does differently lives in its Strategy (registry/resources.py), so a resource needs no handler
+code of its own. Subresources with their own shape (binding, scale, log, componentstatuses)
+are in subresources.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from aiohttp import web
+
+from ..api import errors, meta
+from ..api.fields import parse_field_selector
+from ..api.labels import parse_label_selector
+from ..api.managedfields import record_update, server_side_apply
+from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
+from ..registry import codec
+from ..registry.generic import Registry
+from ..registry.strategy import Obj
+from . import render, strictness, subresources
+from .admission import Attributes
+from .filters import INFO, WARNINGS
+from .negotiation import (
+    MAX_BODY_BYTES,
+    Output,
+    decode_body,
+    decode_json_object,
+    output_format,
+)
+from .requestinfo import RequestInfo
+from .watch import serve_watch
+
+if TYPE_CHECKING:
+    from .server import APIServer
+
+
+def _flag(query: Any, name: str) -> bool:
+    return query.get(name, "").lower() in ("true", "1")
+
+
+def _int_param(query: Any, name: str, default: int | None = None) -> int | None:
+    raw = query.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise errors.bad_request(f"{name}: Invalid value: {raw!r}: must be an integer") from None
+    if value < 0:
+        raise errors.bad_request(f"{name}: Invalid value: {value}: must be greater than or equal to 0")
+    return value
+
+
+def _dry_run(query: Any) -> bool:
+    values = query.getall("dryRun", [])
+    for value in values:
+        if value != "All":
+            raise errors.bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+    return bool(values)
+
+
+async def read_body(request: web.Request) -> bytes:
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        raise errors.request_entity_too_large(MAX_BODY_BYTES)
+    data = bytearray()
+    async for chunk in request.content.iter_chunked(65536):
+        data += chunk
+        if len(data) > MAX_BODY_BYTES:
+            raise errors.request_entity_too_large(MAX_BODY_BYTES)
+    return bytes(data)
+
+
+class ResourceHandlers:
+    """Dispatch of resource requests (everything under /api/v1 and /apis/<g>/<v>)."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
+
+    async def handle(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
+        registry = self.server.registry_for(info.group, info.version, info.resource)
+        strategy = registry.strategy
+        if info.namespace and not strategy.namespaced and info.resource != "namespaces":
+            raise errors.not_found_path()
+        if info.subresource:
+            return await subresources.handle(self, request, info, registry)
+        verb = info.verb
+        if verb not in strategy.verbs:
+            raise errors.method_not_allowed(verb, info.resource)
+        if info.resource == "componentstatuses":
+            return await subresources.component_statuses(self, request, info)
+        if info.resource == "bindings":
+            return await subresources.create_binding(self, request, info, None)
+        namespace = info.namespace if strategy.namespaced else ""
+        if verb == "get":
+            return await self.get(request, registry, namespace, info.name)
+        if verb == "list":
+            return await self.list(request, registry, namespace)
+        if verb == "watch":
+            return await self.watch(request, registry, namespace, info.name)
+        if verb == "create":
+            return await self.create(request, registry, namespace)
+        if verb == "update":
+            return await self.update(request, registry, namespace, info.name, "")
+        if verb == "patch":
+            return await self.patch(request, registry, namespace, info.name, "")
+        if verb == "delete":
+            return await self.delete(request, registry, namespace, info.name)
+        if verb == "deletecollection":
+            return await self.delete_collection(request, registry, namespace)
+        raise errors.method_not_allowed(verb, info.resource)
+
+    # -- reads --------------------------------------------------------------------------
+    async def get(self, request: web.Request, registry: Registry, namespace: str,
+                  name: str) -> web.Response:
+        output = output_format(request.headers.get("Accept"))
+        kv = await registry.get_kv(namespace, name)
+        if output is Output.JSON:
+            return render.json_response(codec.raw(kv))
+        obj = codec.decode(kv)
+        if output is Output.TABLE:
+            md = {"resourceVersion": obj["metadata"]["resourceVersion"]}
+            return render.object_response(self._table(request, registry, [obj], md), Output.JSON)
+        return render.object_response(obj, output)
+
+    def _table(self, request: web.Request, registry: Registry, objects: list[Obj],
+               md: dict[str, Any]) -> dict[str, Any]:
+        include = request.query.get("includeObject", "Metadata")
+        if include not in ("None", "Metadata", "Object"):
+            raise errors.bad_request(f'includeObject: Unsupported value: "{include}"')
+        return render.table(registry.strategy.kind, objects, md, include)
+
+    def selectors(self, request: web.Request, registry: Registry):
+        query = request.query
+        labels = parse_label_selector(query.get("labelSelector", ""))
+        fields = parse_field_selector(query.get("fieldSelector", ""),
+                                      registry.strategy.allowed_fields())
+        return labels, fields
+
+    async def list(self, request: web.Request, registry: Registry,
+                   namespace: str) -> web.Response:
+        query = request.query
+        output = output_format(request.headers.get("Accept"))
+        labels, fields = self.selectors(request, registry)
+        page = await registry.list(
+            namespace or None, labels=labels, fields=fields,
+            limit=_int_param(query, "limit", 0) or 0,
+            continue_token=query.get("continue") or None,
+            resource_version=query.get("resourceVersion", ""),
+            resource_version_match=query.get("resourceVersionMatch", ""),
+        )
+        md = render.list_metadata(page.revision, page.continue_token, page.remaining)
+        if output is Output.TABLE:
+            return render.object_response(self._table(request, registry, page.decoded(), md),
+                                          Output.JSON)
+        if output is Output.JSON:
+            if page.objects is None:
+                items = [codec.raw(kv) for kv in page.kvs]
+            else:
+                items = [orjson.dumps(obj) for obj in page.objects]
+            return render.json_response(render.list_bytes(registry.strategy, md, items))
+        return render.object_response(render.list_object(registry.strategy, md, page.decoded()),
+                                      output)
+
+    async def watch(self, request: web.Request, registry: Registry, namespace: str,
+                    name: str) -> web.StreamResponse:
+        labels, fields = self.selectors(request, registry)
+        if name:  # GET .../pods/web?watch=true: the legacy single-object watch
+            fields = parse_field_selector(
+                ",".join(filter(None, [f"metadata.name={name}", str(fields)])),
+                registry.strategy.allowed_fields())
+        output = output_format(request.headers.get("Accept"))
+        return await serve_watch(self.server, request, registry, namespace, labels, fields, output)
+
+    # -- writes -------------------------------------------------------------------------
+    async def decode_object(self, request: web.Request, registry: Registry) -> Obj:
+        body = decode_json_object(await read_body(request), request.content_type)
+        strictness.check_type_meta(body, registry.strategy)
+        warnings = strictness.check_fields(body, registry.strategy,
+                                           request.query.get("fieldValidation", ""))
+        if warnings:
+            request[WARNINGS] = warnings
+        return body
+
+    async def admit(self, operation: str, registry: Registry, namespace: str, name: str,
+                    subresource: str, obj: Obj | None) -> None:
+        await self.server.admission.admit(
+            Attributes(operation, registry.strategy, namespace, name, subresource, obj))
+
+    async def create(self, request: web.Request, registry: Registry,
+                     namespace: str) -> web.Response:
+        body = await self.decode_object(request, registry)
+        md = meta.metadata(body)
+        body_ns = md.get("namespace")
+        if registry.strategy.namespaced and body_ns not in (None, "") and body_ns != namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the "
+                "request")
+        if not registry.strategy.namespaced:
+            namespace = ""
+        elif not namespace:
+            raise errors.bad_request("the server could not find the requested resource: a "
+                                     "namespace must be given for a namespaced resource")
+        manager = self._manager(request, "Update")
+        await self.admit("CREATE", registry, namespace, md.get("name", ""), "", body)
+        if manager:
+            record_update(None, body, manager=manager, operation="Update", now=meta.now_rfc3339())
+        created = await registry.create(namespace, body, dry_run=_dry_run(request.query))
+        return self.respond(request, created, 201)
+
+    def respond(self, request: web.Request, obj: Obj, status: int = 200) -> web.Response:
+        output = output_format(request.headers.get("Accept"))
+        headers = None
+        warnings = request.get(WARNINGS)
+        if warnings:
+            headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)}
+        if output is Output.TABLE:
+            output = Output.JSON
+        resp = render.object_response(obj, output, status)
+        if headers:
+            resp.headers.update(headers)
+        return resp
+
+    def _manager(self, request: web.Request, operation: str) -> str:
+        manager = request.query.get("fieldManager", "")
+        if len(manager) > 128:
+            raise errors.bad_request("fieldManager: Too long: may not be more than 128 bytes")
+        if not manager and operation == "Update":
+            agent = request.headers.get("User-Agent", "")
+            manager = agent.split("/")[0] if agent else ""
+        return manager
+
+    async def update(self, request: web.Request, registry: Registry, namespace: str, name: str,
+                     subresource: str) -> web.Response:
+        body = await self.decode_object(request, registry)
+        manager = self._manager(request, "Update")
+        await self.admit("UPDATE", registry, namespace, name, subresource, body)
+
+        def produce(old: Obj | None) -> Obj:
+            new = codec.clone(body)
+            if manager:
+                record_update(old, new, manager=manager, operation="Update",
+                              now=meta.now_rfc3339())
+            return new
+
+        obj, created = await registry.update(namespace, name, produce, subresource=subresource or None,
+                                             dry_run=_dry_run(request.query))
+        return self.respond(request, obj, 201 if created else 200)
+
+    async def patch(self, request: web.Request, registry: Registry, namespace: str, name: str,
+                    subresource: str) -> web.Response:
+        content_type = request.content_type
+        patch_type = PATCH_TYPES.get(content_type)
+        if patch_type is None:
+            raise errors.StatusError(
+                415, "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {', '.join(PATCH_TYPES)}")
+        data = await read_body(request)
+        patch_doc = decode_body(data, "application/yaml" if patch_type == "apply" else None)
+        kind = registry.strategy.kind
+        query = request.query
+        if patch_type == "apply":
+            manager = query.get("fieldManager", "")
+            if not manager:
+                raise errors.bad_request(
+                    "PATCH, application/apply-patch+yaml: fieldManager is required for apply "
+                    "requests")
+            if not isinstance(patch_doc, dict):
+                raise errors.bad_request("apply patches must be a YAML or JSON object")
+            strictness.check_type_meta(patch_doc, registry.strategy)
+            force = _flag(query, "force")
+        else:
+            manager = self._manager(request, "Update")
+        warnings = strictness.check_fields(patch_doc, registry.strategy,
+                                           query.get("fieldValidation", "")) \
+            if isinstance(patch_doc, dict) else []
+        if warnings:
+            request[WARNINGS] = warnings
+        now = meta.now_rfc3339()
+        admitted = False
+
+        async def produce(old: Obj | None) -> Obj:
+            nonlocal admitted
+            if old is not None:
+                # a patch is applied to the newest object and retried on conflict, unless the
+                # patch itself names a resourceVersion (then that is a precondition)
+                old["metadata"].pop("resourceVersion", None)
+            if patch_type == "apply":
+                new = server_side_apply(old, codec.clone(patch_doc), kind=kind, manager=manager,
+                                        force=force, now=now)
+                if old is None:
+                    new.setdefault("metadata", {})["name"] = name
+            elif old is None:
+                raise registry._not_found(name)
+            elif patch_type == "merge":
+                new = json_merge_patch(old, patch_doc)
+            elif patch_type == "json":
+                new = json_patch(old, patch_doc)
+            else:
+                new = strategic_merge_patch(old, patch_doc, kind)
+            if not isinstance(new, dict):
+                raise errors.bad_request("the patch must produce a JSON object")
+            strictness.check_patched_type_meta(new, registry.strategy)
+            if old is not None and patch_type != "apply" and manager:
+                record_update(old, new, manager=manager, operation="Update", now=now)
+            if not admitted:
+                await self.admit("CREATE" if old is None else "UPDATE", registry, namespace,
+                                 name, subresource, new)
+                admitted = True
+            return new
+
+        obj, created = await registry.update(
+            namespace, name, produce, subresource=subresource or None,
+            allow_create=patch_type == "apply" and not subresource,
+            dry_run=_dry_run(query))
+        return self.respond(request, obj, 201 if created else 200)
+
+    async def delete_options(self, request: web.Request) -> dict[str, Any]:
+        data = await read_body(request)
+        options: dict[str, Any] = {}
+        if data.strip():
+            options = decode_json_object(data, request.content_type)
+        query = request.query
+        grace = _int_param(query, "gracePeriodSeconds")
+        if grace is not None:
+            options["gracePeriodSeconds"] = grace
+        if "propagationPolicy" in query:
+            options["propagationPolicy"] = query["propagationPolicy"]
+        policy = options.get("propagationPolicy")
+        if policy not in (None, "Orphan", "Background", "Foreground"):
+            raise errors.invalid_object("DeleteOptions", "", [errors.not_supported(
+                "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])])
+        grace = options.get("gracePeriodSeconds")
+        if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
+            raise errors.bad_request("gracePeriodSeconds must be an integer")
+        return options
+
+    async def delete(self, request: web.Request, registry: Registry, namespace: str,
+                     name: str) -> web.Response:
+        options = await self.delete_options(request)
+        await self.admit("DELETE", registry, namespace, name, "", None)
+        obj, _ = await registry.delete(namespace, name, options, dry_run=_dry_run(request.query))
+        return self.respond(request, obj, 200)
+
+    async def delete_collection(self, request: web.Request, registry: Registry,
+                                namespace: str) -> web.Response:
+        labels, fields = self.selectors(request, registry)
+        options = await self.delete_options(request)
+        deleted = await registry.delete_collection(
+            namespace or None, labels=labels, fields=fields, options=options,
+            dry_run=_dry_run(request.query))
+        revision = await registry.store.current_revision()
+        return render.object_response(
+            render.list_object(registry.strategy, render.list_metadata(revision, None, None),
+                               deleted), Output.JSON)
+
+

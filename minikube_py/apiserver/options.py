@@ -1,0 +1,30 @@
+"""kube-apiserver settings (v1.0 cmd/kube-apiserver/app/server.go's APIServer struct).
+
+Kept apart from server.py so the CLI can parse flags without importing aiohttp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class APIServerOptions:
+    """kube-apiserver flags (same names, same defaults, where v1.0 had them)."""
+
+    etcd_prefix: str = "/registry"
+    service_cluster_ip_range: str = "10.0.0.0/24"
+    service_node_port_range: str = "30000-32767"
+    event_ttl: float = 3600.0
+    max_requests_inflight: int = 400
+    max_mutating_requests_inflight: int = 200
+    min_request_timeout: float = 1800.0
+    watch_cache_size: int = 10_000
+    watch_buffer_events: int = 10_000
+    bookmark_interval: float = 60.0
+    scheduler_health_url: str = "http://127.0.0.1:10251/healthz"
+    controller_manager_health_url: str = "http://127.0.0.1:10252/healthz"
+    etcd_health_urls: tuple[str, ...] = ()  # empty: probe the embedded store itself
+    advertise_address: str = "127.0.0.1:8080"
+    backend: str = "embedded"
+    extra_version: dict[str, str] = field(default_factory=dict)

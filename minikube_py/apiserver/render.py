@@ -1,0 +1,102 @@
+"""Response bodies: objects, lists, Tables and Status, as bytes.
+
+Kubernetes piece: k8s.io/apiserver/pkg/endpoints/handlers/responsewriters (WriteObject,
+ErrorNegotiated) and the server-side printing of `meta.k8s.io/v1` Tables (v1.10+, which is
+the only way kubectl shows READY/STATUS columns for built-in types). Lists of stored objects
+are assembled from stored bytes without decoding (registry/codec.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from ..api import tables
+from ..api.errors import StatusError
+from ..registry.strategy import Obj, Strategy
+from .negotiation import Output, dump_yaml
+
+JSON = "application/json"
+
+
+def json_response(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=body, status=status, content_type=JSON, headers=headers)
+
+
+def object_response(obj: Any, output: Output, status: int = 200) -> web.Response:
+    if output is Output.YAML:
+        return web.Response(body=dump_yaml(obj), status=status, content_type="application/yaml")
+    return json_response(orjson.dumps(obj), status)
+
+
+def status_response(error: StatusError) -> web.Response:
+    return json_response(orjson.dumps(error.status()), error.code, error.headers or None)
+
+
+def success_status(code: int = 200, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                            "status": "Success", "code": code}
+    if details:
+        body["details"] = details
+    return body
+
+
+def list_metadata(revision: int, continue_token: str | None, remaining: int | None) -> dict[str, Any]:
+    md: dict[str, Any] = {"resourceVersion": str(revision)}
+    if continue_token:
+        md["continue"] = continue_token
+        if remaining:
+            md["remainingItemCount"] = remaining
+    return md
+
+
+def list_bytes(strategy: Strategy, md: dict[str, Any], items: Iterable[bytes]) -> bytes:
+    """`{"kind":"PodList","apiVersion":"v1","metadata":{..},"items":[..]}` from item bytes."""
+    return b'{"kind":"%sList","apiVersion":"%s","metadata":%s,"items":[%s]}' % (
+        strategy.kind.encode(), strategy.api_version.encode(), orjson.dumps(md),
+        b",".join(items),
+    )
+
+
+def list_object(strategy: Strategy, md: dict[str, Any], items: list[Obj]) -> dict[str, Any]:
+    return {"kind": f"{strategy.kind}List", "apiVersion": strategy.api_version, "metadata": md,
+            "items": items}
+
+
+def _row_object(obj: Obj, include: str) -> Any:
+    if include == "None":
+        return None
+    if include == "Object":
+        return obj
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": obj.get("metadata") or {}}
+
+
+def table(kind: str, objects: Iterable[Obj], md: dict[str, Any], include: str = "Metadata",
+          now: float | None = None) -> dict[str, Any]:
+    now = time.time() if now is None else now
+    rows = []
+    for obj in objects:
+        row: dict[str, Any] = {"cells": tables.row_cells(kind, obj, now)}
+        embedded = _row_object(obj, include)
+        if embedded is not None:
+            row["object"] = embedded
+        rows.append(row)
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": md,
+            "columnDefinitions": tables.column_definitions(kind), "rows": rows}
+
+
+def table_event_encoder(kind: str, include: str = "Metadata"):
+    """A watch encoder that wraps each event's object as a one-row Table (kubectl get -w)."""
+
+    def encode(event_type: str, obj: Obj) -> bytes:
+        rv = (obj.get("metadata") or {}).get("resourceVersion", "")
+        body = table(kind, [obj], {"resourceVersion": rv}, include)
+        return b'{"type":"%s","object":%s}\n' % (event_type.encode(), orjson.dumps(body))
+
+    return encode
+

@@ -1,0 +1,245 @@
+"""The API server: registries over the store, the watch fan-out, routes and filters.
+
+Kubernetes v1.0 piece: pkg/master/master.go (New: build one REST storage per resource over
+etcd, install the API groups, mount /healthz, /version, /metrics, /swaggerapi — here /openapi)
+and cmd/kube-apiserver/app/server.go's flags (APIServerOptions below keeps their names). The
+aiohttp application is assembled once; `start()` opens the per-resource watch caches and makes
+sure the namespaces every cluster has (default, kube-system, kube-public, kube-node-lease)
+exist, as the v1.0 master's bootstrap controller did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+from .. import __version__
+from ..api import errors
+from ..registry import resources
+from ..registry.allocators import NodePortAllocator, ServiceIPAllocator
+from ..registry.cacher import Cacher
+from ..registry.generic import Registry
+from ..registry.leases import LeaseManager
+from ..storage import Store
+from . import discovery, render
+from .admission import AdmissionChain, NamespaceLifecycle
+from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
+from .filters import (
+    INFO,
+    with_instrumentation,
+    with_max_in_flight,
+    with_recovery,
+    with_request_info,
+)
+from .handlers import ResourceHandlers
+from .metrics import metrics as process_metrics
+from .openapi_service import OPENAPI_V2_BODY, OpenAPIDocuments
+from .options import APIServerOptions
+from .requestinfo import RequestInfo
+
+log = structlog.get_logger(component="apiserver")
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+KUBE_VERSION = {"major": "1", "minor": "30", "gitVersion": "v1.30.0-minikube-py",
+                "gitCommit": "", "gitTreeState": "clean", "buildDate": "",
+                "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
+                "platform": f"{platform.system().lower()}/{platform.machine()}"}
+SERVER_KEY = web.AppKey("apiserver", object)
+
+
+class APIServer:
+    def __init__(self, store: Store, options: APIServerOptions | None = None) -> None:
+        self.store = store
+        self.options = options = options or APIServerOptions()
+        self.metrics = process_metrics()
+        leases = LeaseManager(store, int(options.event_ttl))
+        self.registries: dict[tuple[str, str, str], Registry] = {}
+        self.cachers: dict[tuple[str, str], Cacher] = {}
+        for strategy in resources.STORED:
+            registry = Registry(strategy, store, prefix=options.etcd_prefix, leases=leases)
+            self.registries[strategy.group, strategy.version, strategy.resource] = registry
+            if strategy.resource not in resources.VIRTUAL:
+                self.cachers[strategy.resource, strategy.group] = Cacher(
+                    strategy, store, registry.root, window=options.watch_cache_size)
+        services = self.registry_for("", "v1", "services")
+        services.extras["service_ips"] = ServiceIPAllocator(
+            store, options.service_cluster_ip_range, options.etcd_prefix)
+        services.extras["node_ports"] = NodePortAllocator(
+            store, options.service_node_port_range, options.etcd_prefix)
+        namespaces = self.registry_for("", "v1", "namespaces")
+        self.admission = AdmissionChain([NamespaceLifecycle(lambda ns: namespaces.get("", ns))])
+        self.component_statuses = ComponentStatuses(self._probes())
+        self.handlers = ResourceHandlers(self)
+        self._groups = self._group_table()
+        self._openapi = OpenAPIDocuments(self._groups)
+
+    # -- wiring -------------------------------------------------------------------------
+    def registry_for(self, group: str, version: str, resource: str) -> Registry:
+        registry = self.registries.get((group, version, resource))
+        if registry is None:
+            raise errors.not_found_path()
+        return registry
+
+    def _group_table(self) -> dict[str, dict[str, list]]:
+        groups: dict[str, dict[str, list]] = {}
+        for strategy in resources.STORED:
+            groups.setdefault(strategy.group, {}).setdefault(strategy.version, []).append(strategy)
+        return groups
+
+    def _probes(self) -> dict[str, Any]:
+        opts = self.options
+        probes: dict[str, Any] = {
+            "scheduler": HTTPProbe(opts.scheduler_health_url),
+            "controller-manager": HTTPProbe(opts.controller_manager_health_url),
+        }
+        if opts.etcd_health_urls:
+            for i, url in enumerate(opts.etcd_health_urls):
+                probes[f"etcd-{i}"] = HTTPProbe(url)
+        else:
+            probes["etcd-0"] = StoreProbe(self.store.current_revision)
+        return probes
+
+    async def start(self) -> None:
+        await asyncio.gather(*(c.start() for c in self.cachers.values()))
+        await self._ensure_namespaces()
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(c.stop() for c in self.cachers.values()))
+
+    async def _ensure_namespaces(self) -> None:
+        registry = self.registry_for("", "v1", "namespaces")
+        for name in SYSTEM_NAMESPACES:
+            try:
+                await registry.get("", name)
+            except errors.StatusError as exc:
+                if exc.code != 404:
+                    raise
+                try:
+                    await registry.create("", {"apiVersion": "v1", "kind": "Namespace",
+                                               "metadata": {"name": name}})
+                except errors.StatusError as race:
+                    if race.reason != "AlreadyExists":
+                        raise
+
+    # -- the application ---------------------------------------------------------------
+    def build_app(self) -> web.Application:
+        opts = self.options
+        app = web.Application(
+            middlewares=[
+                with_request_info,
+                with_instrumentation(self.metrics),
+                with_recovery,
+                with_max_in_flight(self.metrics, readonly=opts.max_requests_inflight,
+                                   mutating=opts.max_mutating_requests_inflight),
+            ],
+            client_max_size=4 * 1024 * 1024,
+        )
+        app[SERVER_KEY] = self
+        router = app.router
+        for path in ("/healthz", "/livez", "/readyz"):
+            router.add_get(path, self.health)
+        router.add_get("/version", self.version)
+        router.add_get("/metrics", self.prometheus)
+        router.add_get("/openapi/v2", self.openapi_v2)
+        router.add_get("/openapi/v3", self.openapi_v3_index)
+        router.add_get("/openapi/v3/{path:.*}", self.openapi_v3)
+        router.add_get("/", self.root)
+        router.add_route("*", "/api", self.api)
+        router.add_route("*", "/api/{tail:.*}", self.api)
+        router.add_route("*", "/apis", self.api)
+        router.add_route("*", "/apis/{tail:.*}", self.api)
+
+        async def on_startup(_app: web.Application) -> None:
+            await self.start()
+
+        async def on_cleanup(_app: web.Application) -> None:
+            await self.stop()
+
+        app.on_startup.append(on_startup)
+        app.on_cleanup.append(on_cleanup)
+        return app
+
+    # -- non-resource endpoints ---------------------------------------------------------
+    async def health(self, request: web.Request) -> web.Response:
+        try:
+            await asyncio.wait_for(self.store.current_revision(), 5.0)
+        except Exception as exc:  # any failure is the answer
+            return web.Response(status=500, text=f"[-]etcd failed: {exc or type(exc).__name__}\n"
+                                f"{request.path[1:]} check failed")
+        if request.path == "/readyz" and not all(c.ready.is_set() for c in self.cachers.values()):
+            return web.Response(status=500, text="[-]watch-cache not ready\nreadyz check failed")
+        return web.Response(text="ok")
+
+    async def version(self, request: web.Request) -> web.Response:
+        body = dict(KUBE_VERSION, minikube_py=__version__, storage=self.options.backend)
+        return render.json_response(orjson.dumps(body))
+
+    async def prometheus(self, request: web.Request) -> web.Response:
+        return web.Response(body=generate_latest(REGISTRY),
+                            headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def openapi_v2(self, request: web.Request) -> web.Response:
+        return web.Response(body=OPENAPI_V2_BODY, content_type="application/octet-stream")
+
+    async def openapi_v3_index(self, request: web.Request) -> web.Response:
+        return render.json_response(self._openapi.index_bytes)
+
+    async def openapi_v3(self, request: web.Request) -> web.Response:
+        body = self._openapi.document_bytes(request.match_info["path"])
+        if body is None:
+            raise errors.not_found_path()
+        return render.json_response(body)
+
+    async def root(self, request: web.Request) -> web.Response:
+        paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/openapi/v2",
+                 "/openapi/v3", "/readyz", "/version"]
+        paths += sorted(f"/apis/{g}/{v}" for g, vs in self._groups.items() if g for v in vs)
+        paths += sorted(f"/apis/{g}" for g in self._groups if g)
+        return render.json_response(orjson.dumps({"paths": sorted(paths)}))
+
+    async def api(self, request: web.Request) -> web.StreamResponse:
+        info: RequestInfo = request[INFO]
+        if info.is_resource:
+            return await self.handlers.handle(request, info)
+        if request.method != "GET":
+            raise errors.method_not_allowed(request.method, request.path)
+        return self._discovery(request, info)
+
+    def _discovery(self, request: web.Request, info: RequestInfo) -> web.Response:
+        path = request.path.rstrip("/")
+        accept = request.headers.get("Accept")
+        aggregated = discovery.aggregated_version(accept)
+        if path == "/api":
+            if aggregated:
+                return self._aggregated({"": self._groups[""]}, aggregated)
+            return render.json_response(orjson.dumps(discovery.api_versions(
+                request.host or self.options.advertise_address)))
+        if path == "/apis":
+            named = {g: vs for g, vs in self._groups.items() if g}
+            if aggregated:
+                return self._aggregated(named, aggregated)
+            return render.json_response(orjson.dumps(discovery.api_group_list(
+                {g: list(vs) for g, vs in named.items()})))
+        parts = [p for p in path.split("/") if p]
+        if parts[0] == "api" and len(parts) == 2 and parts[1] in self._groups[""]:
+            return render.json_response(orjson.dumps(discovery.resource_list(
+                parts[1], self._groups[""][parts[1]])))
+        if parts[0] == "apis" and len(parts) == 2 and parts[1] in self._groups and parts[1]:
+            return render.json_response(orjson.dumps(discovery.api_group(
+                parts[1], list(self._groups[parts[1]]))))
+        if parts[0] == "apis" and len(parts) == 3 and parts[1] and parts[2] in self._groups.get(
+                parts[1], {}):
+            return render.json_response(orjson.dumps(discovery.resource_list(
+                f"{parts[1]}/{parts[2]}", self._groups[parts[1]][parts[2]])))
+        raise errors.not_found_path()
+
+    def _aggregated(self, groups: dict[str, dict[str, list]], version: str) -> web.Response:
+        body = orjson.dumps(discovery.aggregated(groups, version))
+        return web.Response(body=body, headers={
+            "Content-Type": discovery.aggregated_content_type(version)})

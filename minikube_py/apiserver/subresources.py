@@ -1,0 +1,248 @@
+"""Subresources: status, binding, scale, log, finalize — and the virtual componentstatuses.
+
+Kubernetes v1.0 piece: pkg/registry/pod/etcd (StatusREST, BindingREST, LogREST),
+pkg/registry/controller/etcd (ScaleREST, v1.1+ as autoscaling/v1 Scale), the namespace
+`finalize` REST and pkg/registry/componentstatus. Each is a thin shape over the same generic
+registry write (one compare-and-swap); nothing here touches storage directly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from aiohttp import web
+
+from ..api import errors, meta
+from ..api.labels import selector_from_label_selector, selector_from_set
+from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
+from ..registry import pods
+from ..registry.generic import Registry
+from ..registry.strategy import Obj
+from . import render
+from .negotiation import Output, decode_body, decode_json_object, output_format
+
+if TYPE_CHECKING:
+    from .handlers import ResourceHandlers
+    from .requestinfo import RequestInfo
+
+
+async def handle(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
+                 registry: Registry) -> web.StreamResponse:
+    strategy = registry.strategy
+    spec = strategy.subresource(info.subresource)
+    if spec is None:
+        raise errors.not_found_path()
+    verb = info.verb
+    if verb not in spec.verbs:
+        raise errors.method_not_allowed(verb, f"{info.resource}/{info.subresource}")
+    namespace = info.namespace if strategy.namespaced else ""
+    name = info.name
+    sub = info.subresource
+    if sub == "status":
+        if verb == "get":
+            return await handlers.get(request, registry, namespace, name)
+        if verb == "update":
+            return await handlers.update(request, registry, namespace, name, "status")
+        return await handlers.patch(request, registry, namespace, name, "status")
+    if sub == "finalize":
+        return await handlers.update(request, registry, namespace, name, "finalize")
+    if sub == "binding":
+        return await create_binding(handlers, request, info, name)
+    if sub == "scale":
+        return await scale(handlers, request, registry, namespace, name, verb)
+    if sub == "log":
+        return await pod_log(handlers, request, registry, namespace, name)
+    raise errors.not_found_path()
+
+
+# -- binding ---------------------------------------------------------------------------
+async def create_binding(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
+                         pod_name: str | None) -> web.Response:
+    """`POST pods/{name}/binding` or v1.0's `POST bindings`: assign a pod to a node."""
+    server = handlers.server
+    binding = decode_json_object(await _body(request), request.content_type)
+    if pod_name is None:  # POST .../bindings: the pod is named in the body
+        pod_name = (binding.get("metadata") or {}).get("name") or ""
+        if not pod_name:
+            raise errors.invalid_object("Binding", "", [errors.required("metadata.name")])
+    errs = pods.validate_binding(binding, pod_name)
+    if errs:
+        raise errors.invalid_object("Binding", pod_name, errs)
+    registry = server.registry_for("", "v1", "pods")
+    await handlers.admit("CREATE", registry, info.namespace, pod_name, "binding", binding)
+    now = meta.now_rfc3339()
+
+    def produce(old: Obj | None) -> Obj:
+        assert old is not None
+        old["metadata"].pop("resourceVersion", None)  # no precondition: retry on conflict
+        return pods.assign(old, binding, now)
+
+    await registry.update(info.namespace, pod_name, produce, subresource="binding")
+    return render.object_response(render.success_status(201), Output.JSON, 201)
+
+
+# -- scale -----------------------------------------------------------------------------
+def scale_of(obj: Obj, registry: Registry) -> Obj:
+    """The autoscaling/v1 Scale view of an RC, ReplicaSet or Deployment."""
+    md = obj["metadata"]
+    spec = obj.get("spec") or {}
+    selector = spec.get("selector")
+    if registry.strategy.group == "apps":
+        text = str(selector_from_label_selector(selector)) if isinstance(selector, dict) else ""
+    else:
+        text = str(selector_from_set(selector or {}))
+    return {
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion",
+                                        "creationTimestamp") if k in md},
+        "spec": {"replicas": spec.get("replicas", 0)},
+        "status": {"replicas": (obj.get("status") or {}).get("replicas", 0), "selector": text},
+    }
+
+
+def _replicas(scale_body: Any, name: str) -> int:
+    replicas = ((scale_body or {}).get("spec") or {}).get("replicas", 0) if isinstance(
+        scale_body, dict) else None
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise errors.invalid_object("Scale", name, [errors.invalid(
+            "spec.replicas", replicas, "must be greater than or equal to 0")], "autoscaling")
+    return replicas
+
+
+async def scale(handlers: ResourceHandlers, request: web.Request, registry: Registry,
+                namespace: str, name: str, verb: str) -> web.Response:
+    if verb == "get":
+        return render.object_response(scale_of(await registry.get(namespace, name), registry),
+                                      Output.JSON)
+    if verb == "update":
+        body = decode_json_object(await _body(request), request.content_type)
+        patch_type, patch_doc = None, None
+    else:
+        patch_type = PATCH_TYPES.get(request.content_type)
+        if patch_type not in ("merge", "json", "strategic"):
+            raise errors.StatusError(415, "UnsupportedMediaType",
+                                     f"unsupported patch type {request.content_type!r} for scale")
+        patch_doc = decode_body(await _body(request), None)
+        body = None
+
+    def produce(old: Obj | None) -> Obj:
+        assert old is not None
+        current = scale_of(old, registry)
+        if patch_type == "merge":
+            desired = json_merge_patch(current, patch_doc)
+        elif patch_type == "json":
+            desired = json_patch(current, patch_doc)
+        elif patch_type == "strategic":
+            desired = strategic_merge_patch(current, patch_doc, "Scale")
+        else:
+            desired = body
+        replicas = _replicas(desired, name)
+        new = dict(old)
+        new["spec"] = dict(old.get("spec") or {}, replicas=replicas)
+        new["metadata"] = dict(old["metadata"])
+        rv = (desired.get("metadata") or {}).get("resourceVersion")
+        if rv:
+            new["metadata"]["resourceVersion"] = rv  # the Scale's precondition
+        else:
+            new["metadata"].pop("resourceVersion", None)
+        return new
+
+    obj, _ = await registry.update(namespace, name, produce)
+    return render.object_response(scale_of(obj, registry), Output.JSON)
+
+
+# -- log -------------------------------------------------------------------------------
+async def pod_log(handlers: ResourceHandlers, request: web.Request, registry: Registry,
+                  namespace: str, name: str) -> web.StreamResponse:
+    """Proxy `pods/{name}/log` to the kubelet of the pod's node (v1.0 LogREST)."""
+    pod = await registry.get(namespace, name)
+    containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    container = request.query.get("container", "")
+    if not container:
+        if len(containers) != 1:
+            raise errors.bad_request(
+                f"a container name must be specified for pod {name}, choose one of: "
+                f"[{' '.join(containers)}]")
+        container = containers[0]
+    elif container not in containers:
+        raise errors.bad_request(f"container {container} is not valid for pod {name}")
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if not node_name:
+        return web.Response(body=b"", content_type="text/plain")
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        waiting = (status.get("state") or {}).get("waiting")
+        if status.get("name") == container and waiting:
+            raise errors.bad_request(
+                f'container "{container}" in pod "{name}" is waiting to start: '
+                f'{waiting.get("reason", "")}')
+    node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
+    url = kubelet_log_url(node, namespace, name, container)
+    params = {k: v for k, v in request.query.items()
+              if k in ("follow", "tailLines", "timestamps", "previous", "sinceSeconds",
+                       "limitBytes")}
+    return await _proxy_stream(request, url, params, node_name)
+
+
+def kubelet_log_url(node: Obj, namespace: str, pod: str, container: str) -> str:
+    status = node.get("status") or {}
+    address = ""
+    for kind in ("InternalIP", "Hostname", "ExternalIP"):
+        for entry in status.get("addresses") or []:
+            if entry.get("type") == kind and entry.get("address"):
+                address = entry["address"]
+                break
+        if address:
+            break
+    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
+    if not address or not port:
+        raise errors.bad_request(
+            f'node "{node["metadata"]["name"]}" has no kubelet address or port in its status')
+    return f"http://{address}:{port}/containerLogs/{namespace}/{pod}/{container}"
+
+
+async def _proxy_stream(request: web.Request, url: str, params: dict[str, str],
+                        node: str) -> web.StreamResponse:
+    timeout = aiohttp.ClientTimeout(total=None, connect=5)
+    try:
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            async with session.get(url, params=params) as upstream:
+                if upstream.status != 200:
+                    text = (await upstream.read()).decode(errors="replace")
+                    raise errors.StatusError(upstream.status if 400 <= upstream.status < 500 else 502,
+                                             "BadRequest" if upstream.status < 500 else "InternalError",
+                                             text or f"kubelet answered {upstream.status}")
+                response = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
+                await response.prepare(request)
+                async for chunk in upstream.content.iter_any():
+                    await response.write(chunk)
+                return response
+    except aiohttp.ClientError as exc:
+        raise errors.StatusError(
+            502, "InternalError",
+            f'Get "{url}": {exc} (is the kubelet for node {node} running?)') from None
+
+
+# -- componentstatuses -----------------------------------------------------------------
+async def component_statuses(handlers: ResourceHandlers, request: web.Request,
+                             info: RequestInfo) -> web.Response:
+    statuses = handlers.server.component_statuses
+    output = output_format(request.headers.get("Accept"))
+    objects = [await statuses.get(info.name)] if info.name else await statuses.list()
+    headers = {"Warning": '299 - "v1 ComponentStatus is deprecated in v1.19+"'}
+    if output is Output.TABLE:
+        body = render.table("ComponentStatus", objects, {})
+    elif info.name:
+        body = objects[0]
+    else:
+        body = {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {},
+                "items": objects}
+    response = render.object_response(body, output if output is Output.YAML else Output.JSON)
+    response.headers.update(headers)
+    return response
+
+
+async def _body(request: web.Request) -> bytes:
+    from .handlers import read_body
+
+    return await read_body(request)

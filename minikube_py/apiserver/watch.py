@@ -1,0 +1,148 @@
+"""The HTTP side of watch: a chunked stream of JSON lines fed by the resource's Cacher.
+
+Kubernetes v1.0 piece: pkg/apiserver/watch.go (WatchServer.ServeHTTP: one JSON document per
+event, flushed) plus the later list-then-watch rules kubectl relies on:
+- resourceVersion "" or "0": synthetic ADDED events for the current state first (kubectl's
+  single-object `get -w` drops the first event, assuming it is exactly that);
+- resourceVersion N: only changes after N; too old -> one ERROR event (410 Expired), then close;
+- `timeoutSeconds` ends the stream cleanly; without it the server picks a random timeout
+  between --min-request-timeout and twice that, as upstream does, so watches rebalance;
+- `allowWatchBookmarks=true`: periodic BOOKMARK events carrying only the resourceVersion.
+
+Writes are batched: everything buffered since the last wake-up goes out in one write, which is
+what makes fan-out to many watchers cheap (perf-ceilings: 4-10x over a write per event).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import TYPE_CHECKING
+
+import orjson
+from aiohttp import web
+
+from ..api import errors
+from ..api.fields import FieldSelector
+from ..api.labels import LabelSelector
+from ..registry.cacher import Watcher, json_line
+from ..registry.generic import Registry, parse_resource_version
+from . import render
+from .negotiation import Output
+
+if TYPE_CHECKING:
+    from .server import APIServer
+
+_LIVENESS_CHECK = 5.0  # how often an idle stream checks its client is still connected
+
+
+def _encoder(registry: Registry, output: Output, include: str):
+    if output is Output.TABLE:
+        return registry.extras.setdefault(
+            ("table-encoder", include), render.table_event_encoder(registry.strategy.kind, include))
+    if output is Output.YAML:
+        raise errors.not_acceptable("application/yaml (watch streams are JSON)")
+    return json_line
+
+
+def _timeout(server: APIServer, request: web.Request) -> float:
+    raw = request.query.get("timeoutSeconds")
+    if raw not in (None, ""):
+        try:
+            value = int(raw)
+        except ValueError:
+            raise errors.bad_request(f"timeoutSeconds: Invalid value: {raw!r}") from None
+        if value < 0:
+            raise errors.bad_request("timeoutSeconds: must be greater than or equal to 0")
+        return float(value)
+    base = server.options.min_request_timeout
+    return base * (1 + random.random())
+
+
+async def serve_watch(
+    server: APIServer,
+    request: web.Request,
+    registry: Registry,
+    namespace: str,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    output: Output,
+) -> web.StreamResponse:
+    query = request.query
+    rv_text = query.get("resourceVersion", "")
+    include = query.get("includeObject", "Metadata")
+    encoder = _encoder(registry, output, include)
+    timeout = _timeout(server, request)
+    bookmarks = query.get("allowWatchBookmarks", "").lower() in ("true", "1")
+    cacher = server.cachers[registry.strategy.resource, registry.strategy.group]
+    watcher = Watcher(namespace=namespace or None, labels=labels, fields=fields, encoder=encoder,
+                      capacity=server.options.watch_buffer_events)
+
+    initial: list[bytes] = []
+    if rv_text in ("", "0"):
+        page = await registry.list(namespace or None, labels=labels, fields=fields)
+        initial = [encoder("ADDED", obj) for obj in page.decoded()]
+        start = page.revision
+    else:
+        start = parse_resource_version(rv_text)
+
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    if initial:
+        await response.write(b"".join(initial))
+    cacher.register(watcher, start)
+    server.metrics.watchers.labels(registry.strategy.resource).inc()
+    try:
+        await _pump(server, request, response, watcher, registry, timeout, bookmarks, start)
+    except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
+        pass
+    finally:
+        cacher.unregister(watcher)
+        server.metrics.watchers.labels(registry.strategy.resource).dec()
+    return response
+
+
+async def _pump(server: APIServer, request: web.Request, response: web.StreamResponse,
+                watcher: Watcher, registry: Registry, timeout: float, bookmarks: bool,
+                start: int) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    bookmark_every = server.options.bookmark_interval
+    next_bookmark = loop.time() + bookmark_every
+    last_revision = start
+    while True:
+        now = loop.time()
+        if now >= deadline:
+            return
+        wait = min(deadline, next_bookmark if bookmarks else deadline, now + _LIVENESS_CHECK) - now
+        try:
+            await asyncio.wait_for(watcher.wake.wait(), max(wait, 0.001))
+        except TimeoutError:
+            pass
+        if watcher.buffer:
+            last_revision = max(last_revision, watcher.last_revision)
+            await response.write(b"".join(watcher.take()))
+        else:
+            watcher.wake.clear()
+        if watcher.closed:
+            if watcher.error is not None:
+                await response.write(
+                    b'{"type":"ERROR","object":%s}\n' % orjson.dumps(watcher.error))
+            return
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            return
+        if bookmarks and loop.time() >= next_bookmark:
+            next_bookmark = loop.time() + bookmark_every
+            cacher = server.cachers[registry.strategy.resource, registry.strategy.group]
+            # a watcher on the shared fan-out has seen everything up to the cacher's position
+            revision = last_revision if watcher._direct is not None else max(
+                last_revision, cacher.position)
+            await response.write(_bookmark(registry, revision))
+
+
+def _bookmark(registry: Registry, revision: int) -> bytes:
+    obj = {"kind": registry.strategy.kind, "apiVersion": registry.strategy.api_version,
+           "metadata": {"resourceVersion": str(revision)}}
+    return b'{"type":"BOOKMARK","object":%s}\n' % orjson.dumps(obj)

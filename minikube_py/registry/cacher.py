@@ -1,0 +1,378 @@
+"""The watch fan-out: one store watch per resource, decoded once, delivered to many watchers.
+
+Kubernetes piece: pkg/storage/cacher (Cacher, watchCache, cacheWatcher; v1.2+) — in v1.0 every
+HTTP watch opened its own etcd watch, which is what the cacher was invented to stop. Here:
+- one store watch per resource feeds a ring of recent events (`window`), so a watcher that
+  resumes from a resourceVersion inside the window is caught up from memory;
+- each event is decoded once and encoded once per wire format (JSON line, Table row), and the
+  same bytes are shared by every watcher that receives it;
+- watchers are indexed by the exact value they select on (`metadata.name`, and `spec.nodeName`
+  for pods), so an event reaches only watchers that can match it — 5000 kubelets watching their
+  own node cost nothing on an event for another node;
+- each watcher has a bounded buffer; one that falls `capacity` events behind is closed (its
+  client re-lists), never allowed to grow memory or slow the others;
+- a resourceVersion older than the window is served by a store watch of its own (the store
+  answers 410 Expired when that history has been compacted).
+
+Event semantics are upstream's cacheWatcher.convertToWatchEvent: an object that starts matching
+a watcher's selector is ADDED for it, one that stops matching is DELETED (previous content, new
+resourceVersion).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from typing import Any, Callable
+
+import orjson
+import structlog
+
+from ..api.fields import FieldSelector
+from ..api.labels import LabelSelector
+from ..storage import CompactedError, Event, EventType, StorageError, Store
+from . import codec
+from .strategy import Obj, Strategy
+
+log = structlog.get_logger(component="apiserver")
+
+DEFAULT_WINDOW = 10_000
+DEFAULT_CAPACITY = 10_000
+
+#: encodes (event type, object, event) into the bytes one watcher's client reads
+Encoder = Callable[[str, Obj], bytes]
+
+
+class CachedEvent:
+    """A store event decoded once; encodings are memoised per (encoder, type, which)."""
+
+    __slots__ = ("revision", "type", "namespace", "name", "value", "prev_value", "_obj",
+                 "_prev", "_attrs", "_prev_attrs", "_encoded", "strategy")
+
+    def __init__(self, event: Event, strategy: Strategy) -> None:
+        kv, prev = event.kv, event.prev_kv
+        self.revision = kv.mod_revision
+        self.strategy = strategy
+        if event.type == EventType.DELETE:
+            self.type = "DELETED"
+            self.value = prev.value if prev is not None else b""
+        else:
+            self.type = "ADDED" if prev is None else "MODIFIED"
+            self.value = kv.value
+        self.prev_value = prev.value if prev is not None else None
+        self._obj: Obj | None = None
+        self._prev: Obj | None = None
+        self._attrs: tuple[dict, dict] | None = None
+        self._prev_attrs: tuple[dict, dict] | None = None
+        self._encoded: dict[Any, bytes] = {}
+        obj = self.obj
+        md = obj.get("metadata") or {}
+        self.namespace = md.get("namespace", "")
+        self.name = md.get("name", "")
+
+    @property
+    def obj(self) -> Obj:
+        """The object as of this event (for DELETED: its last state), at this revision."""
+        if self._obj is None:
+            self._obj = codec.decode_at(self.value, self.revision)
+        return self._obj
+
+    @property
+    def prev(self) -> Obj | None:
+        if self._prev is None and self.prev_value is not None:
+            self._prev = codec.decode_at(self.prev_value, self.revision)
+        return self._prev
+
+    def attrs(self) -> tuple[dict, dict]:
+        """(labels, selectable fields) of the current object."""
+        if self._attrs is None:
+            obj = self.obj
+            self._attrs = ((obj.get("metadata") or {}).get("labels") or {},
+                           self.strategy.field_attrs(obj))
+        return self._attrs
+
+    def prev_attrs(self) -> tuple[dict, dict] | None:
+        if self.prev_value is None:
+            return None
+        if self._prev_attrs is None:
+            prev = self.prev
+            assert prev is not None
+            self._prev_attrs = ((prev.get("metadata") or {}).get("labels") or {},
+                                self.strategy.field_attrs(prev))
+        return self._prev_attrs
+
+    def encoded(self, encoder: Encoder, kind: str, which: str) -> bytes:
+        key = (encoder, kind, which)
+        data = self._encoded.get(key)
+        if data is None:
+            obj = self.obj if which == "cur" else self.prev
+            data = self._encoded[key] = encoder(kind, obj)
+        return data
+
+
+def json_line(kind: str, obj: Obj) -> bytes:
+    """The default watch wire format: one `{"type":..,"object":..}` JSON document per line."""
+    return b'{"type":"%s","object":%s}\n' % (kind.encode(), orjson.dumps(obj))
+
+
+class Watcher:
+    """One client's watch: its filters, its buffer, and a wake-up for its writer task."""
+
+    def __init__(
+        self,
+        *,
+        namespace: str | None,
+        labels: LabelSelector | None,
+        fields: FieldSelector | None,
+        encoder: Encoder = json_line,
+        capacity: int = DEFAULT_CAPACITY,
+    ) -> None:
+        self.namespace = namespace or None
+        self.labels = labels if labels is not None and not labels.empty() else None
+        self.fields = fields if fields is not None and not fields.empty() else None
+        self.encoder = encoder
+        self.capacity = capacity
+        self.min_revision = 0
+        self.last_revision = 0
+        self.buffer: list[bytes] = []
+        self.wake = asyncio.Event()
+        self.closed = False
+        self.error: dict[str, Any] | None = None
+        self.index_keys: list[tuple[str, str]] = []
+        self._direct: asyncio.Task | None = None
+
+    def matches(self, labels: dict, fields: dict) -> bool:
+        if self.labels is not None and not self.labels.matches(labels):
+            return False
+        if self.fields is not None and not self.fields.matches(fields):
+            return False
+        return True
+
+    def offer(self, event: CachedEvent) -> None:
+        """Deliver `event` if it concerns this watcher (upstream convertToWatchEvent)."""
+        if self.closed or event.revision <= self.min_revision:
+            return
+        if self.namespace is not None and event.namespace != self.namespace:
+            return
+        if self.labels is None and self.fields is None:
+            self.push(event.encoded(self.encoder, event.type, "cur"), event.revision)
+            return
+        now = event.type != "DELETED" and self.matches(*event.attrs())
+        prev_attrs = event.prev_attrs()
+        before = prev_attrs is not None and self.matches(*prev_attrs)
+        if event.type == "DELETED":
+            if before:
+                self.push(event.encoded(self.encoder, "DELETED", "prev"), event.revision)
+        elif now and before:
+            self.push(event.encoded(self.encoder, "MODIFIED", "cur"), event.revision)
+        elif now:
+            self.push(event.encoded(self.encoder, "ADDED", "cur"), event.revision)
+        elif before:
+            self.push(event.encoded(self.encoder, "DELETED", "prev"), event.revision)
+
+    def push(self, data: bytes, revision: int) -> None:
+        if len(self.buffer) >= self.capacity:
+            self.close()  # too slow: the client re-lists rather than us buffering forever
+            return
+        self.buffer.append(data)
+        self.last_revision = revision
+        self.wake.set()
+
+    def take(self) -> list[bytes]:
+        data, self.buffer = self.buffer, []
+        self.wake.clear()
+        return data
+
+    def close(self, error: dict[str, Any] | None = None) -> None:
+        if not self.closed:
+            self.closed = True
+            self.error = error
+            self.wake.set()
+
+
+class Cacher:
+    """The fan-out for one resource."""
+
+    def __init__(self, strategy: Strategy, store: Store, prefix: str, *,
+                 window: int = DEFAULT_WINDOW) -> None:
+        self.strategy = strategy
+        self.store = store
+        self.prefix = prefix
+        self.ring: collections.deque[CachedEvent] = collections.deque(maxlen=window)
+        self.position = 0  # every event up to here has been dispatched
+        self.oldest = 0  # the ring holds every event after this revision
+        self.unindexed: set[Watcher] = set()
+        self.index: dict[tuple[str, str], set[Watcher]] = {}
+        self.index_fields = ("metadata.name",) + (
+            (strategy.watch_index_field,) if strategy.watch_index_field else ())
+        self._task: asyncio.Task | None = None
+        self.ready = asyncio.Event()
+
+    @property
+    def watcher_count(self) -> int:
+        return len(self.unindexed) + sum(len(s) for s in self.index.values())
+
+    async def start(self) -> None:
+        revision = await self.store.current_revision()
+        watch = await self.store.watch(self.prefix, start_revision=revision + 1)
+        self.position = self.oldest = revision
+        self._task = asyncio.create_task(self._run(watch), name=f"cacher:{self.strategy.resource}")
+        self.ready.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+        for watcher in list(self._all_watchers()):
+            watcher.close()
+
+    def _all_watchers(self):
+        yield from self.unindexed
+        for group in self.index.values():
+            yield from group
+
+    async def _run(self, watch) -> None:
+        while True:
+            try:
+                batch = await watch.next_batch()
+            except asyncio.CancelledError:
+                await watch.cancel()
+                raise
+            except StorageError as exc:
+                log.warning("cacher watch failed, restarting", resource=self.strategy.resource,
+                            error=str(exc))
+                watch = await self._restart_watch()
+                continue
+            if not batch:
+                watch = await self._restart_watch()
+                continue
+            for event in batch:
+                self.dispatch(CachedEvent(event, self.strategy))
+
+    async def _restart_watch(self):
+        """Resume after the last dispatched revision; if that history is gone, every watcher
+        is closed with 410 and the window restarts (clients re-list, like upstream)."""
+        while True:
+            try:
+                return await self.store.watch(self.prefix, start_revision=self.position + 1)
+            except CompactedError:
+                revision = await self.store.current_revision()
+                self.ring.clear()
+                self.position = self.oldest = revision
+                for watcher in list(self._all_watchers()):
+                    watcher.close(expired_status(self.position))
+            except StorageError:
+                await asyncio.sleep(0.5)
+
+    def dispatch(self, event: CachedEvent) -> None:
+        if len(self.ring) == self.ring.maxlen:
+            self.oldest = self.ring[0].revision
+        self.ring.append(event)
+        self.position = event.revision
+        for watcher in tuple(self.unindexed):
+            watcher.offer(event)
+        if self.index:
+            for watcher in self._indexed_candidates(event):
+                watcher.offer(event)
+
+    def _indexed_candidates(self, event: CachedEvent) -> set[Watcher]:
+        found: set[Watcher] = set()
+        index = self.index
+        group = index.get(("metadata.name", event.name))
+        if group:
+            found.update(group)
+        for field in self.index_fields[1:]:
+            value = event.attrs()[1].get(field, "")
+            group = index.get((field, value))
+            if group:
+                found.update(group)
+            prev = event.prev_attrs()
+            if prev is not None:
+                old = prev[1].get(field, "")
+                if old != value:
+                    group = index.get((field, old))
+                    if group:
+                        found.update(group)
+        return found
+
+    def register(self, watcher: Watcher, after_revision: int) -> None:
+        """Start delivering events with revision > after_revision (raises nothing: a revision
+        older than the window is served by a store watch of its own)."""
+        watcher.min_revision = after_revision
+        if after_revision < self.oldest:
+            watcher._direct = asyncio.create_task(self._direct_feed(watcher, after_revision))
+            return
+        for event in self.ring:
+            if event.revision > after_revision:
+                watcher.offer(event)
+        self._add(watcher)
+
+    def _add(self, watcher: Watcher) -> None:
+        for field in self.index_fields:
+            value = watcher.fields.exact_value(field) if watcher.fields is not None else None
+            if value is not None:
+                key = (field, value)
+                watcher.index_keys = [key]
+                self.index.setdefault(key, set()).add(watcher)
+                return
+        self.unindexed.add(watcher)
+
+    def unregister(self, watcher: Watcher) -> None:
+        if watcher._direct is not None:
+            watcher._direct.cancel()
+            watcher._direct = None
+        self.unindexed.discard(watcher)
+        for key in watcher.index_keys:
+            group = self.index.get(key)
+            if group is not None:
+                group.discard(watcher)
+                if not group:
+                    del self.index[key]
+
+    async def _direct_feed(self, watcher: Watcher, after_revision: int) -> None:
+        """Serve a watcher from the store until it catches up with the ring, then hand it
+        over to the shared fan-out."""
+        try:
+            watch = await self.store.watch(self.prefix, start_revision=after_revision + 1)
+        except CompactedError as exc:
+            watcher.close(expired_status(exc.compact_revision, after_revision))
+            return
+        except StorageError as exc:
+            watcher.close(internal_status(str(exc)))
+            return
+        try:
+            while not watcher.closed:
+                if watcher.min_revision >= self.oldest:
+                    # caught up: the ring has everything after what this watcher has seen
+                    watcher._direct = None
+                    self.register(watcher, watcher.min_revision)
+                    return
+                batch = await watch.next_batch()
+                if not batch:
+                    watcher.close()
+                    return
+                for event in batch:
+                    cached = CachedEvent(event, self.strategy)
+                    watcher.offer(cached)
+                    watcher.min_revision = cached.revision
+        except StorageError as exc:
+            watcher.close(expired_status(self.oldest) if isinstance(exc, CompactedError)
+                          else internal_status(str(exc)))
+        finally:
+            await watch.cancel()
+
+
+def expired_status(oldest: int, requested: int | None = None) -> dict[str, Any]:
+    message = (f"too old resource version: {requested} ({oldest})" if requested is not None
+               else f"too old resource version ({oldest})")
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": "Expired", "code": 410}
+
+
+def internal_status(message: str) -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": f"Internal error occurred: {message}", "reason": "InternalError",
+            "code": 500}

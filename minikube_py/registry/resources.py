@@ -1,0 +1,189 @@
+"""The resources the API server serves, each one a Strategy value.
+
+Kubernetes v1.0 piece: pkg/master/master.go's `m.storage` map (the table of REST storages per
+path, "pods", "pods/status", "pods/binding", ...) and the per-resource strategy.go files that
+configure pkg/registry/generic. Keys follow v1.0's etcd layout (`/registry/minions/<name>`,
+`/registry/services/specs/...`, `/registry/controllers/...`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import namespaces, pods, services
+from .strategy import Strategy, SubresourceSpec, field_getter, field_text
+
+STATUS = SubresourceSpec("status", ("get", "patch", "update"))
+SCALE = SubresourceSpec("scale", ("get", "patch", "update"), kind="Scale", group="autoscaling",
+                        version="v1")
+
+
+def _reset_status(initial: dict[str, Any]):
+    """A prepare_create hook: clients cannot create an object with a status (upstream
+    PrepareForCreate of RCs, ReplicaSets, Deployments, ResourceQuotas)."""
+
+    async def prepare_create(registry: Any, obj: dict[str, Any]) -> None:
+        obj["status"] = dict(initial)
+
+    return prepare_create
+
+
+def _event_fields(obj: dict[str, Any]) -> dict[str, str]:
+    """Upstream event field set (pkg/registry/core/event/strategy.go ToSelectableFields)."""
+    meta = obj.get("metadata") or {}
+    involved = obj.get("involvedObject") or {}
+    source = obj.get("source") or {}
+    return {
+        "metadata.name": meta.get("name", ""),
+        "metadata.namespace": meta.get("namespace", ""),
+        "involvedObject.kind": field_text(involved.get("kind")),
+        "involvedObject.namespace": field_text(involved.get("namespace")),
+        "involvedObject.name": field_text(involved.get("name")),
+        "involvedObject.uid": field_text(involved.get("uid")),
+        "involvedObject.apiVersion": field_text(involved.get("apiVersion")),
+        "involvedObject.resourceVersion": field_text(involved.get("resourceVersion")),
+        "involvedObject.fieldPath": field_text(involved.get("fieldPath")),
+        "reason": field_text(obj.get("reason")),
+        "reportingComponent": field_text(obj.get("reportingComponent")),
+        "source": field_text(source.get("component")),
+        "type": field_text(obj.get("type")),
+    }
+
+
+_POD_FIELDS = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+               "spec.serviceAccountName", "status.phase", "status.podIP",
+               "status.nominatedNodeName")
+
+PODS = Strategy(
+    group="", version="v1", resource="pods", kind="Pod", namespaced=True, key_root="pods",
+    short_names=("po",), categories=("all",),
+    subresources=(
+        STATUS,
+        SubresourceSpec("binding", ("create",), kind="Binding"),
+        SubresourceSpec("log", ("get",)),
+    ),
+    has_status=True,
+    field_attrs=field_getter(*_POD_FIELDS), selectable_fields=_POD_FIELDS,
+    watch_index_field="spec.nodeName",
+    prepare_create=pods.prepare_create, graceful_delete=pods.graceful_delete,
+)
+
+NODES = Strategy(
+    group="", version="v1", resource="nodes", kind="Node", namespaced=False, key_root="minions",
+    short_names=("no",), subresources=(STATUS,), has_status=True, spec_fields=(),
+    field_attrs=field_getter("spec.unschedulable"), selectable_fields=("spec.unschedulable",),
+)
+
+NAMESPACES = Strategy(
+    group="", version="v1", resource="namespaces", kind="Namespace", namespaced=False,
+    key_root="namespaces", short_names=("ns",), spec_fields=(),
+    subresources=(STATUS, SubresourceSpec("finalize", ("update",))),
+    has_status=True,
+    field_attrs=field_getter("status.phase"), selectable_fields=("status.phase",),
+    prepare_create=namespaces.prepare_create, delete_override=namespaces.mark_terminating,
+    finalized=namespaces.finalized, subresource_updates={"finalize": namespaces.apply_finalize},
+    undeletable=namespaces.PROTECTED,
+)
+
+SERVICES = Strategy(
+    group="", version="v1", resource="services", kind="Service", namespaced=True,
+    key_root="services/specs", short_names=("svc",), categories=("all",),
+    subresources=(STATUS,), has_status=True, spec_fields=(),
+    field_attrs=field_getter("spec.clusterIP", "spec.type"),
+    selectable_fields=("spec.clusterIP", "spec.type"),
+    prepare_create=services.prepare_create, prepare_update=services.prepare_update,
+    release=services.release,
+)
+
+ENDPOINTS = Strategy(
+    group="", version="v1", resource="endpoints", kind="Endpoints", namespaced=True,
+    key_root="services/endpoints", short_names=("ep",), spec_fields=(),
+    allow_create_on_update=True, singular="endpoints",
+)
+
+EVENTS = Strategy(
+    group="", version="v1", resource="events", kind="Event", namespaced=True, key_root="events",
+    short_names=("ev",), spec_fields=(), field_attrs=_event_fields,
+    selectable_fields=tuple(k for k in _event_fields({}) if not k.startswith("metadata.")),
+    allow_create_on_update=True, ttl=True,
+)
+
+REPLICATION_CONTROLLERS = Strategy(
+    group="", version="v1", resource="replicationcontrollers", kind="ReplicationController",
+    namespaced=True, key_root="controllers", short_names=("rc",), categories=("all",),
+    subresources=(STATUS, SCALE), has_status=True,
+    field_attrs=field_getter("status.replicas"), selectable_fields=("status.replicas",),
+    prepare_create=_reset_status({"replicas": 0}),
+)
+
+PODTEMPLATES = Strategy(
+    group="", version="v1", resource="podtemplates", kind="PodTemplate", namespaced=True,
+    key_root="podtemplates", spec_fields=(),
+)
+
+SECRETS = Strategy(
+    group="", version="v1", resource="secrets", kind="Secret", namespaced=True,
+    key_root="secrets", spec_fields=(), field_attrs=field_getter("type"),
+    selectable_fields=("type",),
+)
+
+CONFIGMAPS = Strategy(
+    group="", version="v1", resource="configmaps", kind="ConfigMap", namespaced=True,
+    key_root="configmaps", short_names=("cm",), spec_fields=(),
+)
+
+SERVICEACCOUNTS = Strategy(
+    group="", version="v1", resource="serviceaccounts", kind="ServiceAccount", namespaced=True,
+    key_root="serviceaccounts", short_names=("sa",), spec_fields=(),
+)
+
+LIMITRANGES = Strategy(
+    group="", version="v1", resource="limitranges", kind="LimitRange", namespaced=True,
+    key_root="limitranges", short_names=("limits",), spec_fields=(), allow_create_on_update=True,
+)
+
+RESOURCEQUOTAS = Strategy(
+    group="", version="v1", resource="resourcequotas", kind="ResourceQuota", namespaced=True,
+    key_root="resourcequotas", short_names=("quota",), subresources=(STATUS,), has_status=True,
+    spec_fields=(), prepare_create=_reset_status({}),
+)
+
+DEPLOYMENTS = Strategy(
+    group="apps", version="v1", resource="deployments", kind="Deployment", namespaced=True,
+    key_root="deployments", short_names=("deploy",), categories=("all",),
+    subresources=(STATUS, SCALE), has_status=True, prepare_create=_reset_status({}),
+)
+
+REPLICASETS = Strategy(
+    group="apps", version="v1", resource="replicasets", kind="ReplicaSet", namespaced=True,
+    key_root="replicasets", short_names=("rs",), categories=("all",),
+    subresources=(STATUS, SCALE), has_status=True,
+    field_attrs=field_getter("status.replicas"), selectable_fields=("status.replicas",),
+    prepare_create=_reset_status({"replicas": 0}),
+)
+
+#: served but not stored: componentstatuses are probed live; bindings are a pod write
+COMPONENT_STATUSES = Strategy(
+    group="", version="v1", resource="componentstatuses", kind="ComponentStatus",
+    namespaced=False, key_root="", short_names=("cs",), verbs=("get", "list"), spec_fields=(),
+)
+BINDINGS = Strategy(
+    group="", version="v1", resource="bindings", kind="Binding", namespaced=True, key_root="",
+    verbs=("create",), spec_fields=(),
+)
+
+#: stored resources, in discovery order
+STORED: tuple[Strategy, ...] = (
+    BINDINGS, COMPONENT_STATUSES, CONFIGMAPS, ENDPOINTS, EVENTS, LIMITRANGES, NAMESPACES, NODES,
+    PODS, PODTEMPLATES, REPLICATION_CONTROLLERS, RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS,
+    SERVICES, DEPLOYMENTS, REPLICASETS,
+)
+VIRTUAL = frozenset({"componentstatuses", "bindings"})
+
+#: group/version -> strategies served there
+GROUP_VERSIONS: dict[tuple[str, str], tuple[Strategy, ...]] = {}
+for _s in STORED:
+    GROUP_VERSIONS.setdefault((_s.group, _s.version), ())
+    GROUP_VERSIONS[(_s.group, _s.version)] += (_s,)
+
+

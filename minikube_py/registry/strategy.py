@@ -1,0 +1,136 @@
+"""What makes one resource different from another: its strategy.
+
+Kubernetes v1.0 piece: pkg/registry/generic (etcd.Etcd's KeyFunc, NewFunc, PredicateFunc,
+CreateStrategy, UpdateStrategy, DeleteStrategy) and each resource's `strategy.go`. The generic
+registry (generic.py) is *configured* by one Strategy per resource, never subclassed: a new
+resource is a Strategy value, not new handler code. The hooks below are the few places where a
+resource genuinely behaves differently (pods' graceful deletion, namespaces' Terminating phase,
+services' IP allocation, events' TTL).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
+
+if TYPE_CHECKING:
+    from .generic import Registry
+
+Obj = dict[str, Any]
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+def _get(obj: Obj, *path: str) -> Any:
+    cur: Any = obj
+    for part in path:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def field_text(value: Any) -> str:
+    """Field-selector form of a value: upstream formats everything as a string."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def field_getter(*paths: str) -> Callable[[Obj], dict[str, str]]:
+    """Field-selector attributes from dotted paths, plus metadata.name/namespace (always)."""
+    split = [(p, tuple(p.split("."))) for p in paths]
+
+    def attrs(obj: Obj) -> dict[str, str]:
+        meta = obj.get("metadata") or {}
+        out = {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
+        for name, parts in split:
+            out[name] = field_text(_get(obj, *parts))
+        return out
+
+    return attrs
+
+
+@dataclass(frozen=True)
+class SubresourceSpec:
+    """A subresource entry in discovery (`pods/status`) and the verbs it serves."""
+
+    name: str
+    verbs: tuple[str, ...]
+    kind: str = ""  # response kind when not the parent's (Scale, Binding)
+    group: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """The per-resource configuration of the generic registry."""
+
+    group: str
+    version: str
+    resource: str
+    kind: str
+    namespaced: bool
+    key_root: str  # under the etcd prefix: "pods" -> /registry/pods/<ns>/<name>
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    subresources: tuple[SubresourceSpec, ...] = ()
+    #: the object has a status that only the status subresource writes
+    has_status: bool = False
+    #: top-level fields that are "spec" (a change bumps metadata.generation); empty = none
+    spec_fields: tuple[str, ...] = ("spec",)
+    field_attrs: Callable[[Obj], dict[str, str]] = field(default_factory=field_getter)
+    #: fields other than metadata.name/namespace accepted in a fieldSelector
+    selectable_fields: tuple[str, ...] = ()
+    #: a second field the watch fan-out indexes watchers by (pods: spec.nodeName)
+    watch_index_field: str | None = None
+    allow_create_on_update: bool = False
+    #: hook: initialise what the server owns on create (status, allocated IPs); may raise
+    prepare_create: Callable[[Registry, Obj], Awaitable[None]] | None = None
+    #: hook: after a successful create failed later / after delete (release allocations)
+    release: Callable[[Registry, Obj], Awaitable[None]] | None = None
+    #: hook: adjust an update (services: allocate node ports for a type change)
+    prepare_update: Callable[[Registry, Obj, Obj], Awaitable[None]] | None = None
+    #: hook: decide a delete; returns the grace period (pods) or None for immediate
+    graceful_delete: Callable[[Obj, dict[str, Any]], int | None] | None = None
+    #: hook: replace deletion entirely (namespaces go Terminating); returns the new object or
+    #: None to fall through to the normal delete
+    delete_override: Callable[[Obj], Obj | None] | None = None
+    #: when an update leaves the object deletable (default: terminating, no finalizers, no
+    #: grace period left — upstream ShouldDeleteDuringUpdate)
+    finalized: Callable[[Obj], bool] | None = None
+    #: updates through subresources other than status: name -> (old, body) -> new
+    subresource_updates: Mapping[str, Callable[[Obj, Obj], Obj]] = field(default_factory=dict)
+    #: events: keys carry a lease so they expire after --event-ttl
+    ttl: bool = False
+    #: objects of this kind cannot be deleted (default namespaces)
+    undeletable: frozenset[str] = frozenset()
+    singular: str = ""
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def api_version(self) -> str:
+        return self.group_version
+
+    @property
+    def singular_name(self) -> str:
+        return self.singular or self.kind.lower()
+
+    @property
+    def qualified_resource(self) -> str:
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    def allowed_fields(self) -> frozenset[str]:
+        return frozenset(("metadata.name", "metadata.namespace") + self.selectable_fields)
+
+    def subresource(self, name: str) -> SubresourceSpec | None:
+        for sub in self.subresources:
+            if sub.name == name:
+                return sub
+        return None
