@@ -277,20 +277,14 @@ class ResourceHandlers:
             force = _flag(query, "force")
         else:
             manager = self._manager(request, "Update")
-        warnings = strictness.check_fields(patch_doc, registry.strategy,
-                                           query.get("fieldValidation", "")) \
-            if isinstance(patch_doc, dict) else []
-        if warnings:
-            request[WARNINGS] = warnings
+        field_validation = query.get("fieldValidation", "")
+        strictness.check_fields({}, registry.strategy, field_validation)  # a bad mode is 400 first
         now = meta.now_rfc3339()
         admitted = False
 
         async def produce(old: Obj | None) -> Obj:
             nonlocal admitted
-            if old is not None:
-                # a patch is applied to the newest object and retried on conflict, unless the
-                # patch itself names a resourceVersion (then that is a precondition)
-                old["metadata"].pop("resourceVersion", None)
+            current_rv = (old or {}).get("metadata", {}).get("resourceVersion")
             if patch_type == "apply":
                 new = server_side_apply(old, codec.clone(patch_doc), kind=kind, manager=manager,
                                         force=force, now=now)
@@ -306,7 +300,17 @@ class ResourceHandlers:
                 new = strategic_merge_patch(old, patch_doc, kind)
             if not isinstance(new, dict):
                 raise errors.bad_request("the patch must produce a JSON object")
+            new_md = new.get("metadata")
+            if isinstance(new_md, dict) and new_md.get("resourceVersion") == current_rv:
+                # a patch is applied to the newest object and retried on conflict, unless the
+                # patch itself sets another resourceVersion: that one is a precondition
+                new_md.pop("resourceVersion", None)
             strictness.check_patched_type_meta(new, registry.strategy)
+            # unknown fields are judged on the result: patch documents carry directives
+            # ($setElementOrder/...) that are not fields
+            warnings = strictness.check_fields(new, registry.strategy, field_validation)
+            if warnings:
+                request[WARNINGS] = warnings
             if old is not None and patch_type != "apply" and manager:
                 record_update(old, new, manager=manager, operation="Update", now=now)
             if not admitted:

@@ -111,6 +111,22 @@ _STATUS_UPDATE: dict[str, Update] = {
 }
 
 
+def _unique(errs: Errs) -> list[FieldError]:
+    """Drop repeated errors, as upstream's ErrorList.ToAggregate does when it builds the
+    message (several validators legitimately check the same field, e.g. an update re-runs
+    the create checks)."""
+    if len(errs) < 2:
+        return errs
+    seen: set[str] = set()
+    out = []
+    for err in errs:
+        text = err.message()
+        if text not in seen:
+            seen.add(text)
+            out.append(err)
+    return out
+
+
 def _not_object(value: Any) -> list[FieldError]:
     return [invalid("", type_name(value), "must be an object")]
 
@@ -121,7 +137,7 @@ def validate_create(kind: str, obj: dict[str, Any]) -> list[FieldError]:
         return _not_object(obj)
     errs: Errs = []
     _CREATE.get(kind, _generic_create)(obj, errs)
-    return errs
+    return _unique(errs)
 
 
 def validate_update(kind: str, new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
@@ -131,7 +147,7 @@ def validate_update(kind: str, new: dict[str, Any], old: dict[str, Any]) -> list
         return _not_object(new)
     errs: Errs = []
     _UPDATE.get(kind, _generic_update)(new, old if isinstance(old, dict) else {}, errs)
-    return errs
+    return _unique(errs)
 
 
 def validate_status_update(kind: str, new: dict[str, Any],
@@ -141,4 +157,4 @@ def validate_status_update(kind: str, new: dict[str, Any],
         return _not_object(new)
     errs: Errs = []
     _STATUS_UPDATE.get(kind, _meta_only_update)(new, old if isinstance(old, dict) else {}, errs)
-    return errs
+    return _unique(errs)

@@ -287,7 +287,7 @@ def _container_count_changed(spec: dict[str, Any], old_spec: dict[str, Any], nam
         return True
     for i, container in enumerate(new_list):
         image = container.get("image") if isinstance(container, dict) else None
-        if not image and f"spec.{name}[{i}].image" not in {e.field for e in errs}:
+        if not image:
             errs.append(required(f"spec.{name}[{i}].image"))
     return False
 
