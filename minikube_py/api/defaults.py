@@ -101,8 +101,8 @@ def _resource_list(obj: Obj | None, key: str) -> None:
 
 
 def _image_pull_policy(image: Any) -> str:
-    """Always for `:latest` or an untagged image, else IfNotPresent (upstream parsers.ParseImageName:
-    a digest without a tag counts as tagged)."""
+    """Always for `:latest` or an untagged image, else IfNotPresent (upstream
+    parsers.ParseImageName: a digest without a tag counts as tagged)."""
     if not isinstance(image, str) or not image:
         return "IfNotPresent"
     name = image.split("@", 1)[0]

@@ -48,8 +48,11 @@ _DIGITS = frozenset("0123456789")
 _NANOS = 10**9
 _MAX_BINARY = Fraction(2**63 - 1)
 # Exponents beyond this would make exact arithmetic explode (10**10**9); upstream's inf.Dec keeps
-# them symbolically. Large positive ones are refused, large negative ones round up to 1n.
+# them symbolically. Large positive ones are refused, large negative ones round up to 1n. Digit
+# strings are capped too, which keeps every value printable (Python refuses int->str beyond 4300
+# digits).
 _MAX_EXPONENT = 1000
+_MAX_DIGITS = 1000
 
 
 class Quantity(NamedTuple):
@@ -85,10 +88,9 @@ def _parse_cached(text: str) -> Quantity:
         return Quantity(Fraction(0), DECIMAL_SI)
     positive, num, denom, suffix = _scan(text)
     base, exponent, fmt = _interpret(suffix)
-    try:
-        amount = Fraction(int(num + denom), 10 ** len(denom))
-    except ValueError:  # more digits than Python will convert
-        raise ValueError(NUMERIC_ERROR) from None
+    if len(num) + len(denom) > _MAX_DIGITS:
+        raise ValueError(NUMERIC_ERROR)
+    amount = Fraction(int(num + denom), 10 ** len(denom))
     amount = _scale(amount, base, exponent)
     if amount:
         scaled = amount * _NANOS

@@ -71,7 +71,10 @@ async def with_recovery(request: web.Request, handler: Handler) -> web.StreamRes
     try:
         return await handler(request)
     except errors.StatusError as exc:
-        return render.status_response(exc)
+        response = render.status_response(exc)
+        if exc.code == 413:
+            response.force_close()  # do not read (linger on) the rest of an oversized body
+        return response
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

@@ -109,6 +109,10 @@ class APIServer:
         await asyncio.gather(*(c.start() for c in self.cachers.values()))
         await self._ensure_namespaces()
 
+    def close_watchers(self) -> None:
+        for cacher in self.cachers.values():
+            cacher.close_watchers()
+
     async def stop(self) -> None:
         await asyncio.gather(*(c.stop() for c in self.cachers.values()))
 
@@ -158,10 +162,14 @@ class APIServer:
         async def on_startup(_app: web.Application) -> None:
             await self.start()
 
+        async def on_shutdown(_app: web.Application) -> None:
+            self.close_watchers()  # open streams end now, not at their next wake-up
+
         async def on_cleanup(_app: web.Application) -> None:
             await self.stop()
 
         app.on_startup.append(on_startup)
+        app.on_shutdown.append(on_shutdown)
         app.on_cleanup.append(on_cleanup)
         return app
 

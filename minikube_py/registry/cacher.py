@@ -226,6 +226,9 @@ class Cacher:
                 await self._task
             except (asyncio.CancelledError, Exception):
                 pass
+        self.close_watchers()
+
+    def close_watchers(self) -> None:
         for watcher in list(self._all_watchers()):
             watcher.close()
 

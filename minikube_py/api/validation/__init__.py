@@ -11,7 +11,7 @@ Contract: pure functions of decoded JSON. They never raise, whatever the input: 
 wrong JSON type is itself reported as a FieldError (see `typed`). Unknown kinds get the generic
 ObjectMeta checks every resource receives upstream.
 
-Modules by topic: `meta` (ObjectMeta), `pod`, `container`, `volumes`, `scheduling`,
+Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volumes`, `scheduling`,
 `resources` (names and quantities), `service`, `node`, `namespace`, `workload` (RC, ReplicaSet,
 Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding); `typed` and `common` are shared helpers.
@@ -24,7 +24,7 @@ from typing import Any
 
 from minikube_py.api.errors import FieldError, invalid
 from minikube_py.api.validation import (
-    config, misc, namespace, node, pod, quota, service, workload,
+    config, misc, namespace, node, pod, pod_status, quota, service, workload,
 )
 from minikube_py.api.validation.common import path_segment_name
 from minikube_py.api.validation.meta import validate_object_meta, validate_object_meta_update
@@ -100,7 +100,7 @@ _UPDATE: dict[str, Update] = {
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
 _STATUS_UPDATE: dict[str, Update] = {
-    "Pod": pod.validate_pod_status_update,
+    "Pod": pod_status.validate_pod_status_update,
     "Service": service.validate_service_status_update,
     "Node": node.validate_node_update,
     "Namespace": namespace.validate_namespace_status_update,

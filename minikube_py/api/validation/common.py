@@ -19,7 +19,7 @@ from typing import Any
 from minikube_py.api import naming
 from minikube_py.api.errors import FieldError, FieldErrorType, forbidden, invalid, required
 from minikube_py.api.validation.typed import (
-    Errs, child, get_dict, get_str, get_str_list, get_str_map, index, iter_dicts,
+    Errs, child, get_str, get_str_list, get_str_map, index, iter_dicts,
 )
 
 NameFn = Callable[[str, bool], list[str]]
@@ -352,7 +352,3 @@ def sub(obj: Any, *names: str) -> Any:
         obj = obj.get(name)
     return obj
 
-
-def spec_of(obj: Any, errs: Errs, path: str = "") -> dict[str, Any]:
-    """obj.spec as an object ({} when absent or wrong; wrong is reported)."""
-    return get_dict(obj, "spec", path, errs) or {}

@@ -15,7 +15,8 @@ from typing import Any
 from minikube_py.api.errors import duplicate, forbidden, invalid, not_supported, required
 from minikube_py.api.validation.common import (
     inclusive_range_error, is_config_map_key, is_env_var_name, is_http_header_name,
-    is_valid_port_name, name_is_dns_subdomain, validate_dns_label, validate_nonnegative, validate_port_num_or_name,
+    is_valid_port_name, name_is_dns_subdomain, validate_dns_label, validate_nonnegative,
+    validate_port_num_or_name,
 )
 from minikube_py.api.validation.resources import validate_requirements
 from minikube_py.api.validation.typed import (
@@ -251,7 +252,8 @@ def _validate_probes_and_lifecycle(container: dict[str, Any], grace: Any, path: 
         success = probe.get("successThreshold")
         if probe_name != "readinessProbe" and success != 1 and isinstance(success, int):
             errs.append(invalid(child(probe_path, "successThreshold"), success, "must be 1"))
-        if probe_name == "readinessProbe" and probe.get("terminationGracePeriodSeconds") is not None:
+        probe_grace = probe.get("terminationGracePeriodSeconds")
+        if probe_name == "readinessProbe" and probe_grace is not None:
             errs.append(invalid(child(probe_path, "terminationGracePeriodSeconds"),
                                 probe["terminationGracePeriodSeconds"],
                                 "must not be set for readinessProbes"))

@@ -80,7 +80,7 @@ def validate_node_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -
         if not isinstance(new_cidrs, list) or len(new_cidrs) != len(old_cidrs):
             errs.append(forbidden("spec.podCIDRs", CIDR_CHANGE))
         else:
-            for old_cidr, new_cidr in zip(old_cidrs, new_cidrs):
+            for old_cidr, new_cidr in zip(old_cidrs, new_cidrs, strict=True):
                 if old_cidr != new_cidr:
                     errs.append(forbidden("spec.podCIDRs", CIDR_CHANGE))
     old_provider = sub(old, "spec", "providerID")

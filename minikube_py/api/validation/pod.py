@@ -16,7 +16,7 @@ import orjson
 
 from minikube_py.api.errors import duplicate, forbidden, invalid, not_supported, required
 from minikube_py.api.validation.common import (
-    IMMUTABLE, NEGATIVE, inclusive_range_error, name_is_dns_subdomain, parse_ip, semantic,
+    NEGATIVE, inclusive_range_error, name_is_dns_subdomain, semantic,
     semantic_equal, sub, validate_dns_label, validate_dns_subdomain, validate_ip,
     validate_label_map, validate_labels, validate_name, validate_qualified_name,
 )
@@ -182,7 +182,7 @@ def _dns_config(spec: dict[str, Any], path: str, errs: Errs) -> None:
 
 def _scheduling_gates(spec: dict[str, Any], path: str, errs: Errs) -> None:
     seen: set[str] = set()
-    for i, gate, gate_path in iter_dicts(spec, "schedulingGates", path, errs):
+    for _, gate, gate_path in iter_dicts(spec, "schedulingGates", path, errs):
         name = get_str(gate, "name", gate_path, errs)
         validate_qualified_name(name, gate_path, errs)
         if name in seen:
@@ -237,7 +237,8 @@ def _pod_metadata_and_spec(pod: dict[str, Any], errs: Errs) -> dict[str, Any]:
                 if isinstance(source, dict) and source.get("serviceAccountToken") is not None:
                     errs.append(forbidden(f"spec.volumes[{i}].projected.sources[{j}]"
                                           ".serviceAccountToken",
-                                          "must not be specified when serviceAccountName is not set"))
+                                          "must not be specified when serviceAccountName is "
+                                          "not set"))
     for name in ("containers", "initContainers"):
         _image_whitespace(spec, name, errs)
     return spec
@@ -304,7 +305,8 @@ def _active_deadline_update(spec: dict[str, Any], old_spec: dict[str, Any], errs
 
 
 def _tolerations_update(spec: dict[str, Any], old_spec: dict[str, Any], errs: Errs) -> None:
-    """Existing tolerations stay (only their tolerationSeconds may change); new ones may be added."""
+    """Existing tolerations stay (only their tolerationSeconds may change); new ones may be
+    added."""
     new = [t for t in as_list(spec.get("tolerations")) if isinstance(t, dict)]
     old_list = old_spec.get("tolerations") or ()
     for old in old_list if isinstance(old_list, list) else ():
@@ -325,7 +327,7 @@ def _munge(spec: dict[str, Any], old_spec: dict[str, Any], errs: Errs) -> dict[s
         if isinstance(new_list, list) and isinstance(old_list, list):
             munged[name] = [
                 dict(c, image=o.get("image")) if isinstance(c, dict) and isinstance(o, dict) else c
-                for c, o in zip(new_list, old_list)
+                for c, o in zip(new_list, old_list, strict=True)
             ]
     for name in ("activeDeadlineSeconds", "schedulingGates", "tolerations"):
         munged[name] = old_spec.get(name)
@@ -355,7 +357,7 @@ def _diff(old: Any, new: Any, path: str = "spec", out: list[str] | None = None) 
         for k in sorted(set(old_n) | set(new_n)):
             _diff(old_n.get(k), new_n.get(k), f"{path}.{k}", out)
     elif isinstance(old_n, list) and isinstance(new_n, list) and len(old_n) == len(new_n):
-        for i, (a, b) in enumerate(zip(old_n, new_n)):
+        for i, (a, b) in enumerate(zip(old_n, new_n, strict=True)):
             _diff(a, b, f"{path}[{i}]", out)
     else:
         out.append(f"  {path}: {_short(old_n)} -> {_short(new_n)}")
@@ -368,71 +370,6 @@ def _short(value: Any) -> str:
     except TypeError:
         text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
-
-
-def validate_pod_status_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
-    """ValidatePodStatusUpdate: conditions, IPs, immutable QoS class and node, and no container
-    coming back from the dead when the restart policy forbids it."""
-    validate_object_meta_update(new, old, errs)
-    status = get_dict(new, "status", "", errs) or {}
-    for i, condition, c_path in iter_dicts(status, "conditions", "status", errs):
-        kind = get_str(condition, "type", c_path, errs)
-        if kind not in ("PodScheduled", "Ready", "Initialized"):
-            validate_qualified_name(kind, f"metadata.conditions[{i}].Type", errs)
-    if sub(new, "spec", "nodeName") != sub(old, "spec", "nodeName"):
-        errs.append(forbidden("status.nodeName", "may not be changed directly"))
-    nominated = get_str(status, "nominatedNodeName", "status", errs)
-    if nominated and nominated != sub(old, "status", "nominatedNodeName"):
-        validate_name(nominated, "status.nominatedNodeName", errs)
-    old_qos = sub(old, "status", "qosClass")
-    if old_qos and status.get("qosClass") != old_qos:
-        errs.append(invalid("status.qosClass", status.get("qosClass"), IMMUTABLE))
-    restart = sub(old, "spec", "restartPolicy")
-    for name in ("containerStatuses", "initContainerStatuses"):
-        _state_transitions(status, sub(old, "status", name), name, restart, errs)
-    _validate_ips(status, "podIPs", errs)
-    _validate_ips(status, "hostIPs", errs)
-    host_ips = status.get("hostIPs")
-    if isinstance(host_ips, list) and host_ips and isinstance(host_ips[0], dict):
-        if host_ips[0].get("ip") != status.get("hostIP"):
-            errs.append(invalid("status.hostIPs[0].ip", host_ips[0].get("ip"),
-                                "must be equal to `hostIP`"))
-
-
-def _state_transitions(status: dict[str, Any], old_statuses: Any, name: str, restart: Any,
-                       errs: Errs) -> None:
-    if restart == "Always" or not isinstance(old_statuses, list):
-        return
-    new_statuses = [s for s in as_list(status.get(name)) if isinstance(s, dict)]
-    for i, old in enumerate(old_statuses):
-        terminated = sub(old, "state", "terminated")
-        if not isinstance(terminated, dict):
-            continue
-        if terminated.get("exitCode") not in (0, None) and restart == "OnFailure":
-            continue
-        for new in new_statuses:
-            if new.get("name") == old.get("name") and sub(new, "state", "terminated") is None:
-                errs.append(forbidden(f"status.{name}[{i}].state",
-                                      "may not be transitioned to non-terminated state"))
-
-
-def _validate_ips(status: dict[str, Any], name: str, errs: Errs) -> None:
-    path = f"status.{name}"
-    ips = []
-    for _, entry, entry_path in iter_dicts(status, name, "status", errs):
-        ip = get_str(entry, "ip", entry_path, errs)
-        validate_ip(ip, entry_path, errs)
-        ips.append((ip, entry))
-    if len(ips) > 1:
-        families = {parse_ip(ip).version for ip, _ in ips if parse_ip(ip) is not None}
-        if len(ips) > 2 or len(families) != 2:
-            errs.append(invalid(path, [e for _, e in ips],
-                                "may specify no more than one IP for each IP family"))
-        seen: set[str] = set()
-        for i, (ip, entry) in enumerate(ips):
-            if ip in seen:
-                errs.append(duplicate(index(path, i), entry))
-            seen.add(ip)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ in messages (`min value 2 is greater than max value 1`), as upstream does.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from minikube_py.api import quantity
@@ -18,7 +19,8 @@ from minikube_py.api.validation.common import (
 )
 from minikube_py.api.validation.meta import validate_object_meta, validate_object_meta_update
 from minikube_py.api.validation.resources import (
-    STANDARD_QUOTA_RESOURCES, is_hugepages, resource_list, show, validate_container_resource_name, validate_quantity_value,
+    STANDARD_QUOTA_RESOURCES, is_hugepages, resource_list, show,
+    validate_container_resource_name, validate_quantity_value,
     validate_quota_resource_name, validate_resource_name,
 )
 from minikube_py.api.validation.typed import (
@@ -124,7 +126,15 @@ def _ratio(name: str, ratio: quantity.Quantity, lo: quantity.Quantity | None,
         limit = hi.value / lo.value
         if ratio.value > limit:
             errs.append(invalid(path, show(ratio), f"ratio {show(ratio)} is greater than max/min "
-                                                   f"= {float(limit):f}"))
+                                                   f"= {_go_float(limit)}"))
+
+
+def _go_float(value: Fraction) -> str:
+    """Go's `%f` of a float64 (huge ratios overflow to +Inf there too)."""
+    try:
+        return f"{float(value):f}"
+    except OverflowError:
+        return "+Inf"
 
 
 def validate_limit_range_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:

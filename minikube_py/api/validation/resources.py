@@ -9,7 +9,6 @@ parse is reported at its own path with the parser's message; upstream rejects it
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 from minikube_py.api import naming, quantity
@@ -159,10 +158,3 @@ def validate_requirements(resources: dict[str, Any], path: str, errs: Errs) -> N
     if hugepages and not cpu_or_memory:
         errs.append(forbidden(path, "HugePages require cpu or memory"))
 
-
-def compare(a: quantity.Quantity, b: quantity.Quantity) -> int:
-    return (a.value > b.value) - (a.value < b.value)
-
-
-def total(quantities: list[Fraction]) -> Fraction:
-    return sum(quantities, Fraction(0))

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from minikube_py.api import naming
-from minikube_py.api.errors import FieldError, duplicate, forbidden, invalid, not_supported, required
+from minikube_py.api.errors import (
+    FieldError, duplicate, forbidden, invalid, not_supported, required,
+)
 from minikube_py.api.validation.common import (
     name_is_dns_label, name_is_dns_subdomain, validate_label_selector, validate_qualified_name,
 )
@@ -170,7 +172,8 @@ def validate_node_selector_term(term: dict[str, Any], path: str, errs: Errs, *,
                                 "not a valid selector operator"))
         field_key = get_str(req, "key", req_path, errs)
         if field_key != "metadata.name":
-            errs.append(invalid(child(req_path, "key"), field_key, "not a valid field selector key"))
+            errs.append(invalid(child(req_path, "key"), field_key,
+                                "not a valid field selector key"))
         else:
             for i, value in enumerate(values):
                 for msg in name_is_dns_subdomain(value, False):

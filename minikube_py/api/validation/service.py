@@ -183,7 +183,7 @@ def _cluster_ips(spec: dict[str, Any], errs: Errs) -> None:
         errs.append(invalid("spec.clusterIPs", ips,
                             "may specify no more than one IP for each IP family"))
     if not _headless(spec):
-        for i, (ip, parsed_ip) in enumerate(zip(ips, parsed)):
+        for i, (ip, parsed_ip) in enumerate(zip(ips, parsed, strict=True)):
             if i >= len(families) or parsed_ip is None:
                 break
             want = 6 if families[i] == "IPv6" else 4
@@ -309,7 +309,8 @@ def _cluster_ips_update(spec: dict[str, Any], old_spec: dict[str, Any], errs: Er
                 errs.append(invalid(f"spec.clusterIPs[{i}]", new_ips, "may not change once set"))
     elif len(old_ips) > len(new_ips):
         if not new_ips:
-            errs.append(invalid("spec.clusterIPs[0]", new_ips, "primary clusterIP can not be unset"))
+            errs.append(invalid("spec.clusterIPs[0]", new_ips,
+                                "primary clusterIP can not be unset"))
         elif new_ips[0] != old_ips[0]:
             errs.append(invalid("spec.clusterIPs[0]", new_ips, "may not change once set"))
         if len(new_ips) == 1 and spec.get("ipFamilyPolicy") != "SingleStack":

@@ -20,8 +20,9 @@ from typing import Any
 from minikube_py.api.errors import FieldError, invalid, required
 
 __all__ = [
-    "Errs", "as_list", "child", "get_bool", "get_dict", "get_int", "get_list", "get_str", "get_str_list",
-    "get_str_map", "index", "is_int", "iter_dicts", "key", "type_error", "type_name",
+    "Errs", "as_list", "child", "get_bool", "get_dict", "get_int", "get_list", "get_str",
+    "get_str_list", "get_str_map", "index", "is_int", "iter_dicts", "key", "type_error",
+    "type_name",
 ]
 
 Errs = list[FieldError]
@@ -161,7 +162,8 @@ def get_str_list(obj: Any, name: str, path: str, errs: Errs) -> list[str]:
     return out
 
 
-def iter_dicts(obj: Any, name: str, path: str, errs: Errs) -> Iterator[tuple[int, dict[str, Any], str]]:
+def iter_dicts(obj: Any, name: str, path: str,
+               errs: Errs) -> Iterator[tuple[int, dict[str, Any], str]]:
     """(i, item, `path.name[i]`) for each object in the array obj[name]; other items are
     reported (null items read as empty objects, as Go decodes them)."""
     items = get_list(obj, name, path, errs)

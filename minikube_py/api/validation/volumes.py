@@ -177,7 +177,8 @@ def _downward_api_file(item: dict[str, Any], path: str, errs: Errs, item_path: s
         validate_object_field_selector(field_ref, VOLUME_FIELD_PATHS, child(path, "fieldRef"), errs)
         if resource_ref is not None:
             errs.append(invalid(path, "resource",
-                                "fieldRef and resourceFieldRef can not be specified simultaneously"))
+                                "fieldRef and resourceFieldRef can not be specified "
+                                "simultaneously"))
     elif resource_ref is not None:
         validate_resource_field_selector(resource_ref, child(path, "resourceFieldRef"), errs,
                                          volume=True)
@@ -268,7 +269,8 @@ def validate_local_non_reserved_path(target: str, path: str, errs: Errs) -> None
 
 
 def _split_subscript(field_path: str) -> tuple[str, str] | None:
-    """`metadata.labels['app']` -> (`metadata.labels`, `app`) (fieldpath.SplitMaybeSubscriptedPath)."""
+    """`metadata.labels['app']` -> (`metadata.labels`, `app`)
+    (upstream fieldpath.SplitMaybeSubscriptedPath)."""
     if not field_path.endswith("']"):
         return None
     start = field_path.find("['")

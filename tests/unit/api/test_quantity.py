@@ -58,6 +58,7 @@ def test_parse_values(text: str | int | float, expected: Fraction) -> None:
     ("1ki", SUFFIX_ERROR),
     ("1e+", SUFFIX_ERROR),
     ("1e99999", NUMERIC_ERROR),
+    ("9" * 1001, NUMERIC_ERROR),
     (True, FORMAT_ERROR),
     (None, FORMAT_ERROR),
     (float("nan"), FORMAT_ERROR),

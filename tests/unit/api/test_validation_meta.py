@@ -139,7 +139,8 @@ def test_finalizers() -> None:
         'metadata.finalizers[0]: Invalid value: "custom": name is neither a standard finalizer '
         "name nor is it fully qualified"]
     both = validate_create("Secret", secret(finalizers=["orphan", "foregroundDeletion"]))
-    assert [e.detail for e in both] == ["finalizer orphan and foregroundDeletion cannot be both set"]
+    assert [e.detail for e in both] == [
+        "finalizer orphan and foregroundDeletion cannot be both set"]
 
 
 def test_generation_nonnegative_and_metadata_type() -> None:

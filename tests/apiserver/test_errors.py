@@ -1,0 +1,142 @@
+"""Every failure is a Status with the upstream reason and code; filters hold under abuse."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from tests.apiserver.conftest import API, pod, start_api
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def status_of(body) -> tuple[str, int]:
+    assert body["kind"] == "Status" and body["status"] == "Failure", body
+    return body["reason"], body["code"]
+
+
+@pytest.mark.parametrize("method,path,kw,code,reason", [
+    ("GET", f"{PODS}/nope", {}, 404, "NotFound"),
+    ("GET", "/api/v1/frobs", {}, 404, "NotFound"),
+    ("GET", "/apis/nope.io/v1/things", {}, 404, "NotFound"),
+    ("POST", PODS, {"raw": b"{not json"}, 400, "BadRequest"),
+    ("POST", PODS, {"raw": b"[1,2]"}, 400, "BadRequest"),
+    ("POST", PODS, {"body": {**pod("x"), "kind": "Service"}}, 400, "BadRequest"),
+    ("POST", PODS, {"body": {**pod("x"), "apiVersion": "v2"}}, 400, "BadRequest"),
+    ("POST", PODS, {"body": pod("x"), "content_type": "text/html"}, 415, "UnsupportedMediaType"),
+    ("PUT", f"{PODS}/other", {"body": pod("x")}, 400, "BadRequest"),
+    ("GET", f"{PODS}?labelSelector=a%20in%20(b", {}, 400, "BadRequest"),
+    ("GET", f"{PODS}?fieldSelector=spec.frob%3D1", {}, 400, "BadRequest"),
+    ("GET", f"{PODS}?limit=abc", {}, 400, "BadRequest"),
+    ("GET", f"{PODS}?continue=garbage", {}, 400, "BadRequest"),
+    ("GET", f"{PODS}", {"headers": {"Accept": "text/html"}}, 406, "NotAcceptable"),
+    ("POST", "/api/v1/componentstatuses", {"body": {}}, 405, "MethodNotAllowed"),
+    ("PATCH", f"{PODS}/x", {"body": {}, "content_type": "application/xml"}, 415,
+     "UnsupportedMediaType"),
+    ("POST", PODS, {"body": {**pod("x"), "spec": {"containers": [{"name": "c", "image": "i",
+                                                                  "bogus": 1}]}},
+                    "headers": {}}, 201, None),
+])
+async def test_bad_requests_get_a_status(api: API, method, path, kw, code, reason):
+    got, body = await api.call(method, path + ("" if code != 201 else ""), **kw)
+    assert got == code
+    if reason:
+        assert status_of(body) == (reason, code)
+
+
+async def test_strict_field_validation_names_the_unknown_field(api: API):
+    body = {**pod("x"), "spec": {"containers": [{"name": "c", "image": "i", "bogus": 1}]}}
+    code, status = await api.post(f"{PODS}?fieldValidation=Strict", body)
+    assert code == 400 and 'unknown field "spec.containers[0].bogus"' in status["message"]
+    async with api.session.post(api.url + f"{PODS}?fieldValidation=Warn",
+                                data=__import__("orjson").dumps({**body, "metadata": {"name": "w"}}),
+                                headers={"Content-Type": "application/json"}) as resp:
+        assert resp.status == 201
+        assert 'unknown field \\"spec.containers[0].bogus\\"' in resp.headers["Warning"] or \
+            "spec.containers[0].bogus" in resp.headers["Warning"]
+
+
+async def test_body_over_3_mib_is_413(api: API):
+    code, status = await api.post(PODS, raw=b'{"a":"' + b"x" * (3 * 1024 * 1024) + b'"}')
+    assert code == 413 and status_of(status) == ("RequestEntityTooLarge", 413)
+
+
+async def test_failed_writes_change_nothing(api: API):
+    before = await api.server.store.current_revision()
+    await api.post(PODS, {**pod("bad"), "spec": {"containers": [{"name": "c"}]}})
+    await api.post(PODS, raw=b"{")
+    await api.post("/api/v1/namespaces/nope/pods", pod("p"))
+    assert await api.server.store.current_revision() == before
+
+
+async def test_panic_is_a_logged_500_and_the_server_keeps_serving(api: API, monkeypatch):
+    registry = api.server.registry_for("", "v1", "configmaps")
+
+    async def explode(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(registry, "get_kv", explode)
+    with capture_logs() as logs:
+        code, body = await api.get("/api/v1/namespaces/default/configmaps/x")
+    assert code == 500 and status_of(body) == ("InternalError", 500)
+    assert any(e["event"] == "panic serving request" and "RuntimeError" in e["traceback"]
+               for e in logs)
+    monkeypatch.undo()
+    code, _ = await api.get("/api/v1/namespaces/default/configmaps/x")
+    assert code == 404
+
+
+async def test_max_in_flight_answers_429_with_retry_after(tmp_path: Path, monkeypatch):
+    api, runner, store, session = await start_api(tmp_path, max_requests_inflight=2)
+    try:
+        registry = api.server.registry_for("", "v1", "configmaps")
+        real = registry.list
+        gate = asyncio.Event()
+
+        async def slow_list(*args, **kwargs):
+            await gate.wait()
+            return await real(*args, **kwargs)
+
+        monkeypatch.setattr(registry, "list", slow_list)
+        tasks = [asyncio.create_task(api.get("/api/v1/namespaces/default/configmaps"))
+                 for _ in range(5)]
+        await asyncio.sleep(0.3)
+        async with session.get(api.url + "/api/v1/namespaces/default/configmaps") as resp:
+            assert resp.status == 429 and resp.headers["Retry-After"] == "1"
+        # watches are long-running and exempt from the limit
+        async with session.get(api.url + f"{PODS}?watch=true&timeoutSeconds=1") as resp:
+            assert resp.status == 200
+        gate.set()
+        codes = sorted(code for code, _ in await asyncio.gather(*tasks))
+        assert codes.count(200) == 2 and codes.count(429) == 3
+    finally:
+        await session.close()
+        await runner.cleanup()
+        await store.close()
+
+
+async def test_discovery_and_meta_endpoints(api: API):
+    code, versions = await api.get("/api")
+    assert code == 200 and versions["versions"] == ["v1"]
+    _, groups = await api.get("/apis")
+    assert [g["name"] for g in groups["groups"]] == ["apps"]
+    _, core = await api.get("/api/v1")
+    by_name = {r["name"]: r for r in core["resources"]}
+    assert by_name["pods"]["shortNames"] == ["po"] and "pods/binding" in by_name
+    assert by_name["replicationcontrollers/scale"]["group"] == "autoscaling"
+    code, aggregated = await api.get("/apis", headers={
+        "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"})
+    assert aggregated["kind"] == "APIGroupDiscoveryList"
+    assert aggregated["items"][0]["metadata"]["name"] == "apps"
+    for path in ("/healthz", "/livez", "/readyz"):
+        assert await api.get(path) == (200, "ok")
+    code, metrics = await api.get("/metrics")
+    assert 'apiserver_request_total{code="200",group="",resource="pods"' in metrics or \
+        "apiserver_request_total" in metrics
+    code, index = await api.get("/openapi/v3")
+    url = index["paths"]["api/v1"]["serverRelativeURL"]
+    code, doc = await api.get(url)
+    assert code == 200 and "io.k8s.api.core.v1.Pod" in doc["components"]["schemas"]
