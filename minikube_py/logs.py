@@ -129,3 +129,17 @@ def configure_logging(*, level: str = "info", fmt: LogFormat = "console") -> Non
     logging.getLogger("aiohttp.access").setLevel(
         logging.DEBUG if level_no <= logging.DEBUG else logging.WARNING
     )
+
+
+def debug_enabled() -> bool:
+    """Whether debug lines are emitted, so hot paths (the API server's access log) can skip
+    building a line nobody will see — with structlog's lazy proxies even a filtered call
+    costs a bind, about 6 µs per request."""
+    wrapper = structlog.get_config()["wrapper_class"]
+    get_level = getattr(wrapper, "get_effective_level", None)
+    if get_level is None:
+        return True
+    try:
+        return get_level(wrapper) <= logging.DEBUG
+    except TypeError:
+        return True

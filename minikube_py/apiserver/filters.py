@@ -17,9 +17,10 @@ import structlog
 from aiohttp import web
 
 from ..api import errors
+from ..logs import debug_enabled
 from . import render
 from .metrics import APIServerMetrics
-from .requestinfo import RequestInfo, resolve
+from .requestinfo import RequestInfo, resolve_cached
 
 log = structlog.get_logger(component="apiserver")
 
@@ -39,12 +40,17 @@ _HTTP_REASONS = {404: "NotFound", 405: "MethodNotAllowed", 413: "RequestEntityTo
 @web.middleware
 async def with_request_info(request: web.Request, handler: Handler) -> web.StreamResponse:
     watch = request.query.get("watch", "") in ("true", "1") if request.query_string else False
-    request[INFO] = resolve(request.method, request.path, watch)
+    request[INFO] = resolve_cached(request.method, request.path, watch)
     return await handler(request)
 
 
 def with_instrumentation(metrics: APIServerMetrics) -> Callable:
-    requests, latency = metrics.requests, metrics.latency
+    """Request count and latency by verb/resource/code, and the access log (at debug, like
+    v1.0's httplog at -v=3). Metric children are looked up once per label set and cached: a
+    prometheus `labels()` call costs ~3 µs, a dict hit ~50 ns."""
+    counters: dict[tuple, Any] = {}
+    histograms: dict[tuple, Any] = {}
+    access_log = debug_enabled()
 
     @web.middleware
     async def instrument(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -52,15 +58,22 @@ def with_instrumentation(metrics: APIServerMetrics) -> Callable:
         started = time.perf_counter()
         response = await handler(request)
         elapsed = time.perf_counter() - started
-        verb = "WATCH" if info.verb == "watch" else request.method
-        resource = info.resource or request.path if not info.is_resource else info.resource
         if info.is_resource:
-            requests.labels(verb, info.group, resource, info.subresource,
-                            str(response.status)).inc()
-            latency.labels(verb, info.group, resource, info.subresource).observe(elapsed)
-        log.debug("request", verb=verb, uri=request.path_qs, status=response.status,
-                  latency_ms=round(elapsed * 1000, 3), user_agent=request.headers.get("User-Agent"),
-                  remote=request.remote)
+            verb = "WATCH" if info.verb == "watch" else request.method
+            key = (verb, info.group, info.resource, info.subresource)
+            histogram = histograms.get(key)
+            if histogram is None:
+                histogram = histograms[key] = metrics.latency.labels(*key)
+            histogram.observe(elapsed)
+            ckey = (key, response.status)
+            counter = counters.get(ckey)
+            if counter is None:
+                counter = counters[ckey] = metrics.requests.labels(*key, str(response.status))
+            counter.inc()
+        if access_log:
+            log.debug("request", verb=request.method, uri=request.path_qs,
+                      status=response.status, latency_ms=round(elapsed * 1000, 3),
+                      user_agent=request.headers.get("User-Agent"), remote=request.remote)
         return response
 
     return instrument
@@ -90,11 +103,14 @@ async def with_recovery(request: web.Request, handler: Handler) -> web.StreamRes
 
 
 def with_max_in_flight(metrics: APIServerMetrics, *, readonly: int, mutating: int) -> Callable:
-    """At most `readonly` + `mutating` requests at once (0 = no limit); the rest get 429."""
+    """At most `readonly` reads and `mutating` writes at once (0 = no limit); beyond that,
+    429 with Retry-After (v1.0 MaxInFlightLimit). Watches and logs are long-running and
+    exempt, as upstream. The in-flight gauge reads the counters when scraped."""
     in_flight = {"readOnly": 0, "mutating": 0}
     limits = {"readOnly": readonly, "mutating": mutating}
-    gauge = metrics.inflight
-    rejected = metrics.rejected
+    for kind in in_flight:
+        metrics.inflight.labels(kind).set_function(lambda kind=kind: in_flight[kind])
+    rejected = {kind: metrics.rejected.labels(kind) for kind in in_flight}
 
     @web.middleware
     async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -103,14 +119,12 @@ def with_max_in_flight(metrics: APIServerMetrics, *, readonly: int, mutating: in
             return await handler(request)
         kind = "mutating" if info.verb in _MUTATING else "readOnly"
         if limits[kind] and in_flight[kind] >= limits[kind]:
-            rejected.labels(kind).inc()
+            rejected[kind].inc()
             raise errors.too_many_requests(1)
         in_flight[kind] += 1
-        gauge.labels(kind).set(in_flight[kind])
         try:
             return await handler(request)
         finally:
             in_flight[kind] -= 1
-            gauge.labels(kind).set(in_flight[kind])
 
     return limit

@@ -73,3 +73,20 @@ def resolve(method: str, path: str, query_watch: bool) -> RequestInfo:
             verb = "watch"
     return RequestInfo(True, verb, path, group, version, namespace, resource, name, subresource,
                        extra)
+
+
+_CACHE: dict[tuple[str, str, bool], RequestInfo] = {}
+_CACHE_MAX = 4096
+
+
+def resolve_cached(method: str, path: str, query_watch: bool) -> RequestInfo:
+    """`resolve`, memoised: clients repeat the same paths (a kubelet its node, a controller
+    its lists), and a RequestInfo is immutable."""
+    key = (method, path, query_watch)
+    info = _CACHE.get(key)
+    if info is None:
+        info = resolve(method, path, query_watch)
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.clear()
+        _CACHE[key] = info
+    return info

@@ -146,6 +146,11 @@ class APIServer:
         )
         app[SERVER_KEY] = self
         router = app.router
+        # resource routes first: the router tries routes in order, and these carry the load
+        router.add_route("*", "/api/{tail:.*}", self.api)
+        router.add_route("*", "/apis/{tail:.*}", self.api)
+        router.add_route("*", "/api", self.api)
+        router.add_route("*", "/apis", self.api)
         for path in ("/healthz", "/livez", "/readyz"):
             router.add_get(path, self.health)
         router.add_get("/version", self.version)
@@ -154,10 +159,6 @@ class APIServer:
         router.add_get("/openapi/v3", self.openapi_v3_index)
         router.add_get("/openapi/v3/{path:.*}", self.openapi_v3)
         router.add_get("/", self.root)
-        router.add_route("*", "/api", self.api)
-        router.add_route("*", "/api/{tail:.*}", self.api)
-        router.add_route("*", "/apis", self.api)
-        router.add_route("*", "/apis/{tail:.*}", self.api)
 
         async def on_startup(_app: web.Application) -> None:
             await self.start()

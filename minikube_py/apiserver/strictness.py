@@ -10,6 +10,7 @@ unknown field "spec.foo"`, `Warn` (the server default) answers with `Warning` he
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ..api import errors
@@ -49,11 +50,11 @@ def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[st
             '"Strict", "Warn"')
     if mode == "Ignore":
         return []
-    root = SCHEMAS.get(schema_name(strategy.group, strategy.version, strategy.kind))
-    if root is None:
+    name = schema_name(strategy.group, strategy.version, strategy.kind)
+    if name not in SCHEMAS:
         return []
     unknown: list[str] = []
-    _walk(body, root, "", unknown)
+    _walk(body, _compiled(name), "", unknown)
     if not unknown:
         return []
     messages = [f'unknown field "{path}"' for path in unknown[:_MAX_REPORTED]]
@@ -62,36 +63,85 @@ def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[st
     return messages
 
 
-def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
+@lru_cache(maxsize=None)
+def _compiled(name: str) -> _Node:
+    """The schema `name` as a tree of known fields, refs resolved once (they are shared by
+    every request, so walking a body is one dict lookup per key)."""
+    return _compile(SCHEMAS.get(name, {}), {})
+
+
+class _Node:
+    """Known fields of one schema: `props` (name -> node), `extra` (node for map values or
+    None), `items` (node for list items or None), `open` (anything goes)."""
+
+    __slots__ = ("props", "extra", "items", "open")
+
+    def __init__(self) -> None:
+        self.props: dict[str, _Node] | None = None
+        self.extra: _Node | None = None
+        self.items: _Node | None = None
+        self.open = True
+
+
+def _compile(schema: dict[str, Any], seen: dict[str, _Node]) -> _Node:
     for _ in range(8):
-        ref = schema.get("$ref")
-        if ref is None:
-            all_of = schema.get("allOf")
-            if all_of and len(all_of) == 1:
-                schema = all_of[0]
-                continue
-            return schema
-        schema = SCHEMAS.get(ref[len(REF_PREFIX):], {}) if ref.startswith(REF_PREFIX) else {}
-    return schema
+        all_of = schema.get("allOf")
+        if "$ref" not in schema and all_of and len(all_of) == 1:
+            schema = all_of[0]
+            continue
+        break
+    ref = schema.get("$ref")
+    if ref is not None:
+        name = ref[len(REF_PREFIX):] if ref.startswith(REF_PREFIX) else ""
+        if name in seen:
+            return seen[name]
+        node = seen[name] = _Node()
+        _fill(node, SCHEMAS.get(name, {}), seen)
+        return node
+    node = _Node()
+    _fill(node, schema, seen)
+    return node
 
 
-def _walk(value: Any, schema: dict[str, Any], path: str, unknown: list[str]) -> None:
+def _fill(node: _Node, schema: dict[str, Any], seen: dict[str, _Node]) -> None:
+    while "$ref" not in schema and len(schema.get("allOf") or ()) == 1:
+        schema = schema["allOf"][0]
+    if "$ref" in schema:
+        target = _compile(schema, seen)
+        node.props, node.extra, node.items, node.open = (
+            target.props, target.extra, target.items, target.open)
+        return
+    props = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    items = schema.get("items")
+    if props is not None:
+        node.props = {k: _compile(v, seen) for k, v in props.items()}
+        node.open = isinstance(extra, bool) and extra
+    if isinstance(extra, dict):
+        node.extra = _compile(extra, seen)
+        node.open = False
+    if isinstance(items, dict):
+        node.items = _compile(items, seen)
+
+
+def _walk(value: Any, node: _Node, path: str, unknown: list[str]) -> None:
     if len(unknown) >= _MAX_REPORTED:
         return
-    schema = _resolve(schema)
     if isinstance(value, dict):
-        props = schema.get("properties")
-        extra = schema.get("additionalProperties")
+        props = node.props
+        extra = node.extra
+        if props is None and extra is None:
+            return
         for key, item in value.items():
-            sub_path = f"{path}.{key}" if path else key
-            if props is not None and key in props:
-                _walk(item, props[key], sub_path, unknown)
-            elif isinstance(extra, dict):
-                _walk(item, extra, sub_path, unknown)
-            elif props is not None and extra is None:
-                unknown.append(sub_path)
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for i, item in enumerate(value):
-                _walk(item, items, f"{path}[{i}]", unknown)
+            child = props.get(key) if props is not None else None
+            if child is None:
+                child = extra
+            if child is not None:
+                if isinstance(item, (dict, list)):
+                    _walk(item, child, f"{path}.{key}" if path else key, unknown)
+            elif not node.open:
+                unknown.append(f"{path}.{key}" if path else key)
+    elif isinstance(value, list) and node.items is not None:
+        for i, item in enumerate(value):
+            if isinstance(item, (dict, list)):
+                _walk(item, node.items, f"{path}[{i}]", unknown)

@@ -115,11 +115,14 @@ async def _pump(server: APIServer, request: web.Request, response: web.StreamRes
         now = loop.time()
         if now >= deadline:
             return
-        wait = min(deadline, next_bookmark if bookmarks else deadline, now + _LIVENESS_CHECK) - now
-        try:
-            await asyncio.wait_for(watcher.wake.wait(), max(wait, 0.001))
-        except TimeoutError:
-            pass
+        if not watcher.buffer and not watcher.closed:
+            # sleep until an event, the deadline, a bookmark or the liveness check; a timer
+            # handle is far cheaper than asyncio.wait_for's task per wake-up
+            wake_at = min(deadline, next_bookmark if bookmarks else deadline,
+                          now + _LIVENESS_CHECK)
+            timer = loop.call_at(wake_at, watcher.wake.set)
+            await watcher.wake.wait()
+            timer.cancel()
         if watcher.buffer:
             last_revision = max(last_revision, watcher.last_revision)
             await response.write(b"".join(watcher.take()))

@@ -49,7 +49,7 @@ class CachedEvent:
     __slots__ = ("revision", "type", "namespace", "name", "value", "prev_value", "_obj",
                  "_prev", "_attrs", "_prev_attrs", "_encoded", "strategy")
 
-    def __init__(self, event: Event, strategy: Strategy) -> None:
+    def __init__(self, event: Event, strategy: Strategy, root: str) -> None:
         kv, prev = event.kv, event.prev_kv
         self.revision = kv.mod_revision
         self.strategy = strategy
@@ -65,10 +65,12 @@ class CachedEvent:
         self._attrs: tuple[dict, dict] | None = None
         self._prev_attrs: tuple[dict, dict] | None = None
         self._encoded: dict[Any, bytes] = {}
-        obj = self.obj
-        md = obj.get("metadata") or {}
-        self.namespace = md.get("namespace", "")
-        self.name = md.get("name", "")
+        # namespace and name come from the key, so an event nobody filters is never decoded
+        rest = kv.key[len(root):]
+        if strategy.namespaced:
+            self.namespace, _, self.name = rest.partition("/")
+        else:
+            self.namespace, self.name = "", rest
 
     @property
     def obj(self) -> Obj:
@@ -105,8 +107,14 @@ class CachedEvent:
         key = (encoder, kind, which)
         data = self._encoded.get(key)
         if data is None:
-            obj = self.obj if which == "cur" else self.prev
-            data = self._encoded[key] = encoder(kind, obj)
+            if encoder is json_line:  # the common case: splice the stored bytes, no decode
+                value = self.value if which == "cur" else self.prev_value
+                data = b'{"type":"%s","object":%s}\n' % (
+                    kind.encode(), codec.with_revision(value or b"{}", self.revision))
+            else:
+                obj = self.obj if which == "cur" else self.prev
+                data = encoder(kind, obj)
+            self._encoded[key] = data
         return data
 
 
@@ -253,7 +261,7 @@ class Cacher:
                 watch = await self._restart_watch()
                 continue
             for event in batch:
-                self.dispatch(CachedEvent(event, self.strategy))
+                self.dispatch(CachedEvent(event, self.strategy, self.prefix))
 
     async def _restart_watch(self):
         """Resume after the last dispatched revision; if that history is gone, every watcher
@@ -358,7 +366,7 @@ class Cacher:
                     watcher.close()
                     return
                 for event in batch:
-                    cached = CachedEvent(event, self.strategy)
+                    cached = CachedEvent(event, self.strategy, self.prefix)
                     watcher.offer(cached)
                     watcher.min_revision = cached.revision
         except StorageError as exc:
