@@ -161,6 +161,31 @@ def _mem_total_gib() -> float | None:
     return None
 
 
+def per_cpu_times() -> dict[int, tuple[int, int]]:
+    """{cpu: (busy ticks, total ticks)} for every CPU, from /proc/stat (empty elsewhere).
+    Busy counts everything but idle and iowait, whoever used it (any process, interrupts)."""
+    out: dict[int, tuple[int, int]] = {}
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        name, _, rest = line.partition(" ")
+        if name.startswith("cpu") and name[3:].isdigit():
+            ticks = [int(x) for x in rest.split()[:8]]  # user nice system idle iowait irq softirq steal
+            out[int(name[3:])] = (sum(ticks) - ticks[3] - ticks[4], sum(ticks))
+    return out
+
+
+def cpu_busy(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]]) -> dict[int, float]:
+    """Share of each CPU's time (0..1) that was busy between two per_cpu_times() snapshots."""
+    out = {}
+    for cpu, (busy, total) in after.items():
+        if cpu in before and total > before[cpu][1]:
+            out[cpu] = (busy - before[cpu][0]) / (total - before[cpu][1])
+    return out
+
+
 def dir_bytes(path: Path) -> int:
     """Total size of the regular files under `path`."""
     total = 0

@@ -27,7 +27,7 @@ from typing import Any
 
 from minikube_py.api import quantity
 
-__all__ = ["apply_defaults", "pod_initial_status"]
+__all__ = ["apply_defaults", "pod_initial_status", "qos_class"]
 
 Obj = dict[str, Any]
 

@@ -38,6 +38,7 @@ from .filters import (
     with_request_info,
 )
 from .handlers import ResourceHandlers
+from .watch import WatchClock
 from .metrics import metrics as process_metrics
 from .openapi_service import OPENAPI_V2_BODY, OpenAPIDocuments
 from .options import APIServerOptions
@@ -76,6 +77,7 @@ class APIServer:
         self.admission = AdmissionChain([NamespaceLifecycle(lambda ns: namespaces.get("", ns))])
         self.component_statuses = ComponentStatuses(self._probes())
         self.handlers = ResourceHandlers(self)
+        self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
         self._groups = self._group_table()
         self._openapi = OpenAPIDocuments(self._groups)
 
@@ -114,6 +116,7 @@ class APIServer:
             cacher.close_watchers()
 
     async def stop(self) -> None:
+        await self.watch_clock.stop()
         await asyncio.gather(*(c.stop() for c in self.cachers.values()))
 
     async def _ensure_namespaces(self) -> None:

@@ -93,11 +93,13 @@ async def serve_watch(
         await response.write(b"".join(initial))
     cacher.register(watcher, start)
     server.metrics.watchers.labels(registry.strategy.resource).inc()
+    server.watch_clock.add(watcher)
     try:
         await _pump(server, request, response, watcher, registry, timeout, bookmarks, start)
     except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
         pass
     finally:
+        server.watch_clock.discard(watcher)
         cacher.unregister(watcher)
         server.metrics.watchers.labels(registry.strategy.resource).dec()
     return response
@@ -116,13 +118,12 @@ async def _pump(server: APIServer, request: web.Request, response: web.StreamRes
         if now >= deadline:
             return
         if not watcher.buffer and not watcher.closed:
-            # sleep until an event, the deadline, a bookmark or the liveness check; a timer
-            # handle is far cheaper than asyncio.wait_for's task per wake-up
-            wake_at = min(deadline, next_bookmark if bookmarks else deadline,
-                          now + _LIVENESS_CHECK)
-            timer = loop.call_at(wake_at, watcher.wake.set)
+            # sleep until an event, or until the watch clock wakes us for the deadline, a
+            # bookmark or the liveness check (no timer per wake-up: they cost more than the
+            # write when events are frequent)
+            watcher.due = min(deadline, next_bookmark if bookmarks else deadline,
+                              now + _LIVENESS_CHECK)
             await watcher.wake.wait()
-            timer.cancel()
         if watcher.buffer:
             last_revision = max(last_revision, watcher.last_revision)
             await response.write(b"".join(watcher.take()))
@@ -149,3 +150,43 @@ def _bookmark(registry: Registry, revision: int) -> bytes:
     obj = {"kind": registry.strategy.kind, "apiVersion": registry.strategy.api_version,
            "metadata": {"resourceVersion": str(revision)}}
     return b'{"type":"BOOKMARK","object":%s}\n' % orjson.dumps(obj)
+
+
+class WatchClock:
+    """Wakes idle watch writers when they are due (deadline, bookmark, liveness check).
+
+    One task for all watchers, ticking every `resolution` seconds, instead of a timer per
+    watcher per wake-up: with thousands of watchers and frequent events, creating and
+    cancelling those timers cost more than the writes themselves."""
+
+    def __init__(self, resolution: float = 0.25) -> None:
+        self.resolution = resolution
+        self.watchers: set[Watcher] = set()
+        self._task: asyncio.Task | None = None
+
+    def add(self, watcher: Watcher) -> None:
+        self.watchers.add(watcher)
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="watch-clock")
+
+    def discard(self, watcher: Watcher) -> None:
+        self.watchers.discard(watcher)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.resolution)
+            now = loop.time()
+            for watcher in tuple(self.watchers):
+                if watcher.due <= now:
+                    watcher.due = float("inf")
+                    watcher.wake.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None

@@ -148,6 +148,11 @@ class Watcher:
         self.error: dict[str, Any] | None = None
         self.index_keys: list[tuple[str, str]] = []
         self._direct: asyncio.Task | None = None
+        #: no selectors and the JSON wire format: gets the shared bytes without any checks
+        self.plain = self.labels is None and self.fields is None and encoder is json_line
+        #: when the writer must wake even without events (deadline, bookmark, liveness);
+        #: read by the API server's watch clock
+        self.due = float("inf")
 
     def matches(self, labels: dict, fields: dict) -> bool:
         if self.labels is not None and not self.labels.matches(labels):
@@ -210,6 +215,8 @@ class Cacher:
         self.position = 0  # every event up to here has been dispatched
         self.oldest = 0  # the ring holds every event after this revision
         self.unindexed: set[Watcher] = set()
+        #: watchers without selectors, by namespace (None = all namespaces)
+        self.plain: dict[str | None, set[Watcher]] = {}
         self.index: dict[tuple[str, str], set[Watcher]] = {}
         self.index_fields = ("metadata.name",) + (
             (strategy.watch_index_field,) if strategy.watch_index_field else ())
@@ -218,7 +225,8 @@ class Cacher:
 
     @property
     def watcher_count(self) -> int:
-        return len(self.unindexed) + sum(len(s) for s in self.index.values())
+        return (len(self.unindexed) + sum(len(s) for s in self.index.values())
+                + sum(len(s) for s in self.plain.values()))
 
     async def start(self) -> None:
         revision = await self.store.current_revision()
@@ -242,6 +250,8 @@ class Cacher:
 
     def _all_watchers(self):
         yield from self.unindexed
+        for group in self.plain.values():
+            yield from group
         for group in self.index.values():
             yield from group
 
@@ -283,6 +293,17 @@ class Cacher:
             self.oldest = self.ring[0].revision
         self.ring.append(event)
         self.position = event.revision
+        if self.plain:
+            # the hot path (kubectl get -w, informers without selectors): one encoding,
+            # shared, appended to each buffer
+            data = event.encoded(json_line, event.type, "cur")
+            revision = event.revision
+            for key in (None, event.namespace) if event.namespace else (None,):
+                group = self.plain.get(key)
+                if group:
+                    for watcher in tuple(group):
+                        if revision > watcher.min_revision and not watcher.closed:
+                            watcher.push(data, revision)
         for watcher in tuple(self.unindexed):
             watcher.offer(event)
         if self.index:
@@ -322,6 +343,9 @@ class Cacher:
         self._add(watcher)
 
     def _add(self, watcher: Watcher) -> None:
+        if watcher.plain:
+            self.plain.setdefault(watcher.namespace, set()).add(watcher)
+            return
         for field in self.index_fields:
             value = watcher.fields.exact_value(field) if watcher.fields is not None else None
             if value is not None:
@@ -336,6 +360,11 @@ class Cacher:
             watcher._direct.cancel()
             watcher._direct = None
         self.unindexed.discard(watcher)
+        group = self.plain.get(watcher.namespace)
+        if group is not None:
+            group.discard(watcher)
+            if not group:
+                del self.plain[watcher.namespace]
         for key in watcher.index_keys:
             group = self.index.get(key)
             if group is not None:

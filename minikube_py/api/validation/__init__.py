@@ -30,7 +30,7 @@ from minikube_py.api.validation.common import path_segment_name
 from minikube_py.api.validation.meta import validate_object_meta, validate_object_meta_update
 from minikube_py.api.validation.typed import Errs, type_name
 
-__all__ = ["FieldError", "validate_create", "validate_status_update", "validate_update"]
+__all__ = ["validate_create", "validate_status_update", "validate_update"]
 
 Create = Callable[[dict[str, Any], Errs], None]
 Update = Callable[[dict[str, Any], dict[str, Any], Errs], None]
