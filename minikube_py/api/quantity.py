@@ -210,6 +210,17 @@ def canonical(text: str | int | float) -> str:
 
 def round_up_milli(text: str | int | float) -> str:
     """Upstream SetDefaults_ResourceList: round up to a whole milli-unit, then print canonically."""
+    if isinstance(text, str):
+        return _round_up_milli_cached(text)
+    return _round_up_milli(text)
+
+
+@lru_cache(maxsize=4096)
+def _round_up_milli_cached(text: str) -> str:
+    return _round_up_milli(text)
+
+
+def _round_up_milli(text: str | int | float) -> str:
     quantity = parse(text)
     scaled = quantity.value * 1000
     if scaled.denominator == 1:
