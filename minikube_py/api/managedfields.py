@@ -284,6 +284,42 @@ def _fields_of_map(value: dict, struct: Struct | None, path: Path, out: FieldSet
             _fields_of(sub, child(struct, key), path + ("f:" + key,), out)
 
 
+def fields_tree(obj: dict, kind: str) -> dict[str, Any]:
+    """`fields_v1(field_set(obj, kind))`, built directly: one walk, no path tuples, no sort
+    of the whole set (each map's keys are sorted where they are made)."""
+    return _tree_of_map(_tracked(obj), kind_schema(kind))
+
+
+def _tree_of_map(value: dict, struct: Struct | None) -> dict[str, Any]:
+    node: dict[str, Any] = {}
+    for key, sub in value.items():
+        if sub is None:
+            continue
+        subtree = _tree_of(sub, child(struct, key))
+        if subtree is not None:
+            node["f:" + key] = subtree
+    return dict(sorted(node.items())) if len(node) > 1 else node
+
+
+def _tree_of(value: Any, fld: Field) -> dict[str, Any] | None:
+    """The subtree of one field; `{}` for a leaf, None when it contributes nothing."""
+    if isinstance(value, dict) and value and not fld.atomic:
+        subtree = _tree_of_map(value, fld.fields)
+        return subtree or None
+    if isinstance(value, list) and value:
+        elements = _list_elements(value, fld)
+        if elements is None:
+            return {}  # an atomic list is one leaf
+        node: dict[str, Any] = {}
+        for element, item in zip(elements, value):
+            children = _tree_of_map(item, fld.fields) if isinstance(item, dict) else {}
+            node[element] = {".": {}, **children} if children else {}
+        return dict(sorted(node.items())) if len(node) > 1 else node
+    if not isinstance(value, list) or not fld.is_merge_list:
+        return {}  # scalar, atomic, or empty map/list
+    return None  # an empty keyed list is nothing
+
+
 @dataclass
 class _Changes:
     added: FieldSet = field(default_factory=set)
@@ -379,6 +415,16 @@ def record_update(old: dict | None, new: dict, *, manager: str, operation: str,
     of re-encoding them."""
     meta = new.get("metadata")
     if not isinstance(meta, dict):
+        return
+    if old is None and "managedFields" not in meta:
+        # a create with no entries to merge: every set field is the manager's, so build the
+        # FieldsV1 tree in one walk (same result as the path-set route below, ~5x cheaper)
+        tree = fields_tree(new, str(new.get("kind", "")))
+        if tree:
+            meta["managedFields"] = [{
+                "manager": manager, "operation": operation,
+                "apiVersion": str(new.get("apiVersion", "")), "time": now,
+                "fieldsType": "FieldsV1", "fieldsV1": tree}]
         return
     changes = _compare_objects(old, new, str(new.get("kind", "")))
     sent = meta.get("managedFields")

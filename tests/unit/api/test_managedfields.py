@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import orjson
+
 import copy
 from typing import Any
 
@@ -326,3 +328,42 @@ def test_record_update_reset_by_empty_managed_fields(reset: list) -> None:
     new2["spec"]["replicas"] = 2
     record_update(live, new2, manager="kubectl-edit", operation="Update", now=T2)
     assert set(entries(new2)) == {("kubectl-edit", "Update")}
+
+
+def test_fields_tree_equals_the_path_set_route_on_varied_objects():
+    """The create fast path builds the same FieldsV1 as fields_v1(field_set(...))."""
+    from minikube_py.api.managedfields import field_set, fields_tree, fields_v1
+
+    objects = [
+        ("Pod", {"apiVersion": "v1", "kind": "Pod",
+                 "metadata": {"name": "p", "labels": {"b": "1", "a": "2"}, "annotations": {},
+                              "finalizers": ["x", "y"], "ownerReferences": [
+                                  {"uid": "u1", "kind": "RC", "name": "r", "apiVersion": "v1"}]},
+                 "spec": {"containers": [
+                     {"name": "c", "image": "i", "ports": [{"containerPort": 80}, {"containerPort": 81,
+                                                            "protocol": "UDP"}],
+                      "env": [{"name": "A", "value": "1"}], "resources": {},
+                      "command": ["sh", "-c"], "args": []},
+                     {"name": "b", "image": "j", "volumeMounts": [{"name": "v", "mountPath": "/m"}]}],
+                     "volumes": [{"name": "v", "emptyDir": {}}], "tolerations": [{"key": "k"}],
+                     "nodeSelector": {"disk": "ssd"}, "initContainers": [],
+                     "dnsPolicy": None, "restartPolicy": "Always"},
+                 "status": {"phase": "Pending"}}),
+        ("Service", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                     "spec": {"ports": [{"port": 80, "targetPort": 8080}], "selector": {"a": "b"},
+                              "type": "ClusterIP"}}),
+        ("ConfigMap", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                       "data": {"k": "v", "a": ""}}),
+        ("Deployment", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                        "spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}},
+                                 "template": {"metadata": {"labels": {"a": "b"}},
+                                              "spec": {"containers": [{"name": "c", "image": "x"}]}},
+                                 "strategy": {"type": "RollingUpdate",
+                                              "rollingUpdate": {"maxSurge": "25%"}}}}),
+        ("Widget", {"apiVersion": "x/v1", "kind": "Widget", "metadata": {"name": "w"},
+                    "spec": {"list": [1, 2], "objs": [{"a": 1}], "empty": []}}),
+    ]
+    for kind, obj in objects:
+        # byte-identical, key order included (upstream prints FieldsV1 keys sorted)
+        assert orjson.dumps(fields_tree(obj, kind)) == orjson.dumps(
+            fields_v1(field_set(obj, kind))), kind
