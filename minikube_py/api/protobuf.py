@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import base64
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import orjson
 
@@ -33,7 +34,7 @@ PROTOBUF_CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 
 _MAGIC = b"k8s\x00"
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DOUBLE = struct.Struct("<d")
 
 # Field kinds: how one occurrence on the wire becomes a JSON value.
@@ -78,8 +79,8 @@ def _time_json(m: dict[str, Any]) -> str | None:
     seconds, nanos = m.get("seconds", 0), m.get("nanos", 0)
     if not seconds and not nanos:
         return None
-    try:
-        t = _EPOCH + timedelta(seconds=seconds)
+    try:  # like Go's time.Unix, nanos outside [0, 1e9) carry into the seconds
+        t = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
     except OverflowError:
         raise _DecodeError("Time.MarshalJSON: year outside of range [0,9999]") from None
     return (f"{t.year:04d}-{t.month:02d}-{t.day:02d}T"
@@ -211,7 +212,8 @@ def _bytes_value(f: _Field, raw: bytes) -> Any:
         raise _DecodeError(f"invalid JSON in {f.name}: {exc}") from None
 
 
-def _message(buf: bytes, pos: int, end: int, table: dict[int, _Field], out: dict[str, Any]) -> None:
+def _message(buf: bytes, pos: int, end: int, table: dict[int, _Field],
+             out: dict[str, Any]) -> None:
     """Decode the message in buf[pos:end] into `out`, one field occurrence at a time.
 
     This loop and _field run for every field of every request body, so one-byte varints (tags,

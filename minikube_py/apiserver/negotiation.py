@@ -2,8 +2,9 @@
 
 Kubernetes piece: k8s.io/apiserver/pkg/endpoints/handlers/negotiation (NegotiateOutputMediaType,
 with the `as=Table;g=meta.k8s.io;v=v1` parameters kubectl sends for human output) and the
-request decoding in handlers/rest.go (body limit, JSON or YAML, "the body of the request was in
-an unknown format"). Protobuf is never served: kubectl lists JSON after it and uses that.
+request decoding in handlers/rest.go (body limit, JSON, YAML or protobuf, "the body of the
+request was in an unknown format"). Protobuf is decoded (kubectl 1.32+ sends it for typed
+`create` subcommands) but never served: kubectl lists JSON after it in Accept and uses that.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import orjson
 import yaml
 
 from ..api import errors
+from ..api.protobuf import PROTOBUF_CONTENT_TYPE, decode_object
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # upstream: "Request entity too large: limit is 3145728"
 
@@ -78,6 +80,8 @@ def decode_body(data: bytes, content_type: str | None) -> Any:
             raise errors.bad_request(f"error decoding request body: invalid JSON: {exc}") from None
     if media in ("application/yaml", "text/yaml", "application/apply-patch+yaml"):
         return decode_yaml(data)
+    if media == PROTOBUF_CONTENT_TYPE:  # kubectl 1.32+ typed `create` subcommands
+        return decode_object(data)
     raise errors.unsupported_media_type(content_type or "")
 
 

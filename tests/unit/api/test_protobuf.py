@@ -24,10 +24,12 @@ from minikube_py.api.protobuf import PROTOBUF_CONTENT_TYPE, decode_object
 KUBECTL_BODIES = [
     # kubectl create deployment dep --image=nginx:1.25 --replicas=2 --port=80
     (
-        "azhzAAoVCgdhcHBzL3YxEgpEZXBsb3ltZW50Er0BCh8KA2RlcBIAGgAiACoAMgA4AEIAWgoKA2FwcBIDZGVwEosB"
-        "CAISDAoKCgNhcHASA2RlcBpxChwKABIAGgAiACoAMgA4AEIAWgoKA2FwcBIDZGVwElESMwoFbmdpbngSCm5naW54"
-        "OjEuMjUqADIKCgAQABhQIgAqAEIAagByAIABAIgBAJABAKIBABoAMgBCAEoAUgBYAGAAaACCAQCKAQCaAQDCAQAi"
-        "AgoAKAA4ABoMCAAQABgAIAAoADgAGgAiAA==",
+        (
+            "azhzAAoVCgdhcHBzL3YxEgpEZXBsb3ltZW50Er0BCh8KA2RlcBIAGgAiACoAMgA4AEIAWgoKA2FwcBIDZGVw"
+            "EosBCAISDAoKCgNhcHASA2RlcBpxChwKABIAGgAiACoAMgA4AEIAWgoKA2FwcBIDZGVwElESMwoFbmdpbngS"
+            "Cm5naW54OjEuMjUqADIKCgAQABhQIgAqAEIAagByAIABAIgBAJABAKIBABoAMgBCAEoAUgBYAGAAaACCAQCK"
+            "AQCaAQDCAQAiAgoAKAA4ABoMCAAQABgAIAAoADgAGgAiAA=="
+        ),
         {"kind": "Deployment", "apiVersion": "apps/v1",
             "metadata": {"name": "dep", "creationTimestamp": None, "labels": {"app": "dep"}},
             "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "dep"}},
@@ -42,10 +44,13 @@ KUBECTL_BODIES = [
     ),
     # kubectl create deployment multi --image=nginx --image=busybox
     (
-        "azhzAAoVCgdhcHBzL3YxEgpEZXBsb3ltZW50Et0BCiMKBW11bHRpEgAaACIAKgAyADgAQgBaDAoDYXBwEgVtdWx0"
-        "aRKnAQgBEg4KDAoDYXBwEgVtdWx0aRqKAQoeCgASABoAIgAqADIAOABCAFoMCgNhcHASBW11bHRpEmgSIgoFbmdp"
-        "bngSBW5naW54KgBCAGoAcgCAAQCIAQCQAQCiAQASJgoHYnVzeWJveBIHYnVzeWJveCoAQgBqAHIAgAEAiAEAkAEA"
-        "ogEAGgAyAEIASgBSAFgAYABoAIIBAIoBAJoBAMIBACICCgAoADgAGgwIABAAGAAgACgAOAAaACIA",
+        (
+            "azhzAAoVCgdhcHBzL3YxEgpEZXBsb3ltZW50Et0BCiMKBW11bHRpEgAaACIAKgAyADgAQgBaDAoDYXBwEgVt"
+            "dWx0aRKnAQgBEg4KDAoDYXBwEgVtdWx0aRqKAQoeCgASABoAIgAqADIAOABCAFoMCgNhcHASBW11bHRpEmgS"
+            "IgoFbmdpbngSBW5naW54KgBCAGoAcgCAAQCIAQCQAQCiAQASJgoHYnVzeWJveBIHYnVzeWJveCoAQgBqAHIA"
+            "gAEAiAEAkAEAogEAGgAyAEIASgBSAFgAYABoAIIBAIoBAJoBAMIBACICCgAoADgAGgwIABAAGAAgACgAOAAa"
+            "ACIA"
+        ),
         {"kind": "Deployment", "apiVersion": "apps/v1",
             "metadata": {"name": "multi", "creationTimestamp": None,
                 "labels": {"app": "multi"}},
@@ -60,8 +65,11 @@ KUBECTL_BODIES = [
     ),
     # kubectl create service clusterip svc --tcp=80:8080
     (
-        "azhzAAoNCgJ2MRIHU2VydmljZRJpCh8KA3N2YxIAGgAiACoAMgA4AEIAWgoKA2FwcBIDc3ZjEkIKGwoHODAtODA4"
-        "MBIDVENQGFAiBwgAEJA/GgAoABIKCgNhcHASA3N2YxoAIglDbHVzdGVySVA6AEIAUgBaAGAAaAAaAgoAGgAiAA==",
+        (
+            "azhzAAoNCgJ2MRIHU2VydmljZRJpCh8KA3N2YxIAGgAiACoAMgA4AEIAWgoKA2FwcBIDc3ZjEkIKGwoHODAt"
+            "ODA4MBIDVENQGFAiBwgAEJA/GgAoABIKCgNhcHASA3N2YxoAIglDbHVzdGVySVA6AEIAUgBaAGAAaAAaAgoA"
+            "GgAiAA=="
+        ),
         {"kind": "Service", "apiVersion": "v1",
             "metadata": {"name": "svc", "creationTimestamp": None, "labels": {"app": "svc"}},
             "spec": {
@@ -72,8 +80,11 @@ KUBECTL_BODIES = [
     ),
     # kubectl create service nodeport np --tcp=80:8080 --node-port=30080
     (
-        "azhzAAoNCgJ2MRIHU2VydmljZRJnCh0KAm5wEgAaACIAKgAyADgAQgBaCQoDYXBwEgJucBJCCh0KBzgwLTgwODAS"
-        "A1RDUBhQIgcIABCQPxoAKIDrARIJCgNhcHASAm5wGgAiCE5vZGVQb3J0OgBCAFIAWgBgAGgAGgIKABoAIgA=",
+        (
+            "azhzAAoNCgJ2MRIHU2VydmljZRJnCh0KAm5wEgAaACIAKgAyADgAQgBaCQoDYXBwEgJucBJCCh0KBzgwLTgw"
+            "ODASA1RDUBhQIgcIABCQPxoAKIDrARIJCgNhcHASAm5wGgAiCE5vZGVQb3J0OgBCAFIAWgBgAGgAGgIKABoA"
+            "IgA="
+        ),
         {"kind": "Service", "apiVersion": "v1",
             "metadata": {"name": "np", "creationTimestamp": None, "labels": {"app": "np"}},
             "spec": {
@@ -85,8 +96,11 @@ KUBECTL_BODIES = [
     ),
     # kubectl create service loadbalancer lb --tcp=443
     (
-        "azhzAAoNCgJ2MRIHU2VydmljZRJmCh0KAmxiEgAaACIAKgAyADgAQgBaCQoDYXBwEgJsYhJBChgKAzQ0MxIDVENQ"
-        "GLsDIgcIABC7AxoAKAASCQoDYXBwEgJsYhoAIgxMb2FkQmFsYW5jZXI6AEIAUgBaAGAAaAAaAgoAGgAiAA==",
+        (
+            "azhzAAoNCgJ2MRIHU2VydmljZRJmCh0KAmxiEgAaACIAKgAyADgAQgBaCQoDYXBwEgJsYhJBChgKAzQ0MxID"
+            "VENQGLsDIgcIABC7AxoAKAASCQoDYXBwEgJsYhoAIgxMb2FkQmFsYW5jZXI6AEIAUgBaAGAAaAAaAgoAGgAi"
+            "AA=="
+        ),
         {"kind": "Service", "apiVersion": "v1",
             "metadata": {"name": "lb", "creationTimestamp": None, "labels": {"app": "lb"}},
             "spec": {
@@ -96,8 +110,10 @@ KUBECTL_BODIES = [
     ),
     # kubectl create service externalname ext --external-name=example.com
     (
-        "azhzAAoNCgJ2MRIHU2VydmljZRJaCh8KA2V4dBIAGgAiACoAMgA4AEIAWgoKA2FwcBIDZXh0EjMSCgoDYXBwEgNl"
-        "eHQaACIMRXh0ZXJuYWxOYW1lOgBCAFILZXhhbXBsZS5jb21aAGAAaAAaAgoAGgAiAA==",
+        (
+            "azhzAAoNCgJ2MRIHU2VydmljZRJaCh8KA2V4dBIAGgAiACoAMgA4AEIAWgoKA2FwcBIDZXh0EjMSCgoDYXBw"
+            "EgNleHQaACIMRXh0ZXJuYWxOYW1lOgBCAFILZXhhbXBsZS5jb21aAGAAaAAaAgoAGgAiAA=="
+        ),
         {"kind": "Service", "apiVersion": "v1",
             "metadata": {"name": "ext", "creationTimestamp": None, "labels": {"app": "ext"}},
             "spec": {"selector": {"app": "ext"}, "type": "ExternalName",
@@ -106,54 +122,68 @@ KUBECTL_BODIES = [
     ),
     # kubectl create configmap cm --from-literal=a=b
     (
-        "azhzAAoPCgJ2MRIJQ29uZmlnTWFwEhwKEgoCY20SABoAIgAqADIAOABCABIGCgFhEgFiGgAiAA==",
+        (
+            "azhzAAoPCgJ2MRIJQ29uZmlnTWFwEhwKEgoCY20SABoAIgAqADIAOABCABIGCgFhEgFiGgAiAA=="
+        ),
         {"kind": "ConfigMap", "apiVersion": "v1",
             "metadata": {"name": "cm", "creationTimestamp": None}, "data": {"a": "b"}},
     ),
     # kubectl create secret generic s --from-literal=k=v
     (
-        "azhzAAoMCgJ2MRIGU2VjcmV0Eh0KEQoBcxIAGgAiACoAMgA4AEIAEgYKAWsSAXYaABoAIgA=",
+        (
+            "azhzAAoMCgJ2MRIGU2VjcmV0Eh0KEQoBcxIAGgAiACoAMgA4AEIAEgYKAWsSAXYaABoAIgA="
+        ),
         {"kind": "Secret", "apiVersion": "v1",
             "metadata": {"name": "s", "creationTimestamp": None}, "data": {"k": "dg=="}},
     ),
     # kubectl create secret docker-registry reg --docker-username=u --docker-password=p
     #     --docker-server=r.io
     (
-        "azhzAAoMCgJ2MRIGU2VjcmV0EowBChMKA3JlZxIAGgAiACoAMgA4AEIAElUKES5kb2NrZXJjb25maWdqc29uEkB7"
-        "ImF1dGhzIjp7InIuaW8iOnsidXNlcm5hbWUiOiJ1IiwicGFzc3dvcmQiOiJwIiwiYXV0aCI6ImRUcHcifX19Gh5r"
-        "dWJlcm5ldGVzLmlvL2RvY2tlcmNvbmZpZ2pzb24aACIA",
+        (
+            "azhzAAoMCgJ2MRIGU2VjcmV0EowBChMKA3JlZxIAGgAiACoAMgA4AEIAElUKES5kb2NrZXJjb25maWdqc29u"
+            "EkB7ImF1dGhzIjp7InIuaW8iOnsidXNlcm5hbWUiOiJ1IiwicGFzc3dvcmQiOiJwIiwiYXV0aCI6ImRUcHci"
+            "fX19Gh5rdWJlcm5ldGVzLmlvL2RvY2tlcmNvbmZpZ2pzb24aACIA"
+        ),
         {"kind": "Secret", "apiVersion": "v1",
             "metadata": {"name": "reg", "creationTimestamp": None},
             "data": {
-                ".dockerconfigjson": ("eyJhdXRocyI6eyJyLmlvIjp7InVzZXJuYW1lIjoidSIsInBhc3N3b3JkIjoi"
-                                      "cCIsImF1dGgiOiJkVHB3In19fQ==")},
+                ".dockerconfigjson": ("eyJhdXRocyI6eyJyLmlvIjp7InVzZXJuYW1lIjoidSIsInBhc3N3b3Jk"
+                                      "IjoicCIsImF1dGgiOiJkVHB3In19fQ==")},
             "type": "kubernetes.io/dockerconfigjson"},
     ),
     # kubectl create namespace ns1
     (
-        "azhzAAoPCgJ2MRIJTmFtZXNwYWNlEhsKEwoDbnMxEgAaACIAKgAyADgAQgASABoCCgAaACIA",
+        (
+            "azhzAAoPCgJ2MRIJTmFtZXNwYWNlEhsKEwoDbnMxEgAaACIAKgAyADgAQgASABoCCgAaACIA"
+        ),
         {"kind": "Namespace", "apiVersion": "v1",
             "metadata": {"name": "ns1", "creationTimestamp": None}, "spec": {}, "status": {}},
     ),
     # kubectl create serviceaccount sa1
     (
-        "azhzAAoUCgJ2MRIOU2VydmljZUFjY291bnQSFQoTCgNzYTESABoAIgAqADIAOABCABoAIgA=",
+        (
+            "azhzAAoUCgJ2MRIOU2VydmljZUFjY291bnQSFQoTCgNzYTESABoAIgAqADIAOABCABoAIgA="
+        ),
         {"kind": "ServiceAccount", "apiVersion": "v1",
             "metadata": {"name": "sa1", "creationTimestamp": None}},
     ),
     # kubectl create quota q --hard=cpu=1,memory=1G,pods=2
     (
-        "azhzAAoTCgJ2MRINUmVzb3VyY2VRdW90YRJAChEKAXESABoAIgAqADIAOABCABIpCgoKA2NwdRIDCgExCg4KBm1l"
-        "bW9yeRIECgIxRwoLCgRwb2RzEgMKATIaABoAIgA=",
+        (
+            "azhzAAoTCgJ2MRINUmVzb3VyY2VRdW90YRJAChEKAXESABoAIgAqADIAOABCABIpCgoKA2NwdRIDCgExCg4K"
+            "Bm1lbW9yeRIECgIxRwoLCgRwb2RzEgMKATIaABoAIgA="
+        ),
         {"kind": "ResourceQuota", "apiVersion": "v1",
             "metadata": {"name": "q", "creationTimestamp": None},
             "spec": {"hard": {"cpu": "1", "memory": "1G", "pods": "2"}}, "status": {}},
     ),
     # kubectl create job j --image=busybox -- echo hi
     (
-        "azhzAAoPCghiYXRjaC92MRIDSm9iEoIBChEKAWoSABoAIgAqADIAOABCABJjMmEKEAoAEgAaACIAKgAyADgAQgAS"
-        "TRIqCgFqEgdidXN5Ym94GgRlY2hvGgJoaSoAQgBqAHIAgAEAiAEAkAEAogEAGgVOZXZlcjIAQgBKAFIAWABgAGgA"
-        "ggEAigEAmgEAwgEAGgggACgAMAA6ABoAIgA=",
+        (
+            "azhzAAoPCghiYXRjaC92MRIDSm9iEoIBChEKAWoSABoAIgAqADIAOABCABJjMmEKEAoAEgAaACIAKgAyADgA"
+            "QgASTRIqCgFqEgdidXN5Ym94GgRlY2hvGgJoaSoAQgBqAHIAgAEAiAEAkAEAogEAGgVOZXZlcjIAQgBKAFIA"
+            "WABgAGgAggEAigEAmgEAwgEAGgggACgAMAA6ABoAIgA="
+        ),
         {"kind": "Job", "apiVersion": "batch/v1",
             "metadata": {"name": "j", "creationTimestamp": None},
             "spec": {
@@ -167,10 +197,12 @@ KUBECTL_BODIES = [
     ),
     # kubectl create cronjob cj --image=busybox --schedule=*/1 * * * * -- echo hi
     (
-        "azhzAAoTCghiYXRjaC92MRIHQ3JvbkpvYhKoAQoSCgJjahIAGgAiACoAMgA4AEIAEo8BCgsqLzEgKiAqICogKhoA"
-        "Kn4KEgoCY2oSABoAIgAqADIAOABCABJoMmYKEAoAEgAaACIAKgAyADgAQgASUhIrCgJjahIHYnVzeWJveBoEZWNo"
-        "bxoCaGkqAEIAagByAIABAIgBAJABAKIBABoJT25GYWlsdXJlMgBCAEoAUgBYAGAAaACCAQCKAQCaAQDCAQAaABoA"
-        "IgA=",
+        (
+            "azhzAAoTCghiYXRjaC92MRIHQ3JvbkpvYhKoAQoSCgJjahIAGgAiACoAMgA4AEIAEo8BCgsqLzEgKiAqICog"
+            "KhoAKn4KEgoCY2oSABoAIgAqADIAOABCABJoMmYKEAoAEgAaACIAKgAyADgAQgASUhIrCgJjahIHYnVzeWJv"
+            "eBoEZWNobxoCaGkqAEIAagByAIABAIgBAJABAKIBABoJT25GYWlsdXJlMgBCAEoAUgBYAGAAaACCAQCKAQCa"
+            "AQDCAQAaABoAIgA="
+        ),
         {"kind": "CronJob", "apiVersion": "batch/v1",
             "metadata": {"name": "cj", "creationTimestamp": None},
             "spec": {"schedule": "*/1 * * * *",
@@ -196,24 +228,24 @@ def test_kubectl_create_bodies_decode_to_their_json(body: str, expected: dict) -
 # `kubectl create job rich-manual --from=cronjob/rich`: kubectl re-encodes a CronJob it read
 # (served as JSON, with most pod-template features set) into a protobuf Job.
 RICH_JOB_PB = (
-    "azhzAAoPCghiYXRjaC92MRIDSm9iEqQJCqMBCgtyaWNoLW1hbnVhbBIAGgAiACoAMgA4AEIAWgsKA2pvYhIEcmljaGIrCiF"
-    "jcm9uam9iLmt1YmVybmV0ZXMuaW8vaW5zdGFudGlhdGUSBm1hbnVhbGIJCgRub3RlEgF4akEKB0Nyb25Kb2IaBHJpY2giJD"
-    "BiNWMzZjVlLTExMTEtMjIyMi0zMzMzLTQ0NDQ1NTU1NjY2NioIYmF0Y2gvdjEwARLxBwgCEAQY2AQy1QcKHQoAEgAaACIAK"
-    "gAyADgAQgBaCwoDam9iEgRyaWNoErMHChYKB3NjcmF0Y2gSCxIJCgASBQoDMUdpChEKA21lbRIKEggKBk1lbW9yeQofCgRo"
-    "b3N0EhcKFQoIL3Zhci9sb2cSCURpcmVjdG9yeQokCgNjZmcSHZoBGgoECgJjbRINCgFhEgVhLnR4dBikAxiAAiABCg4KA3N"
-    "lYxIHMgUKAXMYAAoSCgVjbGFpbRIJUgcKA3B2YxABCioKBGluZm8SIoIBHwodCgZsYWJlbHMSEwoAEg9tZXRhZGF0YS5sYW"
-    "JlbHMKGwoEcHJvahIT0gEQCg4iDAoAEJAcGgV0b2tlbhKNBAoEbWFpbhIKbmdpbng6MS4yNSIGLS1mbGFnIgAqADISCgRod"
-    "HRwEAAYkD8iA1RDUCoAMgoKABAAGAAiACoAOgoKBVBMQUlOEgF2OgkKBUVNUFRZEgA6GAoHRlJPTV9DTRIAGgsaCQoECgJj"
-    "bRIBYTodCgtGUk9NX1NFQ1JFVBIAGgwiCgoDCgFzEgFrGAA6HAoDUE9EEgAaEwoRCgASDW1ldGFkYXRhLm5hbWU6HwoDQ1B"
-    "VEgAaFhIUCgASCmxpbWl0cy5jcHUaBAoCMW1CMQoNCgNjcHUSBgoENTAwbQoRCgZtZW1vcnkSBwoFMTI4TWkSDQoDY3B1Eg"
-    "YKBDI1MG1KGQoHc2NyYXRjaBAAGggvc2NyYXRjaCIAMgBKGgoDY2ZnEAEaCC9ldGMvY2ZnIgVhLnR4dDIAUi8KIxIhCggva"
-    "GVhbHRoehIKCAEQABoEaHR0cBoAIgAqBQoBWBIAEAMYACAKKAAwAFoZCg0aCwoHCAAQkD8aABIAEAAYACAAKAAwAWIGEgQi"
-    "AggFagByDElmTm90UHJlc2VudHohChAKCU5FVF9BRE1JThIDQUxMEAAg////////////ATABgAEBiAEAkAEBmgEMCgJQXxI"
-    "GCgQKAmNtogEVRmFsbGJhY2tUb0xvZ3NPbkVycm9ysgEcChAKDgoDY2F0CgcvdG1wL29rEAAYACAAKAAwABoJT25GYWlsdX"
-    "JlIAAyADoLCgRkaXNrEgNzc2RCAEoAUgBYAGAAaAByDRAAGAAgASACIAMo0A+CAQCKAQCSARgKFgoUChIKEAoEem9uZRICS"
-    "W4aAWEaAWKaAQCiATEKBGluaXQSB2J1c3lib3gaAnNoGgItYxoEdHJ1ZSoAQgBqAHIAgAEAiAEAkAEAogEAqAEAsgEbCgFr"
-    "EgVFcXVhbBoBdiIKTm9TY2hlZHVsZSgesgEOCgASBkV4aXN0cxoAIgDCAQA4AEAASgpOb25JbmRleGVkUAAaCCAAKAAwADo"
-    "AGgAiAA=="
+    "azhzAAoPCghiYXRjaC92MRIDSm9iEqQJCqMBCgtyaWNoLW1hbnVhbBIAGgAiACoAMgA4AEIAWgsKA2pvYhIEcmljaGIr"
+    "CiFjcm9uam9iLmt1YmVybmV0ZXMuaW8vaW5zdGFudGlhdGUSBm1hbnVhbGIJCgRub3RlEgF4akEKB0Nyb25Kb2IaBHJp"
+    "Y2giJDBiNWMzZjVlLTExMTEtMjIyMi0zMzMzLTQ0NDQ1NTU1NjY2NioIYmF0Y2gvdjEwARLxBwgCEAQY2AQy1QcKHQoA"
+    "EgAaACIAKgAyADgAQgBaCwoDam9iEgRyaWNoErMHChYKB3NjcmF0Y2gSCxIJCgASBQoDMUdpChEKA21lbRIKEggKBk1l"
+    "bW9yeQofCgRob3N0EhcKFQoIL3Zhci9sb2cSCURpcmVjdG9yeQokCgNjZmcSHZoBGgoECgJjbRINCgFhEgVhLnR4dBik"
+    "AxiAAiABCg4KA3NlYxIHMgUKAXMYAAoSCgVjbGFpbRIJUgcKA3B2YxABCioKBGluZm8SIoIBHwodCgZsYWJlbHMSEwoA"
+    "Eg9tZXRhZGF0YS5sYWJlbHMKGwoEcHJvahIT0gEQCg4iDAoAEJAcGgV0b2tlbhKNBAoEbWFpbhIKbmdpbng6MS4yNSIG"
+    "LS1mbGFnIgAqADISCgRodHRwEAAYkD8iA1RDUCoAMgoKABAAGAAiACoAOgoKBVBMQUlOEgF2OgkKBUVNUFRZEgA6GAoH"
+    "RlJPTV9DTRIAGgsaCQoECgJjbRIBYTodCgtGUk9NX1NFQ1JFVBIAGgwiCgoDCgFzEgFrGAA6HAoDUE9EEgAaEwoRCgAS"
+    "DW1ldGFkYXRhLm5hbWU6HwoDQ1BVEgAaFhIUCgASCmxpbWl0cy5jcHUaBAoCMW1CMQoNCgNjcHUSBgoENTAwbQoRCgZt"
+    "ZW1vcnkSBwoFMTI4TWkSDQoDY3B1EgYKBDI1MG1KGQoHc2NyYXRjaBAAGggvc2NyYXRjaCIAMgBKGgoDY2ZnEAEaCC9l"
+    "dGMvY2ZnIgVhLnR4dDIAUi8KIxIhCggvaGVhbHRoehIKCAEQABoEaHR0cBoAIgAqBQoBWBIAEAMYACAKKAAwAFoZCg0a"
+    "CwoHCAAQkD8aABIAEAAYACAAKAAwAWIGEgQiAggFagByDElmTm90UHJlc2VudHohChAKCU5FVF9BRE1JThIDQUxMEAAg"
+    "////////////ATABgAEBiAEAkAEBmgEMCgJQXxIGCgQKAmNtogEVRmFsbGJhY2tUb0xvZ3NPbkVycm9ysgEcChAKDgoD"
+    "Y2F0CgcvdG1wL29rEAAYACAAKAAwABoJT25GYWlsdXJlIAAyADoLCgRkaXNrEgNzc2RCAEoAUgBYAGAAaAByDRAAGAAg"
+    "ASACIAMo0A+CAQCKAQCSARgKFgoUChIKEAoEem9uZRICSW4aAWEaAWKaAQCiATEKBGluaXQSB2J1c3lib3gaAnNoGgIt"
+    "YxoEdHJ1ZSoAQgBqAHIAgAEAiAEAkAEAogEAqAEAsgEbCgFrEgVFcXVhbBoBdiIKTm9TY2hlZHVsZSgesgEOCgASBkV4"
+    "aXN0cxoAIgDCAQA4AEAASgpOb25JbmRleGVkUAAaCCAAKAAwADoAGgAiAA=="
 )
 RICH_JOB_JSON = (
     '{"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"rich-manual","creationTimestamp":nu'
@@ -253,10 +285,10 @@ RICH_JOB_JSON = (
     '0,"completionMode":"NonIndexed","suspend":false},"status":{}}\n'
 )
 LEGACY_JOB_PB = (
-    "azhzAAoPCghiYXRjaC92MRIDSm9iEu8BCm0KDWxlZ2FjeS1tYW51YWwSABoAIgAqADIAOABCAGIrCiFjcm9uam9iLmt1YmV"
-    "ybmV0ZXMuaW8vaW5zdGFudGlhdGUSBm1hbnVhbGohCgdDcm9uSm9iGgZsZWdhY3kiAnUyKghiYXRjaC92MTABEnQycgoQCg"
-    "ASABoAIgAqADIAOABCABJeChkKBGRpc2sSERoPCgNwZDESBGV4dDQYACAAEiAKAWMSB2J1c3lib3gqAEIAagByAIABAIgBA"
-    "JABAKIBABoFTmV2ZXIyAEIASgBSAFgAYABoAIIBAIoBAJoBAMIBABoIIAAoADAAOgAaACIA"
+    "azhzAAoPCghiYXRjaC92MRIDSm9iEu8BCm0KDWxlZ2FjeS1tYW51YWwSABoAIgAqADIAOABCAGIrCiFjcm9uam9iLmt1"
+    "YmVybmV0ZXMuaW8vaW5zdGFudGlhdGUSBm1hbnVhbGohCgdDcm9uSm9iGgZsZWdhY3kiAnUyKghiYXRjaC92MTABEnQy"
+    "cgoQCgASABoAIgAqADIAOABCABJeChkKBGRpc2sSERoPCgNwZDESBGV4dDQYACAAEiAKAWMSB2J1c3lib3gqAEIAagBy"
+    "AIABAIgBAJABAKIBABoFTmV2ZXIyAEIASgBSAFgAYABoAIIBAIoBAJoBAMIBABoIIAAoADAAOgAaACIA"
 )
 
 
@@ -336,6 +368,7 @@ def test_content_type_constant() -> None:
     (1714979289, 0, "2024-05-06T07:08:09Z"),
     (1714979289, 999_999_999, "2024-05-06T07:08:09Z"),  # JSON Time has whole seconds
     (-1, 0, "1969-12-31T23:59:59Z"),
+    (5, -1, "1970-01-01T00:00:04Z"),  # nanos carry into the seconds, as in Go's time.Unix
     (-62135596800, 0, "0001-01-01T00:00:00Z"),
 ])
 def test_time_is_rfc3339_in_utc(seconds: int, nanos: int, expected: str | None) -> None:
@@ -384,7 +417,8 @@ def test_int_or_string(int_or_string: bytes, expected: int | str) -> None:
 
 
 def test_map_entries_and_missing_map_values() -> None:
-    hard = _bytes(1, _bytes(1, "cpu") + _bytes(2, _bytes(1, "500m"))) + _bytes(1, _bytes(1, "pods"))
+    cpu = _bytes(1, _bytes(1, "cpu") + _bytes(2, _bytes(1, "500m")))
+    hard = cpu + _bytes(1, _bytes(1, "pods"))
     quota = _decode("v1", "ResourceQuota", _bytes(2, hard))
     assert quota["spec"] == {"hard": {"cpu": "500m", "pods": "0"}}  # empty Quantity is "0"
     secret = _decode("v1", "Secret", _bytes(2, _bytes(1, "k") + _bytes(2, b"\x00\xff")),
@@ -422,20 +456,21 @@ DEPLOYMENT = base64.b64decode(KUBECTL_BODIES[0][0])
 
 @pytest.mark.parametrize(("body", "message"), [
     (b"", "the object provided is unrecognized: empty data"),
-    (b'{"kind":"Pod"}', "the object provided is unrecognized: provided data does not appear to "
-                        "be a protobuf message, expected prefix [107 56 115 0]"),
+    (b'{"kind":"Pod"}', ("the object provided is unrecognized: provided data does not appear "
+                         "to be a protobuf message, expected prefix [107 56 115 0]")),
     (b"k8s\x00", "the object provided is unrecognized: empty body"),
     (b"k8s\x00\x0a\x05\x0a\x02v1", "the object provided is unrecognized: unexpected EOF"),
     (b"k8s\x00" + b"\xff" * 11, "the object provided is unrecognized: proto: integer overflow"),
     (b"k8s\x00\x0b", "the object provided is unrecognized: proto: illegal wireType 3"),
-    (_envelope("v1", "ConfigMap", _varint(1, 5)), 'ConfigMap in version "v1" cannot be handled '
-     "as a ConfigMap: metadata: proto: wrong wireType = 0"),
+    (_envelope("v1", "ConfigMap", _varint(1, 5)),
+     ('ConfigMap in version "v1" cannot be handled as a ConfigMap: metadata: '
+      "proto: wrong wireType = 0")),
     (_envelope("v1", "Service", _bytes(2, _bytes(1, _bytes(4, _varint(1, 2))))),
-     'Service in version "v1" cannot be handled as a Service: spec.ports[0].targetPort: '
-     "impossible IntOrString.Type"),
+     ('Service in version "v1" cannot be handled as a Service: spec.ports[0].targetPort: '
+      "impossible IntOrString.Type")),
     (_envelope("v1", "ConfigMap", _meta(_bytes(8, _varint(1, 2**62)))),
-     'ConfigMap in version "v1" cannot be handled as a ConfigMap: metadata.creationTimestamp: '
-     "Time.MarshalJSON: year outside of range [0,9999]"),
+     ('ConfigMap in version "v1" cannot be handled as a ConfigMap: metadata.creationTimestamp: '
+      "Time.MarshalJSON: year outside of range [0,9999]")),
 ])
 def test_malformed_bodies_are_bad_requests(body: bytes, message: str) -> None:
     with pytest.raises(StatusError) as err:
