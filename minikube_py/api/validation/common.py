@@ -17,14 +17,17 @@ from collections.abc import Callable
 from typing import Any
 
 from minikube_py.api import naming
-from minikube_py.api.errors import FieldError, FieldErrorType, forbidden, invalid, required
+from minikube_py.api.errors import (
+    FieldError, FieldErrorType, forbidden, invalid, not_supported, required,
+)
 from minikube_py.api.validation.typed import (
-    Errs, child, get_str, get_str_list, get_str_map, index, iter_dicts,
+    Errs, child, get_int, get_str, get_str_list, get_str_map, index, iter_dicts,
 )
 
 NameFn = Callable[[str, bool], list[str]]
 
 IMMUTABLE = "field is immutable"
+PROTOCOLS = ("SCTP", "TCP", "UDP")
 NEGATIVE = "must be greater than or equal to 0"
 
 
@@ -352,3 +355,14 @@ def sub(obj: Any, *names: str) -> Any:
         obj = obj.get(name)
     return obj
 
+
+
+def validate_port_and_protocol(port: dict[str, Any], path: str, errs: Errs) -> None:
+    """`port` (1-65535) and `protocol` (TCP, UDP, SCTP; required once defaulted) of a service
+    or endpoints port entry."""
+    number = get_int(port, "port", path, errs) or 0
+    for msg in is_valid_port_num(number):
+        errs.append(invalid(child(path, "port"), number, msg))
+    protocol = get_str(port, "protocol", path, errs, required_=True)
+    if protocol and protocol not in PROTOCOLS:
+        errs.append(not_supported(child(path, "protocol"), protocol, PROTOCOLS))

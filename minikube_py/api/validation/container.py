@@ -14,6 +14,7 @@ from typing import Any
 
 from minikube_py.api.errors import duplicate, forbidden, invalid, not_supported, required
 from minikube_py.api.validation.common import (
+    PROTOCOLS,
     inclusive_range_error, is_config_map_key, is_env_var_name, is_http_header_name,
     is_valid_port_name, name_is_dns_subdomain, validate_dns_label, validate_nonnegative,
     validate_port_num_or_name,
@@ -27,7 +28,6 @@ from minikube_py.api.validation.volumes import (
     validate_volume_mounts,
 )
 
-PROTOCOLS = ("SCTP", "TCP", "UDP")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
 HTTP_SCHEMES = ("HTTP", "HTTPS")

@@ -14,17 +14,17 @@ from typing import Any
 from minikube_py.api import naming
 from minikube_py.api.errors import invalid, not_supported, required
 from minikube_py.api.validation.common import (
-    is_valid_port_num, name_is_dns_subdomain, path_segment_name, validate_dns_label,
+    validate_port_and_protocol,
+    name_is_dns_subdomain, path_segment_name, validate_dns_label,
     validate_ip, validate_name, validate_non_special_ip, validate_qualified_name,
 )
 from minikube_py.api.validation.meta import (
     metadata, validate_object_meta, validate_object_meta_update,
 )
 from minikube_py.api.validation.typed import (
-    Errs, child, get_dict, get_int, get_str, iter_dicts,
+    Errs, child, get_dict, get_str, iter_dicts,
 )
 
-PROTOCOLS = ("SCTP", "TCP", "UDP")
 REPORTING_INSTANCE_LIMIT = 128
 ACTION_LIMIT = 128
 REASON_LIMIT = 128
@@ -110,12 +110,7 @@ def _port(port: dict[str, Any], require_name: bool, path: str, errs: Errs) -> No
         errs.append(required(child(path, "name")))
     elif name:
         validate_dns_label(name, child(path, "name"), errs)
-    number = get_int(port, "port", path, errs) or 0
-    for msg in is_valid_port_num(number):
-        errs.append(invalid(child(path, "port"), number, msg))
-    protocol = get_str(port, "protocol", path, errs, required_=True)
-    if protocol and protocol not in PROTOCOLS:
-        errs.append(not_supported(child(path, "protocol"), protocol, PROTOCOLS))
+    validate_port_and_protocol(port, path, errs)
     if port.get("appProtocol") is not None:
         validate_qualified_name(get_str(port, "appProtocol", path, errs),
                                 child(path, "appProtocol"), errs)

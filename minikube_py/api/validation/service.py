@@ -14,7 +14,8 @@ from typing import Any
 
 from minikube_py.api.errors import duplicate, forbidden, invalid, not_supported, required
 from minikube_py.api.validation.common import (
-    IMMUTABLE, is_valid_port_num, name_is_dns1035_label, parse_ip, sub, validate_cidr,
+    validate_port_and_protocol,
+    IMMUTABLE, name_is_dns1035_label, parse_ip, sub, validate_cidr,
     validate_dns_label, validate_dns_subdomain, validate_ip, validate_label_map,
     validate_non_special_ip, validate_port_num_or_name, validate_qualified_name,
 )
@@ -24,7 +25,6 @@ from minikube_py.api.validation.typed import (
 )
 
 TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
-PROTOCOLS = ("SCTP", "TCP", "UDP")
 AFFINITIES = ("ClientIP", "None")
 TRAFFIC_POLICIES = ("Cluster", "Local")
 IP_FAMILIES = ("IPv4", "IPv6")
@@ -102,12 +102,7 @@ def _service_port(port: dict[str, Any], require_name: bool, names: set[str], pat
         if name in names:
             errs.append(duplicate(child(path, "name"), name))
         names.add(name)
-    number = get_int(port, "port", path, errs) or 0
-    for msg in is_valid_port_num(number):
-        errs.append(invalid(child(path, "port"), number, msg))
-    protocol = get_str(port, "protocol", path, errs, required_=True)
-    if protocol and protocol not in PROTOCOLS:
-        errs.append(not_supported(child(path, "protocol"), protocol, PROTOCOLS))
+    validate_port_and_protocol(port, path, errs)
     target = port.get("targetPort")
     validate_port_num_or_name(0 if target is None else target, child(path, "targetPort"), errs)
     app_protocol = port.get("appProtocol")
