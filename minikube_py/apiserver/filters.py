@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import structlog
 from aiohttp import web

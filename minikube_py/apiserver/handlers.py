@@ -25,7 +25,7 @@ from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import render, strictness, subresources
 from .admission import Attributes
-from .filters import INFO, WARNINGS
+from .filters import WARNINGS
 from .negotiation import (
     MAX_BODY_BYTES,
     Output,
