@@ -30,13 +30,7 @@ from ..storage import Store
 from . import discovery, render
 from .admission import AdmissionChain, NamespaceLifecycle
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
-from .filters import (
-    INFO,
-    with_instrumentation,
-    with_max_in_flight,
-    with_recovery,
-    with_request_info,
-)
+from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
 from .watch import WatchClock
 from .metrics import metrics as process_metrics
@@ -138,13 +132,8 @@ class APIServer:
     def build_app(self) -> web.Application:
         opts = self.options
         app = web.Application(
-            middlewares=[
-                with_request_info,
-                with_instrumentation(self.metrics),
-                with_recovery,
-                with_max_in_flight(self.metrics, readonly=opts.max_requests_inflight,
-                                   mutating=opts.max_mutating_requests_inflight),
-            ],
+            middlewares=[filter_chain(self.metrics, readonly=opts.max_requests_inflight,
+                                      mutating=opts.max_mutating_requests_inflight)],
             client_max_size=4 * 1024 * 1024,
         )
         app[SERVER_KEY] = self
