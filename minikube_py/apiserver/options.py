@@ -22,6 +22,8 @@ class APIServerOptions:
     watch_cache_size: int = 10_000
     watch_buffer_events: int = 10_000
     bookmark_interval: float = 60.0
+    #: a watch connection with more than this unsent is a slow client: its stream is closed
+    watch_max_unsent_bytes: int = 8 * 1024 * 1024
     scheduler_health_url: str = "http://127.0.0.1:10251/healthz"
     controller_manager_health_url: str = "http://127.0.0.1:10252/healthz"
     etcd_health_urls: tuple[str, ...] = ()  # empty: probe the embedded store itself

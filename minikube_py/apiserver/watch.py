@@ -91,6 +91,7 @@ async def serve_watch(
     await response.prepare(request)
     if initial:
         await response.write(b"".join(initial))
+    watcher.go_live(request.transport, server.options.watch_max_unsent_bytes)
     cacher.register(watcher, start)
     server.metrics.watchers.labels(registry.strategy.resource).inc()
     server.watch_clock.add(watcher)
@@ -124,11 +125,11 @@ async def _pump(server: APIServer, request: web.Request, response: web.StreamRes
             watcher.due = min(deadline, next_bookmark if bookmarks else deadline,
                               now + _LIVENESS_CHECK)
             await watcher.wake.wait()
-        if watcher.buffer:
-            last_revision = max(last_revision, watcher.last_revision)
+        if watcher.buffer:  # only before the stream went live (events write themselves)
             await response.write(b"".join(watcher.take()))
         else:
             watcher.wake.clear()
+        last_revision = max(last_revision, watcher.last_revision)
         if watcher.closed:
             if watcher.error is not None:
                 await response.write(

@@ -150,6 +150,8 @@ class Watcher:
         self._direct: asyncio.Task | None = None
         #: no selectors and the JSON wire format: gets the shared bytes without any checks
         self.plain = self.labels is None and self.fields is None and encoder is json_line
+        self.transport: Any = None
+        self.max_unsent_bytes = 0
         #: when the writer must wake even without events (deadline, bookmark, liveness);
         #: read by the API server's watch clock
         self.due = float("inf")
@@ -184,12 +186,32 @@ class Watcher:
             self.push(event.encoded(self.encoder, "DELETED", "prev"), event.revision)
 
     def push(self, data: bytes, revision: int) -> None:
+        """Deliver encoded events: straight onto the connection once the stream is live (no
+        task switch, no copy per watcher), else into the buffer the writer task drains."""
+        if self.closed:
+            return
+        transport = self.transport
+        if transport is not None:
+            if transport.is_closing():
+                self.close()
+            elif transport.get_write_buffer_size() > self.max_unsent_bytes:
+                self.close()  # too slow: the client re-lists rather than us buffering forever
+            else:
+                transport.write(b"%x\r\n%s\r\n" % (len(data), data))  # one HTTP chunk
+                self.last_revision = revision
+            return
         if len(self.buffer) >= self.capacity:
             self.close()  # too slow: the client re-lists rather than us buffering forever
             return
         self.buffer.append(data)
         self.last_revision = revision
         self.wake.set()
+
+    def go_live(self, transport: Any, max_unsent_bytes: int) -> None:
+        """From now on write events directly to `transport` (a chunked HTTP response whose
+        headers and earlier chunks are already written)."""
+        self.transport = transport
+        self.max_unsent_bytes = max_unsent_bytes
 
     def take(self) -> list[bytes]:
         data, self.buffer = self.buffer, []
@@ -270,8 +292,7 @@ class Cacher:
             if not batch:
                 watch = await self._restart_watch()
                 continue
-            for event in batch:
-                self.dispatch(CachedEvent(event, self.strategy, self.prefix))
+            self.dispatch_batch([CachedEvent(e, self.strategy, self.prefix) for e in batch])
 
     async def _restart_watch(self):
         """Resume after the last dispatched revision; if that history is gone, every watcher
@@ -288,22 +309,40 @@ class Cacher:
             except StorageError:
                 await asyncio.sleep(0.5)
 
-    def dispatch(self, event: CachedEvent) -> None:
+    def dispatch_batch(self, events: list[CachedEvent]) -> None:
+        """Deliver one store batch. Watchers without selectors (kubectl get -w, informers)
+        get the whole batch as one shared chunk — joined once per namespace group, one write
+        per watcher — since that write, not the matching, is what fan-out costs."""
+        if self.plain:
+            self._dispatch_plain(events)
+        for event in events:
+            self.dispatch(event, plain=False)
+
+    def _dispatch_plain(self, events: list[CachedEvent]) -> None:
+        for key, group in tuple(self.plain.items()):
+            selected = events if key is None else [e for e in events if e.namespace == key]
+            if not selected:
+                continue
+            shared = b"".join(e.encoded(json_line, e.type, "cur") for e in selected)
+            last = selected[-1].revision
+            for watcher in tuple(group):
+                if watcher.closed:
+                    continue
+                if selected[0].revision > watcher.min_revision:
+                    watcher.push(shared, last)
+                else:  # registered mid-batch: only what it has not seen
+                    later = [e for e in selected if e.revision > watcher.min_revision]
+                    if later:
+                        watcher.push(b"".join(e.encoded(json_line, e.type, "cur")
+                                              for e in later), last)
+
+    def dispatch(self, event: CachedEvent, *, plain: bool = True) -> None:
         if len(self.ring) == self.ring.maxlen:
             self.oldest = self.ring[0].revision
         self.ring.append(event)
         self.position = event.revision
-        if self.plain:
-            # the hot path (kubectl get -w, informers without selectors): one encoding,
-            # shared, appended to each buffer
-            data = event.encoded(json_line, event.type, "cur")
-            revision = event.revision
-            for key in (None, event.namespace) if event.namespace else (None,):
-                group = self.plain.get(key)
-                if group:
-                    for watcher in tuple(group):
-                        if revision > watcher.min_revision and not watcher.closed:
-                            watcher.push(data, revision)
+        if plain and self.plain:
+            self._dispatch_plain([event])
         for watcher in tuple(self.unindexed):
             watcher.offer(event)
         if self.index:
