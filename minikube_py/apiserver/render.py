@@ -9,6 +9,7 @@ are assembled from stored bytes without decoding (registry/codec.py).
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from collections.abc import Iterable
 from typing import Any
 
@@ -90,8 +91,11 @@ def table(kind: str, objects: Iterable[Obj], md: dict[str, Any], include: str = 
             "columnDefinitions": tables.column_definitions(kind), "rows": rows}
 
 
+@lru_cache(maxsize=None)
 def table_event_encoder(kind: str, include: str = "Metadata"):
-    """A watch encoder that wraps each event's object as a one-row Table (kubectl get -w)."""
+    """A watch encoder that wraps each event's object as a one-row Table (kubectl get -w).
+    One encoder per (kind, include), so the fan-out's per-encoder cache shares its output
+    between every Table watcher of a resource."""
 
     def encode(event_type: str, obj: Obj) -> bytes:
         rv = (obj.get("metadata") or {}).get("resourceVersion", "")

@@ -38,8 +38,7 @@ _LIVENESS_CHECK = 5.0  # how often an idle stream checks its client is still con
 
 def _encoder(registry: Registry, output: Output, include: str):
     if output is Output.TABLE:
-        return registry.extras.setdefault(
-            ("table-encoder", include), render.table_event_encoder(registry.strategy.kind, include))
+        return render.table_event_encoder(registry.strategy.kind, include)
     if output is Output.YAML:
         raise errors.not_acceptable("application/yaml (watch streams are JSON)")
     return json_line
