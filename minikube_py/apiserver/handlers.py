@@ -26,13 +26,7 @@ from ..registry.strategy import Obj
 from . import render, strictness, subresources
 from .admission import Attributes
 from .filters import WARNINGS
-from .negotiation import (
-    MAX_BODY_BYTES,
-    Output,
-    decode_body,
-    decode_json_object,
-    output_format,
-)
+from .negotiation import Output, decode_body, decode_json_object, output_format, read_body
 from .requestinfo import RequestInfo
 from .watch import serve_watch
 
@@ -63,17 +57,6 @@ def _dry_run(query: Any) -> bool:
         if value != "All":
             raise errors.bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
     return bool(values)
-
-
-async def read_body(request: web.Request) -> bytes:
-    """The request body, refused with 413 once it passes 3 MiB (upstream reads limit+1 bytes
-    rather than trusting Content-Length, and so do we)."""
-    data = bytearray()
-    async for chunk in request.content.iter_chunked(65536):
-        data += chunk
-        if len(data) > MAX_BODY_BYTES:
-            raise errors.request_entity_too_large(MAX_BODY_BYTES)
-    return bytes(data)
 
 
 class ResourceHandlers:

@@ -20,7 +20,7 @@ from ..registry import pods
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import render
-from .negotiation import Output, decode_body, decode_json_object, output_format
+from .negotiation import Output, decode_body, decode_json_object, output_format, read_body
 
 if TYPE_CHECKING:
     from .handlers import ResourceHandlers
@@ -61,7 +61,7 @@ async def create_binding(handlers: ResourceHandlers, request: web.Request, info:
                          pod_name: str | None) -> web.Response:
     """`POST pods/{name}/binding` or v1.0's `POST bindings`: assign a pod to a node."""
     server = handlers.server
-    binding = decode_json_object(await _body(request), request.content_type)
+    binding = decode_json_object(await read_body(request), request.content_type)
     if pod_name is None:  # POST .../bindings: the pod is named in the body
         pod_name = (binding.get("metadata") or {}).get("name") or ""
         if not pod_name:
@@ -116,14 +116,14 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
         return render.object_response(scale_of(await registry.get(namespace, name), registry),
                                       Output.JSON)
     if verb == "update":
-        body = decode_json_object(await _body(request), request.content_type)
+        body = decode_json_object(await read_body(request), request.content_type)
         patch_type, patch_doc = None, None
     else:
         patch_type = PATCH_TYPES.get(request.content_type)
         if patch_type not in ("merge", "json", "strategic"):
             raise errors.StatusError(415, "UnsupportedMediaType",
                                      f"unsupported patch type {request.content_type!r} for scale")
-        patch_doc = decode_body(await _body(request), None)
+        patch_doc = decode_body(await read_body(request), None)
         body = None
 
     def produce(old: Obj | None) -> Obj:
@@ -240,9 +240,3 @@ async def component_statuses(handlers: ResourceHandlers, request: web.Request,
     response = render.object_response(body, output if output is Output.YAML else Output.JSON)
     response.headers.update(headers)
     return response
-
-
-async def _body(request: web.Request) -> bytes:
-    from .handlers import read_body
-
-    return await read_body(request)
