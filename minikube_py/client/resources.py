@@ -1,0 +1,53 @@
+"""Which resource a request is about, and the URL that names it.
+
+Kubernetes v1.0 piece: pkg/client's per-resource clients (`c.Pods(ns)`, `c.Nodes()`), which
+each knew their path under /api/v1. Components name resources with these constants; the
+client never imports the registry (components reach the cluster only through the API).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+from urllib.parse import quote
+
+
+class Resource(NamedTuple):
+    group: str
+    version: str
+    plural: str
+    namespaced: bool
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None = None, name: str | None = None,
+             subresource: str | None = None) -> str:
+        """`/api/v1/namespaces/default/pods/web/status` and friends. A namespaced resource
+        without a namespace is the all-namespaces collection."""
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        parts = [root]
+        if self.namespaced and namespace:
+            parts.append(f"/namespaces/{quote(namespace, safe='')}")
+        parts.append(f"/{self.plural}")
+        if name:
+            parts.append(f"/{quote(name, safe='')}")
+            if subresource:
+                parts.append(f"/{subresource}")
+        return "".join(parts)
+
+
+PODS = Resource("", "v1", "pods", True, "Pod")
+NODES = Resource("", "v1", "nodes", False, "Node")
+NAMESPACES = Resource("", "v1", "namespaces", False, "Namespace")
+SERVICES = Resource("", "v1", "services", True, "Service")
+ENDPOINTS = Resource("", "v1", "endpoints", True, "Endpoints")
+EVENTS = Resource("", "v1", "events", True, "Event")
+REPLICATION_CONTROLLERS = Resource("", "v1", "replicationcontrollers", True,
+                                   "ReplicationController")
+CONFIGMAPS = Resource("", "v1", "configmaps", True, "ConfigMap")
+SECRETS = Resource("", "v1", "secrets", True, "Secret")
+SERVICEACCOUNTS = Resource("", "v1", "serviceaccounts", True, "ServiceAccount")
+DEPLOYMENTS = Resource("apps", "v1", "deployments", True, "Deployment")
+REPLICASETS = Resource("apps", "v1", "replicasets", True, "ReplicaSet")

@@ -1,0 +1,157 @@
+"""The REST client every component uses to reach the cluster.
+
+Kubernetes v1.0 piece: pkg/client (Client, RESTClient, Request.Do/Watch) — the one door from
+scheduler, controllers and kubelets to the API server, as v1.0 required (nothing else touches
+storage). Objects are plain JSON-shaped dicts, as on the wire. Failures raise the server's
+Status as a StatusError; a watch yields WatchEvents and raises the Status of an ERROR event
+(410 Expired tells a reflector to re-list).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, NamedTuple
+
+import orjson
+
+from ..api.errors import StatusError
+from .errors import error_from_response, error_from_status
+from .resources import PODS, Resource
+from .transport import Transport
+
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+Obj = dict[str, Any]
+
+
+class WatchEvent(NamedTuple):
+    type: str  # ADDED | MODIFIED | DELETED | BOOKMARK
+    object: Obj
+
+
+class Client:
+    """Typed-by-resource verbs over a Transport."""
+
+    def __init__(self, transport: Transport, *, field_manager: str = "") -> None:
+        self.transport = transport
+        self.field_manager = field_manager
+
+    async def _call(self, method: str, path: str, *, query: dict[str, str] | None = None,
+                    body: Any = None, content_type: str = "application/json") -> Obj:
+        data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
+        resp = await self.transport.request(method, path, query=query, body=data,
+                                            content_type=content_type)
+        if resp.status >= 400:
+            raise error_from_response(resp.status, resp.body)
+        return orjson.loads(resp.body) if resp.body else {}
+
+    def _write_query(self, dry_run: bool = False) -> dict[str, str]:
+        query = {"fieldManager": self.field_manager} if self.field_manager else {}
+        if dry_run:
+            query["dryRun"] = "All"
+        return query
+
+    async def get(self, resource: Resource, name: str, namespace: str | None = None,
+                  *, subresource: str | None = None) -> Obj:
+        return await self._call("GET", resource.path(namespace, name, subresource))
+
+    async def list(self, resource: Resource, namespace: str | None = None, *,
+                   label_selector: str = "", field_selector: str = "", limit: int = 0,
+                   continue_token: str | None = None, resource_version: str = "") -> Obj:
+        query: dict[str, str] = {}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        if limit:
+            query["limit"] = str(limit)
+        if continue_token:
+            query["continue"] = continue_token
+        if resource_version:
+            query["resourceVersion"] = resource_version
+        return await self._call("GET", resource.path(namespace), query=query)
+
+    async def create(self, resource: Resource, obj: Obj, namespace: str | None = None, *,
+                     dry_run: bool = False) -> Obj:
+        ns = namespace or (obj.get("metadata") or {}).get("namespace")
+        return await self._call("POST", resource.path(ns), body=obj,
+                                query=self._write_query(dry_run))
+
+    async def update(self, resource: Resource, obj: Obj, *, subresource: str | None = None) -> Obj:
+        md = obj.get("metadata") or {}
+        return await self._call("PUT", resource.path(md.get("namespace"), md["name"], subresource),
+                                body=obj, query=self._write_query())
+
+    async def update_status(self, resource: Resource, obj: Obj) -> Obj:
+        return await self.update(resource, obj, subresource="status")
+
+    async def patch(self, resource: Resource, name: str, patch: Any,
+                    namespace: str | None = None, *, patch_type: str = "merge",
+                    subresource: str | None = None, force: bool = False) -> Obj:
+        query = self._write_query()
+        if patch_type == "apply" and force:
+            query["force"] = "true"
+        return await self._call("PATCH", resource.path(namespace, name, subresource), body=patch,
+                                query=query, content_type=PATCH_CONTENT_TYPES[patch_type])
+
+    async def delete(self, resource: Resource, name: str, namespace: str | None = None, *,
+                     grace_period_seconds: int | None = None,
+                     propagation_policy: str | None = None,
+                     preconditions: dict[str, str] | None = None) -> Obj:
+        options: dict[str, Any] = {}
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if preconditions:
+            options["preconditions"] = preconditions
+        return await self._call("DELETE", resource.path(namespace, name),
+                                body=options or None)
+
+    async def bind(self, namespace: str, pod: str, node: str,
+                   annotations: dict[str, str] | None = None) -> None:
+        """POST pods/{pod}/binding (raises 409 when the pod is already bound)."""
+        binding: Obj = {"apiVersion": "v1", "kind": "Binding",
+                        "metadata": {"name": pod, "namespace": namespace},
+                        "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+        if annotations:
+            binding["metadata"]["annotations"] = annotations
+        await self._call("POST", PODS.path(namespace, pod, "binding"), body=binding)
+
+    async def watch(self, resource: Resource, namespace: str | None = None, *,
+                    resource_version: str = "", label_selector: str = "",
+                    field_selector: str = "", timeout_seconds: int | None = None,
+                    allow_bookmarks: bool = True) -> AsyncIterator[WatchEvent]:
+        """Events after `resource_version` until the server ends the stream. An ERROR event
+        is raised as its Status (code 410: the resourceVersion is too old, re-list)."""
+        query = {"watch": "true", "resourceVersion": resource_version}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        if timeout_seconds is not None:
+            query["timeoutSeconds"] = str(timeout_seconds)
+        if allow_bookmarks:
+            query["allowWatchBookmarks"] = "true"
+        stream = self.transport.stream(resource.path(namespace), query=query)
+        try:
+            async for line in stream:
+                if not line.strip():
+                    continue
+                event = orjson.loads(line)
+                if event.get("type") == "ERROR":
+                    raise error_from_status(event.get("object") or {})
+                yield WatchEvent(event["type"], event["object"])
+        finally:
+            await stream.aclose()
+
+    async def close(self) -> None:
+        await self.transport.close()
+
+
+__all__ = ["Client", "StatusError", "WatchEvent"]
