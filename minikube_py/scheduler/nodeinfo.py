@@ -1,0 +1,138 @@
+"""NodeInfo: what the scheduler knows about one node, kept incrementally.
+
+Kubernetes piece: plugin/pkg/scheduler/schedulercache/node_info.go (v1.5; in v1.0 the same
+sums were recomputed from a pod lister on every decision). The node object plus running sums
+of what its pods request — milli-CPU, memory bytes, pod count, host ports, and the images
+present — so a predicate is a comparison, not a loop over pods. The scheduler cache adds and
+removes pods (assumed or observed) and the sums follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api.quantity import milli_value, value
+
+Obj = dict[str, Any]
+
+#: upstream's defaults for a container that requests nothing, used by the priorities only
+#: (priorityutil.DefaultMilliCpuRequest / DefaultMemoryRequest): 0.1 core and 200 MB
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+
+@dataclass
+class Resources:
+    milli_cpu: int = 0
+    memory: int = 0
+
+    def add(self, other: Resources) -> None:
+        self.milli_cpu += other.milli_cpu
+        self.memory += other.memory
+
+    def sub(self, other: Resources) -> None:
+        self.milli_cpu -= other.milli_cpu
+        self.memory -= other.memory
+
+
+def _quantity(resources: dict[str, Any] | None, name: str, milli: bool) -> int:
+    raw = (resources or {}).get(name)
+    if raw is None:
+        return 0
+    try:
+        return milli_value(raw) if milli else value(raw)
+    except (ValueError, TypeError):
+        return 0
+
+
+def pod_requests(pod: Obj) -> Resources:
+    """Sum of container requests; init containers count as the max of themselves
+    (upstream GetResourceRequest)."""
+    spec = pod.get("spec") or {}
+    total = Resources()
+    for c in spec.get("containers") or []:
+        req = (c.get("resources") or {}).get("requests")
+        total.milli_cpu += _quantity(req, "cpu", True)
+        total.memory += _quantity(req, "memory", False)
+    for c in spec.get("initContainers") or []:
+        req = (c.get("resources") or {}).get("requests")
+        total.milli_cpu = max(total.milli_cpu, _quantity(req, "cpu", True))
+        total.memory = max(total.memory, _quantity(req, "memory", False))
+    return total
+
+
+def pod_nonzero_requests(pod: Obj) -> Resources:
+    """Requests with upstream's defaults for containers that ask for nothing, so priorities
+    spread zero-request pods (priorityutil.GetNonzeroRequests)."""
+    total = Resources()
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        req = (c.get("resources") or {}).get("requests")
+        cpu = _quantity(req, "cpu", True)
+        mem = _quantity(req, "memory", False)
+        total.milli_cpu += cpu if "cpu" in (req or {}) else DEFAULT_MILLI_CPU_REQUEST
+        total.memory += mem if "memory" in (req or {}) else DEFAULT_MEMORY_REQUEST
+    return total
+
+
+def pod_host_ports(pod: Obj) -> list[int]:
+    ports = []
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        for p in c.get("ports") or []:
+            host_port = p.get("hostPort")
+            if host_port:
+                ports.append(int(host_port))
+    return ports
+
+
+def pod_key(pod: Obj) -> str:
+    md = pod.get("metadata") or {}
+    return f"{md.get('namespace', '')}/{md.get('name', '')}"
+
+
+@dataclass
+class NodeInfo:
+    node: Obj | None = None
+    pods: dict[str, Obj] = field(default_factory=dict)  # pod key -> pod
+    requested: Resources = field(default_factory=Resources)
+    nonzero_requested: Resources = field(default_factory=Resources)
+    used_ports: dict[int, int] = field(default_factory=dict)  # host port -> pods using it
+    #: bumped on every change, so callers can cache per-node derived values
+    generation: int = 0
+
+    @property
+    def name(self) -> str:
+        return ((self.node or {}).get("metadata") or {}).get("name", "")
+
+    def allocatable(self) -> tuple[Resources, int]:
+        """(cpu/memory, max pods) the node offers: status.allocatable, else capacity."""
+        status = (self.node or {}).get("status") or {}
+        alloc = status.get("allocatable") or status.get("capacity") or {}
+        pods = _quantity(alloc, "pods", False)
+        return Resources(_quantity(alloc, "cpu", True), _quantity(alloc, "memory", False)), pods
+
+    def add_pod(self, pod: Obj) -> None:
+        key = pod_key(pod)
+        if key in self.pods:
+            self.remove_pod(self.pods[key])
+        self.pods[key] = pod
+        self.requested.add(pod_requests(pod))
+        self.nonzero_requested.add(pod_nonzero_requests(pod))
+        for port in pod_host_ports(pod):
+            self.used_ports[port] = self.used_ports.get(port, 0) + 1
+        self.generation += 1
+
+    def remove_pod(self, pod: Obj) -> None:
+        key = pod_key(pod)
+        current = self.pods.pop(key, None)
+        if current is None:
+            return
+        self.requested.sub(pod_requests(current))
+        self.nonzero_requested.sub(pod_nonzero_requests(current))
+        for port in pod_host_ports(current):
+            left = self.used_ports.get(port, 0) - 1
+            if left > 0:
+                self.used_ports[port] = left
+            else:
+                self.used_ports.pop(port, None)
+        self.generation += 1
