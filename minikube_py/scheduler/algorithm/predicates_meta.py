@@ -1,0 +1,274 @@
+"""What the fit predicates read, computed once: PodMeta per pod, NodeFacts per node object.
+
+Kubernetes piece: plugin/pkg/scheduler/algorithm/predicates/metadata.go (v1.5,
+predicateMetadata: the pod's request, host ports and QoS computed once per scheduling attempt)
+plus the node-side half that upstream kept in schedulercache.NodeInfo (allocatable, taints,
+memory/disk pressure conditions).
+
+Why: a pod is checked against every node (1000+), so anything that depends only on the pod —
+quantities, the compiled node-affinity terms, tolerations, disk volumes — is worked out once in
+`PodMeta.of`. Anything that depends only on the node object — allocatable quantities, labels,
+the taints that matter, the condition flags — is worked out once per node *object* in
+`node_facts` and memoised by identity. That is sound because informer objects are never edited
+in place (the scheduler cache replaces `NodeInfo.node` on every update), and it matters: parsing
+allocatable alone costs ~5 µs, more than a whole predicate set should.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...api import errors, labels
+from ...api.quantity import parse_quantity
+from ..nodeinfo import NodeInfo, pod_host_ports, pod_requests
+from .predicates_errors import (
+    ERR_NODE_NETWORK_UNAVAILABLE,
+    ERR_NODE_NOT_READY,
+    ERR_NODE_OUT_OF_DISK,
+)
+from .predicates_volumes import Disk, pod_disks
+
+Obj = dict[str, Any]
+#: (key, operator, value, effect) of one toleration, operator defaulted to "Equal"
+Toleration = tuple[str, str, str, str]
+#: (key, value, effect) of one node taint
+Taint = tuple[str, str, str]
+TermMatcher = Callable[["NodeFacts"], bool]
+#: (fits, failure reasons in upstream's words); reasons are empty when the pod fits
+FitResult = tuple[bool, list[str]]
+#: a fit predicate: pure, cheap per node, never mutates its arguments
+Predicate = Callable[["PodMeta", NodeInfo], FitResult]
+
+NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
+#: the taint node.spec.unschedulable stands for (upstream TaintNodeUnschedulable)
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+_NO_LABELS: Mapping[str, str] = {}
+_NODE_SELECTOR_OPERATORS = {
+    "In": labels.Operator.IN, "NotIn": labels.Operator.NOT_IN,
+    "Exists": labels.Operator.EXISTS, "DoesNotExist": labels.Operator.DOES_NOT_EXIST,
+    "Gt": labels.Operator.GREATER_THAN, "Lt": labels.Operator.LESS_THAN,
+}
+_QOS_RESOURCES = ("cpu", "memory")
+
+
+def tolerates(toleration: Toleration, taint: Taint) -> bool:
+    """Upstream Toleration.ToleratesTaint: an empty effect matches every effect, an empty key
+    (only valid with Exists) every key; Equal compares values, Exists ignores them."""
+    key, operator, value, effect = toleration
+    if effect and effect != taint[2]:
+        return False
+    if key and key != taint[0]:
+        return False
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and value == taint[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pod side
+
+
+@dataclass(frozen=True, slots=True)
+class PodMeta:
+    """Everything the predicates need from one pod (upstream predicateMetadata)."""
+
+    pod: Obj
+    name: str
+    namespace: str
+    labels: Mapping[str, str]
+    node_name: str  # spec.nodeName, for HostName
+    milli_cpu: int
+    memory: int
+    zero_request: bool
+    best_effort: bool
+    host_ports: tuple[int, ...]
+    node_selector: tuple[tuple[str, str], ...]
+    #: compiled required node-affinity terms (ORed); None = no requirement, () = matches nothing
+    node_affinity: tuple[TermMatcher, ...] | None
+    tolerations: tuple[Toleration, ...]
+    tolerates_unschedulable: bool
+    disks: tuple[Disk, ...]
+
+    @classmethod
+    def of(cls, pod: Obj) -> PodMeta:
+        md = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        requests = pod_requests(pod)
+        tolerations = _tolerations(spec)
+        return cls(
+            pod=pod,
+            name=md.get("name", ""),
+            namespace=md.get("namespace", ""),
+            labels=md.get("labels") or _NO_LABELS,
+            node_name=spec.get("nodeName") or "",
+            milli_cpu=requests.milli_cpu,
+            memory=requests.memory,
+            zero_request=requests.milli_cpu == 0 and requests.memory == 0,
+            best_effort=_best_effort(spec),
+            host_ports=tuple(dict.fromkeys(pod_host_ports(pod))),
+            node_selector=tuple((spec.get("nodeSelector") or {}).items()),
+            node_affinity=_required_node_affinity(spec),
+            tolerations=tolerations,
+            tolerates_unschedulable=any(
+                tolerates(t, (TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)) for t in tolerations
+            ),
+            disks=pod_disks(pod),
+        )
+
+
+def _tolerations(spec: Obj) -> tuple[Toleration, ...]:
+    return tuple(
+        (t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "",
+         t.get("effect") or "")
+        for t in spec.get("tolerations") or () if isinstance(t, dict)
+    )
+
+
+def _positive(quantity: Any) -> bool:
+    try:
+        return parse_quantity(quantity) > 0
+    except (ValueError, TypeError):
+        return False
+
+
+def _best_effort(spec: Obj) -> bool:
+    """Upstream qos.GetPodQOS == BestEffort: no container (init containers included) requests
+    or limits any cpu or memory."""
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        resources = c.get("resources") or {}
+        for part in (resources.get("requests") or {}, resources.get("limits") or {}):
+            if any(_positive(part[r]) for r in _QOS_RESOURCES if r in part):
+                return False
+    return True
+
+
+def _required_node_affinity(spec: Obj) -> tuple[TermMatcher, ...] | None:
+    """spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution compiled to
+    one matcher per usable term. An empty or invalid term matches nothing, so it is dropped
+    (upstream MatchNodeSelectorTerms `continue`s past it)."""
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution")
+    if required is None:
+        return None
+    terms = (_compile_term(t) for t in required.get("nodeSelectorTerms") or () if t)
+    return tuple(t for t in terms if t is not None)
+
+
+def _compile_term(term: Obj) -> TermMatcher | None:
+    expressions = term.get("matchExpressions") or ()
+    match_fields = term.get("matchFields") or ()
+    if not expressions and not match_fields:
+        return None
+    try:
+        selector = labels.LabelSelector(_label_requirement(e) for e in expressions)
+        fields = tuple(_field_requirement(f) for f in match_fields)
+    except (errors.StatusError, ValueError, TypeError, AttributeError):
+        return None  # upstream: a selector that does not parse is "regarded as not match"
+
+    def match(facts: NodeFacts) -> bool:
+        if not selector.matches(facts.labels):
+            return False
+        return all((facts.fields.get(key, "") == value) is positive
+                   for key, positive, value in fields)
+
+    return match
+
+
+def _label_requirement(expr: Obj) -> labels.Requirement:
+    """NodeSelectorRequirement -> label requirement (upstream NodeSelectorRequirementsAsSelector,
+    which also accepts Gt/Lt over integer label values)."""
+    op = _NODE_SELECTOR_OPERATORS.get(expr.get("operator"))
+    if op is None:
+        raise ValueError(f"{expr.get('operator')!r} is not a valid node selector operator")
+    return labels.new_requirement(expr.get("key") or "", op, expr.get("values") or ())
+
+
+def _field_requirement(expr: Obj) -> tuple[str, bool, str]:
+    """matchFields entry -> (field, wants equal, value); upstream allows In/NotIn with exactly
+    one value (NodeSelectorRequirementsAsFieldSelector)."""
+    values = expr.get("values") or ()
+    if expr.get("operator") not in ("In", "NotIn") or len(values) != 1:
+        raise ValueError("matchFields need In or NotIn with exactly one value")
+    return expr.get("key") or "", expr["operator"] == "In", values[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Node side
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """What the predicates need from one node object, derived once per object."""
+
+    name: str
+    labels: Mapping[str, str]
+    fields: Mapping[str, str]  # field-selector view for matchFields: metadata.name
+    milli_cpu: int
+    memory: int
+    max_pods: int
+    taints: tuple[Taint, ...]  # only NoSchedule / NoExecute: the ones fit predicates enforce
+    unschedulable: bool
+    condition_reasons: tuple[str, ...]  # CheckNodeCondition's failures, precomputed
+    memory_pressure: bool
+    disk_pressure: bool
+
+
+_FACTS: dict[int, tuple[Obj, NodeFacts]] = {}
+_FACTS_LIMIT = 4096  # node objects are replaced on every heartbeat; drop the memo wholesale
+
+
+def node_facts(info: NodeInfo) -> NodeFacts | None:
+    """NodeFacts for `info.node` (None when the node object is gone), memoised by identity.
+    Each entry holds its node object, so an id in the memo cannot be reused by another."""
+    node = info.node
+    if node is None:
+        return None
+    hit = _FACTS.get(id(node))
+    if hit is not None:
+        return hit[1]
+    facts = _compute_facts(info, node)
+    if len(_FACTS) >= _FACTS_LIMIT:
+        _FACTS.clear()
+    _FACTS[id(node)] = (node, facts)
+    return facts
+
+
+def _compute_facts(info: NodeInfo, node: Obj) -> NodeFacts:
+    md = node.get("metadata") or {}
+    spec = node.get("spec") or {}
+    status = {c.get("type"): c.get("status")
+              for c in (node.get("status") or {}).get("conditions") or () if isinstance(c, dict)}
+    alloc, max_pods = info.allocatable()
+    name = md.get("name", "")
+    return NodeFacts(
+        name=name,
+        labels=md.get("labels") or _NO_LABELS,
+        fields={"metadata.name": name},
+        milli_cpu=alloc.milli_cpu,
+        memory=alloc.memory,
+        max_pods=max_pods,
+        taints=tuple(
+            (t.get("key") or "", t.get("value") or "", t.get("effect") or "")
+            for t in spec.get("taints") or ()
+            if isinstance(t, dict) and t.get("effect") in (NO_SCHEDULE, NO_EXECUTE)
+        ),
+        unschedulable=bool(spec.get("unschedulable")),
+        condition_reasons=_condition_reasons(status),
+        memory_pressure=status.get("MemoryPressure") == "True",
+        disk_pressure=status.get("DiskPressure") == "True",
+    )
+
+
+def _condition_reasons(status: Mapping[str, Any]) -> tuple[str, ...]:
+    """Upstream CheckNodeConditionPredicate: only conditions the node reports are judged —
+    Ready must be True, OutOfDisk and NetworkUnavailable must be False."""
+    reasons = []
+    if "Ready" in status and status["Ready"] != "True":
+        reasons.append(ERR_NODE_NOT_READY)
+    if "OutOfDisk" in status and status["OutOfDisk"] != "False":
+        reasons.append(ERR_NODE_OUT_OF_DISK)
+    if "NetworkUnavailable" in status and status["NetworkUnavailable"] != "False":
+        reasons.append(ERR_NODE_NETWORK_UNAVAILABLE)
+    return tuple(reasons)
