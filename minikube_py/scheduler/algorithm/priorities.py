@@ -1,0 +1,86 @@
+"""Priority functions by name, and PrioritizeNodes: the weighted sum that ranks feasible nodes.
+
+Kubernetes pieces: plugin/pkg/scheduler/algorithm/priorities (the functions, split here into
+priorities_resources / priorities_spreading / priorities_affinity, with the shared types in
+priorities_meta), the registrations in algorithmprovider/defaults and factory/plugins.go, and
+generic_scheduler.go prioritizeNodes (v1.0) / PrioritizeNodes (v1.5).
+
+Why: after the predicates have kept the nodes a pod *can* run on, each configured priority
+scores every one of them 0-10 and `prioritize` adds the scores up, each times its weight;
+selectHost then picks among the best. A priority is a pure function of (pod, candidate
+NodeInfos, injected listers), registered by its upstream name so a Policy file or provider can
+name it; the two that take Policy arguments are factories. `prioritize` computes the pod-side
+values once per call (PriorityContext.meta) and skips weight-0 entries as v1.0 did.
+"""
+
+from __future__ import annotations
+
+from ..nodeinfo import NodeInfo
+from .priorities_affinity import node_affinity_priority, taint_toleration_priority
+from .priorities_meta import (
+    MAX_PRIORITY,
+    HostPriority,
+    PodMeta,
+    PriorityConfig,
+    PriorityContext,
+    PriorityFunction,
+)
+from .priorities_resources import (
+    balanced_resource_allocation,
+    equal_priority,
+    image_locality_priority,
+    least_requested_priority,
+    most_requested_priority,
+)
+from .priorities_spreading import (
+    node_label_priority,
+    selector_spread_priority,
+    service_anti_affinity,
+    service_spreading_priority,
+)
+
+__all__ = [
+    "MAX_PRIORITY", "PRIORITIES", "HostPriority", "PodMeta", "PriorityConfig", "PriorityContext",
+    "PriorityFunction", "balanced_resource_allocation", "equal_priority",
+    "image_locality_priority", "least_requested_priority", "most_requested_priority",
+    "node_affinity_priority", "node_label_priority", "prioritize", "selector_spread_priority",
+    "service_anti_affinity", "service_spreading_priority", "taint_toleration_priority",
+]
+
+#: the argument-free priorities under their upstream names (Policy `priorities[].name`);
+#: CalculateNodeLabelPriority and ServiceAntiAffinity need arguments: use the factories
+PRIORITIES: dict[str, PriorityFunction] = {
+    "LeastRequestedPriority": least_requested_priority,
+    "MostRequestedPriority": most_requested_priority,
+    "BalancedResourceAllocation": balanced_resource_allocation,
+    "SelectorSpreadPriority": selector_spread_priority,
+    "ServiceSpreadingPriority": service_spreading_priority,
+    "ImageLocalityPriority": image_locality_priority,
+    "NodeAffinityPriority": node_affinity_priority,
+    "TaintTolerationPriority": taint_toleration_priority,
+    "EqualPriority": equal_priority,
+}
+
+
+def prioritize(pod: dict, nodes: list[NodeInfo], configs: list[PriorityConfig],
+               ctx: PriorityContext) -> list[HostPriority]:
+    """(node name, sum of score * weight) for each node, in the nodes' order.
+
+    No configs -> EqualPriority (1 each), as upstream, so selectHost still has a list to pick
+    from. A weight-0 priority is not run. A function returning the wrong number of scores is a
+    programming error and raises ValueError rather than silently misattributing scores."""
+    names = [info.name for info in nodes]
+    if not configs:
+        return [(name, 1) for name in names]
+    ctx.meta(pod, fresh=True)
+    totals = [0] * len(nodes)
+    for config in configs:
+        weight = config.weight
+        if weight == 0:
+            continue
+        scores = config.function(pod, nodes, ctx)
+        if len(scores) != len(totals):
+            raise ValueError(f"priority {config.name} returned {len(scores)} scores "
+                             f"for {len(totals)} nodes")
+        totals = [total + score * weight for total, score in zip(totals, scores)]
+    return list(zip(names, totals))
