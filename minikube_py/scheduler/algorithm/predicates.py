@@ -29,7 +29,14 @@ from .predicates_errors import (
     ERR_TAINTS_TOLERATIONS_NOT_MATCH,
     ERR_TOO_MANY_PODS,
 )
-from .predicates_meta import FitResult, NodeFacts, PodMeta, Predicate, node_facts, tolerates
+from .predicates_meta import (
+    FitResult,
+    NodeFacts,
+    PodMeta,
+    Predicate,
+    node_facts,
+    tolerates,
+)
 from .predicates_service import (
     NodeLister,
     PodLister,
