@@ -26,7 +26,13 @@ from ..registry.strategy import Obj
 from . import render, strictness, subresources
 from .admission import Attributes
 from .filters import WARNINGS
-from .negotiation import Output, decode_body, decode_json_object, output_format, read_body
+from .negotiation import (
+    Output,
+    decode_body,
+    decode_json_object,
+    output_format,
+    read_body,
+)
 from .requestinfo import RequestInfo
 from .watch import serve_watch
 

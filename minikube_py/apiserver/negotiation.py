@@ -13,8 +13,8 @@ import enum
 from typing import Any
 
 import orjson
-from aiohttp import web
 import yaml
+from aiohttp import web
 
 from ..api import errors
 from ..api.protobuf import PROTOBUF_CONTENT_TYPE, decode_object

@@ -9,8 +9,8 @@ are assembled from stored bytes without decoding (registry/codec.py).
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import orjson

@@ -32,11 +32,11 @@ from .admission import AdmissionChain, NamespaceLifecycle
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
-from .watch import WatchClock
 from .metrics import metrics as process_metrics
 from .openapi_service import OPENAPI_V2_BODY, OpenAPIDocuments
 from .options import APIServerOptions
 from .requestinfo import RequestInfo
+from .watch import WatchClock
 
 log = structlog.get_logger(component="apiserver")
 

@@ -20,7 +20,13 @@ from ..registry import pods
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import render
-from .negotiation import Output, decode_body, decode_json_object, output_format, read_body
+from .negotiation import (
+    Output,
+    decode_body,
+    decode_json_object,
+    output_format,
+    read_body,
+)
 
 if TYPE_CHECKING:
     from .handlers import ResourceHandlers

@@ -26,7 +26,13 @@ from ..storage import (
     Watch,
 )
 from . import output, runtime
-from .storage_target import CommandError, add_target_flags, open_reader, open_writer, target_from_args
+from .storage_target import (
+    CommandError,
+    add_target_flags,
+    open_reader,
+    open_writer,
+    target_from_args,
+)
 
 #: How long `history` waits for more events of a key that is deleted now, after the last one
 #: arrived: with no live value there is no revision to wait for (see collect_history).

@@ -56,6 +56,11 @@ class EventRecorder:
         while self._pending:
             await asyncio.gather(*list(self._pending), return_exceptions=True)
 
+    def close(self) -> None:
+        """Drop events still being sent (the component is stopping)."""
+        for task in list(self._pending):
+            task.cancel()
+
     async def _send(self, ref: Obj, event_type: str, reason: str, message: str) -> None:
         namespace = ref.get("namespace") or "default"
         key = (ref.get("kind"), namespace, ref.get("name"), ref.get("uid"), event_type, reason,

@@ -9,6 +9,7 @@ Status as a StatusError; a watch yields WatchEvents and raises the Status of an 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
@@ -29,6 +30,18 @@ PATCH_CONTENT_TYPES = {
 Obj = dict[str, Any]
 
 
+MAX_THROTTLE_RETRIES = 10
+
+
+def _retry_after(body: bytes) -> float:
+    """Seconds a 429 asks us to wait (its Status details.retryAfterSeconds; 1 by default)."""
+    try:
+        details = orjson.loads(body).get("details") or {}
+        return float(details.get("retryAfterSeconds") or 1)
+    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+        return 1.0
+
+
 class WatchEvent(NamedTuple):
     type: str  # ADDED | MODIFIED | DELETED | BOOKMARK
     object: Obj
@@ -44,8 +57,14 @@ class Client:
     async def _call(self, method: str, path: str, *, query: dict[str, str] | None = None,
                     body: Any = None, content_type: str = "application/json") -> Obj:
         data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
-        resp = await self.transport.request(method, path, query=query, body=data,
-                                            content_type=content_type)
+        for attempt in range(MAX_THROTTLE_RETRIES + 1):
+            resp = await self.transport.request(method, path, query=query, body=data,
+                                                content_type=content_type)
+            if resp.status != 429 or attempt == MAX_THROTTLE_RETRIES:
+                break
+            # the server is at its in-flight limit: wait as told and try again (client-go
+            # retries 429s up to 10 times, honouring Retry-After)
+            await asyncio.sleep(min(_retry_after(resp.body), 10.0))
         if resp.status >= 400:
             raise error_from_response(resp.status, resp.body)
         return orjson.loads(resp.body) if resp.body else {}

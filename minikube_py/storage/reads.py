@@ -8,7 +8,12 @@ ReadOnlyStore (the inspector following a held data dir) — so both answer reads
 from __future__ import annotations
 
 from .continuation import decode_continue, encode_continue
-from .errors import CompactedError, FutureRevisionError, InvalidContinueError, KeyNotFoundError
+from .errors import (
+    CompactedError,
+    FutureRevisionError,
+    InvalidContinueError,
+    KeyNotFoundError,
+)
 from .kv import KeyValue, RangeResult, prefix_end
 from .mvcc import MVCCState
 

@@ -24,10 +24,21 @@ from typing import Any
 
 from minikube_py.api.errors import FieldError, invalid
 from minikube_py.api.validation import (
-    config, misc, namespace, node, pod, pod_status, quota, service, workload,
+    config,
+    misc,
+    namespace,
+    node,
+    pod,
+    pod_status,
+    quota,
+    service,
+    workload,
 )
 from minikube_py.api.validation.common import path_segment_name
-from minikube_py.api.validation.meta import validate_object_meta, validate_object_meta_update
+from minikube_py.api.validation.meta import (
+    validate_object_meta,
+    validate_object_meta_update,
+)
 from minikube_py.api.validation.typed import Errs, type_name
 
 __all__ = ["validate_create", "validate_status_update", "validate_update"]

@@ -18,10 +18,22 @@ from typing import Any
 
 from minikube_py.api import naming
 from minikube_py.api.errors import (
-    FieldError, FieldErrorType, forbidden, invalid, not_supported, required,
+    FieldError,
+    FieldErrorType,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
 )
 from minikube_py.api.validation.typed import (
-    Errs, child, get_int, get_str, get_str_list, get_str_map, index, iter_dicts,
+    Errs,
+    child,
+    get_int,
+    get_str,
+    get_str_list,
+    get_str_map,
+    index,
+    iter_dicts,
 )
 
 NameFn = Callable[[str, bool], list[str]]

@@ -15,13 +15,24 @@ from typing import Any
 
 from minikube_py.api.errors import forbidden, invalid, required, too_long
 from minikube_py.api.validation.common import (
-    is_config_map_key, name_is_dns_subdomain, validate_immutable,
+    is_config_map_key,
+    name_is_dns_subdomain,
+    validate_immutable,
 )
 from minikube_py.api.validation.meta import (
-    metadata, validate_object_meta, validate_object_meta_update,
+    metadata,
+    validate_object_meta,
+    validate_object_meta_update,
 )
 from minikube_py.api.validation.typed import (
-    Errs, get_bool, get_dict, get_str, get_str_map, iter_dicts, key, type_error,
+    Errs,
+    get_bool,
+    get_dict,
+    get_str,
+    get_str_map,
+    iter_dicts,
+    key,
+    type_error,
 )
 
 MAX_SIZE = 1024 * 1024

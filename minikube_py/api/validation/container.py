@@ -12,19 +12,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikube_py.api.errors import duplicate, forbidden, invalid, not_supported, required
+from minikube_py.api.errors import (
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from minikube_py.api.validation.common import (
     PROTOCOLS,
-    inclusive_range_error, is_config_map_key, is_env_var_name, is_http_header_name,
-    is_valid_port_name, name_is_dns_subdomain, validate_dns_label, validate_nonnegative,
+    inclusive_range_error,
+    is_config_map_key,
+    is_env_var_name,
+    is_http_header_name,
+    is_valid_port_name,
+    name_is_dns_subdomain,
+    validate_dns_label,
+    validate_nonnegative,
     validate_port_num_or_name,
 )
 from minikube_py.api.validation.resources import validate_requirements
 from minikube_py.api.validation.typed import (
-    Errs, child, get_bool, get_dict, get_int, get_str, get_str_list, index, iter_dicts,
+    Errs,
+    child,
+    get_bool,
+    get_dict,
+    get_int,
+    get_str,
+    get_str_list,
+    index,
+    iter_dicts,
 )
 from minikube_py.api.validation.volumes import (
-    ENV_FIELD_PATHS, validate_object_field_selector, validate_resource_field_selector,
+    ENV_FIELD_PATHS,
+    validate_object_field_selector,
+    validate_resource_field_selector,
     validate_volume_mounts,
 )
 

@@ -14,11 +14,23 @@ from typing import Any
 from minikube_py.api import naming
 from minikube_py.api.errors import forbidden, invalid, required, too_long
 from minikube_py.api.validation.common import (
-    NameFn, name_is_dns_label, validate_immutable, validate_labels, validate_nonnegative,
+    NameFn,
+    name_is_dns_label,
+    validate_immutable,
+    validate_labels,
+    validate_nonnegative,
     validate_qualified_name,
 )
 from minikube_py.api.validation.typed import (
-    Errs, child, get_dict, get_int, get_str, get_str_list, get_str_map, index, iter_dicts,
+    Errs,
+    child,
+    get_dict,
+    get_int,
+    get_str,
+    get_str_list,
+    get_str_map,
+    index,
+    iter_dicts,
 )
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024

@@ -14,15 +14,26 @@ from typing import Any
 from minikube_py.api import naming
 from minikube_py.api.errors import invalid, not_supported, required
 from minikube_py.api.validation.common import (
+    name_is_dns_subdomain,
+    path_segment_name,
+    validate_dns_label,
+    validate_ip,
+    validate_name,
+    validate_non_special_ip,
     validate_port_and_protocol,
-    name_is_dns_subdomain, path_segment_name, validate_dns_label,
-    validate_ip, validate_name, validate_non_special_ip, validate_qualified_name,
+    validate_qualified_name,
 )
 from minikube_py.api.validation.meta import (
-    metadata, validate_object_meta, validate_object_meta_update,
+    metadata,
+    validate_object_meta,
+    validate_object_meta_update,
 )
 from minikube_py.api.validation.typed import (
-    Errs, child, get_dict, get_str, iter_dicts,
+    Errs,
+    child,
+    get_dict,
+    get_str,
+    iter_dicts,
 )
 
 REPORTING_INSTANCE_LIMIT = 128

@@ -10,9 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from minikube_py.api.errors import invalid
-from minikube_py.api.validation.common import name_is_dns_label, sub, validate_qualified_name
+from minikube_py.api.validation.common import (
+    name_is_dns_label,
+    sub,
+    validate_qualified_name,
+)
 from minikube_py.api.validation.meta import (
-    validate_kube_finalizer_name, validate_object_meta, validate_object_meta_update,
+    validate_kube_finalizer_name,
+    validate_object_meta,
+    validate_object_meta_update,
 )
 from minikube_py.api.validation.typed import Errs, get_dict, get_str, get_str_list
 

@@ -12,13 +12,25 @@ from typing import Any
 
 from minikube_py.api.errors import duplicate, forbidden, invalid
 from minikube_py.api.validation.common import (
-    name_is_dns_subdomain, parse_ip, semantic, sub, validate_cidr,
+    name_is_dns_subdomain,
+    parse_ip,
+    semantic,
+    sub,
+    validate_cidr,
 )
-from minikube_py.api.validation.meta import validate_object_meta, validate_object_meta_update
+from minikube_py.api.validation.meta import (
+    validate_object_meta,
+    validate_object_meta_update,
+)
 from minikube_py.api.validation.resources import parse_at, validate_quantity_value
 from minikube_py.api.validation.scheduling import validate_taints
 from minikube_py.api.validation.typed import (
-    Errs, get_bool, get_dict, get_str, get_str_list, iter_dicts,
+    Errs,
+    get_bool,
+    get_dict,
+    get_str,
+    get_str_list,
+    iter_dicts,
 )
 
 CIDR_CHANGE = 'node updates may not change podCIDR except from "" to valid'

@@ -14,25 +14,58 @@ from typing import Any
 
 import orjson
 
-from minikube_py.api.errors import duplicate, forbidden, invalid, not_supported, required
+from minikube_py.api.errors import (
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from minikube_py.api.validation.common import (
-    NEGATIVE, inclusive_range_error, name_is_dns_subdomain, semantic,
-    semantic_equal, sub, validate_dns_label, validate_dns_subdomain, validate_ip,
-    validate_label_map, validate_labels, validate_name, validate_qualified_name,
+    NEGATIVE,
+    inclusive_range_error,
+    name_is_dns_subdomain,
+    semantic,
+    semantic_equal,
+    sub,
+    validate_dns_label,
+    validate_dns_subdomain,
+    validate_ip,
+    validate_label_map,
+    validate_labels,
+    validate_name,
+    validate_qualified_name,
 )
 from minikube_py.api.validation.container import (
-    validate_containers, validate_id, validate_init_containers,
+    validate_containers,
+    validate_id,
+    validate_init_containers,
 )
 from minikube_py.api.validation.meta import (
-    metadata, validate_annotations, validate_object_meta, validate_object_meta_update,
+    metadata,
+    validate_annotations,
+    validate_object_meta,
+    validate_object_meta_update,
 )
 from minikube_py.api.validation.resources import validate_requirements
 from minikube_py.api.validation.scheduling import (
-    validate_affinity, validate_tolerations, validate_topology_spread,
+    validate_affinity,
+    validate_tolerations,
+    validate_topology_spread,
 )
 from minikube_py.api.validation.typed import (
-    Errs, as_list, child, get_bool, get_dict, get_int, get_list, get_str, get_str_list,
-    get_str_map, index, iter_dicts,
+    Errs,
+    as_list,
+    child,
+    get_bool,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    get_str_list,
+    get_str_map,
+    index,
+    iter_dicts,
 )
 from minikube_py.api.validation.volumes import validate_volumes
 

@@ -13,10 +13,22 @@ from typing import Any
 
 from minikube_py.api.errors import duplicate, forbidden, invalid
 from minikube_py.api.validation.common import (
-    IMMUTABLE, parse_ip, sub, validate_ip, validate_name, validate_qualified_name,
+    IMMUTABLE,
+    parse_ip,
+    sub,
+    validate_ip,
+    validate_name,
+    validate_qualified_name,
 )
 from minikube_py.api.validation.meta import validate_object_meta_update
-from minikube_py.api.validation.typed import Errs, as_list, get_dict, get_str, index, iter_dicts
+from minikube_py.api.validation.typed import (
+    Errs,
+    as_list,
+    get_dict,
+    get_str,
+    index,
+    iter_dicts,
+)
 
 
 def validate_pod_status_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:

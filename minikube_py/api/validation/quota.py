@@ -15,16 +15,33 @@ from typing import Any
 from minikube_py.api import quantity
 from minikube_py.api.errors import duplicate, forbidden, invalid, required
 from minikube_py.api.validation.common import (
-    IMMUTABLE, name_is_dns_subdomain, sub, validate_qualified_name,
+    IMMUTABLE,
+    name_is_dns_subdomain,
+    sub,
+    validate_qualified_name,
 )
-from minikube_py.api.validation.meta import validate_object_meta, validate_object_meta_update
+from minikube_py.api.validation.meta import (
+    validate_object_meta,
+    validate_object_meta_update,
+)
 from minikube_py.api.validation.resources import (
-    STANDARD_QUOTA_RESOURCES, is_hugepages, resource_list, show,
-    validate_container_resource_name, validate_quantity_value,
-    validate_quota_resource_name, validate_resource_name,
+    STANDARD_QUOTA_RESOURCES,
+    is_hugepages,
+    resource_list,
+    show,
+    validate_container_resource_name,
+    validate_quantity_value,
+    validate_quota_resource_name,
+    validate_resource_name,
 )
 from minikube_py.api.validation.typed import (
-    Errs, child, get_dict, get_str, get_str_list, iter_dicts, key,
+    Errs,
+    child,
+    get_dict,
+    get_str,
+    get_str_list,
+    iter_dicts,
+    key,
 )
 
 LIMIT_TYPES = frozenset({"Pod", "Container", "PersistentVolumeClaim"})

@@ -13,13 +13,28 @@ from typing import Any
 
 from minikube_py.api import naming
 from minikube_py.api.errors import (
-    FieldError, duplicate, forbidden, invalid, not_supported, required,
+    FieldError,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
 )
 from minikube_py.api.validation.common import (
-    name_is_dns_label, name_is_dns_subdomain, validate_label_selector, validate_qualified_name,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    validate_label_selector,
+    validate_qualified_name,
 )
 from minikube_py.api.validation.typed import (
-    Errs, child, get_dict, get_int, get_str, get_str_list, index, iter_dicts,
+    Errs,
+    child,
+    get_dict,
+    get_int,
+    get_str,
+    get_str_list,
+    index,
+    iter_dicts,
 )
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")

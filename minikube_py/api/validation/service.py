@@ -12,16 +12,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikube_py.api.errors import duplicate, forbidden, invalid, not_supported, required
-from minikube_py.api.validation.common import (
-    validate_port_and_protocol,
-    IMMUTABLE, name_is_dns1035_label, parse_ip, sub, validate_cidr,
-    validate_dns_label, validate_dns_subdomain, validate_ip, validate_label_map,
-    validate_non_special_ip, validate_port_num_or_name, validate_qualified_name,
+from minikube_py.api.errors import (
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
 )
-from minikube_py.api.validation.meta import validate_object_meta, validate_object_meta_update
+from minikube_py.api.validation.common import (
+    IMMUTABLE,
+    name_is_dns1035_label,
+    parse_ip,
+    sub,
+    validate_cidr,
+    validate_dns_label,
+    validate_dns_subdomain,
+    validate_ip,
+    validate_label_map,
+    validate_non_special_ip,
+    validate_port_and_protocol,
+    validate_port_num_or_name,
+    validate_qualified_name,
+)
+from minikube_py.api.validation.meta import (
+    validate_object_meta,
+    validate_object_meta_update,
+)
 from minikube_py.api.validation.typed import (
-    Errs, child, get_bool, get_dict, get_int, get_str, get_str_list, iter_dicts,
+    Errs,
+    child,
+    get_bool,
+    get_dict,
+    get_int,
+    get_str,
+    get_str_list,
+    iter_dicts,
 )
 
 TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")

@@ -14,13 +14,26 @@ from __future__ import annotations
 from typing import Any
 
 from minikube_py.api import quantity
-from minikube_py.api.errors import duplicate, forbidden, invalid, not_supported, required
+from minikube_py.api.errors import (
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from minikube_py.api.validation.common import (
-    not_found, validate_dns_label, validate_qualified_name,
+    not_found,
+    validate_dns_label,
+    validate_qualified_name,
 )
 from minikube_py.api.validation.resources import parse_at
 from minikube_py.api.validation.typed import (
-    Errs, child, get_dict, get_int, get_str, iter_dicts,
+    Errs,
+    child,
+    get_dict,
+    get_int,
+    get_str,
+    iter_dicts,
 )
 
 VOLUME_SOURCES = (

@@ -15,12 +15,26 @@ from typing import Any
 from minikube_py.api import labels
 from minikube_py.api.errors import forbidden, invalid, not_supported, required
 from minikube_py.api.validation.common import (
-    NEGATIVE, is_valid_percent, name_is_dns_subdomain, sub,
-    validate_immutable, validate_label_selector, validate_nonnegative,
+    NEGATIVE,
+    is_valid_percent,
+    name_is_dns_subdomain,
+    sub,
+    validate_immutable,
+    validate_label_selector,
+    validate_nonnegative,
 )
-from minikube_py.api.validation.meta import validate_object_meta, validate_object_meta_update
+from minikube_py.api.validation.meta import (
+    validate_object_meta,
+    validate_object_meta_update,
+)
 from minikube_py.api.validation.pod import validate_pod_template_spec
-from minikube_py.api.validation.typed import Errs, get_dict, get_int, get_str_map, is_int
+from minikube_py.api.validation.typed import (
+    Errs,
+    get_dict,
+    get_int,
+    get_str_map,
+    is_int,
+)
 
 SELECTOR_MISMATCH = "`selector` does not match template `labels`"
 GREATER_THAN_REPLICAS = "cannot be greater than status.replicas"

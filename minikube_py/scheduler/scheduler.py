@@ -1,0 +1,288 @@
+"""The scheduler's I/O shell: informers in, scheduleOne, bindings out.
+
+Kubernetes v1.0 piece: plugin/pkg/scheduler/scheduler.go (Scheduler.Run / scheduleOne) and
+factory.go's ConfigFactory (the reflectors that feed it). Two pod reflectors, as in v1.0:
+unassigned pods (spec.nodeName == "") of ours go to the FIFO queue; assigned pods go to the
+scheduler cache. Nodes feed the cache; services and controllers feed spreading.
+
+scheduleOne: pop -> genericScheduler.Schedule -> assume in the cache -> bind in the
+background (the next pod does not wait for the API) -> `Scheduled` event; on failure a
+`FailedScheduling` event, `PodScheduled=False` (reason Unschedulable) on the pod, and the pod
+waits out its backoff. A binding refused with 409 means another scheduler was faster: the
+assumption is forgotten, nothing is retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from ..api import meta
+from ..api.errors import StatusError
+from ..api.labels import selector_from_label_selector, selector_from_set
+from ..client import Client
+from ..client.cache import Informer, meta_namespace_key
+from ..client.record import EventRecorder
+from ..client.resources import (
+    NODES,
+    PODS,
+    REPLICASETS,
+    REPLICATION_CONTROLLERS,
+    SERVICES,
+)
+from .algorithm.priorities import PriorityContext
+from .algorithm.select_host import HostSelector
+from .cache import SchedulerCache
+from .factory import Algorithm
+from .generic_scheduler import FitError, GenericScheduler, ScheduleResult
+from .metrics import SchedulerMetrics
+from .queue import SchedulingQueue
+
+log = structlog.get_logger(component="scheduler")
+
+Obj = dict[str, Any]
+SCHEDULER_NAME_ANNOTATION = "scheduler.alpha.kubernetes.io/name"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+_NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
+_EXPLANATIONS_KEPT = 1000
+
+
+@dataclass
+class Attempt:
+    """The last scheduling attempt of a pod, for /debug/scheduler/last."""
+
+    pod: str
+    time: str
+    result: str  # "scheduled" | "unschedulable" | "bind-failed"
+    node: str
+    message: str
+    feasible: int
+    total: int
+    failed: dict[str, list[str]]
+    scores: dict[str, int]
+    seconds: float
+
+
+class Scheduler:
+    def __init__(self, client: Client, algorithm: Algorithm, *,
+                 scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+                 percentage_of_nodes_to_score: int = 100, seed: int | None = None,
+                 initial_backoff: float = 1.0, max_backoff: float = 60.0) -> None:
+        self.client = client
+        self.name = scheduler_name
+        self.cache = SchedulerCache()
+        self.recorder = EventRecorder(client, scheduler_name)
+        self.metrics = SchedulerMetrics.instance()
+        self.algorithm = GenericScheduler(
+            algorithm.predicates, algorithm.priorities, selector=HostSelector(seed),
+            context=self._priority_context,
+            percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+        self.unassigned = Informer(client, PODS, field_selector="spec.nodeName=," + _NOT_FINISHED)
+        self.assigned = Informer(client, PODS, field_selector="spec.nodeName!=," + _NOT_FINISHED)
+        self.nodes = Informer(client, NODES)
+        self.services = Informer(client, SERVICES)
+        self.controllers = [Informer(client, REPLICATION_CONTROLLERS), Informer(client, REPLICASETS)]
+        self.attempts: collections.OrderedDict[str, Attempt] = collections.OrderedDict()
+        self._backoff = (initial_backoff, max_backoff)
+        self._binds: set[asyncio.Task] = set()
+        self.queue: SchedulingQueue | None = None
+
+    def _informers(self) -> list[Informer]:
+        return [self.unassigned, self.assigned, self.nodes, self.services, *self.controllers]
+
+    # -- wiring (ConfigFactory) ----------------------------------------------------------
+    def is_ours(self, pod: Obj) -> bool:
+        annotations = (pod.get("metadata") or {}).get("annotations") or {}
+        wanted = annotations.get(SCHEDULER_NAME_ANNOTATION) or \
+            (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        return wanted == self.name
+
+    def _wire(self) -> None:
+        queue = self.queue
+        assert queue is not None
+        self.unassigned.add_event_handler(
+            on_add=lambda p: queue.add(p) if self.is_ours(p) else None,
+            on_update=lambda old, new: queue.update(new) if self.is_ours(new) else None,
+            on_delete=queue.delete)
+        self.assigned.add_event_handler(
+            on_add=self.cache.add_pod, on_update=self.cache.update_pod,
+            on_delete=self._assigned_pod_gone)
+        self.nodes.add_event_handler(
+            on_add=self._node_changed, on_update=lambda old, new: self._node_changed(new),
+            on_delete=self.cache.remove_node)
+
+    def _node_changed(self, node: Obj) -> None:
+        self.cache.add_node(node)
+        assert self.queue is not None
+        self.queue.move_all_to_active()
+
+    def _assigned_pod_gone(self, pod: Obj) -> None:
+        self.cache.remove_pod(pod)
+        assert self.queue is not None
+        self.queue.move_all_to_active()  # freed resources may fit a waiting pod
+
+    def _priority_context(self) -> PriorityContext:
+        return PriorityContext(services_for_pod=self._services_for_pod,
+                               controllers_for_pod=self._controllers_for_pod)
+
+    def _services_for_pod(self, pod: Obj) -> list[Obj]:
+        md = pod.get("metadata") or {}
+        labels = md.get("labels") or {}
+        out = []
+        for svc in self.services.indexer.list():
+            selector = (svc.get("spec") or {}).get("selector")
+            if svc["metadata"].get("namespace") == md.get("namespace") and selector and \
+                    selector_from_set(selector).matches(labels):
+                out.append(svc)
+        return out
+
+    def _controllers_for_pod(self, pod: Obj) -> list[Obj]:
+        md = pod.get("metadata") or {}
+        labels = md.get("labels") or {}
+        out = []
+        for informer in self.controllers:
+            for ctl in informer.indexer.list():
+                if ctl["metadata"].get("namespace") != md.get("namespace"):
+                    continue
+                raw = (ctl.get("spec") or {}).get("selector")
+                selector = (selector_from_label_selector(raw) if ctl.get("kind") == "ReplicaSet"
+                            else selector_from_set(raw or {}))
+                if raw and selector.matches(labels):
+                    out.append(ctl)
+        return out
+
+    # -- the loop ------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Start the informers, wait until they have listed, then schedule forever."""
+        self.queue = SchedulingQueue(initial_backoff=self._backoff[0],
+                                     max_backoff=self._backoff[1])
+        self._wire()
+        for informer in self._informers():
+            informer.start()
+        try:
+            for informer in self._informers():
+                await informer.wait_for_sync()
+            log.info("scheduler synced", scheduler=self.name, nodes=len(self.nodes.indexer),
+                     pending=len(self.queue))
+            janitor = asyncio.create_task(self._expire_assumed())
+            try:
+                while True:
+                    await self.schedule_one()
+            finally:
+                janitor.cancel()
+        finally:
+            for informer in self._informers():
+                await informer.stop()
+            for task in list(self._binds):
+                task.cancel()
+            self.recorder.close()
+            self.queue.close()
+
+    async def _expire_assumed(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            for pod in self.cache.cleanup_expired():
+                log.warning("assumed pod expired: binding never observed",
+                            pod=meta_namespace_key(pod))
+
+    async def schedule_one(self) -> None:
+        assert self.queue is not None
+        pod = await self.queue.pop()
+        self.metrics.pending.set(len(self.queue))
+        key = meta_namespace_key(pod)
+        current = self.unassigned.indexer.get(key)
+        if current is None or self.cache.is_assumed(pod):
+            return  # bound or deleted since it was queued
+        started = time.perf_counter()
+        try:
+            result = self.algorithm.schedule(current, self.cache.node_infos())
+        except FitError as err:
+            self._unschedulable(current, err, time.perf_counter() - started)
+            return
+        self.metrics.algorithm.observe(result.seconds)
+        assumed = self.cache.assume_pod(current, result.node)
+        task = asyncio.create_task(self._bind(current, assumed, result, started))
+        self._binds.add(task)
+        task.add_done_callback(self._binds.discard)
+
+    def _unschedulable(self, pod: Obj, err: FitError, seconds: float) -> None:
+        assert self.queue is not None
+        message = err.message()
+        delay = self.queue.add_unschedulable(pod)
+        self.metrics.attempts.labels("unschedulable").inc()
+        self._remember(pod, "unschedulable", "", message, 0, err.total, err.failed, {}, seconds)
+        log.info("unschedulable", pod=meta_namespace_key(pod), reason=message,
+                 retry_in_s=delay)
+        self.recorder.event(pod, "Warning", "FailedScheduling", message)
+        task = asyncio.create_task(self._set_unschedulable_condition(pod, message))
+        self._binds.add(task)
+        task.add_done_callback(self._binds.discard)
+
+    async def _set_unschedulable_condition(self, pod: Obj, message: str) -> None:
+        md = pod["metadata"]
+        condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                     "message": message, "lastProbeTime": None,
+                     "lastTransitionTime": meta.now_rfc3339()}
+        try:
+            await self.client.patch(PODS, md["name"], {"status": {"conditions": [condition]}},
+                                    md.get("namespace"), patch_type="strategic",
+                                    subresource="status")
+        except StatusError as exc:
+            if exc.code != 404:
+                log.warning("could not set PodScheduled=False", pod=meta_namespace_key(pod),
+                            error=exc.message)
+
+    async def _bind(self, pod: Obj, assumed: Obj, result: ScheduleResult, started: float) -> None:
+        md = pod["metadata"]
+        key = meta_namespace_key(pod)
+        bind_started = time.perf_counter()
+        try:
+            await self.client.bind(md.get("namespace", ""), md["name"], result.node)
+        except StatusError as exc:
+            self.cache.forget_pod(assumed)
+            self.metrics.attempts.labels("error").inc()
+            self._remember(pod, "bind-failed", result.node, exc.message, result.feasible,
+                           result.total, result.failed, result.scores, result.seconds)
+            if exc.code == 409:  # another scheduler bound it first, or it is being deleted
+                log.info("binding refused", pod=key, node=result.node, reason=exc.message)
+                return
+            log.warning("binding failed", pod=key, node=result.node, error=exc.message)
+            self.recorder.event(pod, "Warning", "FailedScheduling",
+                                f"Binding rejected: {exc.message}")
+            assert self.queue is not None
+            self.queue.add_unschedulable(pod)
+            return
+        except Exception as exc:  # connection trouble: forget, and retry after backoff
+            self.cache.forget_pod(assumed)
+            log.warning("binding failed", pod=key, node=result.node, error=repr(exc))
+            assert self.queue is not None
+            self.queue.add_unschedulable(pod)
+            return
+        self.cache.finish_binding(assumed)
+        assert self.queue is not None
+        self.queue.scheduled(pod)
+        now = time.perf_counter()
+        self.metrics.binding.observe(now - bind_started)
+        self.metrics.e2e.observe(now - started)
+        self.metrics.attempts.labels("scheduled").inc()
+        self._remember(pod, "scheduled", result.node, "", result.feasible, result.total,
+                       result.failed, result.scores, result.seconds)
+        log.info("scheduled", pod=key, node=result.node, score=result.score,
+                 feasible=result.feasible, nodes=result.total,
+                 ms=round((now - started) * 1000, 2))
+        self.recorder.event(pod, "Normal", "Scheduled",
+                            f"Successfully assigned {key} to {result.node}")
+
+    def _remember(self, pod: Obj, result: str, node: str, message: str, feasible: int,
+                  total: int, failed: dict, scores: dict, seconds: float) -> None:
+        key = meta_namespace_key(pod)
+        self.attempts.pop(key, None)
+        self.attempts[key] = Attempt(key, meta.now_rfc3339(), result, node, message, feasible,
+                                     total, failed, scores, round(seconds, 6))
+        if len(self.attempts) > _EXPLANATIONS_KEPT:
+            self.attempts.popitem(last=False)
