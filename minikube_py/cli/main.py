@@ -16,7 +16,7 @@ import sys
 from .. import __version__
 from ..logs import FORMATS, LEVELS, configure_logging
 from ..storage import StorageError
-from . import start, storage_inspector
+from . import scheduler, start, storage_inspector
 from .storage_target import CommandError
 
 PROG = "minikube-py"
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command_name", metavar="COMMAND")
     start.register(commands, [logging_flags("info")])
+    scheduler.register(commands, [logging_flags("info")])
     # Inspection prints results on stdout; only warnings belong beside them.
     storage_inspector.register(commands, [logging_flags("warning")])
     return parser

@@ -20,10 +20,10 @@ from minikube_py.storage import (
     KeyNotFoundError,
     WALCorruptError,
     WatchCancelledError,
+    metrics,
 )
-from minikube_py.storage import metrics
-from minikube_py.storage.wal import list_segments
 from minikube_py.storage.snapshot import list_snapshots
+from minikube_py.storage.wal import list_segments
 
 
 def only_segment(data: Path) -> Path:

@@ -18,7 +18,13 @@ import grpc
 import pytest
 from structlog.testing import capture_logs
 
-from tests.etcd_server import EtcdServer, etcd_binary, start_cluster, start_single, stop_all
+from tests.etcd_server import (
+    EtcdServer,
+    etcd_binary,
+    start_cluster,
+    start_single,
+    stop_all,
+)
 
 if etcd_binary() is None:
     pytest.skip("etcd binary not found: install Debian's etcd-server", allow_module_level=True)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import orjson
-
 import copy
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -8,8 +8,15 @@ import pytest
 
 from minikube_py.api import quantity
 from minikube_py.api.quantity import (
-    FORMAT_ERROR, NUMERIC_ERROR, SUFFIX_ERROR, canonical, milli_value, parse, parse_quantity,
-    round_up_milli, value,
+    FORMAT_ERROR,
+    NUMERIC_ERROR,
+    SUFFIX_ERROR,
+    canonical,
+    milli_value,
+    parse,
+    parse_quantity,
+    round_up_milli,
+    value,
 )
 
 GI = 2**30

@@ -16,7 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minikube_py.api.defaults import apply_defaults
-from minikube_py.api.validation import validate_create, validate_status_update, validate_update
+from minikube_py.api.validation import (
+    validate_create,
+    validate_status_update,
+    validate_update,
+)
 
 CONTAINER = {
     "name": "c", "image": "nginx:1.25",

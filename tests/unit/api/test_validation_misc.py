@@ -11,7 +11,11 @@ import pytest
 
 from minikube_py.api.defaults import apply_defaults
 from minikube_py.api.errors import FieldError
-from minikube_py.api.validation import validate_create, validate_status_update, validate_update
+from minikube_py.api.validation import (
+    validate_create,
+    validate_status_update,
+    validate_update,
+)
 from minikube_py.api.validation.config import base64_error
 
 KEY_MSG = ("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "

@@ -12,7 +12,11 @@ import pytest
 from minikube_py.api.defaults import apply_defaults
 from minikube_py.api.errors import FieldError
 from minikube_py.api.quantity import FORMAT_ERROR
-from minikube_py.api.validation import validate_create, validate_status_update, validate_update
+from minikube_py.api.validation import (
+    validate_create,
+    validate_status_update,
+    validate_update,
+)
 from minikube_py.api.validation.pod import POD_UPDATE_FORBIDDEN
 
 

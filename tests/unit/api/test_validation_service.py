@@ -9,7 +9,11 @@ import pytest
 
 from minikube_py.api.defaults import apply_defaults
 from minikube_py.api.errors import FieldError
-from minikube_py.api.validation import validate_create, validate_status_update, validate_update
+from minikube_py.api.validation import (
+    validate_create,
+    validate_status_update,
+    validate_update,
+)
 
 
 def service(**spec: Any) -> dict[str, Any]:

@@ -9,7 +9,11 @@ import pytest
 
 from minikube_py.api.defaults import apply_defaults
 from minikube_py.api.errors import FieldError
-from minikube_py.api.validation import validate_create, validate_status_update, validate_update
+from minikube_py.api.validation import (
+    validate_create,
+    validate_status_update,
+    validate_update,
+)
 
 TEMPLATE = {"metadata": {"labels": {"app": "web", "tier": "front"}},
             "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}}
