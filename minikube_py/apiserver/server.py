@@ -88,6 +88,10 @@ class APIServer:
             groups.setdefault(strategy.group, {}).setdefault(strategy.version, []).append(strategy)
         return groups
 
+    def set_component_url(self, name: str, url: str) -> None:
+        """Probe component `name` at `url` (the all-in-one start learns ports late)."""
+        self.component_statuses.probes[name] = HTTPProbe(url)
+
     def _probes(self) -> dict[str, Any]:
         opts = self.options
         probes: dict[str, Any] = {

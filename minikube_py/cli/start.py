@@ -15,6 +15,7 @@ at once with the holder's pid (datadir.DataDirLockedError).
 from __future__ import annotations
 
 import argparse
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,6 +62,7 @@ DEFAULTS = {
     "max_mutating_requests_inflight": 200,
     "min_request_timeout": 1800,
     "watch_cache_size": 10_000,
+    "scheduler_port": 10251,
 }
 
 
@@ -76,6 +78,7 @@ class StartOptions:
     history_max_events: int
     watch_buffer_size: int
     apiserver: APIServerOptions
+    scheduler_port: int
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "StartOptions":
@@ -101,6 +104,7 @@ class StartOptions:
                 snapshot_count=int(setting("snapshot_count")),
                 history_max_events=int(setting("history_max_events")),
                 watch_buffer_size=int(setting("watch_buffer_size")),
+                scheduler_port=int(setting("scheduler_port")),
                 apiserver=APIServerOptions(
                     etcd_prefix=str(setting("etcd_prefix")),
                     service_cluster_ip_range=str(setting("service_cluster_ip_range")),
@@ -172,6 +176,9 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     parser.add_argument("--min-request-timeout", type=int, metavar="SECONDS",
                         help="watches without timeoutSeconds last between this and twice this "
                         "(default 1800)")
+    parser.add_argument("--scheduler-port", type=int,
+                        help="run the scheduler in this process with its healthz/metrics/debug "
+                        "on this port (default 10251; 0 picks a free port; -1 runs no scheduler)")
     parser.add_argument("--watch-cache-size", type=int,
                         help="events per resource kept in memory to resume watches (default 10000)")
     parser.add_argument(
@@ -240,6 +247,7 @@ async def serve(options: StartOptions) -> int:
             apiserver = APIServer(store, options.apiserver)
             runner = web.AppRunner(apiserver.build_app(), access_log=None)
             await runner.setup()
+            scheduler: _InProcessScheduler | None = None
             try:
                 site = web.TCPSite(runner, ADDRESS, options.port)
                 try:
@@ -247,6 +255,8 @@ async def serve(options: StartOptions) -> int:
                 except OSError as exc:
                     reason = exc.strerror or exc
                     raise CommandError(f"cannot serve on {ADDRESS}:{options.port}: {reason}") from exc
+                api_url = f"http://{ADDRESS}:{_bound_port(runner, options.port)}"
+                scheduler = await _start_scheduler(apiserver, api_url, options.scheduler_port)
                 page = await store.range("", limit=1)
                 where = (
                     {"etcd_servers": ",".join(options.etcd_servers), "etcd_key_prefix": options.etcd_key_prefix}
@@ -255,7 +265,8 @@ async def serve(options: StartOptions) -> int:
                 )
                 log.info(
                     "ready",
-                    url=f"http://{ADDRESS}:{_bound_port(runner, options.port)}",
+                    url=api_url,
+                    scheduler=scheduler.url if scheduler else None,
                     storage=backend,
                     revision=page.revision,
                     keys=len(page.kvs) + page.remaining,
@@ -265,6 +276,8 @@ async def serve(options: StartOptions) -> int:
                 await stop.wait()
                 log.info("stopping")
             finally:
+                if scheduler is not None:
+                    await scheduler.stop()
                 await runner.cleanup()
         finally:
             await store.close()
@@ -272,6 +285,48 @@ async def serve(options: StartOptions) -> int:
         runtime.restore_signals()
     log.info("stopped")
     return 0
+
+
+class _InProcessScheduler:
+    """The all-in-one scheduler: the same component `minikube-py scheduler` runs, talking to
+    this process's API server over HTTP, with its healthz/metrics/debug server."""
+
+    def __init__(self, task: "asyncio.Task", runner: "web.AppRunner", url: str, client) -> None:
+        self.task, self.runner, self.url, self.client = task, runner, url, client
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+        await self.runner.cleanup()
+        await self.client.close()
+
+
+async def _start_scheduler(apiserver, api_url: str, port: int) -> _InProcessScheduler | None:
+    """Start kube-scheduler beside the API server (-1 = don't); `port` 0 picks a free one."""
+    if port < 0:
+        return None
+    from aiohttp import web
+
+    from ..client import Client, HTTPTransport
+    from ..scheduler.factory import from_provider
+    from ..scheduler.scheduler import Scheduler
+    from ..scheduler.server import build_app
+
+    client = Client(HTTPTransport(api_url, user_agent="kube-scheduler"))
+    scheduler = Scheduler(client, from_provider("DefaultProvider"))
+    runner = web.AppRunner(build_app(scheduler), access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, ADDRESS, port).start()
+    except OSError as exc:
+        await runner.cleanup()
+        await client.close()
+        raise CommandError(f"cannot serve the scheduler on {ADDRESS}:{port}: "
+                           f"{exc.strerror or exc} (use --scheduler-port)") from exc
+    url = f"http://{ADDRESS}:{_bound_port(runner, port)}"
+    apiserver.set_component_url("scheduler", f"{url}/healthz")
+    task = asyncio.create_task(scheduler.run(), name="scheduler")
+    return _InProcessScheduler(task, runner, url, client)
 
 
 def _bound_port(runner: "web.AppRunner", requested: int) -> int:

@@ -403,7 +403,8 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
     data = tmp_path / "data"
     port = free_port()
     server = subprocess.Popen(
-        [*CLI, "start", "--port", str(port), "--data-dir", str(data), "--fsync", "never", "--log-format", "json"],
+        [*CLI, "start", "--port", str(port), "--data-dir", str(data), "--fsync", "never",
+         "--log-format", "json", "--scheduler-port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )
     try:
@@ -418,11 +419,15 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
         status, version = _http(f"http://127.0.0.1:{port}/version")
         assert status == 200 and "minikube_py" in orjson.loads(version)
         assert orjson.loads(version)["gitVersion"].startswith("v1.")
+        status, cs = _http(f"http://127.0.0.1:{port}/api/v1/componentstatuses/scheduler")
+        assert status == 200 and orjson.loads(cs)["conditions"][0]["status"] == "True"
+        assert _http(ready["scheduler"] + "/healthz") == (200, "ok")
         status, namespaces = _http(f"http://127.0.0.1:{port}/api/v1/namespaces")
         assert status == 200 and {"default", "kube-system"} <= {
             item["metadata"]["name"] for item in orjson.loads(namespaces)["items"]}
 
-        second = cli("start", "--port", str(free_port()), "--data-dir", str(data))
+        second = cli("start", "--port", str(free_port()), "--data-dir", str(data),
+                     "--scheduler-port", "0")
         assert second.returncode == 1
         assert f"in use by process {server.pid}" in second.stderr and "Traceback" not in second.stderr
 
