@@ -99,6 +99,8 @@ class NodeInfo:
     used_ports: dict[int, int] = field(default_factory=dict)  # host port -> pods using it
     #: bumped on every change, so callers can cache per-node derived values
     generation: int = 0
+    #: per-node answers derived from its pods (priorities' counts), dropped when pods change
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -121,6 +123,7 @@ class NodeInfo:
         for port in pod_host_ports(pod):
             self.used_ports[port] = self.used_ports.get(port, 0) + 1
         self.generation += 1
+        self.memo.clear()
 
     def remove_pod(self, pod: Obj) -> None:
         key = pod_key(pod)
@@ -136,3 +139,4 @@ class NodeInfo:
             else:
                 self.used_ports.pop(port, None)
         self.generation += 1
+        self.memo.clear()

@@ -75,10 +75,18 @@ def pod_selectors(pod: Obj, ctx: PriorityContext, controllers: bool = True) -> l
 
 
 def _count_matching(info: NodeInfo, namespace: str, selectors: list[LabelSelector],
-                    skip_terminating: bool = True) -> int:
+                    skip_terminating: bool = True, memo_key: tuple | None = None) -> int:
     """Pods on the node in `namespace` selected by any selector; SelectorSpread also skips pods
-    being deleted (the replacement's predecessor). This loop runs for every pod of every
-    candidate node, so it binds what it can up front."""
+    being deleted (the replacement's predecessor). Counting walks every pod of a node, so the
+    count is memoised on the NodeInfo (`memo_key` names the question) until its pods change:
+    a decision then costs one lookup per unchanged node instead of a walk over its pods."""
+    if memo_key is not None:
+        cached = info.memo.get(memo_key)
+        if cached is not None:
+            return cached
+        count = _count_matching(info, namespace, selectors, skip_terminating)
+        info.memo[memo_key] = count
+        return count
     matchers = [s.matches for s in selectors]
     only = matchers[0] if len(matchers) == 1 else None
     count = 0
@@ -136,7 +144,8 @@ def _spread_scores(counts: list[int], zones: list[str]) -> list[int]:
 def _spread(namespace: str, nodes: list[NodeInfo], selectors: list[LabelSelector]) -> list[int]:
     if not selectors:
         return [MAX_PRIORITY] * len(nodes)
-    counts = [_count_matching(info, namespace, selectors) for info in nodes]
+    key = ("spread", namespace, tuple(str(s) for s in selectors))
+    counts = [_count_matching(info, namespace, selectors, memo_key=key) for info in nodes]
     return _spread_scores(counts, [zone_key(info.node) for info in nodes])
 
 
@@ -158,7 +167,9 @@ def _service_pods_per_node(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext
     when the context can list all pods, else over the candidate nodes."""
     namespace = ctx.meta(pod).namespace
     if ctx.all_pods is None:
-        return {info.name: _count_matching(info, namespace, [selector], skip_terminating=False)
+        key = ("anti-affinity", namespace, str(selector))
+        return {info.name: _count_matching(info, namespace, [selector], skip_terminating=False,
+                                           memo_key=key)
                 for info in nodes}
     match = selector.matches
     counts: dict[str, int] = {}
