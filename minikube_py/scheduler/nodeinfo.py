@@ -101,17 +101,26 @@ class NodeInfo:
     generation: int = 0
     #: per-node answers derived from its pods (priorities' counts), dropped when pods change
     memo: dict = field(default_factory=dict, repr=False, compare=False)
+    _allocatable: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return ((self.node or {}).get("metadata") or {}).get("name", "")
 
     def allocatable(self) -> tuple[Resources, int]:
-        """(cpu/memory, max pods) the node offers: status.allocatable, else capacity."""
-        status = (self.node or {}).get("status") or {}
+        """(cpu/memory, max pods) the node offers: status.allocatable, else capacity. Parsed
+        once per node object (quantities are exact fractions: parsing them on every decision
+        for every node was most of a decision's time)."""
+        node = self.node
+        cached = self._allocatable
+        if cached is not None and cached[0] is node:
+            return cached[1]
+        status = (node or {}).get("status") or {}
         alloc = status.get("allocatable") or status.get("capacity") or {}
-        pods = _quantity(alloc, "pods", False)
-        return Resources(_quantity(alloc, "cpu", True), _quantity(alloc, "memory", False)), pods
+        result = (Resources(_quantity(alloc, "cpu", True), _quantity(alloc, "memory", False)),
+                  _quantity(alloc, "pods", False))
+        self._allocatable = (node, result)
+        return result
 
     def add_pod(self, pod: Obj) -> None:
         key = pod_key(pod)

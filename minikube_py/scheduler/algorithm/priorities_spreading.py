@@ -18,6 +18,7 @@ to 400), so it is used; the zone blend is computed with float32 rounding emulate
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 
 from ...api import errors
 from ...api.labels import LabelSelector, selector_from_label_selector, selector_from_set
@@ -127,18 +128,24 @@ def _spread_scores(counts: list[int], zones: list[str]) -> list[int]:
             return [MAX_PRIORITY] * len(counts)
         return [MAX_PRIORITY * (max_count - c) // max_count for c in counts]
     max_zone = max(by_zone.values())
-    scores = []
-    for zone, count in zip(zones, counts):
-        score = float(MAX_PRIORITY)
-        if max_count > 0:
-            score = _f32(MAX_PRIORITY * _f32((max_count - count) / max_count))
-        if zone:
-            zone_score = float(MAX_PRIORITY)  # v1.2-1.5 divided 0/0 here; later releases give 10
-            if max_zone > 0:
-                zone_score = _f32(MAX_PRIORITY * _f32((max_zone - by_zone[zone]) / max_zone))
-            score = _f32(_f32(score * _ONE_THIRD) + _f32(_TWO_THIRDS * zone_score))
-        scores.append(int(score))
-    return scores
+    return [_zoned_score(count, max_count, by_zone[zone] if zone else -1, max_zone)
+            for zone, count in zip(zones, counts)]
+
+
+@lru_cache(maxsize=65536)
+def _zoned_score(count: int, max_count: int, zone_count: int, max_zone: int) -> int:
+    """One node's score from its count and its zone's (zone_count -1: the node has no zone).
+    Memoised: the inputs are small counts that repeat across nodes, and the float32 steps
+    are the expensive part."""
+    score = float(MAX_PRIORITY)
+    if max_count > 0:
+        score = _f32(MAX_PRIORITY * _f32((max_count - count) / max_count))
+    if zone_count >= 0:
+        zone_score = float(MAX_PRIORITY)  # v1.2-1.5 divided 0/0 here; later releases give 10
+        if max_zone > 0:
+            zone_score = _f32(MAX_PRIORITY * _f32((max_zone - zone_count) / max_zone))
+        score = _f32(_f32(score * _ONE_THIRD) + _f32(_TWO_THIRDS * zone_score))
+    return int(score)
 
 
 def _spread(namespace: str, nodes: list[NodeInfo], selectors: list[LabelSelector]) -> list[int]:
@@ -146,7 +153,15 @@ def _spread(namespace: str, nodes: list[NodeInfo], selectors: list[LabelSelector
         return [MAX_PRIORITY] * len(nodes)
     key = ("spread", namespace, tuple(str(s) for s in selectors))
     counts = [_count_matching(info, namespace, selectors, memo_key=key) for info in nodes]
-    return _spread_scores(counts, [zone_key(info.node) for info in nodes])
+    return _spread_scores(counts, [node_zone(info) for info in nodes])
+
+
+def node_zone(info: NodeInfo) -> str:
+    """zone_key of the node, remembered per node object."""
+    cached = info.memo.get("zone")
+    if cached is None or cached[0] is not info.node:
+        cached = info.memo["zone"] = (info.node, zone_key(info.node))
+    return cached[1]
 
 
 def selector_spread_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
