@@ -43,6 +43,13 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
                         help="stop looking after this share of nodes fit (default 100: all)")
     parser.add_argument("--leader-elect", action="store_true",
                         help="take part in leader election; only the leader schedules")
+    parser.add_argument("--leader-elect-lease-duration", type=float, default=15.0,
+                        metavar="SECONDS", help="how long a lease lasts unrenewed (default 15)")
+    parser.add_argument("--leader-elect-renew-deadline", type=float, default=10.0,
+                        metavar="SECONDS", help="a leader that cannot renew for this long "
+                        "stops leading (default 10)")
+    parser.add_argument("--leader-elect-retry-period", type=float, default=2.0,
+                        metavar="SECONDS", help="between acquire/renew attempts (default 2)")
     parser.add_argument("--lock-object-name", default="kube-scheduler",
                         help="the Endpoints object in kube-system used as the lock")
     parser.set_defaults(run=run, command="scheduler")
@@ -88,7 +95,10 @@ async def serve(args: argparse.Namespace) -> int:
                  priorities=[f"{p.name}={p.weight}" for p in algorithm.priorities])
         if args.leader_elect:
             elector = LeaderElector(client, name=args.lock_object_name,
-                                    identity=f"{socket.gethostname()}_{id(scheduler):x}")
+                                    identity=f"{socket.gethostname()}_{id(scheduler):x}",
+                                    lease_duration=args.leader_elect_lease_duration,
+                                    renew_deadline=args.leader_elect_renew_deadline,
+                                    retry_period=args.leader_elect_retry_period)
             work = asyncio.create_task(elector.run(scheduler.run))
         else:
             work = asyncio.create_task(scheduler.run())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -68,4 +69,60 @@ def test_scheduler_process_binds_pods_and_reports_healthy(tmp_path: Path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        server.stop()
+
+
+def _start_scheduler(server: ServerThread, port: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "minikube_py.cli.main", "scheduler", "--master", server.url,
+         "--port", str(port), "--log-format", "json", "--leader-elect",
+         "--leader-elect-lease-duration", "2", "--leader-elect-renew-deadline", "1.5",
+         "--leader-elect-retry-period", "0.2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+
+
+def _wait_line(proc: subprocess.Popen, needle: str, seconds: float) -> bool:
+    """Whether `needle` appears on the process's stderr within `seconds`."""
+    deadline = time.time() + seconds
+    os.set_blocking(proc.stderr.fileno(), False)
+    buffer = ""
+    while time.time() < deadline:
+        chunk = proc.stderr.read(65536) or ""
+        buffer += chunk
+        if needle in buffer:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_leader_election_between_two_scheduler_processes(tmp_path: Path):
+    server = ServerThread(tmp_path / "data").start()
+    first = _start_scheduler(server, free_port())
+    second = None
+    try:
+        assert _wait_line(first, '"became leader"', 20)
+        second = _start_scheduler(server, free_port())
+        assert not _wait_line(second, '"became leader"', 2)  # the lease is held and renewed
+        status, lock = http("GET", f"{server.url}/api/v1/namespaces/kube-system/endpoints/kube-scheduler")
+        record = json.loads(lock["metadata"]["annotations"]["control-plane.alpha.kubernetes.io/leader"])
+        assert record["leaseDurationSeconds"] == 2
+        first.kill()  # the leader dies without releasing the lock
+        first.wait()
+        assert _wait_line(second, '"became leader"', 10)  # once the 2 s lease has expired
+        http("POST", f"{server.url}/api/v1/nodes", {
+            "metadata": {"name": "node-1"},
+            "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}}})
+        http("POST", f"{server.url}/api/v1/namespaces/default/pods", {
+            "metadata": {"name": "web"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+        for _ in range(100):
+            _, pod = http("GET", f"{server.url}/api/v1/namespaces/default/pods/web")
+            if pod["spec"].get("nodeName"):
+                break
+            time.sleep(0.1)
+        assert pod["spec"]["nodeName"] == "node-1"  # the new leader schedules
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
         server.stop()
