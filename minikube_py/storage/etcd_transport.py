@@ -32,6 +32,11 @@ PROBE_KEY = b"\x00minikube-py/compact-probe"
 #: UNAVAILABLE details that mean the request never reached raft: no connection could be made,
 #: or the member refused it up front for lack of a leader (the "hasleader" metadata).
 UNSENT = ("failed to connect to all addresses", "Connection refused", "etcdserver: no leader")
+#: UNKNOWN/INTERNAL details that describe the member, not the request: a broken stream, or a
+#: member that timed out waiting for a leader (a linearizable read's ReadIndex, or a proposal,
+#: during an election). Another member may answer; a write's outcome is settled as unknown.
+ENDPOINT_FAILURES = ("Stream removed", "RST_STREAM", "Socket closed", "context deadline exceeded",
+                     "etcdserver: request timed out", "etcdserver: leader changed")
 CONNECTION_CODES = {
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -49,7 +54,7 @@ def is_connection_error(exc: grpc.aio.AioRpcError) -> bool:
         return True
     details = exc.details() or ""
     return exc.code() in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL) and any(
-        s in details for s in ("Stream removed", "RST_STREAM", "Socket closed")
+        s in details for s in ENDPOINT_FAILURES
     )
 
 
