@@ -45,12 +45,17 @@ NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
 #: the taint node.spec.unschedulable stands for (upstream TaintNodeUnschedulable)
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 _NO_LABELS: Mapping[str, str] = {}
-_NODE_SELECTOR_OPERATORS = {
+#: node-selector operators (v1.NodeSelectorOperator) -> label selector operators
+NODE_SELECTOR_OPERATORS = {
     "In": labels.Operator.IN, "NotIn": labels.Operator.NOT_IN,
     "Exists": labels.Operator.EXISTS, "DoesNotExist": labels.Operator.DOES_NOT_EXIST,
     "Gt": labels.Operator.GREATER_THAN, "Lt": labels.Operator.LESS_THAN,
 }
 _QOS_RESOURCES = ("cpu", "memory")
+
+
+def taint_of(taint: Obj) -> Taint:
+    return (taint.get("key") or "", taint.get("value") or "", taint.get("effect") or "")
 
 
 def tolerates(toleration: Toleration, taint: Taint) -> bool:
@@ -119,6 +124,11 @@ class PodMeta:
 
 
 def _tolerations(spec: Obj) -> tuple[Toleration, ...]:
+    return pod_tolerations(spec)
+
+
+def pod_tolerations(spec: Obj) -> tuple[Toleration, ...]:
+    """A pod spec's tolerations in the tuple form `tolerates` takes."""
     return tuple(
         (t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "",
          t.get("effect") or "")
@@ -179,7 +189,7 @@ def _compile_term(term: Obj) -> TermMatcher | None:
 def _label_requirement(expr: Obj) -> labels.Requirement:
     """NodeSelectorRequirement -> label requirement (upstream NodeSelectorRequirementsAsSelector,
     which also accepts Gt/Lt over integer label values)."""
-    op = _NODE_SELECTOR_OPERATORS.get(expr.get("operator"))
+    op = NODE_SELECTOR_OPERATORS.get(expr.get("operator"))
     if op is None:
         raise ValueError(f"{expr.get('operator')!r} is not a valid node selector operator")
     return labels.new_requirement(expr.get("key") or "", op, expr.get("values") or ())

@@ -14,13 +14,8 @@ maximum across the candidates (upstream's Map/Reduce pair), in float64 as upstre
 from __future__ import annotations
 
 from ..nodeinfo import NodeInfo
-from .priorities_meta import (
-    MAX_PRIORITY,
-    PREFER_NO_SCHEDULE,
-    Obj,
-    PriorityContext,
-    tolerates,
-)
+from .predicates_meta import Toleration, taint_of, tolerates
+from .priorities_meta import MAX_PRIORITY, PREFER_NO_SCHEDULE, Obj, PriorityContext
 
 
 def node_affinity_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
@@ -37,13 +32,13 @@ def node_affinity_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext
     return [int(MAX_PRIORITY * (p / best)) for p in points]
 
 
-def _intolerable(node: Obj | None, tolerations: tuple[Obj, ...]) -> int:
+def _intolerable(node: Obj | None, tolerations: tuple[Toleration, ...]) -> int:
     """How many PreferNoSchedule taints of the node none of the tolerations tolerates."""
     count = 0
     for taint in ((node or {}).get("spec") or {}).get("taints") or ():
         if taint.get("effect") != PREFER_NO_SCHEDULE:
             continue
-        if not any(tolerates(t, taint) for t in tolerations):
+        if not any(tolerates(t, taint_of(taint)) for t in tolerations):
             count += 1
     return count
 

@@ -21,8 +21,9 @@ from functools import cached_property
 from typing import Any
 
 from ...api import errors
-from ...api.labels import NOTHING, LabelSelector, Operator, new_requirement
+from ...api.labels import NOTHING, LabelSelector, new_requirement
 from ..nodeinfo import NodeInfo, Resources, pod_nonzero_requests
+from .predicates_meta import NODE_SELECTOR_OPERATORS, Toleration, pod_tolerations
 
 Obj = dict[str, Any]
 
@@ -33,12 +34,6 @@ MAX_PRIORITY = 10
 
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 
-# Node-selector operators (v1.NodeSelectorOperator) -> label selector operators.
-_NODE_SELECTOR_OPERATORS = {
-    "In": Operator.IN, "NotIn": Operator.NOT_IN,
-    "Exists": Operator.EXISTS, "DoesNotExist": Operator.DOES_NOT_EXIST,
-    "Gt": Operator.GREATER_THAN, "Lt": Operator.LESS_THAN,
-}
 
 
 def _no_objects(_obj: Obj) -> list[Obj]:
@@ -126,10 +121,9 @@ class PodMeta:
         return tuple(c.get("image") or "" for c in self.spec.get("containers") or ())
 
     @cached_property
-    def prefer_no_schedule_tolerations(self) -> tuple[Obj, ...]:
+    def prefer_no_schedule_tolerations(self) -> tuple[Toleration, ...]:
         """Tolerations that can tolerate a PreferNoSchedule taint (effect empty or equal)."""
-        return tuple(t for t in self.spec.get("tolerations") or ()
-                     if isinstance(t, dict) and t.get("effect") in (None, "", PREFER_NO_SCHEDULE))
+        return tuple(t for t in pod_tolerations(self.spec) if t[3] in ("", PREFER_NO_SCHEDULE))
 
     @cached_property
     def preferred_node_terms(self) -> tuple[tuple[int, NodeTerm], ...]:
@@ -179,24 +173,10 @@ def _compile(requirements: Any) -> LabelSelector | None:
         return None
     try:
         return LabelSelector(
-            new_requirement(r.get("key") or "", _NODE_SELECTOR_OPERATORS[r.get("operator")],
+            new_requirement(r.get("key") or "", NODE_SELECTOR_OPERATORS[r.get("operator")],
                             r.get("values") or ())
             for r in requirements
         )
     except (errors.StatusError, KeyError, TypeError, AttributeError):
         return NOTHING
 
-
-def tolerates(toleration: Obj, taint: Obj) -> bool:
-    """Upstream Toleration.ToleratesTaint: effect and key match when set; `Exists` ignores the
-    value, `Equal` (or no operator) needs the same value."""
-    effect = toleration.get("effect")
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key")
-    if key and key != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return True
-    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
