@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..api import errors
-from ..api.quantity import parse_quantity
+from ..api.defaults import pod_initial_status
 
 if TYPE_CHECKING:
     from .generic import Registry
@@ -19,37 +19,9 @@ Obj = dict[str, Any]
 DEFAULT_GRACE_PERIOD = 30
 
 
-def qos_class(pod: Obj) -> str:
-    """Guaranteed / Burstable / BestEffort (upstream pkg/api/v1/helper/qos.GetPodQOS)."""
-    spec = pod.get("spec") or {}
-    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
-    any_set = False
-    guaranteed = True
-    for container in containers:
-        resources = (container or {}).get("resources") or {}
-        requests = resources.get("requests") or {}
-        limits = resources.get("limits") or {}
-        if requests or limits:
-            any_set = True
-        for name in ("cpu", "memory"):
-            limit = limits.get(name)
-            request = requests.get(name, limit)
-            if limit is None:
-                guaranteed = False
-                continue
-            try:
-                if parse_quantity(request) != parse_quantity(limit):
-                    guaranteed = False
-            except (ValueError, TypeError):
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
-
-
 async def prepare_create(registry: Registry, pod: Obj) -> None:
     """A new pod is Pending; the client cannot set its status (upstream PrepareForCreate)."""
-    pod["status"] = {"phase": "Pending", "qosClass": qos_class(pod)}
+    pod["status"] = pod_initial_status(pod)
 
 
 def graceful_delete(pod: Obj, options: dict[str, Any]) -> int:
