@@ -13,6 +13,8 @@ nodes of different sizes still differ and zero-request pods still spread.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..nodeinfo import NodeInfo, Resources
 from .priorities_meta import MAX_PRIORITY, Obj, PriorityContext
 
@@ -42,31 +44,30 @@ def used_score(requested: int, capacity: int) -> int:
     return (requested * MAX_PRIORITY) // capacity
 
 
-def least_requested_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
-    """LeastRequestedPriority: favour the node with the most free cpu and memory after placing
-    the pod; (cpuScore + memoryScore) / 2 with each score ((capacity - requested) * 10) / capacity.
-    """
+def _resource_scores(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext,
+                     score: Callable[[int, int], int]) -> list[int]:
+    """(cpu score + memory score) / 2 per node, after placing the pod's non-zero requests."""
     meta = ctx.meta(pod)
     pod_request = meta.nonzero_requests
     scores = []
     for info in nodes:
         cpu, memory = _requested(info, pod_request)
         alloc = meta.allocatable(info)
-        scores.append((unused_score(cpu, alloc.milli_cpu) + unused_score(memory, alloc.memory)) // 2)
+        scores.append((score(cpu, alloc.milli_cpu) + score(memory, alloc.memory)) // 2)
     return scores
+
+
+def least_requested_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
+    """LeastRequestedPriority: favour the node with the most free cpu and memory after placing
+    the pod; (cpuScore + memoryScore) / 2 with each score ((capacity - requested) * 10) / capacity.
+    """
+    return _resource_scores(pod, nodes, ctx, unused_score)
 
 
 def most_requested_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
     """MostRequestedPriority (v1.4+): pack pods, favouring the fullest node;
     (cpuScore + memoryScore) / 2 with each score requested * 10 / capacity."""
-    meta = ctx.meta(pod)
-    pod_request = meta.nonzero_requests
-    scores = []
-    for info in nodes:
-        cpu, memory = _requested(info, pod_request)
-        alloc = meta.allocatable(info)
-        scores.append((used_score(cpu, alloc.milli_cpu) + used_score(memory, alloc.memory)) // 2)
-    return scores
+    return _resource_scores(pod, nodes, ctx, used_score)
 
 
 def _fraction(requested: int, capacity: int) -> float:
