@@ -24,7 +24,6 @@ import structlog
 
 from ..api import meta
 from ..api.errors import StatusError
-from ..api.labels import selector_from_label_selector, selector_from_set
 from ..client import Client
 from ..client.cache import Informer, meta_namespace_key
 from ..client.record import EventRecorder
@@ -36,6 +35,7 @@ from ..client.resources import (
     SERVICES,
 )
 from .algorithm.priorities import PriorityContext
+from .algorithm.priorities_spreading import controller_selector, service_selector
 from .algorithm.select_host import HostSelector
 from .cache import SchedulerCache
 from .factory import Algorithm
@@ -131,29 +131,25 @@ class Scheduler:
                                controllers_for_pod=self._controllers_for_pod)
 
     def _services_for_pod(self, pod: Obj) -> list[Obj]:
-        md = pod.get("metadata") or {}
-        labels = md.get("labels") or {}
-        out = []
-        for svc in self.services.indexer.list():
-            selector = (svc.get("spec") or {}).get("selector")
-            if svc["metadata"].get("namespace") == md.get("namespace") and selector and \
-                    selector_from_set(selector).matches(labels):
-                out.append(svc)
-        return out
+        return self._selecting(pod, [self.services], service_selector)
 
     def _controllers_for_pod(self, pod: Obj) -> list[Obj]:
+        return self._selecting(pod, self.controllers, controller_selector)
+
+    @staticmethod
+    def _selecting(pod: Obj, informers: list[Informer], selector_of) -> list[Obj]:
+        """Objects in the pod's namespace whose selector (as the priorities read it) matches
+        the pod's labels."""
         md = pod.get("metadata") or {}
         labels = md.get("labels") or {}
         out = []
-        for informer in self.controllers:
-            for ctl in informer.indexer.list():
-                if ctl["metadata"].get("namespace") != md.get("namespace"):
+        for informer in informers:
+            for obj in informer.indexer.list():
+                if obj["metadata"].get("namespace") != md.get("namespace"):
                     continue
-                raw = (ctl.get("spec") or {}).get("selector")
-                selector = (selector_from_label_selector(raw) if ctl.get("kind") == "ReplicaSet"
-                            else selector_from_set(raw or {}))
-                if raw and selector.matches(labels):
-                    out.append(ctl)
+                selector = selector_of(obj)
+                if selector is not None and selector.matches(labels):
+                    out.append(obj)
         return out
 
     # -- the loop ------------------------------------------------------------------------

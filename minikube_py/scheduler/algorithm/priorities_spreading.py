@@ -45,14 +45,14 @@ def _labels(obj: Obj | None) -> dict[str, str]:
     return ((obj or {}).get("metadata") or {}).get("labels") or {}
 
 
-def _set_selector(obj: Obj) -> LabelSelector | None:
+def service_selector(obj: Obj) -> LabelSelector | None:
     """A Service's / RC's map selector; an empty one selects no pods here (a selector-less
     Service has no endpoints and should not make every pod in the namespace count)."""
     selector = (obj.get("spec") or {}).get("selector")
     return selector_from_set(selector) if selector else None
 
 
-def _controller_selector(obj: Obj) -> LabelSelector | None:
+def controller_selector(obj: Obj) -> LabelSelector | None:
     """RCs carry a label map, ReplicaSets a LabelSelector (matchLabels/matchExpressions)."""
     selector = (obj.get("spec") or {}).get("selector")
     if not selector or not isinstance(selector, dict):
@@ -68,9 +68,9 @@ def _controller_selector(obj: Obj) -> LabelSelector | None:
 
 def pod_selectors(pod: Obj, ctx: PriorityContext, controllers: bool = True) -> list[LabelSelector]:
     """Selectors of the Services (and RCs/ReplicaSets) selecting `pod` (upstream getSelectors)."""
-    selectors = [s for s in map(_set_selector, ctx.services_for_pod(pod)) if s is not None]
+    selectors = [s for s in map(service_selector, ctx.services_for_pod(pod)) if s is not None]
     if controllers:
-        selectors.extend(s for s in map(_controller_selector, ctx.controllers_for_pod(pod))
+        selectors.extend(s for s in map(controller_selector, ctx.controllers_for_pod(pod))
                          if s is not None)
     return selectors
 
@@ -206,7 +206,7 @@ def service_anti_affinity(label: str) -> PriorityFunction:
         values = [_labels(info.node).get(label) for info in nodes]
         labeled = {info.name: value for info, value in zip(nodes, values) if value is not None}
         services = ctx.services_for_pod(pod)
-        selector = _set_selector(services[0]) if services else None
+        selector = service_selector(services[0]) if services else None
         total = 0
         per_value: dict[str, int] = {}
         if selector is not None:
