@@ -21,7 +21,7 @@ from ..api.labels import parse_label_selector
 from ..api.managedfields import record_update, server_side_apply
 from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
 from ..registry import codec
-from ..registry.generic import Registry
+from ..registry.generic import Registry, check_name
 from ..registry.strategy import Obj
 from . import render, strictness, subresources
 from .admission import Attributes
@@ -227,10 +227,7 @@ class ResourceHandlers:
     async def update(self, request: web.Request, registry: Registry, namespace: str, name: str,
                      subresource: str) -> web.Response:
         body = await self.decode_object(request, registry)
-        body_name = (body.get("metadata") or {}).get("name") if isinstance(body.get("metadata"), dict) else None
-        if body_name not in (None, "") and body_name != name:
-            raise errors.bad_request(
-                f"the name of the object ({body_name}) does not match the name on the URL ({name})")
+        check_name(body, name)  # before the object is read: a mismatch is 400, never 404
         manager = self._manager(request, "Update")
         await self.admit("UPDATE", registry, namespace, name, subresource, body)
 

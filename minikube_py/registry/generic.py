@@ -359,11 +359,7 @@ class Registry:
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request must be a JSON object")
         md = meta.metadata(body)
-        body_name = md.get("name")
-        if body_name not in (None, "") and body_name != name:
-            raise errors.bad_request(
-                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )
+        check_name(body, name)
         md["name"] = name
         if self.strategy.namespaced:
             body_ns = md.get("namespace")
@@ -563,6 +559,15 @@ def _check_preconditions(obj: Obj, options: dict[str, Any], strategy: Strategy, 
             f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
             f"ResourceVersion in object meta: {md.get('resourceVersion')}",
             strategy.group)
+
+
+def check_name(body: Obj, name: str) -> None:
+    """A body naming another object than the URL is 400 (upstream checks before storage)."""
+    md = body.get("metadata")
+    body_name = md.get("name") if isinstance(md, dict) else None
+    if body_name not in (None, "") and body_name != name:
+        raise errors.bad_request(
+            f"the name of the object ({body_name}) does not match the name on the URL ({name})")
 
 
 def parse_resource_version(text: str) -> int:
