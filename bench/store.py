@@ -962,7 +962,6 @@ def main(argv: list[str] | None = None) -> int:
     report = asyncio.run(run_all(args, loop_name))
     path = common.write_json(args.json, report)
     print(f"JSON written to {path}")
-    failed = [t for t in report["targets"] if t["verdict"] == "MISSED"]
     errors = [
         f"{name}/{b}" for name, wl in report["workloads"].items() for b, e in wl.items()
         if isinstance(e, dict) and "error" in e

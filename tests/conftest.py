@@ -12,11 +12,21 @@ from pathlib import Path
 from typing import AsyncIterator
 
 import pytest
+import structlog
 
 from minikube_py.storage import EmbeddedStore, Store
 from tests.etcd_server import EtcdServer, etcd_binary, start_single
 
 BACKENDS = ["embedded", "etcd"]
+
+
+@pytest.fixture(autouse=True)
+def _restore_structlog():
+    """Tests that run the CLI in-process configure logging globally (level, renderer); put
+    the previous configuration back so later tests' `capture_logs` still sees every level."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture(scope="session")

@@ -256,7 +256,7 @@ async def serve(options: StartOptions) -> int:
                     reason = exc.strerror or exc
                     raise CommandError(f"cannot serve on {ADDRESS}:{options.port}: {reason}") from exc
                 api_url = f"http://{ADDRESS}:{_bound_port(runner, options.port)}"
-                scheduler = await _start_scheduler(apiserver, api_url, options.scheduler_port)
+                scheduler = await _start_scheduler(apiserver, runner.app, options.scheduler_port)
                 page = await store.range("", limit=1)
                 where = (
                     {"etcd_servers": ",".join(options.etcd_servers), "etcd_key_prefix": options.etcd_key_prefix}
@@ -289,7 +289,8 @@ async def serve(options: StartOptions) -> int:
 
 class _InProcessScheduler:
     """The all-in-one scheduler: the same component `minikube-py scheduler` runs, talking to
-    this process's API server over HTTP, with its healthz/metrics/debug server."""
+    this process's API server through the in-process transport (the same handler pipeline
+    as HTTP, no socket), with its healthz/metrics/debug server."""
 
     def __init__(self, task: "asyncio.Task", runner: "web.AppRunner", url: str, client) -> None:
         self.task, self.runner, self.url, self.client = task, runner, url, client
@@ -301,18 +302,19 @@ class _InProcessScheduler:
         await self.client.close()
 
 
-async def _start_scheduler(apiserver, api_url: str, port: int) -> _InProcessScheduler | None:
+async def _start_scheduler(apiserver, app: "web.Application",
+                           port: int) -> _InProcessScheduler | None:
     """Start kube-scheduler beside the API server (-1 = don't); `port` 0 picks a free one."""
     if port < 0:
         return None
     from aiohttp import web
 
-    from ..client import Client, HTTPTransport
+    from ..client import Client, InProcessTransport
     from ..scheduler.factory import from_provider
     from ..scheduler.scheduler import Scheduler
     from ..scheduler.server import build_app
 
-    client = Client(HTTPTransport(api_url, user_agent="kube-scheduler"))
+    client = Client(InProcessTransport(app, user_agent="kube-scheduler"))
     scheduler = Scheduler(client, from_provider("DefaultProvider"))
     runner = web.AppRunner(build_app(scheduler), access_log=None)
     await runner.setup()

@@ -4,6 +4,7 @@ server's handler pipeline), reflectors, informers with indexed caches, and the F
 
 from .errors import is_conflict, is_gone, is_not_found
 from .http import HTTPTransport
+from .inprocess import InProcessTransport
 from .rest import Client, WatchEvent
 
-__all__ = ["Client", "HTTPTransport", "WatchEvent", "is_conflict", "is_gone", "is_not_found"]
+__all__ = ["Client", "HTTPTransport", "InProcessTransport", "WatchEvent", "is_conflict", "is_gone", "is_not_found"]

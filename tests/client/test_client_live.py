@@ -1,4 +1,5 @@
-"""The REST client, reflector and informer against a real API server on a socket."""
+"""The REST client, reflector and informer against a real API server, over both transports:
+HTTP on a loopback socket, and in-process through the same handler pipeline."""
 
 from __future__ import annotations
 
@@ -9,16 +10,18 @@ import pytest
 from structlog.testing import capture_logs
 
 from minikube_py.api.errors import StatusError
-from minikube_py.client import Client, HTTPTransport
+from minikube_py.client import Client, HTTPTransport, InProcessTransport
 from minikube_py.client.cache import Informer
 from minikube_py.client.resources import CONFIGMAPS, NODES, PODS
 from tests.apiserver.conftest import pod, start_api
 
 
-@pytest.fixture
-async def cluster(tmp_path: Path):
+@pytest.fixture(params=["http", "in-process"])
+async def cluster(request, tmp_path: Path):
     api, runner, store, session = await start_api(tmp_path, watch_cache_size=4)
-    client = Client(HTTPTransport(api.url), field_manager="test")
+    transport = (HTTPTransport(api.url) if request.param == "http"
+                 else InProcessTransport(runner.app))
+    client = Client(transport, field_manager="test")
     try:
         yield api, client
     finally:
