@@ -6,6 +6,10 @@ at once (the next decision already sees its requests and ports). When the bindin
 assumption gets a deadline (`ttl`, 30 s): the informer's ADDED/MODIFIED with spec.nodeName
 confirms it; if that never comes, the assumption expires. A failed binding forgets it at once.
 Pure bookkeeping, no I/O; the clock is injected.
+
+The cache also keeps the NodeTable the algorithm reads (every schedulable node as columns):
+each change marks the node's row dirty and `snapshot()` re-reads only dirty rows, so a
+decision pays for the one or two nodes that changed since the last one, not for all of them.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .nodeinfo import NodeInfo, pod_key
+from .nodetable import NodeTable, build
 
 Obj = dict[str, Any]
 ASSUMED_POD_TTL = 30.0
@@ -36,6 +41,9 @@ class SchedulerCache:
         self.nodes: dict[str, NodeInfo] = {}
         self.assumed: dict[str, _Assumed] = {}
         self.pod_nodes: dict[str, str] = {}  # pod key -> node it is counted on
+        self._table = NodeTable()
+        self._dirty: dict[str, None] = {}  # nodes whose row must be re-read, in order
+        self._rebuild = False  # a node went away: rows must be renumbered
 
     # -- nodes ---------------------------------------------------------------------------
     def add_node(self, node: Obj) -> None:
@@ -45,6 +53,7 @@ class SchedulerCache:
             info = self.nodes[name] = NodeInfo()
         info.node = node
         info.generation += 1
+        self._dirty.setdefault(name)
 
     update_node = add_node
 
@@ -55,10 +64,30 @@ class SchedulerCache:
         info.node = None  # pods may still be reported on it; keep their sums until they go
         if not info.pods:
             del self.nodes[node["metadata"]["name"]]
+        self._rebuild = True
 
     def node_infos(self) -> list[NodeInfo]:
         """Nodes that exist (a NodeInfo kept only for its pods is not schedulable)."""
         return [info for info in self.nodes.values() if info.node is not None]
+
+    def snapshot(self) -> NodeTable:
+        """The NodeTable of the schedulable nodes, brought up to date."""
+        if self._rebuild:
+            self._table = build(self.node_infos())
+            self._rebuild = False
+        else:
+            table = self._table
+            for name in self._dirty:
+                info = self.nodes.get(name)
+                if info is None or info.node is None:
+                    continue
+                row = table.row_of.get(name)
+                if row is None:
+                    table.append(info)
+                else:
+                    table.fill(row)
+        self._dirty.clear()
+        return self._table
 
     # -- pods observed through the informer ---------------------------------------------
     def add_pod(self, pod: Obj) -> None:
@@ -83,6 +112,7 @@ class SchedulerCache:
         if node is not None and node in self.nodes:
             info = self.nodes[node]
             info.remove_pod(pod)
+            self._dirty.setdefault(node)
             if info.node is None and not info.pods:
                 del self.nodes[node]
 
@@ -90,10 +120,12 @@ class SchedulerCache:
         current = self.pod_nodes.get(key)
         if current is not None and current != node and current in self.nodes:
             self.nodes[current].remove_pod(pod)
+            self._dirty.setdefault(current)
         info = self.nodes.get(node)
         if info is None:
             info = self.nodes[node] = NodeInfo()
         info.add_pod(pod)
+        self._dirty.setdefault(node)
         self.pod_nodes[key] = node
 
     # -- assume / forget -----------------------------------------------------------------

@@ -1,41 +1,99 @@
-"""genericScheduler.Schedule: findNodesThatFit -> PrioritizeNodes -> selectHost.
+"""genericScheduler.Schedule: findNodesThatFit -> extenders -> PrioritizeNodes -> selectHost.
 
-Kubernetes v1.0 piece: plugin/pkg/scheduler/generic_scheduler.go. Pure: given a pod and the
-NodeInfos, run every predicate on every node (a node fails on its first failing predicate,
-and every reason of that predicate is kept for the FitError), score the feasible nodes with the
-weighted priorities, and pick one among the best. The result carries the explanation learners
-ask for: per node, the failed predicate reasons or the per-priority scores.
+Kubernetes v1.0 piece: plugin/pkg/scheduler/generic_scheduler.go (v1.5 for the extenders).
+Pure apart from the extenders' HTTP calls: given a pod and the NodeTable, run every predicate
+over all nodes at once (a node fails on its first failing predicate, and every reason of that
+predicate is kept for the FitError), let each extender filter the survivors, score them with
+the weighted priorities plus the extenders' weighted scores, and pick one among the best.
+
+The result carries the explanation learners ask for — per node, the failed predicate reasons
+or the weighted score — as arrays over the table's rows, turned into dicts only when someone
+looks (`Failures.by_node`, `ScheduleResult.scores`): building a 5000-entry dict on every
+decision would cost more than the decision.
 """
 
 from __future__ import annotations
 
 import collections
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
+import structlog
 
 from .algorithm.predicates import PodMeta, Predicate
 from .algorithm.priorities import PriorityConfig, PriorityContext, prioritize
 from .algorithm.select_host import HostSelector
-from .nodeinfo import NodeInfo
+from .nodetable import NodeTable
 
+log = structlog.get_logger(component="scheduler")
 Obj = dict[str, Any]
+
+
+class Extender(Protocol):
+    """An HTTP extender as the algorithm sees it (extender.HTTPExtender)."""
+
+    weight: int
+
+    async def filter(self, pod: Obj, nodes: list[Obj]) -> tuple[list[str], dict[str, str]]: ...
+
+    async def prioritize(self, pod: Obj, nodes: list[Obj]) -> dict[str, int]: ...
+
+
+def _extender_failed(exc: Exception) -> bool:
+    from .extender import ExtenderError  # HTTP machinery only when extenders are configured
+
+    return isinstance(exc, ExtenderError)
+
+
+class Failures:
+    """Which nodes failed for which reasons (upstream failedPredicateMap), kept as row masks
+    over the table's names: `counts()` for the FitError message, `by_node()` on demand."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+        self.entries: list[tuple[str, np.ndarray]] = []
+
+    def add(self, reason: str, rows: np.ndarray) -> None:
+        if rows.any():
+            self.entries.append((reason, rows))
+
+    def counts(self) -> collections.Counter[str]:
+        return collections.Counter({reason: int(rows.sum()) for reason, rows in self.entries}) \
+            if len({r for r, _ in self.entries}) == len(self.entries) else self._summed()
+
+    def _summed(self) -> collections.Counter[str]:
+        counts: collections.Counter[str] = collections.Counter()
+        for reason, rows in self.entries:
+            counts[reason] += int(rows.sum())
+        return counts
+
+    def by_node(self) -> dict[str, list[str]]:
+        failed: dict[str, list[str]] = {}
+        for reason, rows in self.entries:
+            for row in np.flatnonzero(rows).tolist():
+                failed.setdefault(self.names[row], []).append(reason)
+        return failed
 
 
 class FitError(Exception):
     """No node fits: upstream's message `0/5 nodes are available: 3 Insufficient cpu, 2
     node(s) didn't match node selector.` (reasons counted over nodes, sorted)."""
 
-    def __init__(self, pod: Obj, total: int, failed: Mapping[str, list[str]]) -> None:
+    def __init__(self, pod: Obj, total: int, failures: Failures | None = None) -> None:
         self.pod = pod
         self.total = total
-        self.failed = dict(failed)
+        self.failures = failures or Failures(())
         super().__init__(self.message())
 
+    @property
+    def failed(self) -> dict[str, list[str]]:
+        return self.failures.by_node()
+
     def message(self) -> str:
-        counts = collections.Counter(r for reasons in self.failed.values() for r in reasons)
-        parts = sorted(f"{n} {reason}" for reason, n in counts.items())
+        parts = sorted(f"{n} {reason}" for reason, n in self.failures.counts().items())
         text = f"0/{self.total} nodes are available"
         return f"{text}: {', '.join(parts)}." if parts else f"{text}."
 
@@ -46,15 +104,27 @@ class ScheduleResult:
     score: int
     feasible: int
     total: int
-    #: per node: failed predicate reasons, or the weighted score (the explanation endpoint)
-    failed: dict[str, list[str]] = field(default_factory=dict)
-    scores: dict[str, int] = field(default_factory=dict)
+    failures: Failures
+    names: Sequence[str] = ()
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    totals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     seconds: float = 0.0
+
+    @property
+    def failed(self) -> dict[str, list[str]]:
+        """Per infeasible node, the reasons it failed (the explanation endpoint)."""
+        return self.failures.by_node()
+
+    @property
+    def scores(self) -> dict[str, int]:
+        """Per feasible node, its weighted score."""
+        return {self.names[row]: total
+                for row, total in zip(self.rows.tolist(), self.totals.tolist())}
 
 
 def sample_size(total: int, percentage: int) -> int:
-    """How many feasible nodes to find before scoring (upstream numFeasibleNodesToFind):
-    all when percentage >= 100 or the cluster is small, else a share with a floor of 100."""
+    """How many feasible nodes to score (upstream numFeasibleNodesToFind): all when
+    percentage >= 100 or the cluster is small, else a share with a floor of 100."""
     if percentage >= 100 or total <= 100:
         return total
     return max(100, total * percentage // 100)
@@ -66,53 +136,102 @@ class GenericScheduler:
         predicates: Mapping[str, Predicate],
         priorities: list[PriorityConfig],
         *,
+        extenders: Sequence[Extender] = (),
         selector: HostSelector | None = None,
         context: Callable[[], PriorityContext] | None = None,
         percentage_of_nodes_to_score: int = 100,
     ) -> None:
         self.predicates = list(predicates.items())
         self.priorities = priorities
+        self.extenders = list(extenders)
         self.selector = selector or HostSelector()
         self.context = context or PriorityContext.empty
         self.percentage = percentage_of_nodes_to_score
         self._next_start = 0  # rotate the sampling start so every node gets its turn
 
-    def find_nodes_that_fit(self, meta: PodMeta, nodes: list[NodeInfo]
-                            ) -> tuple[list[NodeInfo], dict[str, list[str]]]:
-        wanted = sample_size(len(nodes), self.percentage)
-        feasible: list[NodeInfo] = []
-        failed: dict[str, list[str]] = {}
-        count = len(nodes)
-        start = self._next_start % count if count else 0
-        checked = 0
-        for i in range(count):
-            info = nodes[(start + i) % count]
-            checked += 1
-            for _, predicate in self.predicates:
-                fits, reasons = predicate(meta, info)
-                if not fits:
-                    failed[info.name] = reasons
-                    break
-            else:
-                feasible.append(info)
-                if len(feasible) >= wanted:
-                    break
-        self._next_start = start + checked
-        return feasible, failed
+    def find_nodes_that_fit(self, meta: PodMeta, nodes: NodeTable) -> tuple[np.ndarray, Failures]:
+        """Rows that pass every predicate, and why the others failed. Predicates run in the
+        configured order; a node is charged only with the reasons of the first predicate it
+        fails (upstream stops at the first failure)."""
+        alive = nodes.everywhere()
+        failures = Failures(nodes.names)
+        for _, predicate in self.predicates:
+            failed_here = nodes.everywhere(False)
+            for reason, rows in predicate(meta, nodes):
+                newly = rows & alive
+                failures.add(reason, newly)
+                failed_here |= newly
+            alive &= ~failed_here
+        return self._sample(np.flatnonzero(alive), nodes.size), failures
 
-    def schedule(self, pod: Obj, nodes: list[NodeInfo]) -> ScheduleResult:
+    def _sample(self, feasible: np.ndarray, total: int) -> np.ndarray:
+        """With percentageOfNodesToScore below 100, keep only the first `wanted` feasible rows
+        from a start that rotates across decisions (every node gets its turn)."""
+        wanted = sample_size(total, self.percentage)
+        if len(feasible) <= wanted:
+            return feasible
+        start = self._next_start % total
+        rotated = np.concatenate((feasible[feasible >= start], feasible[feasible < start]))
+        chosen = rotated[:wanted]
+        self._next_start = int(chosen[-1]) + 1
+        return np.sort(chosen)
+
+    async def _extend(self, pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                      failures: Failures) -> tuple[np.ndarray, np.ndarray]:
+        """Each extender filters the feasible rows in turn; then each scores what is left.
+        Returns the rows kept and the extenders' weighted scores for them. A filter that
+        fails raises ExtenderError (the attempt fails, as upstream); names an extender
+        returns that were not sent are ignored."""
+        for extender in self.extenders:
+            if not len(rows):
+                break
+            objects = [nodes.infos[row].node for row in rows.tolist()]
+            kept, failed = await extender.filter(pod, objects)
+            keep = {nodes.row_of[name] for name in kept if name in nodes.row_of}
+            for reason in sorted(set(failed.values())):
+                mask = nodes.everywhere(False)
+                mask[[nodes.row_of[n] for n, r in failed.items() if r == reason
+                      and n in nodes.row_of]] = True
+                failures.add(reason, mask)
+            rows = np.array([row for row in rows.tolist() if row in keep], dtype=np.int64)
+        extra = np.zeros(len(rows), dtype=np.int64)
+        for extender in self.extenders:
+            if not len(rows):
+                break
+            objects = [nodes.infos[row].node for row in rows.tolist()]
+            try:
+                scores = await extender.prioritize(pod, objects)
+            except Exception as exc:
+                if not _extender_failed(exc):
+                    raise
+                # upstream ignores a failing prioritize: the other scores still decide
+                log.warning("extender prioritize failed, ignored", error=str(exc))
+                continue
+            if scores:
+                extra += extender.weight * np.array(
+                    [int(scores.get(nodes.names[row], 0)) for row in rows.tolist()],
+                    dtype=np.int64)
+        return rows, extra
+
+    async def schedule(self, pod: Obj, nodes: NodeTable) -> ScheduleResult:
         started = time.perf_counter()
-        if not nodes:
-            raise FitError(pod, 0, {})
+        if not nodes.size:
+            raise FitError(pod, 0)
         meta = PodMeta.of(pod)
-        feasible, failed = self.find_nodes_that_fit(meta, nodes)
-        if not feasible:
-            raise FitError(pod, len(nodes), failed)
-        if len(feasible) == 1:
-            host, scores = feasible[0].name, {feasible[0].name: 0}
+        rows, failures = self.find_nodes_that_fit(meta, nodes)
+        extra = None
+        if self.extenders and len(rows):
+            rows, extra = await self._extend(pod, nodes, rows, failures)
+        if not len(rows):
+            raise FitError(pod, nodes.size, failures)
+        if len(rows) == 1 and extra is None:
+            totals = np.zeros(1, dtype=np.int64)
+            index = 0
         else:
-            ranked = prioritize(pod, feasible, self.priorities, self.context())
-            scores = dict(ranked)
-            host = self.selector.select(ranked)
-        return ScheduleResult(host, scores[host], len(feasible), len(nodes), failed, scores,
+            totals = prioritize(pod, nodes, rows, self.priorities, self.context())
+            if extra is not None:
+                totals = totals + extra
+            index = self.selector.select_index(totals, nodes.name_ranks()[rows])
+        return ScheduleResult(nodes.names[int(rows[index])], int(totals[index]), len(rows),
+                              nodes.size, failures, nodes.names, rows, totals,
                               time.perf_counter() - started)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.quantity import milli_value, value
+from .algorithm.predicates_volumes import pod_disks
 
 Obj = dict[str, Any]
 
@@ -97,6 +98,7 @@ class NodeInfo:
     requested: Resources = field(default_factory=Resources)
     nonzero_requested: Resources = field(default_factory=Resources)
     used_ports: dict[int, int] = field(default_factory=dict)  # host port -> pods using it
+    disk_pods: int = 0  # pods with a GCE PD / EBS / RBD / iSCSI volume (NoDiskConflict)
     #: bumped on every change, so callers can cache per-node derived values
     generation: int = 0
     #: per-node answers derived from its pods (priorities' counts), dropped when pods change
@@ -131,6 +133,8 @@ class NodeInfo:
         self.nonzero_requested.add(pod_nonzero_requests(pod))
         for port in pod_host_ports(pod):
             self.used_ports[port] = self.used_ports.get(port, 0) + 1
+        if pod_disks(pod):
+            self.disk_pods += 1
         self.generation += 1
         self.memo.clear()
 
@@ -147,5 +151,7 @@ class NodeInfo:
                 self.used_ports[port] = left
             else:
                 self.used_ports.pop(port, None)
+        if pod_disks(current):
+            self.disk_pods -= 1
         self.generation += 1
         self.memo.clear()

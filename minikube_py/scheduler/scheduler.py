@@ -38,8 +38,9 @@ from .algorithm.priorities import PriorityContext
 from .algorithm.priorities_spreading import controller_selector, service_selector
 from .algorithm.select_host import HostSelector
 from .cache import SchedulerCache
+from .extender import ExtenderError, HTTPExtender
 from .factory import Algorithm
-from .generic_scheduler import FitError, GenericScheduler, ScheduleResult
+from .generic_scheduler import Failures, FitError, GenericScheduler, ScheduleResult
 from .metrics import SchedulerMetrics
 from .queue import SchedulingQueue
 
@@ -49,23 +50,34 @@ Obj = dict[str, Any]
 SCHEDULER_NAME_ANNOTATION = "scheduler.alpha.kubernetes.io/name"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 _NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
-_EXPLANATIONS_KEPT = 1000
+#: attempts explained by /debug/scheduler/last (each keeps per-node arrays: ~20 KB at 5000 nodes)
+_EXPLANATIONS_KEPT = 256
 
 
 @dataclass
 class Attempt:
-    """The last scheduling attempt of a pod, for /debug/scheduler/last."""
+    """The last scheduling attempt of a pod, for /debug/scheduler/last. The per-node detail
+    stays in the decision's arrays until someone asks (`to_dict`)."""
 
     pod: str
     time: str
-    result: str  # "scheduled" | "unschedulable" | "bind-failed"
+    result: str  # "scheduled" | "unschedulable" | "bind-failed" | "error"
     node: str
     message: str
     feasible: int
     total: int
-    failed: dict[str, list[str]]
-    scores: dict[str, int]
     seconds: float
+    failures: Failures | None = None
+    decision: ScheduleResult | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The explanation: per node the predicate reasons it failed, per feasible node its
+        weighted score."""
+        return {"pod": self.pod, "time": self.time, "result": self.result, "node": self.node,
+                "message": self.message, "feasible": self.feasible, "total": self.total,
+                "failed": self.failures.by_node() if self.failures is not None else {},
+                "scores": self.decision.scores if self.decision is not None else {},
+                "seconds": self.seconds}
 
 
 class Scheduler:
@@ -78,8 +90,10 @@ class Scheduler:
         self.cache = SchedulerCache()
         self.recorder = EventRecorder(client, scheduler_name)
         self.metrics = SchedulerMetrics.instance()
+        self.extenders = [HTTPExtender(config) for config in algorithm.extenders]
         self.algorithm = GenericScheduler(
-            algorithm.predicates, algorithm.priorities, selector=HostSelector(seed),
+            algorithm.predicates, algorithm.priorities, extenders=self.extenders,
+            selector=HostSelector(seed),
             context=self._priority_context,
             percentage_of_nodes_to_score=percentage_of_nodes_to_score)
         self.unassigned = Informer(client, PODS, field_selector="spec.nodeName=," + _NOT_FINISHED)
@@ -178,6 +192,8 @@ class Scheduler:
                 task.cancel()
             self.recorder.close()
             self.queue.close()
+            for extender in self.extenders:
+                await extender.close()
 
     async def _expire_assumed(self) -> None:
         while True:
@@ -196,9 +212,12 @@ class Scheduler:
             return  # bound or deleted since it was queued
         started = time.perf_counter()
         try:
-            result = self.algorithm.schedule(current, self.cache.node_infos())
+            result = await self.algorithm.schedule(current, self.cache.snapshot())
         except FitError as err:
             self._unschedulable(current, err, time.perf_counter() - started)
+            return
+        except ExtenderError as err:  # upstream: the attempt errors, the pod backs off
+            self._failed(current, str(err), time.perf_counter() - started)
             return
         self.metrics.algorithm.observe(result.seconds)
         assumed = self.cache.assume_pod(current, result.node)
@@ -211,13 +230,23 @@ class Scheduler:
         message = err.message()
         delay = self.queue.add_unschedulable(pod)
         self.metrics.attempts.labels("unschedulable").inc()
-        self._remember(pod, "unschedulable", "", message, 0, err.total, err.failed, {}, seconds)
+        self._remember(pod, "unschedulable", "", message, 0, err.total, seconds, err.failures)
         log.info("unschedulable", pod=meta_namespace_key(pod), reason=message,
                  retry_in_s=delay)
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
         task = asyncio.create_task(self._set_unschedulable_condition(pod, message))
         self._binds.add(task)
         task.add_done_callback(self._binds.discard)
+
+    def _failed(self, pod: Obj, message: str, seconds: float) -> None:
+        """The algorithm itself failed (an extender's filter): event, backoff, retry."""
+        assert self.queue is not None
+        delay = self.queue.add_unschedulable(pod)
+        self.metrics.attempts.labels("error").inc()
+        self._remember(pod, "error", "", message, 0, 0, seconds)
+        log.warning("scheduling failed", pod=meta_namespace_key(pod), error=message,
+                    retry_in_s=delay)
+        self.recorder.event(pod, "Warning", "FailedScheduling", message)
 
     async def _set_unschedulable_condition(self, pod: Obj, message: str) -> None:
         md = pod["metadata"]
@@ -243,7 +272,7 @@ class Scheduler:
             self.cache.forget_pod(assumed)
             self.metrics.attempts.labels("error").inc()
             self._remember(pod, "bind-failed", result.node, exc.message, result.feasible,
-                           result.total, result.failed, result.scores, result.seconds)
+                           result.total, result.seconds, result.failures, result)
             if exc.code == 409:  # another scheduler bound it first, or it is being deleted
                 log.info("binding refused", pod=key, node=result.node, reason=exc.message)
                 return
@@ -267,7 +296,7 @@ class Scheduler:
         self.metrics.e2e.observe(now - started)
         self.metrics.attempts.labels("scheduled").inc()
         self._remember(pod, "scheduled", result.node, "", result.feasible, result.total,
-                       result.failed, result.scores, result.seconds)
+                       result.seconds, result.failures, result)
         log.info("scheduled", pod=key, node=result.node, score=result.score,
                  feasible=result.feasible, nodes=result.total,
                  ms=round((now - started) * 1000, 2))
@@ -275,10 +304,11 @@ class Scheduler:
                             f"Successfully assigned {key} to {result.node}")
 
     def _remember(self, pod: Obj, result: str, node: str, message: str, feasible: int,
-                  total: int, failed: dict, scores: dict, seconds: float) -> None:
+                  total: int, seconds: float, failures: Failures | None = None,
+                  decision: ScheduleResult | None = None) -> None:
         key = meta_namespace_key(pod)
         self.attempts.pop(key, None)
         self.attempts[key] = Attempt(key, meta.now_rfc3339(), result, node, message, feasible,
-                                     total, failed, scores, round(seconds, 6))
+                                     total, round(seconds, 6), failures, decision)
         if len(self.attempts) > _EXPLANATIONS_KEPT:
             self.attempts.popitem(last=False)

@@ -8,8 +8,6 @@ reasons it failed, per feasible node its weighted score, the node chosen and how
 
 from __future__ import annotations
 
-import dataclasses
-
 import orjson
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
@@ -36,8 +34,7 @@ async def last_attempt(request: web.Request) -> web.Response:
     attempt = scheduler.attempts.get(key if "/" in key else f"default/{key}")
     if attempt is None:
         raise web.HTTPNotFound(text=f"no scheduling attempt recorded for pod {key}\n")
-    return web.Response(body=orjson.dumps(dataclasses.asdict(attempt),
-                                          option=orjson.OPT_INDENT_2),
+    return web.Response(body=orjson.dumps(attempt.to_dict(), option=orjson.OPT_INDENT_2),
                         content_type="application/json")
 
 

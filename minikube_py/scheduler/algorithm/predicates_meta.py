@@ -8,10 +8,9 @@ memory/disk pressure conditions).
 Why: a pod is checked against every node (1000+), so anything that depends only on the pod —
 quantities, the compiled node-affinity terms, tolerations, disk volumes — is worked out once in
 `PodMeta.of`. Anything that depends only on the node object — allocatable quantities, labels,
-the taints that matter, the condition flags — is worked out once per node *object* in
-`node_facts` and memoised by identity. That is sound because informer objects are never edited
-in place (the scheduler cache replaces `NodeInfo.node` on every update), and it matters: parsing
-allocatable alone costs ~5 µs, more than a whole predicate set should.
+the taints that matter, the condition flags, the zone — is worked out once per node *object*
+in `compute_facts`, when the NodeTable (re)fills that node's row; the predicates then read
+the table's columns, never the node object.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from typing import Any
 from ...api import errors, labels
 from ...api.quantity import parse_quantity
 from ..nodeinfo import NodeInfo, pod_host_ports, pod_requests
+from ..nodetable import Mask, NodeTable
 from .predicates_errors import (
     ERR_NODE_NETWORK_UNAVAILABLE,
     ERR_NODE_NOT_READY,
@@ -35,13 +35,18 @@ Obj = dict[str, Any]
 Toleration = tuple[str, str, str, str]
 #: (key, value, effect) of one node taint
 Taint = tuple[str, str, str]
-TermMatcher = Callable[["NodeFacts"], bool]
-#: (fits, failure reasons in upstream's words); reasons are empty when the pod fits
+#: a compiled node-selector term: which rows of the table it selects
+TermMatcher = Callable[[NodeTable], Mask]
+#: (fits, failure reasons in upstream's words) for one node; reasons empty when it fits
 FitResult = tuple[bool, list[str]]
-#: a fit predicate: pure, cheap per node, never mutates its arguments
-Predicate = Callable[["PodMeta", NodeInfo], FitResult]
+#: (reason in upstream's words, rows failing for that reason)
+Failure = tuple[str, Mask]
+#: a fit predicate: pure; answers for every row of the table at once with the reasons it
+#: fails and where (an empty list: the pod fits everywhere as far as it is concerned)
+Predicate = Callable[["PodMeta", NodeTable], list[Failure]]
 
 NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
 #: the taint node.spec.unschedulable stands for (upstream TaintNodeUnschedulable)
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 _NO_LABELS: Mapping[str, str] = {}
@@ -177,13 +182,28 @@ def _compile_term(term: Obj) -> TermMatcher | None:
     except (errors.StatusError, ValueError, TypeError, AttributeError):
         return None  # upstream: a selector that does not parse is "regarded as not match"
 
-    def match(facts: NodeFacts) -> bool:
-        if not selector.matches(facts.labels):
-            return False
-        return all((facts.fields.get(key, "") == value) is positive
-                   for key, positive, value in fields)
+    def match(nodes: NodeTable) -> Mask:
+        rows = selector_mask(nodes, selector)
+        for key, positive, value in fields:  # key is metadata.name, the only field allowed
+            named = nodes.name_id == nodes.strings.lookup(value)
+            rows &= named if positive else ~named
+        return rows
 
     return match
+
+
+def selector_mask(nodes: NodeTable, selector: labels.LabelSelector) -> Mask:
+    """Rows whose node labels `selector` matches: each requirement is asked once per distinct
+    value of its label key (a handful even on thousands of nodes), then broadcast."""
+    if not selector.requirements:
+        return nodes.everywhere(selector.matches({}))
+    rows = nodes.everywhere()
+    for requirement in selector.requirements:
+        key, matches = requirement.key, requirement.matches
+        rows &= nodes.per_value(nodes.label(key), nodes.strings.values,
+                                lambda v, key=key, matches=matches:
+                                matches(_NO_LABELS if v is None else {key: v}))
+    return rows
 
 
 def _label_requirement(expr: Obj) -> labels.Requirement:
@@ -210,65 +230,63 @@ def _field_requirement(expr: Obj) -> tuple[str, bool, str]:
 
 @dataclass(frozen=True, slots=True)
 class NodeFacts:
-    """What the predicates need from one node object, derived once per object."""
+    """What the predicates and priorities need from one node object (one NodeTable row)."""
 
     name: str
     labels: Mapping[str, str]
-    fields: Mapping[str, str]  # field-selector view for matchFields: metadata.name
     milli_cpu: int
     memory: int
     max_pods: int
     taints: tuple[Taint, ...]  # only NoSchedule / NoExecute: the ones fit predicates enforce
+    prefer_taints: tuple[Taint, ...]  # PreferNoSchedule: for the TaintToleration priority
     unschedulable: bool
     condition_reasons: tuple[str, ...]  # CheckNodeCondition's failures, precomputed
     memory_pressure: bool
     disk_pressure: bool
+    zone: str  # region/zone key for spreading ("" without zone labels)
 
 
-_FACTS: dict[int, tuple[Obj, NodeFacts]] = {}
-_FACTS_LIMIT = 4096  # node objects are replaced on every heartbeat; drop the memo wholesale
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 
 
-def node_facts(info: NodeInfo) -> NodeFacts | None:
-    """NodeFacts for `info.node` (None when the node object is gone), memoised by identity.
-    Each entry holds its node object, so an id in the memo cannot be reused by another."""
+def zone_key(node: Obj | None) -> str:
+    """upstream utilnode.GetZoneKey: region and zone labels joined, "" when neither is set
+    (the topology.kubernetes.io labels first, then the failure-domain.beta ones, as v1.17+)."""
+    node_labels = ((node or {}).get("metadata") or {}).get("labels") or _NO_LABELS
+    region = next((node_labels[k] for k in REGION_LABELS if k in node_labels), "")
+    zone = next((node_labels[k] for k in ZONE_LABELS if k in node_labels), "")
+    return f"{region}:\x00:{zone}" if region or zone else ""
+
+
+def compute_facts(info: NodeInfo) -> NodeFacts:
+    """NodeFacts of `info.node` (which must exist)."""
     node = info.node
-    if node is None:
-        return None
-    hit = _FACTS.get(id(node))
-    if hit is not None:
-        return hit[1]
-    facts = _compute_facts(info, node)
-    if len(_FACTS) >= _FACTS_LIMIT:
-        _FACTS.clear()
-    _FACTS[id(node)] = (node, facts)
-    return facts
-
-
-def _compute_facts(info: NodeInfo, node: Obj) -> NodeFacts:
+    assert node is not None
     md = node.get("metadata") or {}
     spec = node.get("spec") or {}
     status = {c.get("type"): c.get("status")
               for c in (node.get("status") or {}).get("conditions") or () if isinstance(c, dict)}
     alloc, max_pods = info.allocatable()
-    name = md.get("name", "")
+    taints = [taint_of(t) for t in spec.get("taints") or () if isinstance(t, dict)]
     return NodeFacts(
-        name=name,
+        name=md.get("name", ""),
         labels=md.get("labels") or _NO_LABELS,
-        fields={"metadata.name": name},
         milli_cpu=alloc.milli_cpu,
         memory=alloc.memory,
         max_pods=max_pods,
-        taints=tuple(
-            (t.get("key") or "", t.get("value") or "", t.get("effect") or "")
-            for t in spec.get("taints") or ()
-            if isinstance(t, dict) and t.get("effect") in (NO_SCHEDULE, NO_EXECUTE)
-        ),
+        taints=tuple(t for t in taints if t[2] in (NO_SCHEDULE, NO_EXECUTE)),
+        prefer_taints=tuple(t for t in taints if t[2] == PREFER_NO_SCHEDULE),
         unschedulable=bool(spec.get("unschedulable")),
         condition_reasons=_condition_reasons(status),
         memory_pressure=status.get("MemoryPressure") == "True",
         disk_pressure=status.get("DiskPressure") == "True",
+        zone=zone_key(node),
     )
+
+
+#: CheckNodeCondition's reasons, in the order it reports them
+CONDITION_REASONS = (ERR_NODE_NOT_READY, ERR_NODE_OUT_OF_DISK, ERR_NODE_NETWORK_UNAVAILABLE)
 
 
 def _condition_reasons(status: Mapping[str, Any]) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ service affinity.
 Kubernetes piece: plugin/pkg/scheduler/algorithm/predicates/predicates.go NodeLabelChecker
 (Policy argument `labelsPresence`) and ServiceAffinity (Policy argument `serviceAffinity`),
 v1.0–v1.5 semantics. Both are factories: the Policy names the labels, the factory returns an
-ordinary `Predicate`.
+ordinary `Predicate` over the NodeTable's label columns.
 
 ServiceAffinity keeps the pods of one service on nodes that agree on the given labels (e.g.
 all in one `region`). The wanted label values come from the pod's own nodeSelector, and for
@@ -19,13 +19,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from ...api.labels import LabelSelector, selector_from_set
-from ..nodeinfo import NodeInfo
-from .predicates_errors import (
-    ERR_NODE_LABEL_PRESENCE_VIOLATED,
-    ERR_NODE_NOT_FOUND,
-    ERR_SERVICE_AFFINITY_VIOLATED,
-)
-from .predicates_meta import FitResult, PodMeta, Predicate, node_facts
+from ..nodetable import ABSENT, NodeTable
+from .predicates_errors import ERR_NODE_LABEL_PRESENCE_VIOLATED, ERR_SERVICE_AFFINITY_VIOLATED
+from .predicates_meta import Failure, PodMeta, Predicate
 
 Obj = dict[str, Any]
 _NO_LABELS: Mapping[str, str] = {}
@@ -54,15 +50,11 @@ def check_node_label_presence(labels: Iterable[str], presence: bool) -> Predicat
     (any value); with presence=False it must carry none of them (e.g. `retiring`)."""
     keys = tuple(labels)
 
-    def node_label_presence(meta: PodMeta, info: NodeInfo) -> FitResult:
-        facts = node_facts(info)
-        if facts is None:
-            return False, [ERR_NODE_NOT_FOUND]
-        node_labels = facts.labels
+    def node_label_presence(meta: PodMeta, nodes: NodeTable) -> list[Failure]:
+        violated = nodes.everywhere(False)
         for key in keys:
-            if (key in node_labels) is not presence:
-                return False, [ERR_NODE_LABEL_PRESENCE_VIOLATED]
-        return True, []
+            violated |= (nodes.label(key) != ABSENT) != presence
+        return [(ERR_NODE_LABEL_PRESENCE_VIOLATED, violated)]
 
     return node_label_presence
 
@@ -72,20 +64,12 @@ def check_service_affinity(labels: Iterable[str], services_lister: ServiceLister
     """Upstream CheckServiceAffinity: the node must carry the label values the pod's service
     already lives on (or the pod's nodeSelector names); no constraint when neither says."""
     keys = tuple(labels)
-    last: list[Any] = [None, ()]  # (PodMeta, wanted labels) of the attempt in progress
 
-    def service_affinity(meta: PodMeta, info: NodeInfo) -> FitResult:
-        facts = node_facts(info)
-        if facts is None:
-            return False, [ERR_NODE_NOT_FOUND]
-        if last[0] is not meta:
-            last[0] = meta
-            last[1] = _wanted_labels(keys, meta, services_lister, pods_lister, node_lister)
-        node_labels = facts.labels
-        for key, value in last[1]:
-            if node_labels.get(key) != value:
-                return False, [ERR_SERVICE_AFFINITY_VIOLATED]
-        return True, []
+    def service_affinity(meta: PodMeta, nodes: NodeTable) -> list[Failure]:
+        violated = nodes.everywhere(False)
+        for key, value in _wanted_labels(keys, meta, services_lister, pods_lister, node_lister):
+            violated |= ~nodes.label_equals(key, value)
+        return [(ERR_SERVICE_AFFINITY_VIOLATED, violated)]
 
     return service_affinity
 

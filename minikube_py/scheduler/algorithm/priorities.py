@@ -7,15 +7,22 @@ generic_scheduler.go prioritizeNodes (v1.0) / PrioritizeNodes (v1.5).
 
 Why: after the predicates have kept the nodes a pod *can* run on, each configured priority
 scores every one of them 0-10 and `prioritize` adds the scores up, each times its weight;
-selectHost then picks among the best. A priority is a pure function of (pod, candidate
-NodeInfos, injected listers), registered by its upstream name so a Policy file or provider can
-name it; the two that take Policy arguments are factories. `prioritize` computes the pod-side
-values once per call (PriorityContext.meta) and skips weight-0 entries as v1.0 did.
+selectHost then picks among the best. A priority is a pure function of (pod, the NodeTable
+and its candidate rows, injected listers), registered by its upstream name so a Policy file
+or provider can name it; the two that take Policy arguments are factories. `prioritize`
+computes the pod-side values once per call (PriorityContext.meta) and skips weight-0 entries
+as v1.0 did.
+
+Shape of a call: the candidates are rows of the NodeTable (`rows`, the feasible ones in table
+order), and every priority answers one int64 array aligned with them, so the weighted sum is a
+few array operations however many nodes there are.
 """
 
 from __future__ import annotations
 
-from ..nodeinfo import NodeInfo
+import numpy as np
+
+from ..nodetable import NodeTable
 from .priorities_affinity import node_affinity_priority, taint_toleration_priority
 from .priorities_meta import (
     MAX_PRIORITY,
@@ -24,6 +31,7 @@ from .priorities_meta import (
     PriorityConfig,
     PriorityContext,
     PriorityFunction,
+    Scores,
 )
 from .priorities_resources import (
     balanced_resource_allocation,
@@ -41,7 +49,7 @@ from .priorities_spreading import (
 
 __all__ = [
     "MAX_PRIORITY", "PRIORITIES", "HostPriority", "PodMeta", "PriorityConfig", "PriorityContext",
-    "PriorityFunction", "balanced_resource_allocation", "equal_priority",
+    "PriorityFunction", "Scores", "balanced_resource_allocation", "equal_priority",
     "image_locality_priority", "least_requested_priority", "most_requested_priority",
     "node_affinity_priority", "node_label_priority", "prioritize", "selector_spread_priority",
     "service_anti_affinity", "service_spreading_priority", "taint_toleration_priority",
@@ -62,25 +70,24 @@ PRIORITIES: dict[str, PriorityFunction] = {
 }
 
 
-def prioritize(pod: dict, nodes: list[NodeInfo], configs: list[PriorityConfig],
-               ctx: PriorityContext) -> list[HostPriority]:
-    """(node name, sum of score * weight) for each node, in the nodes' order.
+def prioritize(pod: dict, nodes: NodeTable, rows: np.ndarray, configs: list[PriorityConfig],
+               ctx: PriorityContext) -> Scores:
+    """Sum of score * weight for each candidate row, aligned with `rows` (int64).
 
-    No configs -> EqualPriority (1 each), as upstream, so selectHost still has a list to pick
+    No configs -> EqualPriority (1 each), as upstream, so selectHost still has totals to pick
     from. A weight-0 priority is not run. A function returning the wrong number of scores is a
     programming error and raises ValueError rather than silently misattributing scores."""
-    names = [info.name for info in nodes]
     if not configs:
-        return [(name, 1) for name in names]
+        return np.ones(len(rows), dtype=np.int64)
     ctx.meta(pod, fresh=True)
-    totals = [0] * len(nodes)
+    totals = np.zeros(len(rows), dtype=np.int64)
     for config in configs:
         weight = config.weight
         if weight == 0:
             continue
-        scores = config.function(pod, nodes, ctx)
-        if len(scores) != len(totals):
-            raise ValueError(f"priority {config.name} returned {len(scores)} scores "
+        scores = np.asarray(config.function(pod, nodes, rows, ctx))
+        if scores.shape != totals.shape:
+            raise ValueError(f"priority {config.name} returned {scores.size} scores "
                              f"for {len(totals)} nodes")
-        totals = [total + score * weight for total, score in zip(totals, scores)]
-    return list(zip(names, totals))
+        totals += scores * weight
+    return totals

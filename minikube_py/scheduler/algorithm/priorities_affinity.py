@@ -8,48 +8,52 @@ rather than the alpha annotations those versions used.
 Why: these are the "soft" halves of the hard predicates. A pod can *prefer* nodes matching
 weighted terms, and a node can *prefer* not to get pods that do not tolerate its taints. Both
 score relative to the best/worst candidate: raw points per node, then normalised by the
-maximum across the candidates (upstream's Map/Reduce pair), in float64 as upstream.
+maximum across the candidates (upstream's Map/Reduce pair), in float64 as upstream. Each term
+is answered for the whole table at once (label columns, per distinct value), and the taints
+once per distinct set of PreferNoSchedule taints, so neither walks the nodes.
 """
 
 from __future__ import annotations
 
-from ..nodeinfo import NodeInfo
-from .predicates_meta import Toleration, taint_of, tolerates
-from .priorities_meta import MAX_PRIORITY, PREFER_NO_SCHEDULE, Obj, PriorityContext
+import numpy as np
+
+from ..nodetable import NodeTable
+from .predicates_meta import Taint, Toleration, tolerates
+from .priorities_meta import MAX_PRIORITY, Obj, PriorityContext, Scores, at
 
 
-def node_affinity_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
+def node_affinity_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                           ctx: PriorityContext) -> Scores:
     """NodeAffinityPriority: each node earns the weights of the pod's
     preferredDuringSchedulingIgnoredDuringExecution terms it matches; scores are
-    10 * points / max points (all 0 when no node earns any)."""
+    int(10 * (points / max points)) (all 0 when no node earns any)."""
     terms = ctx.meta(pod).preferred_node_terms
-    if not terms:
-        return [0] * len(nodes)
-    points = [sum(weight for weight, term in terms if term.matches(info.node)) for info in nodes]
-    best = max(points, default=0)
+    points = np.zeros(len(rows), dtype=np.int64)
+    for weight, term in terms:
+        points += weight * at(term(nodes), rows)
+    best = int(points.max(initial=0))
     if best <= 0:
-        return [0] * len(nodes)
-    return [int(MAX_PRIORITY * (p / best)) for p in points]
+        return np.zeros(len(rows), dtype=np.int64)
+    return (MAX_PRIORITY * (points / best)).astype(np.int64)
 
 
-def _intolerable(node: Obj | None, tolerations: tuple[Toleration, ...]) -> int:
-    """How many PreferNoSchedule taints of the node none of the tolerations tolerates."""
-    count = 0
-    for taint in ((node or {}).get("spec") or {}).get("taints") or ():
-        if taint.get("effect") != PREFER_NO_SCHEDULE:
-            continue
-        if not any(tolerates(t, taint_of(taint)) for t in tolerations):
-            count += 1
-    return count
+def _intolerable(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> int:
+    """How many of the (PreferNoSchedule) taints none of the tolerations tolerates."""
+    return sum(1 for taint in taints if not any(tolerates(t, taint) for t in tolerations))
 
 
-def taint_toleration_priority(pod: Obj, nodes: list[NodeInfo],
-                              ctx: PriorityContext) -> list[int]:
+def taint_toleration_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                              ctx: PriorityContext) -> Scores:
     """TaintTolerationPriority: fewer untolerated PreferNoSchedule taints is better;
-    (1 - count / max count) * 10, and 10 for every node when no node has such a taint."""
+    int((1 - count / max count) * 10), and 10 for every node when no node has such a taint.
+    Counted once per distinct taint set (`prefer_taint_set`), then broadcast to the rows."""
     tolerations = ctx.meta(pod).prefer_no_schedule_tolerations
-    counts = [_intolerable(info.node, tolerations) for info in nodes]
-    worst = max(counts, default=0)
+    sets = at(nodes.prefer_taint_set, rows)
+    per_set = np.zeros(len(nodes.taint_sets.values), dtype=np.int64)
+    for set_id in np.unique(sets).tolist():
+        per_set[set_id] = _intolerable(nodes.taint_sets.values[set_id], tolerations)
+    counts = per_set[sets]
+    worst = int(counts.max(initial=0))
     if worst == 0:
-        return [MAX_PRIORITY] * len(nodes)
-    return [int((1.0 - c / worst) * MAX_PRIORITY) for c in counts]
+        return np.full(len(rows), MAX_PRIORITY, dtype=np.int64)
+    return ((1.0 - counts / worst) * MAX_PRIORITY).astype(np.int64)

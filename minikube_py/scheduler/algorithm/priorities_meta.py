@@ -9,8 +9,10 @@ Why it exists: a priority scores every feasible node for one pod, so anything de
 pod alone (its requests, images, tolerations, compiled affinity terms) must be worked out once
 per scheduling decision, not 1000 times. `PodMeta` holds those values lazily (a priority that
 is not configured costs nothing) and `PriorityContext.meta(pod)` hands the same instance to
-every priority of one `prioritize` call. The context also carries the listers a priority may
-need (services, controllers), passed in so this package does no I/O.
+every priority of one `prioritize` call. Everything node-side (allocatable, requested sums,
+zones, taints, labels) is a column of the NodeTable, so PodMeta holds nothing per node. The
+context also carries the listers a priority may need (services, controllers), passed in so
+this package does no I/O.
 """
 
 from __future__ import annotations
@@ -20,20 +22,29 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ...api import errors
-from ...api.labels import NOTHING, LabelSelector, new_requirement
-from ..nodeinfo import NodeInfo, Resources, pod_nonzero_requests
-from .predicates_meta import NODE_SELECTOR_OPERATORS, Toleration, pod_tolerations
+import numpy as np
+
+from ..nodeinfo import Resources, pod_nonzero_requests
+from ..nodetable import NodeTable
+from .predicates_meta import (
+    PREFER_NO_SCHEDULE,
+    TermMatcher,
+    Toleration,
+    _compile_term,
+    pod_tolerations,
+)
 
 Obj = dict[str, Any]
 
-#: (node name, score); a single priority scores 0..MAX_PRIORITY, `prioritize` sums weighted ones
+#: (node name, score): the extenders' and selectHost's wire form of one node's total
 HostPriority = tuple[str, int]
 #: upstream's maxPriority: every priority function scores on a 0..10 scale
 MAX_PRIORITY = 10
 
-PREFER_NO_SCHEDULE = "PreferNoSchedule"
-
+__all__ = [
+    "MAX_PRIORITY", "PREFER_NO_SCHEDULE", "HostPriority", "Obj", "PodMeta", "PriorityConfig",
+    "PriorityContext", "PriorityFunction", "Scores", "at",
+]
 
 
 def _no_objects(_obj: Obj) -> list[Obj]:
@@ -82,8 +93,10 @@ class PriorityContext:
         return current
 
 
-#: pod, candidate nodes, context -> one score (0..10) per node, in the nodes' order
-PriorityFunction = Callable[[Obj, list[NodeInfo], PriorityContext], list[int]]
+#: int64 scores, one per entry of `rows`
+Scores = np.ndarray
+#: (pod, node table, feasible rows in table order, context) -> a 0..10 score per row
+PriorityFunction = Callable[[Obj, NodeTable, np.ndarray, PriorityContext], Scores]
 
 
 @dataclass(frozen=True)
@@ -95,12 +108,18 @@ class PriorityConfig:
     weight: int
 
 
+def at(column: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`column[rows]` for a table column. `rows` are distinct and in table order, so when
+    there are as many as the column is long they are every row: the column is returned as is
+    (a read-only use; a decision where every node fits is the common case at scale)."""
+    return column if len(rows) == len(column) else column[rows]
+
+
 class PodMeta:
     """What the priorities derive from the pod alone, computed on first use."""
 
     def __init__(self, pod: Obj):
         self.pod = pod
-        self._allocatable: dict[int, tuple[NodeInfo, Obj | None, Resources]] = {}
 
     @cached_property
     def spec(self) -> Obj:
@@ -126,57 +145,16 @@ class PodMeta:
         return tuple(t for t in pod_tolerations(self.spec) if t[3] in ("", PREFER_NO_SCHEDULE))
 
     @cached_property
-    def preferred_node_terms(self) -> tuple[tuple[int, NodeTerm], ...]:
-        """(weight, compiled term) for each preferred node-affinity term with a weight."""
+    def preferred_node_terms(self) -> tuple[tuple[int, TermMatcher], ...]:
+        """(weight, compiled term) for each preferred node-affinity term that has a weight and
+        can select something. Terms compile as the required ones do (predicates_meta): an
+        empty term, or one that does not compile (upstream NodeSelectorRequirementsAsSelector
+        errors; validation rejects such pods), selects no node and so earns no points."""
         affinity = (self.spec.get("affinity") or {}).get("nodeAffinity") or {}
         terms = []
         for term in affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ():
             weight = int(term.get("weight") or 0)
-            if weight:
-                terms.append((weight, NodeTerm(term.get("preference") or {})))
+            matcher = _compile_term(term.get("preference") or {}) if weight else None
+            if matcher is not None:
+                terms.append((weight, matcher))
         return tuple(terms)
-
-    def allocatable(self, info: NodeInfo) -> Resources:
-        """The node's allocatable cpu/memory, parsed once per node per decision (re-read if
-        the NodeInfo now holds a different Node object)."""
-        hit = self._allocatable.get(id(info))
-        if hit is not None and hit[0] is info and hit[1] is info.node:
-            return hit[2]
-        resources = info.allocatable()[0]
-        self._allocatable[id(info)] = (info, info.node, resources)
-        return resources
-
-
-class NodeTerm:
-    """A NodeSelectorTerm compiled once: matchExpressions over node labels and matchFields over
-    `metadata.name`, AND-ed. A term with neither selects nothing, and so does one that does not
-    compile (upstream NodeSelectorRequirementsAsSelector errors; validation rejects such pods)."""
-
-    __slots__ = ("_fields", "_labels")
-
-    def __init__(self, term: Obj):
-        self._labels = _compile(term.get("matchExpressions"))
-        self._fields = _compile(term.get("matchFields"))
-        if self._labels is None and self._fields is None:
-            self._labels = NOTHING
-
-    def matches(self, node: Obj | None) -> bool:
-        md = (node or {}).get("metadata") or {}
-        if self._labels is not None and not self._labels.matches(md.get("labels") or {}):
-            return False
-        return self._fields is None or self._fields.matches({"metadata.name": md.get("name", "")})
-
-
-def _compile(requirements: Any) -> LabelSelector | None:
-    """Node-selector requirements -> selector; None when there are none, NOTHING if invalid."""
-    if not requirements:
-        return None
-    try:
-        return LabelSelector(
-            new_requirement(r.get("key") or "", NODE_SELECTOR_OPERATORS[r.get("operator")],
-                            r.get("values") or ())
-            for r in requirements
-        )
-    except (errors.StatusError, KeyError, TypeError, AttributeError):
-        return NOTHING
-

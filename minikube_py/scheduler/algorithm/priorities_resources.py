@@ -6,93 +6,92 @@ plugin/pkg/scheduler/generic_scheduler.go EqualPriority.
 
 Why these formulas: they are upstream's, integer arithmetic included, so a cluster scores as a
 real scheduler would: `((capacity - requested) * 10) / capacity` truncates (2.5 -> 2) and the
-cpu and memory scores are averaged with integer division. "Requested" is the node's non-zero
-sum (a container asking for nothing counts as 100m / 200MB) plus the pod being placed, so empty
-nodes of different sizes still differ and zero-request pods still spread.
+cpu and memory scores are averaged with integer division (int64 floor division over the
+columns: every operand is non-negative where the result is kept, so floor is Go's truncation).
+BalancedResourceAllocation is float64 as upstream, which converts both operands to float64
+before dividing, exactly what numpy does. "Requested" is the node's non-zero sum (a container
+asking for nothing counts as 100m / 200MB) plus the pod being placed, so empty nodes of
+different sizes still differ and zero-request pods still spread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..nodeinfo import NodeInfo, Resources
-from .priorities_meta import MAX_PRIORITY, Obj, PriorityContext
+import numpy as np
+
+from ..nodetable import NodeTable
+from .priorities_meta import MAX_PRIORITY, Obj, PriorityContext, Scores, at
 
 _MB = 1024 * 1024
 #: ImageLocality's range: 90% of Docker Hub images fall between these sizes (upstream comment)
 MIN_IMAGE_SIZE = 23 * _MB
 MAX_IMAGE_SIZE = 1000 * _MB
 
-
-def _requested(info: NodeInfo, pod_request: Resources) -> tuple[int, int]:
-    """Node's non-zero requested cpu/memory with the incoming pod's added."""
-    total = info.nonzero_requested
-    return total.milli_cpu + pod_request.milli_cpu, total.memory + pod_request.memory
+#: (requested, capacity) arrays -> 0..10 per entry
+_Score = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def unused_score(requested: int, capacity: int) -> int:
-    """upstream calculateScore / calculateUnusedScore: free share on a 0-10 scale."""
-    if capacity == 0 or requested > capacity:
-        return 0
-    return ((capacity - requested) * MAX_PRIORITY) // capacity
+def _requested(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+               ctx: PriorityContext) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(cpu requested, cpu allocatable, memory requested, memory allocatable) per row: the
+    node's non-zero requested sums with the incoming pod's added."""
+    pod_request = ctx.meta(pod).nonzero_requests
+    return (at(nodes.nonzero_cpu, rows) + pod_request.milli_cpu, at(nodes.alloc_cpu, rows),
+            at(nodes.nonzero_memory, rows) + pod_request.memory, at(nodes.alloc_memory, rows))
 
 
-def used_score(requested: int, capacity: int) -> int:
-    """upstream calculateUsedScore: used share on a 0-10 scale."""
-    if capacity == 0 or requested > capacity:
-        return 0
-    return (requested * MAX_PRIORITY) // capacity
+def unused_score(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """upstream calculateScore / calculateUnusedScore: free share on a 0-10 scale, 0 when the
+    node lacks the resource or the requests exceed it. Requests are never negative, so both
+    zeros fall out of clipping the free amount at 0 (and dividing a 0 by 1, not by 0)."""
+    free = np.maximum(capacity - requested, 0)
+    return free * MAX_PRIORITY // np.maximum(capacity, 1)
 
 
-def _resource_scores(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext,
-                     score: Callable[[int, int], int]) -> list[int]:
-    """(cpu score + memory score) / 2 per node, after placing the pod's non-zero requests."""
-    meta = ctx.meta(pod)
-    pod_request = meta.nonzero_requests
-    scores = []
-    for info in nodes:
-        cpu, memory = _requested(info, pod_request)
-        alloc = meta.allocatable(info)
-        scores.append((score(cpu, alloc.milli_cpu) + score(memory, alloc.memory)) // 2)
-    return scores
+def used_score(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """upstream calculateUsedScore: used share on a 0-10 scale, with unused_score's zeros
+    (a node without the resource has every non-zero request exceed it)."""
+    fits = requested <= capacity
+    return requested * MAX_PRIORITY // np.maximum(capacity, 1) * fits
 
 
-def least_requested_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
+def _resource_scores(pod: Obj, nodes: NodeTable, rows: np.ndarray, ctx: PriorityContext,
+                     score: _Score) -> Scores:
+    """(cpu score + memory score) / 2 per row, after placing the pod's non-zero requests."""
+    cpu, cpu_capacity, memory, memory_capacity = _requested(pod, nodes, rows, ctx)
+    return (score(cpu, cpu_capacity) + score(memory, memory_capacity)) // 2
+
+
+def least_requested_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                             ctx: PriorityContext) -> Scores:
     """LeastRequestedPriority: favour the node with the most free cpu and memory after placing
     the pod; (cpuScore + memoryScore) / 2 with each score ((capacity - requested) * 10) / capacity.
     """
-    return _resource_scores(pod, nodes, ctx, unused_score)
+    return _resource_scores(pod, nodes, rows, ctx, unused_score)
 
 
-def most_requested_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
+def most_requested_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                            ctx: PriorityContext) -> Scores:
     """MostRequestedPriority (v1.4+): pack pods, favouring the fullest node;
     (cpuScore + memoryScore) / 2 with each score requested * 10 / capacity."""
-    return _resource_scores(pod, nodes, ctx, used_score)
+    return _resource_scores(pod, nodes, rows, ctx, used_score)
 
 
-def _fraction(requested: int, capacity: int) -> float:
-    """upstream fractionOfCapacity: a node without the resource counts as full."""
-    return 1.0 if capacity == 0 else requested / capacity
-
-
-def balanced_resource_allocation(pod: Obj, nodes: list[NodeInfo],
-                                 ctx: PriorityContext) -> list[int]:
+def balanced_resource_allocation(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                                 ctx: PriorityContext) -> Scores:
     """BalancedResourceAllocation: favour nodes whose cpu and memory fill up evenly;
-    10 - |cpuFraction - memoryFraction| * 10, and 0 once either fraction reaches 1.
+    int(10 - |cpuFraction - memoryFraction| * 10), and 0 once either fraction reaches 1.
     Meant to be combined with LeastRequestedPriority, never used alone (upstream note)."""
-    meta = ctx.meta(pod)
-    pod_request = meta.nonzero_requests
-    scores = []
-    for info in nodes:
-        cpu, memory = _requested(info, pod_request)
-        alloc = meta.allocatable(info)
-        cpu_fraction = _fraction(cpu, alloc.milli_cpu)
-        memory_fraction = _fraction(memory, alloc.memory)
-        if cpu_fraction >= 1 or memory_fraction >= 1:
-            scores.append(0)
-        else:
-            scores.append(int(MAX_PRIORITY - abs(cpu_fraction - memory_fraction) * MAX_PRIORITY))
-    return scores
+    cpu, cpu_capacity, memory, memory_capacity = _requested(pod, nodes, rows, ctx)
+    # upstream fractionOfCapacity counts a node without the resource as full; such a node
+    # scores 0 either way, so its fraction only needs to be finite here
+    cpu_fraction = cpu / np.maximum(cpu_capacity, 1)
+    memory_fraction = memory / np.maximum(memory_capacity, 1)
+    balance = MAX_PRIORITY - np.abs(cpu_fraction - memory_fraction) * MAX_PRIORITY
+    room = ((cpu_fraction < 1) & (memory_fraction < 1)
+            & (cpu_capacity > 0) & (memory_capacity > 0))
+    return balance.astype(np.int64) * room  # astype truncates, as Go's int()
 
 
 def image_score(total_size: int) -> int:
@@ -115,20 +114,25 @@ def _image_sizes(node: Obj | None, wanted: frozenset[str]) -> dict[str, int]:
     return found
 
 
-def image_locality_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
+def image_locality_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                            ctx: PriorityContext) -> Scores:
     """ImageLocalityPriority (v1.3+): favour nodes that already have the pod's images, by the
-    total size of those present (image names compared exactly, as upstream v1.5)."""
+    total size of those present (image names compared exactly, as upstream v1.5). Not in the
+    default provider, so it reads each candidate's node object (status.images is not a
+    column: image lists are long and only this priority wants them)."""
     images = ctx.meta(pod).images
+    scores = np.zeros(len(rows), dtype=np.int64)
     if not images:
-        return [0] * len(nodes)
+        return scores
     wanted = frozenset(images)
-    scores = []
-    for info in nodes:
-        sizes = _image_sizes(info.node, wanted)
-        scores.append(image_score(sum(sizes.get(image, 0) for image in images)) if sizes else 0)
+    for i, row in enumerate(rows.tolist()):
+        sizes = _image_sizes(nodes.infos[row].node, wanted)
+        if sizes:
+            scores[i] = image_score(sum(sizes.get(image, 0) for image in images))
     return scores
 
 
-def equal_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
+def equal_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                   ctx: PriorityContext) -> Scores:
     """EqualPriority: 1 for every node (what v1.0 used when no priority is configured)."""
-    return [1] * len(nodes)
+    return np.ones(len(rows), dtype=np.int64)

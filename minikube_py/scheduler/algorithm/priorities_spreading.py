@@ -7,42 +7,33 @@ and node_label.go (CalculateNodeLabelPriority, the Policy's `labelPreference` ar
 
 Why: replicas of one Service or controller should not share a node (or a zone, or a value of a
 chosen node label), so a node loses points for every pod it already runs that the pod's
-Services/RCs/ReplicaSets select. Counting walks the pods of the candidate nodes only, once per
-decision; the selectors are built once per call.
+Services/RCs/ReplicaSets select. Counting a node means walking its pods, so the count per node
+is a derived NodeTable column (`NodeTable.derived`), keyed on the question (namespace and
+selectors) and recounted only for rows whose pods changed since: replicas of one set asking
+one after another pay for the node that got the previous replica, not for every node.
 
-Arithmetic: upstream computes these scores in float32. For the node-only score the exact
-integer floor `10 * (max - count) // max` gives the same results (checked for every count up
-to 400), so it is used; the zone blend is computed with float32 rounding emulated step by step.
+Arithmetic: upstream computes these scores in float32 — `10 * (float32(max - count) /
+float32(max))`, then for zoned nodes `score * (1 - 2/3) + 2/3 * zoneScore` — and truncates
+with int(). numpy's float32 operations round each step exactly as Go's do, so the scores are
+computed over all candidates at once with the same result bit for bit (the test suite checks
+them against a step-by-step emulation). The maximum counts are taken over the candidate rows,
+as upstream does over the nodes it is given.
 """
 
 from __future__ import annotations
 
-import struct
-from functools import lru_cache
+import numpy as np
 
 from ...api import errors
 from ...api.labels import LabelSelector, selector_from_label_selector, selector_from_set
 from ..nodeinfo import NodeInfo
-from .priorities_meta import MAX_PRIORITY, Obj, PriorityContext, PriorityFunction
+from ..nodetable import ABSENT, NodeTable
+from .priorities_meta import MAX_PRIORITY, Obj, PriorityContext, PriorityFunction, Scores, at
 
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
-
-_F32 = struct.Struct("f")
 _EMPTY: dict = {}
-
-
-def _f32(x: float) -> float:
-    """Round to the nearest float32, to mirror Go's float32 arithmetic one operation at a time."""
-    return _F32.unpack(_F32.pack(x))[0]
-
-
-_ONE_THIRD = _f32(1.0 - 2.0 / 3.0)   # upstream (1.0 - zoneWeighting) as a float32 constant
-_TWO_THIRDS = _f32(2.0 / 3.0)        # upstream zoneWeighting
-
-
-def _labels(obj: Obj | None) -> dict[str, str]:
-    return ((obj or {}).get("metadata") or {}).get("labels") or {}
+_TEN = np.float32(MAX_PRIORITY)
+_ONE_THIRD = np.float32(1.0 - 2.0 / 3.0)   # upstream (1.0 - zoneWeighting) as a float32
+_TWO_THIRDS = np.float32(2.0 / 3.0)        # upstream zoneWeighting
 
 
 def service_selector(obj: Obj) -> LabelSelector | None:
@@ -76,18 +67,9 @@ def pod_selectors(pod: Obj, ctx: PriorityContext, controllers: bool = True) -> l
 
 
 def _count_matching(info: NodeInfo, namespace: str, selectors: list[LabelSelector],
-                    skip_terminating: bool = True, memo_key: tuple | None = None) -> int:
+                    skip_terminating: bool = True) -> int:
     """Pods on the node in `namespace` selected by any selector; SelectorSpread also skips pods
-    being deleted (the replacement's predecessor). Counting walks every pod of a node, so the
-    count is memoised on the NodeInfo (`memo_key` names the question) until its pods change:
-    a decision then costs one lookup per unchanged node instead of a walk over its pods."""
-    if memo_key is not None:
-        cached = info.memo.get(memo_key)
-        if cached is not None:
-            return cached
-        count = _count_matching(info, namespace, selectors, skip_terminating)
-        info.memo[memo_key] = count
-        return count
+    being deleted (the replacement's predecessor)."""
     matchers = [s.matches for s in selectors]
     only = matchers[0] if len(matchers) == 1 else None
     count = 0
@@ -107,118 +89,105 @@ def _count_matching(info: NodeInfo, namespace: str, selectors: list[LabelSelecto
     return count
 
 
-def zone_key(node: Obj | None) -> str:
-    """upstream utilnode.GetZoneKey: region and zone labels joined, "" when neither is set
-    (the topology.kubernetes.io labels first, then the failure-domain.beta ones, as v1.17+)."""
-    labels = _labels(node)
-    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
-    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
-    return f"{region}:\x00:{zone}" if region or zone else ""
+def matching_counts(nodes: NodeTable, namespace: str, selectors: list[LabelSelector],
+                    skip_terminating: bool = True) -> np.ndarray:
+    """`_count_matching` for every row of the table, as a cached derived column. The key
+    holds the selectors themselves (hashable, and unlike their text NOTHING != EVERYTHING)."""
+    key = ("matching", namespace, skip_terminating, tuple(selectors))
+    return nodes.derived(key, lambda info: _count_matching(info, namespace, selectors,
+                                                           skip_terminating))
 
 
-def _spread_scores(counts: list[int], zones: list[str]) -> list[int]:
-    """Fewer matching pods -> higher score; with zones, 2/3 of the score comes from the zone."""
-    max_count = max(counts, default=0)
-    by_zone: dict[str, int] = {}
-    for zone, count in zip(zones, counts):
-        if zone:
-            by_zone[zone] = by_zone.get(zone, 0) + count
-    if not by_zone:
-        if max_count == 0:
-            return [MAX_PRIORITY] * len(counts)
-        return [MAX_PRIORITY * (max_count - c) // max_count for c in counts]
-    max_zone = max(by_zone.values())
-    return [_zoned_score(count, max_count, by_zone[zone] if zone else -1, max_zone)
-            for zone, count in zip(zones, counts)]
+def _share_score(counts: np.ndarray, max_count: int) -> np.ndarray:
+    """float32 10 * (max - count) / max per entry (10 everywhere when max is 0), step by step
+    as upstream's float32 expression rounds."""
+    if max_count <= 0:
+        return np.full(len(counts), _TEN, dtype=np.float32)
+    return _TEN * ((max_count - counts).astype(np.float32) / np.float32(max_count))
 
 
-@lru_cache(maxsize=65536)
-def _zoned_score(count: int, max_count: int, zone_count: int, max_zone: int) -> int:
-    """One node's score from its count and its zone's (zone_count -1: the node has no zone).
-    Memoised: the inputs are small counts that repeat across nodes, and the float32 steps
-    are the expensive part."""
-    score = float(MAX_PRIORITY)
-    if max_count > 0:
-        score = _f32(MAX_PRIORITY * _f32((max_count - count) / max_count))
-    if zone_count >= 0:
-        zone_score = float(MAX_PRIORITY)  # v1.2-1.5 divided 0/0 here; later releases give 10
-        if max_zone > 0:
-            zone_score = _f32(MAX_PRIORITY * _f32((max_zone - zone_count) / max_zone))
-        score = _f32(_f32(score * _ONE_THIRD) + _f32(_TWO_THIRDS * zone_score))
-    return int(score)
+def spread_scores(counts: np.ndarray, zones: np.ndarray) -> Scores:
+    """Fewer matching pods -> higher score; for a node with a zone (id != ABSENT), 2/3 of the
+    score comes from its zone's total. `counts` and `zones` are aligned with the candidates;
+    the zone totals add up the candidates of each zone."""
+    score = _share_score(counts, int(counts.max(initial=0)))
+    zoned = zones != ABSENT
+    if zoned.any():
+        # per zone (a handful): its total, its score, and its 2/3 share of the blend
+        zones = zones.astype(np.intp)  # numpy's native index type: bincount and take are faster
+        by_zone = np.bincount(zones, weights=counts).astype(np.int64)  # exact: small counts
+        by_zone[ABSENT] = 0
+        zone_share = _TWO_THIRDS * _share_score(by_zone, int(by_zone.max()))
+        blended = score * _ONE_THIRD + zone_share[zones]
+        score = blended if zoned.all() else np.where(zoned, blended, score)
+    return score.astype(np.int64)  # truncation, as Go's int(fScore)
 
 
-def _spread(namespace: str, nodes: list[NodeInfo], selectors: list[LabelSelector]) -> list[int]:
+def _spread(pod: Obj, nodes: NodeTable, rows: np.ndarray, ctx: PriorityContext,
+            controllers: bool) -> Scores:
+    selectors = pod_selectors(pod, ctx, controllers)
     if not selectors:
-        return [MAX_PRIORITY] * len(nodes)
-    key = ("spread", namespace, tuple(str(s) for s in selectors))
-    counts = [_count_matching(info, namespace, selectors, memo_key=key) for info in nodes]
-    return _spread_scores(counts, [node_zone(info) for info in nodes])
+        return np.full(len(rows), MAX_PRIORITY, dtype=np.int64)
+    counts = matching_counts(nodes, ctx.meta(pod).namespace, selectors)
+    return spread_scores(at(counts, rows), at(nodes.zone, rows))
 
 
-def node_zone(info: NodeInfo) -> str:
-    """zone_key of the node, remembered per node object."""
-    cached = info.memo.get("zone")
-    if cached is None or cached[0] is not info.node:
-        cached = info.memo["zone"] = (info.node, zone_key(info.node))
-    return cached[1]
-
-
-def selector_spread_priority(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext) -> list[int]:
+def selector_spread_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                             ctx: PriorityContext) -> Scores:
     """SelectorSpreadPriority: spread the pods of the pod's Services, RCs and ReplicaSets over
     nodes (and zones, when nodes carry zone labels)."""
-    return _spread(ctx.meta(pod).namespace, nodes, pod_selectors(pod, ctx))
+    return _spread(pod, nodes, rows, ctx, controllers=True)
 
 
-def service_spreading_priority(pod: Obj, nodes: list[NodeInfo],
-                               ctx: PriorityContext) -> list[int]:
+def service_spreading_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                               ctx: PriorityContext) -> Scores:
     """ServiceSpreadingPriority (the v1.0 name): SelectorSpread counting Services only."""
-    return _spread(ctx.meta(pod).namespace, nodes, pod_selectors(pod, ctx, controllers=False))
+    return _spread(pod, nodes, rows, ctx, controllers=False)
 
 
-def _service_pods_per_node(pod: Obj, nodes: list[NodeInfo], ctx: PriorityContext,
-                          selector: LabelSelector) -> dict[str, int]:
-    """node name -> scheduled pods of the service (in the pod's namespace) it runs; cluster-wide
-    when the context can list all pods, else over the candidate nodes."""
+def _service_pods(pod: Obj, nodes: NodeTable, rows: np.ndarray, ctx: PriorityContext,
+                  selector: LabelSelector) -> tuple[np.ndarray, int]:
+    """(scheduled pods of the service in the pod's namespace per candidate row, their total).
+    The total is cluster-wide when the context can list all pods (a pod on a node that is
+    not a candidate still counts, as with upstream's pod lister), else over the candidates."""
     namespace = ctx.meta(pod).namespace
     if ctx.all_pods is None:
-        key = ("anti-affinity", namespace, str(selector))
-        return {info.name: _count_matching(info, namespace, [selector], skip_terminating=False,
-                                           memo_key=key)
-                for info in nodes}
+        counts = at(matching_counts(nodes, namespace, [selector], skip_terminating=False), rows)
+        return counts, int(counts.sum())
     match = selector.matches
-    counts: dict[str, int] = {}
+    by_node: dict[str, int] = {}
     for other in ctx.all_pods():
         node_name = (other.get("spec") or _EMPTY).get("nodeName")
         md = other.get("metadata") or _EMPTY
         if node_name and (md.get("namespace") or "") == namespace \
                 and match(md.get("labels") or _EMPTY):
-            counts[node_name] = counts.get(node_name, 0) + 1
-    return counts
+            by_node[node_name] = by_node.get(node_name, 0) + 1
+    names = nodes.names
+    counts = np.fromiter((by_node.get(names[row], 0) for row in rows.tolist()),
+                         dtype=np.int64, count=len(rows))
+    return counts, sum(by_node.values())
 
 
 def service_anti_affinity(label: str) -> PriorityFunction:
     """ServiceAntiAffinity (Policy argument `serviceAntiAffinity`): spread the pods of the pod's
-    first Service across the values of node label `label`; nodes without it score 0."""
+    first Service across the values of node label `label`; nodes without it score 0, the
+    others 10 * (service pods - those on candidates sharing the node's value) / service pods
+    (integer division)."""
 
-    def calculate_anti_affinity_priority(pod: Obj, nodes: list[NodeInfo],
-                                         ctx: PriorityContext) -> list[int]:
-        values = [_labels(info.node).get(label) for info in nodes]
-        labeled = {info.name: value for info, value in zip(nodes, values) if value is not None}
+    def calculate_anti_affinity_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                                         ctx: PriorityContext) -> Scores:
+        values = at(nodes.label(label), rows)
+        labeled = values != ABSENT
         services = ctx.services_for_pod(pod)
         selector = service_selector(services[0]) if services else None
-        total = 0
-        per_value: dict[str, int] = {}
-        if selector is not None:
-            for node_name, count in _service_pods_per_node(pod, nodes, ctx, selector).items():
-                total += count
-                value = labeled.get(node_name)
-                if value is not None:
-                    per_value[value] = per_value.get(value, 0) + count
-        return [0 if value is None
-                else MAX_PRIORITY if total == 0
-                else MAX_PRIORITY * (total - per_value.get(value, 0)) // total
-                for value in values]
+        if selector is None:
+            return np.where(labeled, MAX_PRIORITY, 0)
+        counts, total = _service_pods(pod, nodes, rows, ctx, selector)
+        if total == 0:
+            return np.where(labeled, MAX_PRIORITY, 0)
+        per_value = np.bincount(values[labeled], weights=counts[labeled],
+                                minlength=len(nodes.strings.values)).astype(np.int64)
+        return np.where(labeled, MAX_PRIORITY * (total - per_value[values]) // total, 0)
 
     return calculate_anti_affinity_priority
 
@@ -227,9 +196,9 @@ def node_label_priority(label: str, presence: bool) -> PriorityFunction:
     """CalculateNodeLabelPriority (Policy argument `labelPreference`): 10 for nodes that have
     `label` (any value) when presence is true, or lack it when false; 0 otherwise."""
 
-    def calculate_node_label_priority(pod: Obj, nodes: list[NodeInfo],
-                                      ctx: PriorityContext) -> list[int]:
-        return [MAX_PRIORITY if (label in _labels(info.node)) == presence else 0
-                for info in nodes]
+    def calculate_node_label_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                                      ctx: PriorityContext) -> Scores:
+        has_label = at(nodes.label(label), rows) != ABSENT
+        return np.where(has_label == presence, MAX_PRIORITY, 0)
 
     return calculate_node_label_priority

@@ -8,16 +8,16 @@ tests are reproducible.
 
 Order, exactly as upstream: sort by score descending, ties by host name descending (that is
 sort.Reverse over HostPriorityList, whose Less breaks score ties by name ascending), take the
-top group, return group[lastNodeIndex % len(group)] and advance the counter.
+top group, return group[lastNodeIndex % len(group)] and advance the counter. With thousands
+of tied nodes sorting their names on every decision would dominate, so `select_index` takes
+each candidate's precomputed rank in name order instead (the NodeTable keeps it).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .priorities_meta import HostPriority
-
-
-def _order(priority: HostPriority) -> tuple[int, str]:
-    return priority[1], priority[0]
 
 
 class HostSelector:
@@ -32,12 +32,23 @@ class HostSelector:
     def __init__(self, seed: int | None = None):
         self._last_node_index = seed or 0
 
-    def select(self, priorities: list[HostPriority]) -> str:
-        """The host to use; ValueError when there is nothing to choose from."""
-        if not priorities:
+    def select_index(self, totals: np.ndarray, name_ranks: np.ndarray) -> int:
+        """Index into `totals` of the host to use. `name_ranks[i]` orders candidate i's name
+        among all names (any order-preserving integers)."""
+        if not len(totals):
             raise ValueError("empty priorityList")
-        best = max(score for _, score in priorities)
-        top = sorted((p for p in priorities if p[1] == best), key=_order, reverse=True)
+        top = np.flatnonzero(totals == totals.max())
         index = self._last_node_index % len(top)
         self._last_node_index += 1
-        return top[index][0]
+        if len(top) == 1:
+            return int(top[0])
+        by_name_descending = top[np.argsort(-name_ranks[top], kind="stable")]
+        return int(by_name_descending[index])
+
+    def select(self, priorities: list[HostPriority]) -> str:
+        """The host to use from (name, score) pairs; ValueError when there are none."""
+        names = [name for name, _ in priorities]
+        ranks = {name: rank for rank, name in enumerate(sorted(set(names)))}
+        totals = np.array([score for _, score in priorities], dtype=np.int64)
+        index = self.select_index(totals, np.array([ranks[n] for n in names], dtype=np.int64))
+        return names[index]

@@ -67,3 +67,20 @@ def test_pods_move_and_finished_pods_release_their_node():
     assert cache.nodes["n2"].requested.milli_cpu == 0
     cache.remove_node(node("n1"))
     assert [i.name for i in cache.node_infos()] == ["n2"]
+
+
+def test_snapshot_rereads_only_what_changed_and_renumbers_after_a_removal():
+    cache = SchedulerCache()
+    for name in ("n1", "n2", "n3"):
+        cache.add_node(node(name))
+    table = cache.snapshot()
+    assert table.names == ["n1", "n2", "n3"] and list(table.requested_cpu) == [0, 0, 0]
+    cache.assume_pod(pod("a"), "n2")
+    assert cache.snapshot() is table  # same table, row refilled in place
+    assert list(table.requested_cpu) == [0, 500, 0] and list(table.pod_count) == [0, 1, 0]
+    cache.add_node(node("n4"))
+    assert cache.snapshot().names == ["n1", "n2", "n3", "n4"]
+    cache.remove_node(node("n1"))
+    after = cache.snapshot()
+    assert after.names == ["n2", "n3", "n4"] and list(after.requested_cpu) == [500, 0, 0]
+    assert after.row_of == {"n2": 0, "n3": 1, "n4": 2}

@@ -15,6 +15,7 @@ from minikube_py.scheduler.factory import (
 )
 from minikube_py.scheduler.generic_scheduler import GenericScheduler
 from minikube_py.scheduler.nodeinfo import NodeInfo
+from minikube_py.scheduler.nodetable import build
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -39,12 +40,13 @@ def test_default_provider_is_v1_0s():
         from_provider("Nope")
 
 
-def test_shipped_policy_loads_and_its_arguments_act():
+async def test_shipped_policy_loads_and_its_arguments_act():
     algorithm = load_policy(REPO / "configs/scheduler-policy.json")
     assert "RequireZoneLabel" in algorithm.predicates
     sched = GenericScheduler(algorithm.predicates, algorithm.priorities)
-    nodes = [node("no-zone"), node("zoned", zone="a"), node("zoned-ssd", zone="b", ssd="true")]
-    result = sched.schedule(POD, nodes)
+    nodes = build([node("no-zone"), node("zoned", zone="a"),
+                   node("zoned-ssd", zone="b", ssd="true")])
+    result = await sched.schedule(POD, nodes)
     assert result.failed == {"no-zone": ["node(s) didn't have the requested labels"]}
     assert result.node == "zoned-ssd"  # PreferSSD breaks the tie
 

@@ -13,6 +13,7 @@ from minikube_py.scheduler.generic_scheduler import (
     sample_size,
 )
 from minikube_py.scheduler.nodeinfo import NodeInfo
+from minikube_py.scheduler.nodetable import build
 
 V10_PREDICATES = {name: PREDICATES[name] for name in (
     "PodFitsPorts", "PodFitsResources", "NoDiskConflict", "MatchNodeSelector", "HostName")}
@@ -34,41 +35,47 @@ def pod(name: str, cpu: str = "1", memory: str = "1Gi", **selector: str) -> dict
     return {"metadata": {"name": name, "namespace": "default"}, "spec": spec}
 
 
-def test_least_requested_wins_and_ties_rotate():
+async def test_least_requested_wins_and_ties_rotate():
     sched = GenericScheduler(V10_PREDICATES, V10_PRIORITIES, selector=HostSelector())
     busy = node("busy")
     busy.add_pod({**pod("x", cpu="3", memory="6Gi"), "spec": {**pod("x", "3", "6Gi")["spec"],
                                                               "nodeName": "busy"}})
-    nodes = [busy, node("a"), node("b")]
-    picks = [sched.schedule(pod(f"p{i}"), nodes).node for i in range(4)]
+    nodes = build([busy, node("a"), node("b")])
+    picks = [(await sched.schedule(pod(f"p{i}"), nodes)).node for i in range(4)]
     assert "busy" not in picks and set(picks) == {"a", "b"}  # round robin over the tie
-    result = sched.schedule(pod("p"), nodes)
+    result = await sched.schedule(pod("p"), nodes)
     assert result.feasible == 3 and result.total == 3 and result.scores["busy"] < result.score
 
 
-def test_fit_error_counts_reasons_over_nodes():
+async def test_fit_error_counts_reasons_over_nodes():
     sched = GenericScheduler(V10_PREDICATES, V10_PRIORITIES)
-    nodes = [node("small1", cpu="500m"), node("small2", cpu="500m"), node("ssd", disk="ssd"),
-             node("hdd1", disk="hdd"), node("hdd2", disk="hdd")]
+    nodes = build([node("small1", cpu="500m"), node("small2", cpu="500m"),
+                   node("ssd", disk="ssd"), node("hdd1", disk="hdd"), node("hdd2", disk="hdd")])
     with pytest.raises(FitError) as info:
-        sched.schedule(pod("p", cpu="1", disk="nvme"), nodes)
+        await sched.schedule(pod("p", cpu="1", disk="nvme"), nodes)
     message = str(info.value)
     assert message.startswith("0/5 nodes are available: ")
     assert "2 Insufficient cpu" in message
     assert "3 node(s) didn't match node selector" in message and message.endswith(".")
+    # a node is charged only with its first failing predicate's reasons
+    assert info.value.failed == {
+        "small1": ["Insufficient cpu"], "small2": ["Insufficient cpu"],
+        "ssd": ["node(s) didn't match node selector"],
+        "hdd1": ["node(s) didn't match node selector"],
+        "hdd2": ["node(s) didn't match node selector"]}
 
 
-def test_no_nodes_is_a_fit_error():
+async def test_no_nodes_is_a_fit_error():
     with pytest.raises(FitError, match=r"^0/0 nodes are available\.$"):
-        GenericScheduler(V10_PREDICATES, V10_PRIORITIES).schedule(pod("p"), [])
+        await GenericScheduler(V10_PREDICATES, V10_PRIORITIES).schedule(pod("p"), build([]))
 
 
-def test_sampling_finds_enough_feasible_nodes_and_rotates():
+async def test_sampling_finds_enough_feasible_nodes_and_rotates():
     assert sample_size(50, 10) == 50 and sample_size(1000, 10) == 100
     assert sample_size(5000, 50) == 2500 and sample_size(1000, 100) == 1000
     sched = GenericScheduler(V10_PREDICATES, [], percentage_of_nodes_to_score=10)
-    nodes = [node(f"n{i:04d}") for i in range(1000)]
-    first = sched.schedule(pod("a"), nodes)
-    second = sched.schedule(pod("b"), nodes)
+    nodes = build([node(f"n{i:04d}") for i in range(1000)])
+    first = await sched.schedule(pod("a"), nodes)
+    second = await sched.schedule(pod("b"), nodes)
     assert first.feasible == 100 and second.feasible == 100
     assert first.node != second.node  # the next search starts where the last one stopped

@@ -17,10 +17,13 @@ from minikube_py.scheduler.algorithm.predicates import (
     PREDICATE_FACTORIES,
     PREDICATES,
     PodMeta,
+    Predicate,
     check_node_label_presence,
     check_service_affinity,
+    fit_one,
 )
 from minikube_py.scheduler.nodeinfo import NodeInfo
+from minikube_py.scheduler.nodetable import build
 
 Obj = dict[str, Any]
 
@@ -78,7 +81,19 @@ def info(n: Obj | None, *existing: Obj) -> NodeInfo:
 
 
 def run(name: str, p: Obj, ni: NodeInfo) -> tuple[bool, list[str]]:
-    return PREDICATES[name](PodMeta.of(p), ni)
+    return fit_one(PREDICATES[name], PodMeta.of(p), ni)
+
+
+def run_table(predicate: Predicate, meta: PodMeta, infos: list[NodeInfo]
+              ) -> dict[str, tuple[bool, list[str]]]:
+    """The predicate over a table of several nodes at once: per node (fits, reasons)."""
+    table = build(infos)
+    failures = predicate(meta, table)
+    out = {}
+    for row, name in enumerate(table.names):
+        reasons = [reason for reason, rows in failures if rows[row]]
+        out[name] = (not reasons, reasons)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,12 +180,12 @@ def test_host_name(node_name: str, fits: bool) -> None:
 def test_general_predicates_collects_every_reason() -> None:
     ni = info(node("n1", cpu="1"), pod(ports=(80,)))
     p = pod(cpu="2", ports=(80,), node_name="n2", node_selector={"disk": "ssd"})
-    assert GENERAL_PREDICATES(PodMeta.of(p), ni) == (False, [
+    assert fit_one(GENERAL_PREDICATES, PodMeta.of(p), ni) == (False, [
         "Insufficient cpu", "node(s) didn't match the requested hostname",
         "node(s) didn't have free ports for the requested pod ports",
         "node(s) didn't match node selector",
     ])
-    assert PREDICATES["GeneralPredicates"](PodMeta.of(pod(cpu="1")), ni) == (True, [])
+    assert run("GeneralPredicates", pod(cpu="1"), ni) == (True, [])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,11 +431,30 @@ def test_check_node_disk_pressure(p: Obj, pressure: str, fits: bool) -> None:
 
 
 def test_updated_node_object_is_reread() -> None:
-    """NodeFacts are memoised per node object; a replaced object must be looked at again."""
+    """A table row is re-read from its node object when the row is refilled."""
     ni = info(node(conditions={"Ready": "False"}))
-    assert run("CheckNodeCondition", pod(), ni)[0] is False
+    table = build([ni])
+    meta = PodMeta.of(pod())
+    assert [r for r, rows in PREDICATES["CheckNodeCondition"](meta, table) if rows[0]] == [
+        "node(s) were not ready"]
     ni.node = node(conditions={"Ready": "True"})
-    assert run("CheckNodeCondition", pod(), ni) == (True, [])
+    table.fill(0)
+    assert not any(rows[0] for _, rows in PREDICATES["CheckNodeCondition"](meta, table))
+
+
+def test_one_table_answers_every_node_the_same_as_one_by_one() -> None:
+    """The vectorised predicates over many rows agree with evaluating each node alone."""
+    nodes = [info(node(f"n{i}", cpu=str(1 + i % 3), labels={"disk": ["ssd", "hdd"][i % 2]},
+                       taints=[{"key": "gpu", "effect": "NoSchedule"}] if i % 4 == 3 else None,
+                       conditions={"Ready": "False"} if i == 5 else None),
+                  *([pod(cpu="1", ports=(80,))] if i % 3 == 0 else []))
+             for i in range(12)]
+    for p in (pod(cpu="2", node_selector={"disk": "ssd"}), pod(ports=(80,)),
+              pod(cpu="1500m", tolerations=[tol("gpu", "Exists")])):
+        meta = PodMeta.of(p)
+        for name in ("GeneralPredicates", "PodToleratesNodeTaints", "CheckNodeCondition"):
+            together = run_table(PREDICATES[name], meta, nodes)
+            assert together == {ni.name: fit_one(PREDICATES[name], meta, ni) for ni in nodes}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -436,7 +470,7 @@ def test_updated_node_object_is_reread() -> None:
 def test_check_node_label_presence(wanted: list[str], presence: bool, fits: bool) -> None:
     predicate = check_node_label_presence(wanted, presence)
     expected = [] if fits else ["node(s) didn't have the requested labels"]
-    result = predicate(PodMeta.of(pod()), info(node(labels={"zone": "us-1"})))
+    result = fit_one(predicate, PodMeta.of(pod()), info(node(labels={"zone": "us-1"})))
     assert result == (fits, expected)
     assert PREDICATE_FACTORIES["CheckNodeLabelPresence"] is check_node_label_presence
 
@@ -489,7 +523,7 @@ def test_check_service_affinity(label: str, selector: dict[str, str] | None,
     cluster = FakeCluster([WEB_SVC], scheduled, [EAST, WEST])
     predicate = check_service_affinity(["region"], cluster, cluster, cluster)
     meta = PodMeta.of(pod("new", labels={"app": "web"}, node_selector=selector))
-    results = {n["metadata"]["name"]: predicate(meta, info(n)) for n in (EAST, WEST, BARE)}
+    results = run_table(predicate, meta, [info(n) for n in (EAST, WEST, BARE)])
     assert {name for name, (fits, _) in results.items() if fits} == fits_on
     for name, result in results.items():
         if name not in fits_on:
@@ -501,9 +535,9 @@ def test_service_affinity_recomputes_for_a_new_pod() -> None:
     cluster = FakeCluster([WEB_SVC], [], [EAST, WEST])
     predicate = check_service_affinity(["region"], cluster, cluster, cluster)
     new = pod("new", labels={"app": "web"})
-    assert predicate(PodMeta.of(new), info(WEST))[0] is True
+    assert fit_one(predicate, PodMeta.of(new), info(WEST))[0] is True
     cluster.scheduled.append(pod("w0", labels={"app": "web"}, node_name="east"))
-    assert predicate(PodMeta.of(new), info(WEST))[0] is False
+    assert fit_one(predicate, PodMeta.of(new), info(WEST))[0] is False
     assert cluster.service_calls == 2
 
 

@@ -5,13 +5,20 @@ Most tables are transcribed from upstream plugin/pkg/scheduler/algorithm/priorit
 TestNewNodeLabelPriority, TestImageLocalityPriority, TestSelectorSpreadPriority,
 TestZoneSelectorSpreadPriority and TestZoneSpreadPriority (ServiceAntiAffinity). The comments
 give upstream's arithmetic so a failing case can be checked by hand.
+
+Cases are written as NodeInfos; `scores` builds the NodeTable from them and scores every row,
+as the scheduler does when every node is feasible. Separate tests score a subset of the rows
+and check the float32 zone blend against a step-by-step emulation of Go's arithmetic.
 """
 
 from __future__ import annotations
 
 import itertools
+import random
+import struct
 from typing import Any
 
+import numpy as np
 import pytest
 
 from minikube_py.api.labels import selector_from_label_selector, selector_from_set
@@ -20,6 +27,7 @@ from minikube_py.scheduler.algorithm.priorities import (
     PRIORITIES,
     PriorityConfig,
     PriorityContext,
+    PriorityFunction,
     balanced_resource_allocation,
     image_locality_priority,
     least_requested_priority,
@@ -32,7 +40,9 @@ from minikube_py.scheduler.algorithm.priorities import (
     service_spreading_priority,
     taint_toleration_priority,
 )
+from minikube_py.scheduler.algorithm.priorities_spreading import spread_scores
 from minikube_py.scheduler.nodeinfo import DEFAULT_MEMORY_REQUEST, NodeInfo
+from minikube_py.scheduler.nodetable import ABSENT, build
 
 _names = itertools.count()
 MB = 1024 * 1024
@@ -92,6 +102,25 @@ def ctx(services: list[dict] = (), controllers: list[dict] = (), all_pods=None) 
                            all_pods=all_pods)
 
 
+def scores(function: PriorityFunction, p: dict, node_infos: list[NodeInfo],
+           context: PriorityContext) -> list[int]:
+    """`function`'s scores with every node a candidate, in the nodes' order."""
+    nodes = build(node_infos)
+    result = function(p, nodes, np.arange(nodes.size), context)
+    assert result.dtype == np.int64 and result.shape == (nodes.size,)
+    return result.tolist()
+
+
+def ranked(p: dict, node_infos: list[NodeInfo], configs: list[PriorityConfig],
+           context: PriorityContext) -> list[tuple[str, int]]:
+    """(node name, prioritize's total) with every node a candidate."""
+    nodes = build(node_infos)
+    rows = np.arange(nodes.size)
+    totals = prioritize(p, nodes, rows, configs, context)
+    assert totals.dtype == np.int64
+    return [(nodes.names[row], total) for row, total in zip(rows.tolist(), totals.tolist())]
+
+
 # ----------------------------------------------------------------------------- resources
 
 NO_RESOURCES: list = []
@@ -149,15 +178,15 @@ def _resource_setup(pod_containers, nodes, placed):
 ])
 def test_resource_priorities(case, function, column):
     p, nodes = _resource_setup(case[1], case[2], case[3])
-    assert function(p, nodes, ctx()) == case[column]
+    assert scores(function, p, nodes, ctx()) == case[column]
 
 
 def test_resource_priorities_count_defaults_for_zero_request_containers():
     # a container without requests counts as 100m / 200MB: on a 1000m node that is 9
     p = pod([container()])
     nodes = infos([node("m1", 1000, DEFAULT_MEMORY_REQUEST * 10)])
-    assert least_requested_priority(p, nodes, ctx()) == [9]
-    assert most_requested_priority(p, nodes, ctx()) == [1]
+    assert scores(least_requested_priority, p, nodes, ctx()) == [9]
+    assert scores(most_requested_priority, p, nodes, ctx()) == [1]
 
 
 # upstream TestZeroRequest: LeastRequested + Balanced + SelectorSpread, weight 1 each
@@ -175,7 +204,7 @@ def test_zero_request_pod_scores_like_default_request(incoming, all_25):
                    ("m2", pod(LARGE)), ("m2", pod(SMALL))])
     configs = [PriorityConfig(n, PRIORITIES[n], 1) for n in
                ("LeastRequestedPriority", "BalancedResourceAllocation", "SelectorSpreadPriority")]
-    result = prioritize(pod(incoming), nodes, configs, ctx())
+    result = ranked(pod(incoming), nodes, configs, ctx())
     assert [name for name, _ in result] == ["m1", "m2"]
     assert all((score == 25) == all_25 for _, score in result), result
 
@@ -205,7 +234,7 @@ IMAGE_NODES = [
 ])
 def test_image_locality(images, expected):
     p = pod([container(image=i) for i in images])
-    assert image_locality_priority(p, infos(IMAGE_NODES), ctx()) == expected
+    assert scores(image_locality_priority, p, infos(IMAGE_NODES), ctx()) == expected
 
 
 # ----------------------------------------------------------------------------- node labels
@@ -220,7 +249,8 @@ LABEL_NODES = [node("m1", labels={"foo": "bar"}), node("m2", labels={"bar": "foo
     ("bar", True, [0, 10, 10]), ("bar", False, [10, 0, 0]),
 ])
 def test_node_label_priority(label, presence, expected):
-    assert node_label_priority(label, presence)(pod(), infos(LABEL_NODES), ctx()) == expected
+    priority = node_label_priority(label, presence)
+    assert scores(priority, pod(), infos(LABEL_NODES), ctx()) == expected
 
 
 # ----------------------------------------------------------------------------- spreading
@@ -275,17 +305,17 @@ def test_selector_spread(case):
     nodes = infos([node("m1"), node("m2")],
                   [(n, pod(labels=lb, namespace=ns)) for n, lb, ns in placed])
     p = pod(labels=labels, namespace=namespace)
-    assert selector_spread_priority(p, nodes, ctx(services, controllers)) == expected
+    assert scores(selector_spread_priority, p, nodes, ctx(services, controllers)) == expected
 
 
 def test_selector_spread_ignores_terminating_pods_and_service_spreading_ignores_controllers():
     gone = pod(labels=L1)
     gone["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
     nodes = infos([node("m1"), node("m2")], [("m1", gone), ("m2", pod(labels=L1))])
-    assert selector_spread_priority(pod(labels=L1), nodes, ctx([svc(L1)])) == [10, 0]
+    assert scores(selector_spread_priority, pod(labels=L1), nodes, ctx([svc(L1)])) == [10, 0]
     only_rc = ctx(controllers=[svc(L1)])
-    assert selector_spread_priority(pod(labels=L1), nodes, only_rc) == [10, 0]
-    assert service_spreading_priority(pod(labels=L1), nodes, only_rc) == [10, 10]
+    assert scores(selector_spread_priority, pod(labels=L1), nodes, only_rc) == [10, 0]
+    assert scores(service_spreading_priority, pod(labels=L1), nodes, only_rc) == [10, 10]
 
 
 ZONE = "failure-domain.beta.kubernetes.io/zone"
@@ -311,7 +341,8 @@ def test_zone_selector_spread(placed, services, controllers, expected):
     zone_of = {name: name.split(".")[1] for name in ZONE_NODES}
     nodes = infos([node(n, labels={ZONE: zone_of[n]}) for n in ZONE_NODES],
                   [(n, pod(labels=lb)) for n, lb in placed])
-    assert selector_spread_priority(pod(labels=Z1), nodes, ctx(services, controllers)) == expected
+    context = ctx(services, controllers)
+    assert scores(selector_spread_priority, pod(labels=Z1), nodes, context) == expected
 
 
 ANTI_NODES = [("machine11", {"zone": "zone1"}), ("machine12", {"zone": "zone1"}),
@@ -340,8 +371,8 @@ def test_service_anti_affinity(placed, services, expected, cluster_wide):
     placed_pods = [(n, pod(labels=lb, namespace=ns, nodeName=n)) for n, lb, ns in placed]
     nodes = infos([node(n, labels=lb) for n, lb in ANTI_NODES], placed_pods)
     all_pods = (lambda: [p for _, p in placed_pods]) if cluster_wide else None
-    score = service_anti_affinity("zone")
-    assert score(pod(labels=L1), nodes, ctx(services, all_pods=all_pods)) == expected
+    priority = service_anti_affinity("zone")
+    assert scores(priority, pod(labels=L1), nodes, ctx(services, all_pods=all_pods)) == expected
 
 
 def test_service_anti_affinity_counts_pods_on_nodes_that_are_not_candidates():
@@ -351,8 +382,8 @@ def test_service_anti_affinity_counts_pods_on_nodes_that_are_not_candidates():
     nodes = infos([node(n, labels=lb) for n, lb in ANTI_NODES[:4]],
                   [("machine11", pod(labels=L1, nodeName="machine11"))])
     all_pods = lambda: [elsewhere, *nodes[0].pods.values(), pod(labels=L1)]
-    assert service_anti_affinity("zone")(pod(labels=L1), nodes,
-                                         ctx([svc(L1)], all_pods=all_pods)) == [5, 5, 10, 10]
+    assert scores(service_anti_affinity("zone"), pod(labels=L1), nodes,
+                  ctx([svc(L1)], all_pods=all_pods)) == [5, 5, 10, 10]
 
 
 # ----------------------------------------------------------------------------- affinity, taints
@@ -384,10 +415,14 @@ AFFINITY_NODES = [node("m1", labels={"foo": "bar"}), node("m5", labels={
     (preferred((1, [{"key": "az", "operator": "DoesNotExist"}])), [10, 0, 10]),
     (preferred(fields=[{"key": "metadata.name", "operator": "In", "values": ["m2"]}]),
      [0, 0, 10]),
+    (preferred(fields=[{"key": "metadata.name", "operator": "NotIn", "values": ["m2"]}]),
+     [10, 10, 0]),
+    # matchFields take In/NotIn with one value (NodeSelectorRequirementsAsFieldSelector)
+    (preferred(fields=[{"key": "metadata.name", "operator": "Exists"}]), [0, 0, 0]),
 ])
 def test_node_affinity_priority(affinity, expected):
     p = pod(affinity=affinity) if affinity else pod()
-    assert node_affinity_priority(p, infos(AFFINITY_NODES), ctx()) == expected
+    assert scores(node_affinity_priority, p, infos(AFFINITY_NODES), ctx()) == expected
 
 
 def taint(key: str, value: str = "", effect: str = "PreferNoSchedule") -> dict:
@@ -410,7 +445,7 @@ TAINT_NODES = [node("m1"), node("m2", spec={"taints": [taint("foo", "bar")]}),
 ])
 def test_taint_toleration_priority(tolerations, expected):
     p = pod(tolerations=tolerations)
-    assert taint_toleration_priority(p, infos(TAINT_NODES), ctx()) == expected
+    assert scores(taint_toleration_priority, p, infos(TAINT_NODES), ctx()) == expected
 
 
 # ----------------------------------------------------------------------------- prioritize
@@ -429,13 +464,13 @@ def test_prioritize_sums_weighted_scores_in_node_order():
                PriorityConfig("BalancedResourceAllocation", balanced_resource_allocation, 2),
                PriorityConfig("label", node_label_priority("nope", False), 3)]
     # least [3, 5], balanced [7, 10], label [10, 10]
-    assert prioritize(p, nodes, configs, ctx()) == [("m1", 3 + 14 + 30), ("m2", 5 + 20 + 30)]
+    assert ranked(p, nodes, configs, ctx()) == [("m1", 3 + 14 + 30), ("m2", 5 + 20 + 30)]
 
 
 def test_prioritize_without_configs_is_equal_priority():
     nodes = infos([node("b"), node("a")])
-    assert prioritize(pod(), nodes, [], ctx()) == [("b", 1), ("a", 1)]
-    assert PRIORITIES["EqualPriority"](pod(), nodes, ctx()) == [1, 1]
+    assert ranked(pod(), nodes, [], ctx()) == [("b", 1), ("a", 1)]
+    assert scores(PRIORITIES["EqualPriority"], pod(), nodes, ctx()) == [1, 1]
 
 
 def test_prioritize_skips_weight_zero_and_rejects_wrong_lengths():
@@ -443,11 +478,12 @@ def test_prioritize_skips_weight_zero_and_rejects_wrong_lengths():
         raise AssertionError("weight-0 priority must not run")
 
     nodes = infos([node("m1"), node("m2")])
-    configs = [PriorityConfig("boom", boom, 0), PriorityConfig("eq", PRIORITIES["EqualPriority"], 4)]
-    assert prioritize(pod(), nodes, configs, ctx()) == [("m1", 4), ("m2", 4)]
-    short = PriorityConfig("short", lambda p, n, c: [1], 1)
+    configs = [PriorityConfig("boom", boom, 0),
+               PriorityConfig("eq", PRIORITIES["EqualPriority"], 4)]
+    assert ranked(pod(), nodes, configs, ctx()) == [("m1", 4), ("m2", 4)]
+    short = PriorityConfig("short", lambda p, n, r, c: np.ones(1, dtype=np.int64), 1)
     with pytest.raises(ValueError, match="short"):
-        prioritize(pod(), nodes, [short], ctx())
+        ranked(pod(), nodes, [short], ctx())
 
 
 def test_prioritize_computes_pod_side_values_once(monkeypatch):
@@ -459,8 +495,10 @@ def test_prioritize_computes_pod_side_values_once(monkeypatch):
     configs = [PriorityConfig(name, PRIORITIES[name], 1) for name in
                ("LeastRequestedPriority", "MostRequestedPriority", "BalancedResourceAllocation")]
     context = ctx()
-    prioritize(p, nodes, configs, context)
-    prioritize(p, nodes, configs, context)
+    table = build(nodes)
+    rows = np.arange(table.size)
+    prioritize(p, table, rows, configs, context)
+    prioritize(p, table, rows, configs, context)
     assert len(calls) == 2  # once per decision, not per node or per priority
 
 
@@ -471,12 +509,115 @@ def test_priorities_do_not_mutate_inputs():
     nodes = infos(AFFINITY_NODES + TAINT_NODES[1:2], [("m1", pod(labels=L1))])
     before = copy.deepcopy((p, [n.node for n in nodes]))
     configs = [PriorityConfig(name, fn, 1) for name, fn in PRIORITIES.items()]
-    prioritize(p, nodes, configs, ctx([svc(L1)]))
+    ranked(p, nodes, configs, ctx([svc(L1)]))
     assert (p, [n.node for n in nodes]) == before
 
 
 def test_empty_context_lists_nothing():
     context = PriorityContext.empty()
     nodes = infos([node("m1"), node("m2")], [("m1", pod(labels=L1))])
-    assert selector_spread_priority(pod(labels=L1), nodes, context) == [10, 10]
-    assert service_anti_affinity("zone")(pod(labels=L1), nodes, context) == [0, 0]
+    assert scores(selector_spread_priority, pod(labels=L1), nodes, context) == [10, 10]
+    assert scores(service_anti_affinity("zone"), pod(labels=L1), nodes, context) == [0, 0]
+
+
+# ----------------------------------------------------------------------------- table shape
+
+_F32 = struct.Struct("f")
+
+
+def _f32(x: float) -> float:
+    """Round to the nearest float32: Go's float32 arithmetic, one operation at a time."""
+    return _F32.unpack(_F32.pack(x))[0]
+
+
+def _reference_spread(counts: list[int], zones: list[int]) -> list[int]:
+    """upstream selector_spreading.go's scores with each float32 step emulated in Python
+    (zone 0: the node has no zone) — the scalar implementation the vectorised one replaced."""
+    max_count = max(counts, default=0)
+    by_zone: dict[int, int] = {}
+    for zone, count in zip(zones, counts):
+        if zone:
+            by_zone[zone] = by_zone.get(zone, 0) + count
+    max_zone = max(by_zone.values(), default=0)
+    out = []
+    for zone, count in zip(zones, counts):
+        score = 10.0
+        if max_count > 0:
+            score = _f32(10 * _f32((max_count - count) / max_count))
+        if zone:
+            zone_score = 10.0
+            if max_zone > 0:
+                zone_score = _f32(10 * _f32((max_zone - by_zone[zone]) / max_zone))
+            score = _f32(_f32(score * _f32(1.0 - 2.0 / 3.0)) + _f32(_f32(2.0 / 3.0) * zone_score))
+        out.append(int(score))
+    return out
+
+
+def test_spread_scores_match_go_float32_step_by_step():
+    rng = random.Random(7)
+    for _ in range(3000):
+        n = rng.randint(1, 40)
+        top = rng.choice((1, 3, 10, 50, 400))
+        counts = [rng.randint(0, top) for _ in range(n)]
+        zones = [rng.choice((0, 1, 2, 3, 4, 5)) if rng.random() < 0.8 else 0 for _ in range(n)]
+        got = spread_scores(np.array(counts, dtype=np.int64), np.array(zones, dtype=np.int32))
+        assert got.tolist() == _reference_spread(counts, zones), (counts, zones)
+
+
+def test_spread_scores_without_zones_equal_the_integer_formula():
+    # Go's float32 expression and the exact floor 10 * (max - count) // max agree here
+    for max_count in range(1, 401):
+        counts = np.arange(max_count + 1, dtype=np.int64)
+        got = spread_scores(counts, np.full(len(counts), ABSENT, dtype=np.int32))
+        assert got.tolist() == (10 * (max_count - counts) // max_count).tolist()
+
+
+def _mixed_cluster() -> tuple[list[NodeInfo], dict]:
+    """Nodes of varied size, zones, labels and taints, some running pods of a service."""
+    rng = random.Random(3)
+    nodes = []
+    for i in range(12):
+        labels = {"disk": rng.choice(("ssd", "hdd")), "zone": f"z{i % 3}"}
+        if i % 4:
+            labels[ZONE] = f"zone{i % 3}"
+        taints = [taint("foo", "bar")] if i % 5 == 0 else []
+        nodes.append(node(f"n{i}", 1000 * (1 + i % 4), 2 ** 30 * (1 + i % 3), labels=labels,
+                          spec={"taints": taints}, images=[_image(100 * i, "img")]))
+    placed = [(f"n{rng.randrange(12)}", pod([container(f"{rng.randint(1, 9) * 100}m",
+                                                       f"{rng.randint(1, 9) * 100}Mi")],
+                                            labels=rng.choice((L1, L2)), nodeName="x"))
+              for _ in range(20)]
+    return infos(nodes, placed), {"preferred": preferred((3, [{"key": "disk", "operator": "In",
+                                                               "values": ["ssd"]}]))}
+
+
+ALL_PRIORITIES = [*PRIORITIES.items(), ("label", node_label_priority(ZONE, True)),
+                  ("anti", service_anti_affinity(ZONE))]
+
+
+@pytest.mark.parametrize("name, function", ALL_PRIORITIES, ids=[n for n, _ in ALL_PRIORITIES])
+def test_scoring_some_rows_is_scoring_a_table_of_those_nodes(name, function):
+    # maxima are over the candidates: scoring rows [1, 2, 5, ...] of the full table must
+    # give what a table holding only those nodes gives
+    node_infos, extra = _mixed_cluster()
+    p = pod([container("200m", "100Mi", image="img")], labels=L1, affinity=extra["preferred"],
+            tolerations=[{"key": "cpu", "operator": "Exists"}])
+    context = ctx([svc(L1)])
+    table = build(node_infos)
+    rows = np.array([1, 2, 5, 6, 8, 11])
+    subset = [node_infos[row] for row in rows.tolist()]
+    assert function(p, table, rows, context).tolist() == scores(function, p, subset, context)
+    everything = function(p, table, np.arange(table.size), context)
+    assert everything.tolist() == scores(function, p, node_infos, context)
+
+
+def test_spreading_counts_follow_pods_added_after_the_first_decision():
+    node_infos = infos([node("m1"), node("m2")], [("m1", pod(labels=L1))])
+    table = build(node_infos)
+    rows = np.arange(table.size)
+    context = ctx([svc(L1)])
+    assert selector_spread_priority(pod(labels=L1), table, rows, context).tolist() == [0, 10]
+    node_infos[1].add_pod(pod(labels=L1))
+    node_infos[1].add_pod(pod(labels=L1))
+    table.fill(1)  # what the scheduler cache does for a dirty row
+    assert selector_spread_priority(pod(labels=L1), table, rows, context).tolist() == [5, 0]
