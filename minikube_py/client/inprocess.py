@@ -48,7 +48,7 @@ class _Connection(BaseProtocol):
         super().__init__(loop)
         self.peername = peername
         self.transport = self  # type: ignore[assignment]  # request.transport -> this
-        self.chunks: asyncio.Queue[bytes] = asyncio.Queue()
+        self._chunks: asyncio.Queue[bytes] | None = None  # most requests never stream
         self.unread = 0
         self.closing = False
 
@@ -81,6 +81,12 @@ class _Connection(BaseProtocol):
         """See pause_reading (BaseProtocol's would ask our transport, which is us)."""
 
     # -- both sides ------------------------------------------------------------------------
+    @property
+    def chunks(self) -> asyncio.Queue[bytes]:
+        if self._chunks is None:
+            self._chunks = asyncio.Queue()
+        return self._chunks
+
     def put(self, data: bytes) -> None:
         if data and not self.closing:
             self.unread += len(data)

@@ -10,6 +10,7 @@ removes pods (assumed or observed) and the sums follow.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..api.quantity import milli_value, value
@@ -41,6 +42,17 @@ def _quantity(resources: dict[str, Any] | None, name: str, milli: bool) -> int:
     raw = (resources or {}).get(name)
     if raw is None:
         return 0
+    if isinstance(raw, str):
+        return _parsed(raw, milli)
+    try:
+        return milli_value(raw) if milli else value(raw)
+    except (ValueError, TypeError):
+        return 0
+
+
+@lru_cache(maxsize=4096)
+def _parsed(raw: str, milli: bool) -> int:
+    """Quantity strings repeat across pods ("100m", "128Mi"): parse each once."""
     try:
         return milli_value(raw) if milli else value(raw)
     except (ValueError, TypeError):

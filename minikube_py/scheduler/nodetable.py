@@ -66,6 +66,7 @@ class NodeTable:
         self.names: list[str] = []
         self.row_of: dict[str, int] = {}
         self.facts: list[NodeFacts] = []  # what fill() read from each row's node object
+        self._node_of: list[Obj | None] = []  # the node object each row's facts came from
         self.strings = Interned()  # label values and node names
         self.taint_sets = Interned(())
         self.condition_sets = Interned(())
@@ -138,6 +139,7 @@ class NodeTable:
         self.row_of[info.name] = row
         self._row_ports.append(frozenset())
         self.facts.append(None)  # type: ignore[arg-type]  # fill() sets it
+        self._node_of.append(None)
         self._expose()
         self.fill(row)
 
@@ -146,18 +148,15 @@ class NodeTable:
         from .algorithm.predicates_meta import compute_facts  # the node-object half
 
         info = self.infos[row]
-        facts = self.facts[row] = compute_facts(info)
         c = self._columns
+        self._fill_pods(row, info)
+        if self._node_of[row] is info.node:
+            return  # only the pods changed (an assumed or bound pod): the common case
+        self._node_of[row] = info.node
+        facts = self.facts[row] = compute_facts(info)
         c["alloc_cpu"][row] = facts.milli_cpu
         c["alloc_memory"][row] = facts.memory
         c["max_pods"][row] = facts.max_pods
-        c["requested_cpu"][row] = info.requested.milli_cpu
-        c["requested_memory"][row] = info.requested.memory
-        c["nonzero_cpu"][row] = info.nonzero_requested.milli_cpu
-        c["nonzero_memory"][row] = info.nonzero_requested.memory
-        c["pod_count"][row] = len(info.pods)
-        c["disk_pods"][row] = info.disk_pods
-        c["generation"][row] = info.generation
         c["unschedulable"][row] = facts.unschedulable
         c["memory_pressure"][row] = facts.memory_pressure
         c["disk_pressure"][row] = facts.disk_pressure
@@ -168,6 +167,17 @@ class NodeTable:
         c["name_id"][row] = self.strings.id(facts.name)
         for key, column in self._labels.items():
             column[row] = self._label_id(facts.labels, key)
+
+    def _fill_pods(self, row: int, info: NodeInfo) -> None:
+        """The columns that follow the node's pods."""
+        c = self._columns
+        c["requested_cpu"][row] = info.requested.milli_cpu
+        c["requested_memory"][row] = info.requested.memory
+        c["nonzero_cpu"][row] = info.nonzero_requested.milli_cpu
+        c["nonzero_memory"][row] = info.nonzero_requested.memory
+        c["pod_count"][row] = len(info.pods)
+        c["disk_pods"][row] = info.disk_pods
+        c["generation"][row] = info.generation
         self._set_ports(row, frozenset(info.used_ports))
 
     def _set_ports(self, row: int, ports: frozenset[int]) -> None:

@@ -104,6 +104,7 @@ class Scheduler:
         self.attempts: collections.OrderedDict[str, Attempt] = collections.OrderedDict()
         self._backoff = (initial_backoff, max_backoff)
         self._binds: set[asyncio.Task] = set()
+        self._selectors: dict[int, tuple[Obj, Any]] = {}  # id(service/controller) -> selector
         self.queue: SchedulingQueue | None = None
 
     def _informers(self) -> list[Informer]:
@@ -150,18 +151,25 @@ class Scheduler:
     def _controllers_for_pod(self, pod: Obj) -> list[Obj]:
         return self._selecting(pod, self.controllers, controller_selector)
 
-    @staticmethod
-    def _selecting(pod: Obj, informers: list[Informer], selector_of) -> list[Obj]:
+    def _selecting(self, pod: Obj, informers: list[Informer], selector_of) -> list[Obj]:
         """Objects in the pod's namespace whose selector (as the priorities read it) matches
-        the pod's labels."""
+        the pod's labels. Selectors are built once per object (informer objects are
+        replaced, never edited, so identity says when to rebuild)."""
         md = pod.get("metadata") or {}
+        namespace = md.get("namespace")
         labels = md.get("labels") or {}
+        selectors = self._selectors
         out = []
         for informer in informers:
             for obj in informer.indexer.list():
-                if obj["metadata"].get("namespace") != md.get("namespace"):
+                if obj["metadata"].get("namespace") != namespace:
                     continue
-                selector = selector_of(obj)
+                cached = selectors.get(id(obj))
+                if cached is None or cached[0] is not obj:
+                    if len(selectors) > 10_000:
+                        selectors.clear()
+                    cached = selectors[id(obj)] = (obj, selector_of(obj))
+                selector = cached[1]
                 if selector is not None and selector.matches(labels):
                     out.append(obj)
         return out
