@@ -32,6 +32,7 @@ from aiohttp import web
 
 from bench import common
 from minikube_py.apiserver.options import APIServerOptions
+from minikube_py.cli import runtime
 from minikube_py.apiserver.server import APIServer
 from minikube_py.client import Client, HTTPTransport, InProcessTransport
 from minikube_py.client.cache import Informer
@@ -147,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     loop_name = common.choose_loop("auto")
     common.quiet_logs()
+    runtime.tune_gc()  # as every minikube-py command does
     sizes = [100] if args.quick else [int(n) for n in args.nodes.split(",")]
     transports = args.transport.split(",")
     runs = 1 if args.quick else args.runs
