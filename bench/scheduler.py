@@ -6,7 +6,7 @@ through the in-process transport (the handler pipeline without a socket) or, wit
 `--transport http`, over loopback HTTP like separate processes would. N nodes
 of mixed sizes, labels and taints are registered; P pods (requests, 1/3 with a nodeSelector,
 1/10 with a host port, 7 apps with Services) are created 32 at a time; the clock runs from the
-first create until an informer has seen every pod bound.
+first create until an informer has seen every pod bound. Each run gets a fresh interpreter.
 
 The time split, per pod: algorithm = CPU inside predicates/priorities/selectHost (the
 scheduler's own histogram); API = the rest of the process's CPU (serving creates, bindings,
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -137,6 +139,19 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str) -> dict[str,
         await store.close()
 
 
+def _in_fresh_process(transport: str, nodes: int, pods: int) -> dict[str, Any]:
+    """One run in its own interpreter, as `minikube-py start` would be: a heap that earlier
+    runs' API servers and caches have grown makes later runs in one process slower."""
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.scheduler", "--one", f"{transport}/{nodes}",
+         "--pods", str(pods)],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, check=False,
+        timeout=900)
+    if out.returncode != 0:
+        raise RuntimeError(f"run {transport}/{nodes} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="100 nodes only, 1 run")
@@ -145,10 +160,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--transport", default="in-process,http",
                         help="comma list of in-process and/or http")
+    parser.add_argument("--one", metavar="TRANSPORT/NODES",
+                        help="(internal) measure one run in this process, print it as JSON")
     args = parser.parse_args(argv)
     loop_name = common.choose_loop("auto")
     common.quiet_logs()
-    runtime.tune_gc()  # as every minikube-py command does
+    if args.one:
+        runtime.tune_gc()  # as every minikube-py command does
+        transport, nodes = args.one.split("/")
+        with tempfile.TemporaryDirectory() as tmp:
+            result = asyncio.run(one_run(int(nodes), args.pods, Path(tmp), transport))
+        print(json.dumps(result))
+        return 0
     sizes = [100] if args.quick else [int(n) for n in args.nodes.split(",")]
     transports = args.transport.split(",")
     runs = 1 if args.quick else args.runs
@@ -156,8 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     for run in range(runs):
         for transport in transports:
             for n in sizes:
-                with tempfile.TemporaryDirectory() as tmp:
-                    result = asyncio.run(one_run(n, args.pods, Path(tmp), transport))
+                result = _in_fresh_process(transport, n, args.pods)
                 print(f"  run {run + 1}: {transport}, {n} nodes: "
                       f"{result['pods_per_s']:.0f} pods/s, algorithm "
                       f"{result['algorithm_ms_per_pod']:.2f} ms/pod, API "
