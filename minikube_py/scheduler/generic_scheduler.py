@@ -61,10 +61,7 @@ class Failures:
             self.entries.append((reason, rows))
 
     def counts(self) -> collections.Counter[str]:
-        return collections.Counter({reason: int(rows.sum()) for reason, rows in self.entries}) \
-            if len({r for r, _ in self.entries}) == len(self.entries) else self._summed()
-
-    def _summed(self) -> collections.Counter[str]:
+        """Nodes per reason (a reason can come from several predicates or extenders)."""
         counts: collections.Counter[str] = collections.Counter()
         for reason, rows in self.entries:
             counts[reason] += int(rows.sum())

@@ -19,14 +19,12 @@ they compare as arrays too; a question about a string column ("does this label m
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .algorithm.predicates_meta import NodeFacts, compute_facts
 from .nodeinfo import NodeInfo
-
-if TYPE_CHECKING:
-    from .algorithm.predicates_meta import NodeFacts
 
 Obj = dict[str, Any]
 Mask = np.ndarray  # bool, one entry per row
@@ -145,8 +143,6 @@ class NodeTable:
 
     def fill(self, row: int) -> None:
         """(Re)read one row from its NodeInfo."""
-        from .algorithm.predicates_meta import compute_facts  # the node-object half
-
         info = self.infos[row]
         c = self._columns
         self._fill_pods(row, info)

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...api import errors, labels
 from ...api.quantity import parse_quantity
 from ..nodeinfo import NodeInfo, pod_host_ports, pod_requests
-from ..nodetable import Mask, NodeTable
 from .predicates_errors import (
     ERR_NODE_NETWORK_UNAVAILABLE,
     ERR_NODE_NOT_READY,
@@ -30,20 +29,23 @@ from .predicates_errors import (
 )
 from .predicates_volumes import Disk, pod_disks
 
+if TYPE_CHECKING:  # the table imports this module to fill its rows
+    from ..nodetable import Mask, NodeTable
+
 Obj = dict[str, Any]
 #: (key, operator, value, effect) of one toleration, operator defaulted to "Equal"
 Toleration = tuple[str, str, str, str]
 #: (key, value, effect) of one node taint
 Taint = tuple[str, str, str]
 #: a compiled node-selector term: which rows of the table it selects
-TermMatcher = Callable[[NodeTable], Mask]
+TermMatcher = Callable[["NodeTable"], "Mask"]
 #: (fits, failure reasons in upstream's words) for one node; reasons empty when it fits
 FitResult = tuple[bool, list[str]]
 #: (reason in upstream's words, rows failing for that reason)
-Failure = tuple[str, Mask]
+Failure = tuple[str, "Mask"]
 #: a fit predicate: pure; answers for every row of the table at once with the reasons it
 #: fails and where (an empty list: the pod fits everywhere as far as it is concerned)
-Predicate = Callable[["PodMeta", NodeTable], list[Failure]]
+Predicate = Callable[["PodMeta", "NodeTable"], list[Failure]]
 
 NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
@@ -106,7 +108,7 @@ class PodMeta:
         md = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         requests = pod_requests(pod)
-        tolerations = _tolerations(spec)
+        tolerations = pod_tolerations(spec)
         return cls(
             pod=pod,
             name=md.get("name", ""),
@@ -126,10 +128,6 @@ class PodMeta:
             ),
             disks=pod_disks(pod),
         )
-
-
-def _tolerations(spec: Obj) -> tuple[Toleration, ...]:
-    return pod_tolerations(spec)
 
 
 def pod_tolerations(spec: Obj) -> tuple[Toleration, ...]:
@@ -167,11 +165,13 @@ def _required_node_affinity(spec: Obj) -> tuple[TermMatcher, ...] | None:
         "requiredDuringSchedulingIgnoredDuringExecution")
     if required is None:
         return None
-    terms = (_compile_term(t) for t in required.get("nodeSelectorTerms") or () if t)
+    terms = (compile_term(t) for t in required.get("nodeSelectorTerms") or () if t)
     return tuple(t for t in terms if t is not None)
 
 
-def _compile_term(term: Obj) -> TermMatcher | None:
+def compile_term(term: Obj) -> TermMatcher | None:
+    """A NodeSelectorTerm (matchExpressions over labels, matchFields over metadata.name,
+    AND-ed) compiled to a table matcher; None when it can select nothing (empty or invalid)."""
     expressions = term.get("matchExpressions") or ()
     match_fields = term.get("matchFields") or ()
     if not expressions and not match_fields:

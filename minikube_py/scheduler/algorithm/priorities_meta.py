@@ -29,8 +29,8 @@ from ..nodetable import NodeTable
 from .predicates_meta import (
     PREFER_NO_SCHEDULE,
     TermMatcher,
+    compile_term,
     Toleration,
-    _compile_term,
     pod_tolerations,
 )
 
@@ -154,7 +154,7 @@ class PodMeta:
         terms = []
         for term in affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ():
             weight = int(term.get("weight") or 0)
-            matcher = _compile_term(term.get("preference") or {}) if weight else None
+            matcher = compile_term(term.get("preference") or {}) if weight else None
             if matcher is not None:
                 terms.append((weight, matcher))
         return tuple(terms)
