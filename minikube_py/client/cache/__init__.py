@@ -1,9 +1,10 @@
 """Client-side caches (Kubernetes v1.0 pkg/client/cache): the keyed store with indexes, the
 FIFO, the reflector that keeps a store in step with the API server, and informers."""
 
+from .factory import InformerFactory
 from .fifo import FIFO
 from .informer import Informer
 from .reflector import Reflector
 from .store import Indexer, meta_namespace_key
 
-__all__ = ["FIFO", "Indexer", "Informer", "Reflector", "meta_namespace_key"]
+__all__ = ["FIFO", "Indexer", "InformerFactory", "Informer", "Reflector", "meta_namespace_key"]

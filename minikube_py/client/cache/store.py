@@ -31,6 +31,19 @@ class Indexer:
     def __len__(self) -> int:
         return len(self.items)
 
+    def add_indexer(self, name: str, func: IndexFunc) -> None:
+        """Add an index (upstream AddIndexers); objects already stored are indexed now."""
+        if name in self.indexers:
+            if self.indexers[name] is not func:
+                raise ValueError(f"index {name!r} already exists with another function")
+            return
+        self.indexers[name] = func
+        index: dict[str, set[str]] = {}
+        self.indices[name] = index
+        for key, obj in self.items.items():
+            for value in func(obj):
+                index.setdefault(value, set()).add(key)
+
     def get(self, key: str) -> Obj | None:
         return self.items.get(key)
 

@@ -1,0 +1,53 @@
+"""One informer per (resource, selectors), shared by every component of a process.
+
+Kubernetes piece: client-go's SharedInformerFactory (informers/factory.go), the scale
+mechanic DESIGN.md names: in the all-in-one process the controllers share one pod informer
+instead of each opening its own watch, and one watch feeds every handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from ..resources import Resource
+from ..rest import Client
+from .informer import Informer
+from .store import IndexFunc
+
+
+class InformerFactory:
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self._informers: dict[tuple[Resource, str, str, str], Informer] = {}
+        self._started = False
+
+    def informer(self, resource: Resource, *, namespace: str | None = None,
+                 label_selector: str = "", field_selector: str = "",
+                 indexers: Mapping[str, IndexFunc] | None = None) -> Informer:
+        """The shared informer for these selectors; `indexers` are added to it (an index
+        of the same name must be the same function)."""
+        key = (resource, namespace or "", label_selector, field_selector)
+        informer = self._informers.get(key)
+        if informer is None:
+            informer = Informer(self.client, resource, namespace=namespace,
+                                label_selector=label_selector, field_selector=field_selector)
+            self._informers[key] = informer
+            if self._started:
+                informer.start()
+        for name, func in (indexers or {}).items():
+            informer.indexer.add_indexer(name, func)
+        return informer
+
+    def start(self) -> None:
+        """Start every informer made so far, and any made later."""
+        self._started = True
+        for informer in self._informers.values():
+            informer.start()
+
+    async def wait_for_sync(self, timeout: float | None = None) -> None:
+        await asyncio.gather(*(i.wait_for_sync(timeout) for i in self._informers.values()))
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(i.stop() for i in self._informers.values()))
+        self._started = False

@@ -1,0 +1,113 @@
+"""The shape every controller shares: informer events put keys on a work queue; workers take
+a key, read the latest state from the informers' caches, and reconcile it through the API.
+
+Kubernetes piece: the controller loop of pkg/controller (v1.0's RC manager `worker` /
+`syncReplicationController`, later every client-go controller's `processNextWorkItem`): a
+failed sync is retried with the queue's per-key backoff, a successful one forgets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from ..client import Client
+from ..client.cache import InformerFactory
+from ..client.record import EventRecorder
+from ..client.workqueue import WorkQueue
+from .options import ControllerOptions
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class ControllerContext:
+    """What the controller manager hands each controller: one client, the shared informers,
+    the flags, and an event recorder per component name."""
+
+    client: Client
+    informers: InformerFactory
+    options: ControllerOptions = field(default_factory=ControllerOptions)
+    _recorders: dict[str, EventRecorder] = field(default_factory=dict)
+
+    def recorder(self, component: str) -> EventRecorder:
+        recorder = self._recorders.get(component)
+        if recorder is None:
+            recorder = self._recorders[component] = EventRecorder(self.client, component)
+        return recorder
+
+    async def close(self) -> None:
+        for recorder in self._recorders.values():
+            await recorder.flush()
+            recorder.close()
+
+
+class Controller:
+    """A named controller. Subclasses make their informers in `__init__` (through
+    `ctx.informers`, before the factory starts) and implement `sync(key)`."""
+
+    name = "controller"
+    workers = 1
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        self.ctx = ctx
+        self.client = ctx.client
+        self.queue = WorkQueue()
+        self.log = structlog.get_logger(component="controller-manager", controller=self.name)
+
+    async def sync(self, key: str) -> None:
+        raise NotImplementedError
+
+    async def wait_for_caches(self) -> None:
+        """Wait until every informer this controller uses has listed (upstream
+        WaitForCacheSync); the manager has started them."""
+        await self.ctx.informers.wait_for_sync()
+
+    async def run(self) -> None:
+        """Until cancelled: wait for the caches, then `workers` workers, plus `background()`."""
+        await self.wait_for_caches()
+        tasks = [asyncio.create_task(self._worker(), name=f"{self.name}-worker-{i}")
+                 for i in range(self.workers)]
+        tasks.append(asyncio.create_task(self.background(), name=f"{self.name}-background"))
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            self.queue.shutdown()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def background(self) -> None:
+        """Periodic work besides the queue (e.g. the node monitor); none by default."""
+
+    async def _worker(self) -> None:
+        while True:
+            key = await self.queue.get()
+            try:
+                await self.sync(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - retried with backoff, never fatal
+                self.log.warning("sync failed, will retry", key=key, error=str(exc),
+                                 retries=self.queue.num_requeues(key))
+                self.queue.add_rate_limited(key)
+            else:
+                self.queue.forget(key)
+            finally:
+                self.queue.done(key)
+
+
+def enqueue_key(queue: WorkQueue, obj: Obj) -> None:
+    """Queue `namespace/name` of `obj` (the handler most informers need)."""
+    md = obj.get("metadata") or {}
+    ns = md.get("namespace")
+    queue.add(f"{ns}/{md.get('name', '')}" if ns else md.get("name", ""))
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """`namespace/name` -> (namespace, name); a cluster-scoped key has namespace ""."""
+    ns, _, name = key.rpartition("/")
+    return ns, name

@@ -1,0 +1,35 @@
+"""The controller manager's settings, named after kube-controller-manager's flags.
+
+Kubernetes v1.0 piece: cmd/kube-controller-manager/app/controllermanager.go's
+CMServer (NodeMonitorPeriod 5 s, NodeMonitorGracePeriod 40 s, NodeStartupGracePeriod 60 s,
+PodEvictionTimeout 5 m, ConcurrentRCSyncs 5, ...). One frozen value object is handed to every
+controller, so `minikube-py start` and `minikube-py controller-manager` configure them alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: controllers run by default, by the names `--controllers` takes (upstream's names)
+ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoint",
+                   "nodelifecycle", "namespace", "garbagecollector", "serviceaccount")
+
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    controllers: tuple[str, ...] = ALL_CONTROLLERS
+    concurrent_rc_syncs: int = 5                 # --concurrent-rc-syncs
+    concurrent_replicaset_syncs: int = 5         # --concurrent-replicaset-syncs
+    concurrent_deployment_syncs: int = 5         # --concurrent-deployment-syncs
+    concurrent_endpoint_syncs: int = 5           # --concurrent-endpoint-syncs
+    concurrent_namespace_syncs: int = 2          # --concurrent-namespace-syncs
+    concurrent_gc_syncs: int = 20                # --concurrent-gc-syncs
+    concurrent_serviceaccount_syncs: int = 5     # --concurrent-serviceaccount-token-syncs
+    node_monitor_period: float = 5.0             # --node-monitor-period
+    node_monitor_grace_period: float = 40.0      # --node-monitor-grace-period
+    node_startup_grace_period: float = 60.0      # --node-startup-grace-period
+    pod_eviction_timeout: float = 300.0          # --pod-eviction-timeout
+    deleting_pods_qps: float = 0.1               # --deleting-pods-qps (v1.0 eviction limiter)
+    deleting_pods_burst: int = 10                # --deleting-pods-burst
+    namespace_sync_period: float = 300.0         # --namespace-sync-period
+    min_resync_period: float = 43200.0           # --min-resync-period (12 h)

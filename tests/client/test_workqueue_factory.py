@@ -1,0 +1,59 @@
+"""The work queue's upstream semantics and the shared informer factory's sharing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from minikube_py.client import Client
+from minikube_py.client.cache import Indexer, InformerFactory
+from minikube_py.client.resources import NODES, PODS
+from minikube_py.client.workqueue import WorkQueue
+
+
+async def test_queue_dedups_and_never_hands_a_key_to_two_workers():
+    q = WorkQueue()
+    q.add("a"); q.add("a"); q.add("b")
+    assert len(q) == 2
+    key = await q.get()
+    assert key == "a"
+    q.add("a")                      # re-added while processing: not queued twice
+    assert await q.get() == "b"
+    assert len(q) == 0
+    q.done("a")                     # now it comes back, once
+    assert await asyncio.wait_for(q.get(), 1) == "a"
+
+
+async def test_rate_limited_backoff_doubles_and_forget_resets():
+    q = WorkQueue(base_delay=0.01)
+    q.add_rate_limited("k"); assert q.num_requeues("k") == 1
+    assert await asyncio.wait_for(q.get(), 1) == "k"
+    q.done("k")
+    q.add_rate_limited("k"); assert q.num_requeues("k") == 2
+    q.forget("k"); assert q.num_requeues("k") == 0
+
+
+async def test_add_after_keeps_the_earliest():
+    q = WorkQueue()
+    q.add_after("k", 5.0)
+    q.add_after("k", 0.01)
+    assert await asyncio.wait_for(q.get(), 1) == "k"
+
+
+def test_add_indexer_indexes_existing_objects_and_refuses_a_different_function():
+    ix = Indexer()
+    ix.add({"metadata": {"name": "p", "namespace": "d"}, "spec": {"nodeName": "n1"}})
+    by_node = lambda o: [o["spec"]["nodeName"]]  # noqa: E731
+    ix.add_indexer("node", by_node)
+    assert [o["metadata"]["name"] for o in ix.by_index("node", "n1")] == ["p"]
+    ix.add_indexer("node", by_node)  # same function: fine
+    with pytest.raises(ValueError):
+        ix.add_indexer("node", lambda o: [])
+
+
+def test_factory_shares_one_informer_per_resource_and_selectors():
+    factory = InformerFactory(Client.__new__(Client))
+    assert factory.informer(PODS) is factory.informer(PODS)
+    assert factory.informer(PODS) is not factory.informer(PODS, field_selector="spec.nodeName=a")
+    assert factory.informer(NODES) is not factory.informer(PODS)
