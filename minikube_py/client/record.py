@@ -51,6 +51,11 @@ class EventRecorder:
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
+    async def record(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
+        """Like `event`, but the caller awaits the write (for callers that bound their own
+        concurrency, e.g. the kubelet pool's event writers); never raises."""
+        await self._send(object_reference(obj), event_type, reason, message)
+
     async def flush(self) -> None:
         """Wait until every event recorded so far has been written (tests, shutdown)."""
         while self._pending:

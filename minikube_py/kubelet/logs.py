@@ -1,11 +1,13 @@
 """Container logs: deterministic synthetic lines, served on the kubelet port.
 
 Kubernetes v1.0 piece: pkg/kubelet/server.go's `/containerLogs/{namespace}/{pod}/{container}`
-handler (query `follow`, `tailLines`, `timestamps`, `previous`, `limitBytes`), which the API
-server proxies for `pods/{name}/log` (pkg/registry/pod/etcd LogREST). No container runs, so the
-log is generated: the same pod and container always produce the same lines, one per
-`interval` seconds since the container started, so `kubectl logs` is testable and `-f` streams.
-One server answers for every simulated node (one port, like a kubelet's 10250).
+handler (query `follow`, `tailLines`, `timestamps`, `previous`, `limitBytes`, `sinceSeconds`),
+which the API server proxies for `pods/{name}/log` (pkg/registry/pod/etcd LogREST). No
+container runs, so the log is generated: the same pod and container always produce the same
+lines, one per `interval` seconds since the container instance started, so `kubectl logs` is
+testable and `-f` streams. A restarted container starts a new log (its instance started later);
+`previous` shows the instance before. A finished instance's log stops at its finish time, and a
+followed log ends when its instance ends. One server answers for every simulated node.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from aiohttp import web
 
 LINES_AT_START = 3
 DEFAULT_INTERVAL = 1.0
+
+#: (started, finished or None while running), epoch seconds, of one container instance
+LogSpan = tuple[float, "float | None"]
+#: (namespace, pod, container, previous) -> the instance's span, None if there is none
+LogSource = Callable[[str, str, str, bool], "LogSpan | None"]
 
 
 def log_line(namespace: str, pod: str, container: str, n: int) -> str:
@@ -37,60 +44,101 @@ def lines_until(started: float, now: float, interval: float) -> int:
     return LINES_AT_START + int((now - started) / interval)
 
 
+def line_time(started: float, n: int, interval: float) -> float:
+    return started + max(0, n - LINES_AT_START + 1) * interval
+
+
 def render(namespace: str, pod: str, container: str, start: int, stop: int, started: float,
            interval: float, timestamps: bool) -> bytes:
     out = []
     for n in range(start, stop):
         line = log_line(namespace, pod, container, n)
         if timestamps:
-            at = started + max(0, n - LINES_AT_START + 1) * interval
-            stamp = datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            stamp = datetime.fromtimestamp(line_time(started, n, interval),
+                                           timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             line = f"{stamp} {line}"
         out.append(line + "\n")
     return "".join(out).encode()
 
 
-class LogServer:
-    """The kubelet's log endpoint. `started_at(ns, pod, container)` tells when a container
-    started (None = unknown container: 404); the fake kubelet provides it."""
+def _int_query(query: dict, name: str) -> int | None:
+    raw = query.get(name)
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise web.HTTPBadRequest(text=f"{name} must be an integer") from None
+    if value < 0:
+        raise web.HTTPBadRequest(text=f"{name} must be non-negative")
+    return value
 
-    def __init__(self, started_at: Callable[[str, str, str], float | None], *,
-                 interval: float = DEFAULT_INTERVAL, clock: Callable[[], float] = time.time) -> None:
-        self.started_at = started_at
+
+class LogServer:
+    """The kubelet's log endpoint over a LogSource (the pool's view of its containers)."""
+
+    def __init__(self, source: LogSource, *, interval: float = DEFAULT_INTERVAL,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.source = source
         self.interval = interval
         self.clock = clock
 
     def routes(self) -> list[web.RouteDef]:
         return [web.get("/containerLogs/{namespace}/{pod}/{container}", self.container_logs)]
 
+    def _first_line(self, started: float, total: int, tail: int | None,
+                    since: int | None) -> int:
+        first = max(0, total - tail) if tail is not None else 0
+        if since is not None:
+            cutoff = self.clock() - since
+            while first < total and line_time(started, first, self.interval) < cutoff:
+                first += 1
+        return first
+
     async def container_logs(self, request: web.Request) -> web.StreamResponse:
         ns, pod, container = (request.match_info[k] for k in ("namespace", "pod", "container"))
-        started = self.started_at(ns, pod, container)
-        if started is None:
+        query = request.query
+        previous = query.get("previous") in ("true", "1")
+        span = self.source(ns, pod, container, previous)
+        if span is None:
+            if previous:
+                raise web.HTTPBadRequest(text=f'previous terminated container "{container}" in '
+                                              f'pod "{pod}" not found')
             raise web.HTTPNotFound(text=f'container "{container}" in pod "{pod}" is not known '
                                         f"to this kubelet")
-        query = request.query
-        try:
-            tail = int(query["tailLines"]) if query.get("tailLines") else None
-        except ValueError:
-            raise web.HTTPBadRequest(text="tailLines must be an integer") from None
+        started, finished = span
+        tail = _int_query(query, "tailLines")
+        limit = _int_query(query, "limitBytes")
+        since = _int_query(query, "sinceSeconds")
         timestamps = query.get("timestamps") in ("true", "1")
-        follow = query.get("follow") in ("true", "1")
-        total = lines_until(started, self.clock(), self.interval)
-        first = max(0, total - tail) if tail is not None else 0
+        follow = query.get("follow") in ("true", "1") and not previous
+        end = finished if finished is not None else self.clock()
+        total = lines_until(started, end, self.interval)
+        first = self._first_line(started, total, tail, since)
         body = render(ns, pod, container, first, total, started, self.interval, timestamps)
-        if not follow:
+        if limit is not None:
+            body = body[:limit]
+        if not follow or finished is not None or (limit is not None and len(body) >= limit):
             return web.Response(body=body, content_type="text/plain")
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
         await response.prepare(request)
         await response.write(body)
+        sent_bytes = len(body)
         sent = total
-        while True:  # follow: one more line per interval until the client goes away
+        while True:  # follow: one more line per interval until the instance ends
             await asyncio.sleep(self.interval)
-            if self.started_at(ns, pod, container) is None:
-                return response  # the container is gone: end the stream like the kubelet
-            now_total = lines_until(started, self.clock(), self.interval)
+            now_span = self.source(ns, pod, container, False)
+            if now_span is None or now_span[0] != started:
+                return response  # gone or restarted: end the stream like the kubelet
+            end = now_span[1] if now_span[1] is not None else self.clock()
+            now_total = lines_until(started, end, self.interval)
             if now_total > sent:
-                await response.write(render(ns, pod, container, sent, now_total, started,
-                                            self.interval, timestamps))
+                chunk = render(ns, pod, container, sent, now_total, started, self.interval,
+                               timestamps)
+                if limit is not None:
+                    chunk = chunk[:limit - sent_bytes]
+                await response.write(chunk)
+                sent_bytes += len(chunk)
                 sent = now_total
+            if now_span[1] is not None or (limit is not None and sent_bytes >= limit):
+                return response

@@ -66,7 +66,10 @@ class Cluster:
         self.kubelet_port = self.server.call(self._start_log_server())
 
     async def _start_log_server(self) -> int:
-        logs = LogServer(lambda ns, pod, c: self.started.get((ns, pod, c)), interval=0.2)
+        def span(ns: str, pod: str, c: str, previous: bool) -> tuple[float, None] | None:
+            started = None if previous else self.started.get((ns, pod, c))
+            return None if started is None else (started, None)
+        logs = LogServer(span, interval=0.2)
         app = web.Application()
         app.add_routes(logs.routes())
         self._runner = web.AppRunner(app, access_log=None)

@@ -1,0 +1,268 @@
+"""One simulated node: it registers its Node, posts heartbeats, and writes its pods' status.
+
+Kubernetes piece: pkg/kubelet/kubelet.go's Kubelet as the API sees it — registerWithAPIServer
+(POST the Node; on AlreadyExists take the existing one over; register again if it vanished),
+updateNodeStatus every --node-status-update-frequency (v1.20 PATCHes nodes/{name}/status with
+a strategic merge patch of the conditions), and pkg/kubelet/status's manager (syncPod: write the
+pod's status when it differs from the API server's, then, for a pod whose containers are gone
+after a graceful deletion, DELETE it with grace 0 and a uid precondition).
+
+The lifecycle decisions live in podworker.py; this class is the node's I/O, run by the pool's
+bounded writer tasks — never a task of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from ..api import meta
+from ..api.errors import StatusError
+from ..client.record import EventRecorder
+from ..client.resources import NODES, PODS
+from .config import KubeletConfig
+from .ipam import PodIPAllocator
+from .node_status import heartbeat_patch, node_object, node_status, take_over, transitions
+from .pod_status import generate
+from .podworker import PodWorkers, rv_of
+from .timers import Timers
+
+if TYPE_CHECKING:
+    from .pool import KubeletPool
+
+log = structlog.get_logger(component="kubelet")
+
+Obj = dict[str, Any]
+MAX_STATUS_CONFLICTS = 5
+
+
+class Kubelet:
+    def __init__(self, pool: KubeletPool, name: str, config: KubeletConfig,
+                 pod_cidr: str | None) -> None:
+        self.pool = pool
+        self.name = name
+        self.config = config
+        self.pod_cidr = pod_cidr
+        self.boot_id = str(uuid.uuid4())
+        self.timers = Timers()
+        self.workers = PodWorkers(self._node_object(), config, host_ip=pool.node_ip,
+                                  pod_cidr=pod_cidr, timers=self.timers, hooks=self)
+        self.recorder = EventRecorder(pool.client, "kubelet", name)
+        self.registered = False
+        self.running = True
+        self.conditions: list[Obj] = []  # as last posted
+        self.last_heartbeat = ""
+        self.heartbeats = 0
+        self.status_writes = 0  # pod status PUTs (the status manager's writes)
+        self._started_event_sent = False
+        #: set once registered and a Ready status is posted; cleared by stop()
+        self.ready_event = asyncio.Event()
+
+    @property
+    def ready(self) -> bool:
+        return self.ready_event.is_set()
+
+    def _node_object(self) -> Obj:
+        return node_object(self.name, self.config, node_ip=self.pool.node_ip,
+                           port=max(self.pool.port, 0), boot_id=self.boot_id,
+                           pod_cidr=self.pod_cidr, now=meta.now_rfc3339())
+
+    # -- hooks the pod workers call ----------------------------------------------------------
+    def dirty(self, key: str) -> None:
+        if self.running:
+            self.pool.pod_dirty(key)
+
+    def event(self, pod: Obj, event_type: str, reason: str, message: str) -> None:
+        if self.config.record_events:
+            md = pod.get("metadata") or {}
+            ref = {"kind": "Pod", "apiVersion": "v1",
+                   "metadata": {"name": md.get("name", ""), "namespace": md.get("namespace", ""),
+                                "uid": md.get("uid", ""),
+                                "resourceVersion": md.get("resourceVersion", "")}}
+            self.pool.emit(self.recorder, ref, event_type, reason, message)
+
+    def _node_event(self, reason: str, message: str) -> None:
+        if self.config.record_events:
+            ref = {"kind": "Node", "apiVersion": "v1",
+                   "metadata": {"name": self.name, "uid": self.name}}
+            self.pool.emit(self.recorder, ref, "Normal", reason, message)
+
+    # -- node registration and status ------------------------------------------------------
+    async def sync_node(self) -> None:
+        """Register if not registered yet, else post a heartbeat."""
+        if not self.running:
+            return
+        if not self.registered:
+            await self.register()
+            return
+        now = meta.now_rfc3339()
+        patch = heartbeat_patch(now, self.conditions)
+        try:
+            node = await self.pool.client.patch(NODES, self.name, patch, patch_type="strategic",
+                                                subresource="status")
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+            log.info("node was deleted, registering again", node=self.name)
+            self.registered = False
+            await self.register()
+            return
+        self._posted(node, patch["status"]["conditions"], now)
+
+    def _posted(self, node: Obj, conditions: list[Obj], now: str) -> None:
+        self.conditions = conditions
+        self.last_heartbeat = now
+        self.heartbeats += 1
+        self.workers.info.node = node  # admission sees the node's current labels
+
+    async def register(self) -> None:
+        """tryRegisterWithAPIServer: create the Node, or take the existing one over."""
+        client = self.pool.client
+        wanted = self._node_object()
+        now = wanted["status"]["conditions"][0]["lastHeartbeatTime"]
+        if not self._started_event_sent:
+            self._started_event_sent = True
+            self._node_event("Starting", "Starting kubelet.")
+        try:
+            node = await client.create(NODES, wanted)
+            previous: list[Obj] = []
+            conditions = wanted["status"]["conditions"]
+        except StatusError as exc:
+            if exc.code != 409:
+                raise
+            existing = await client.get(NODES, self.name)
+            update = take_over(existing, wanted)
+            if update is not None:
+                existing = await client.update(NODES, update)
+            self._adopt_cidr(existing)
+            previous = (existing.get("status") or {}).get("conditions") or []
+            status = node_status(self.name, self.config, self.pool.node_ip, self.pool.port,
+                                 self.boot_id, now, previous)
+            node = await client.patch(NODES, self.name, {"status": status},
+                                      patch_type="strategic", subresource="status")
+            conditions = status["conditions"]
+        for reason in transitions(previous):
+            self._node_event(reason, f"Node {self.name} status is now: {reason}")
+        self.registered = True
+        self._posted(node, conditions, now)
+        self._mark_ready()
+        log.debug("node registered", node=self.name)
+
+    def _adopt_cidr(self, existing: Obj) -> None:
+        """The API server's spec.podCIDR wins (the kubelet reads it from its Node), as long as
+        no pod has an address yet."""
+        cidr = (existing.get("spec") or {}).get("podCIDR")
+        workers = self.workers
+        if cidr and cidr != self.pod_cidr and (workers.ipam is None or not workers.ipam.in_use):
+            self.pod_cidr = cidr
+            workers.ipam = PodIPAllocator(cidr)
+
+    async def post_ready(self) -> None:
+        """A full status with fresh conditions, judged against the Node as the API server has
+        it now (the node controller may have marked it NotReady/Unknown meanwhile)."""
+        client = self.pool.client
+        try:
+            existing = await client.get(NODES, self.name)
+        except StatusError as exc:
+            if exc.code != 404:
+                raise
+            self.registered = False
+            await self.register()
+            return
+        previous = (existing.get("status") or {}).get("conditions") or []
+        now = meta.now_rfc3339()
+        status = node_status(self.name, self.config, self.pool.node_ip, self.pool.port,
+                             self.boot_id, now, previous)
+        node = await client.patch(NODES, self.name, {"status": status}, patch_type="strategic",
+                                  subresource="status")
+        for reason in transitions(previous):
+            self._node_event(reason, f"Node {self.name} status is now: {reason}")
+        self.registered = True
+        self._posted(node, status["conditions"], now)
+        self._mark_ready()
+
+    def _mark_ready(self) -> None:
+        if self.running:
+            self.ready_event.set()
+
+    # -- pod status (the status manager's syncPod) -----------------------------------------
+    async def sync_pod(self, key: str) -> None:
+        if not self.running:
+            return
+        client = self.pool.client
+        for _ in range(MAX_STATUS_CONFLICTS):
+            record = self.workers.records.get(key)
+            if record is None:
+                return
+            status = generate(record, self.pool.node_ip, meta.now_rfc3339())
+            if status != record.pod.get("status"):
+                self.status_writes += 1
+                try:
+                    written = await client.update_status(PODS, {**record.pod, "status": status})
+                except StatusError as exc:
+                    if exc.code == 404:
+                        return  # deleted: the watch will tell the workers
+                    if exc.code != 409:
+                        raise
+                    fresh = await self._reread(key)
+                    if fresh is None:
+                        return
+                    continue
+                if rv_of(written) >= rv_of(record.pod):
+                    record.pod = written
+            if record.killed:
+                md = record.pod["metadata"]
+                try:
+                    await client.delete(PODS, md["name"], md["namespace"], grace_period_seconds=0,
+                                        preconditions={"uid": record.uid})
+                except StatusError as exc:
+                    if exc.code not in (404, 409):
+                        raise
+            return
+        raise StatusError(409, "Conflict", f"pod {key}: status kept conflicting")
+
+    async def _reread(self, key: str) -> Obj | None:
+        """After a 409: the newest pod (None if it is gone or was replaced)."""
+        namespace, _, name = key.partition("/")
+        try:
+            fresh = await self.pool.client.get(PODS, name, namespace)
+        except StatusError as exc:
+            if exc.code == 404:
+                return None
+            raise
+        record = self.workers.records.get(key)
+        if record is None or fresh["metadata"].get("uid") != record.uid:
+            return None
+        record.pod = fresh
+        return fresh
+
+    # -- failure toggle --------------------------------------------------------------------
+    def stop(self) -> None:
+        """Heartbeats stop and pods are left alone (but remembered)."""
+        self.running = False
+        self.ready_event.clear()
+        self.timers.pause()
+        self.workers.active = False
+
+    async def start(self) -> None:
+        self.running = True
+        await self.post_ready()
+        self.timers.resume()
+        self.workers.resync()
+
+    def shutdown(self) -> None:
+        self.timers.clear()
+        self.recorder.close()
+
+    def summary(self) -> Obj:
+        records = self.workers.records
+        return {"name": self.name, "state": "running" if self.running else "stopped",
+                "registered": self.registered, "ready": self.ready,
+                "podCIDR": self.pod_cidr, "pods": len(records),
+                "activePods": len(self.workers.info.pods),
+                "lastHeartbeatTime": self.last_heartbeat or None,
+                "heartbeats": self.heartbeats, "statusWrites": self.status_writes,
+                "pendingSteps": len(self.timers)}
