@@ -29,4 +29,7 @@ class APIServerOptions:
     etcd_health_urls: tuple[str, ...] = ()  # empty: probe the embedded store itself
     advertise_address: str = "127.0.0.1:8080"
     backend: str = "embedded"
+    #: --enable-garbage-collector: Orphan/Foreground deletes add the `orphan` /
+    #: `foregroundDeletion` finalizer for the garbage collector to finish
+    enable_garbage_collector: bool = True
     extra_version: dict[str, str] = field(default_factory=dict)

@@ -57,7 +57,8 @@ class APIServer:
         self.registries: dict[tuple[str, str, str], Registry] = {}
         self.cachers: dict[tuple[str, str], Cacher] = {}
         for strategy in resources.STORED:
-            registry = Registry(strategy, store, prefix=options.etcd_prefix, leases=leases)
+            registry = Registry(strategy, store, prefix=options.etcd_prefix, leases=leases,
+                                gc_enabled=options.enable_garbage_collector)
             self.registries[strategy.group, strategy.version, strategy.resource] = registry
             if strategy.resource not in resources.VIRTUAL:
                 self.cachers[strategy.resource, strategy.group] = Cacher(

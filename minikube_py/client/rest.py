@@ -79,6 +79,10 @@ class Client:
                   *, subresource: str | None = None) -> Obj:
         return await self._call("GET", resource.path(namespace, name, subresource))
 
+    async def get_path(self, path: str) -> Obj:
+        """GET any API path: the discovery documents (/api/v1, /apis, /apis/apps/v1)."""
+        return await self._call("GET", path)
+
     async def list(self, resource: Resource, namespace: str | None = None, *,
                    label_selector: str = "", field_selector: str = "", limit: int = 0,
                    continue_token: str | None = None, resource_version: str = "") -> Obj:
@@ -131,6 +135,14 @@ class Client:
             options["preconditions"] = preconditions
         return await self._call("DELETE", resource.path(namespace, name),
                                 body=options or None)
+
+    async def delete_collection(self, resource: Resource, namespace: str | None = None, *,
+                                label_selector: str = "",
+                                propagation_policy: str | None = None) -> Obj:
+        """DELETE on the collection (upstream DeleteCollection); returns the deleted list."""
+        query = {"labelSelector": label_selector} if label_selector else None
+        body = {"propagationPolicy": propagation_policy} if propagation_policy else None
+        return await self._call("DELETE", resource.path(namespace), query=query, body=body)
 
     async def bind(self, namespace: str, pod: str, node: str,
                    annotations: dict[str, str] | None = None) -> None:

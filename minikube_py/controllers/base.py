@@ -9,6 +9,7 @@ failed sync is retried with the queue's per-key backoff, a successful one forget
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from ..client import Client
 from ..client.cache import InformerFactory
 from ..client.record import EventRecorder
 from ..client.workqueue import WorkQueue
+from .metrics import ControllerMetrics
 from .options import ControllerOptions
 
 Obj = dict[str, Any]
@@ -84,8 +86,14 @@ class Controller:
         """Periodic work besides the queue (e.g. the node monitor); none by default."""
 
     async def _worker(self) -> None:
+        metrics = ControllerMetrics.instance()
+        depth, adds = metrics.depth.labels(self.name), metrics.adds.labels(self.name)
+        retries, sync = metrics.retries.labels(self.name), metrics.sync.labels(self.name)
         while True:
+            depth.set(len(self.queue))
             key = await self.queue.get()
+            adds.inc()
+            started = time.perf_counter()
             try:
                 await self.sync(key)
             except asyncio.CancelledError:
@@ -93,11 +101,13 @@ class Controller:
             except Exception as exc:  # noqa: BLE001 - retried with backoff, never fatal
                 self.log.warning("sync failed, will retry", key=key, error=str(exc),
                                  retries=self.queue.num_requeues(key))
+                retries.inc()
                 self.queue.add_rate_limited(key)
             else:
                 self.queue.forget(key)
             finally:
                 self.queue.done(key)
+                sync.observe(time.perf_counter() - started)
 
 
 def enqueue_key(queue: WorkQueue, obj: Obj) -> None:

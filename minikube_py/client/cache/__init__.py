@@ -5,6 +5,7 @@ from .factory import InformerFactory
 from .fifo import FIFO
 from .informer import Informer
 from .reflector import Reflector
-from .store import Indexer, meta_namespace_key
+from .store import NAMESPACE_INDEX, Indexer, meta_namespace_index, meta_namespace_key
 
-__all__ = ["FIFO", "Indexer", "InformerFactory", "Informer", "Reflector", "meta_namespace_key"]
+__all__ = ["FIFO", "Indexer", "InformerFactory", "Informer", "NAMESPACE_INDEX", "Reflector",
+           "meta_namespace_index", "meta_namespace_key"]

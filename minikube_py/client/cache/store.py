@@ -22,6 +22,17 @@ def meta_namespace_key(obj: Obj) -> str:
     return f"{ns}/{md.get('name', '')}" if ns else md.get("name", "")
 
 
+#: the index every namespaced lister needs (upstream cache.NamespaceIndex)
+NAMESPACE_INDEX = "namespace"
+
+
+def meta_namespace_index(obj: Obj) -> list[str]:
+    """Objects by namespace (upstream MetaNamespaceIndexFunc); share this one function so
+    informers shared between controllers get the index once."""
+    ns = (obj.get("metadata") or {}).get("namespace")
+    return [ns] if ns else []
+
+
 class Indexer:
     def __init__(self, indexers: Mapping[str, IndexFunc] | None = None) -> None:
         self.items: dict[str, Obj] = {}

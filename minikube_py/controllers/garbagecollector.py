@@ -1,0 +1,266 @@
+"""The garbage collector: deletes objects whose owners are gone, and carries out foreground
+and orphan deletion of owners.
+
+Kubernetes piece: pkg/controller/garbagecollector (v1.8+ GarbageCollector: GraphBuilder fed
+by informers of every resource it monitors, the attemptToDelete and attemptToOrphan queues,
+attemptToDeleteItem, processDeletingDependentsItem, orphanDependents, removeFinalizer).
+
+The API server's side (registry.generic `_pending_finalizers`): a DELETE with
+propagationPolicy Orphan or Foreground does not remove the owner but gives it a
+deletionTimestamp and the `orphan` / `foregroundDeletion` finalizer; Background (the default)
+removes it at once and leaves the dependents to us. Here:
+- a dependent whose owners are all gone — checked with a GET, never trusted from the cache —
+  is deleted in the background (with a uid precondition); if some owner remains, only the
+  dangling references are dropped by a patch;
+- `foregroundDeletion`: the owner's dependents are deleted, and the finalizer removed once
+  no dependent with blockOwnerDeletion=true remains;
+- `orphan`: the owner's references are removed from its dependents, then the finalizer.
+Both kinds of work share one queue, keyed `delete:<uid>` and `orphan:<uid>`.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from typing import Any
+
+from ..api.errors import StatusError
+from ..client import resources as known
+from ..client.resources import Resource
+from .base import Controller, ControllerContext
+from .discovery import server_preferred_resources
+from .gc_graph import (
+    FOREGROUND,
+    ORPHAN,
+    Changes,
+    DependencyGraph,
+    GraphNode,
+    Identity,
+    OwnerState,
+    deleting_with,
+    owner_state,
+    plan_attempt_to_delete,
+)
+
+Obj = dict[str, Any]
+
+#: resources whose objects carry (or are) owners here; all of them are watched
+MONITORED = (known.PODS, known.REPLICATION_CONTROLLERS, known.REPLICASETS, known.DEPLOYMENTS,
+             known.SERVICES, known.ENDPOINTS, known.CONFIGMAPS, known.SECRETS,
+             known.SERVICEACCOUNTS)
+ABSENT_CACHE_SIZE = 500
+DISCOVERY_REFRESH = 30.0
+CONFLICT_RETRIES = 5
+
+
+class GarbageCollector(Controller):
+    name = "garbagecollector"
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.workers = ctx.options.concurrent_gc_syncs
+        self.graph = DependencyGraph()
+        #: owner uids known to be absent (upstream absentOwnerCache): spares GETs when many
+        #: dependents of one deleted owner are collected
+        self.absent: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._kinds: dict[tuple[str, str], Resource] = {
+            (r.api_version, r.kind): r for r in vars(known).values() if isinstance(r, Resource)}
+        self._discovered_at = 0.0
+        for resource in MONITORED:
+            informer = ctx.informers.informer(resource)
+            informer.add_event_handler(
+                on_add=lambda obj: self._apply(self.graph.upsert(obj)),
+                on_update=lambda old, new: self._apply(self.graph.upsert(new, old)),
+                on_delete=lambda obj: self._apply(self.graph.remove(obj)))
+
+    def _apply(self, changes: Changes) -> None:
+        for uid in changes.attempt_to_delete:
+            self.queue.add(f"delete:{uid}")
+        for uid in changes.attempt_to_orphan:
+            self.queue.add(f"orphan:{uid}")
+
+    async def sync(self, key: str) -> None:
+        kind, _, uid = key.partition(":")
+        node = self.graph.get(uid)
+        if node is None:
+            return
+        if kind == "orphan":
+            await self.attempt_to_orphan(node)
+        else:
+            await self.attempt_to_delete(node)
+
+    # -- mapping and reading -------------------------------------------------------------
+    async def resource_for(self, api_version: str, kind: str) -> Resource | None:
+        """upstream RESTMapper: the resource of a kind, from discovery when not known yet."""
+        resource = self._kinds.get((api_version, kind))
+        if resource is None and time.monotonic() - self._discovered_at > DISCOVERY_REFRESH:
+            self._discovered_at = time.monotonic()
+            for found in await server_preferred_resources(self.client):
+                self._kinds.setdefault((found.resource.api_version, found.resource.kind),
+                                       found.resource)
+            resource = self._kinds.get((api_version, kind))
+        return resource
+
+    async def _get(self, identity: Identity) -> tuple[Resource | None, Obj | None]:
+        """(resource, live object or None when absent)."""
+        resource = await self.resource_for(identity.api_version, identity.kind)
+        if resource is None:
+            return None, None
+        try:
+            obj = await self.client.get(resource, identity.name,
+                                        identity.namespace if resource.namespaced else None)
+        except StatusError as exc:
+            if exc.code == 404:
+                return resource, None
+            raise
+        return resource, obj
+
+    async def _owner_state(self, ref: Obj, namespace: str) -> OwnerState:
+        uid = ref.get("uid", "")
+        if uid in self.absent:
+            return OwnerState.DANGLING
+        identity = Identity(ref.get("apiVersion", ""), ref.get("kind", ""), namespace,
+                            ref.get("name", ""), uid)
+        resource, owner = await self._get(identity)
+        if resource is None:
+            self.log.warning("cannot map owner kind; keeping its dependents",
+                             api_version=identity.api_version, kind=identity.kind)
+            return OwnerState.SOLID
+        state = owner_state(owner, uid)
+        if state is OwnerState.DANGLING:
+            self._remember_absent(uid)
+        return state
+
+    def _remember_absent(self, uid: str) -> None:
+        self.absent[uid] = None
+        self.absent.move_to_end(uid)
+        if len(self.absent) > ABSENT_CACHE_SIZE:
+            self.absent.popitem(last=False)
+
+    # -- attemptToDelete -----------------------------------------------------------------
+    async def attempt_to_delete(self, node: GraphNode) -> None:
+        """upstream attemptToDeleteItem."""
+        identity = node.identity
+        if not node.observed:
+            # a virtual owner: if it does not exist, its dependents are orphans
+            resource, live = await self._get(identity)
+            if resource is not None and (live is None or
+                                         live["metadata"].get("uid") != identity.uid):
+                self._remember_absent(identity.uid)
+                self._apply(self.graph.remove_virtual(identity.uid))
+            return
+        if node.being_deleted and not node.deleting_dependents:
+            return  # being deleted already, nothing waits on us
+        resource, latest = await self._get(identity)
+        if resource is None or latest is None or latest["metadata"].get("uid") != identity.uid:
+            return  # gone: the informer's delete event updates the graph
+        if deleting_with(latest, FOREGROUND):
+            await self.process_deleting_dependents(node, resource)
+            return
+        md = latest["metadata"]
+        refs = list(md.get("ownerReferences") or ())
+        if not refs:
+            return
+        states = {r.get("uid", ""): await self._owner_state(r, identity.namespace) for r in refs}
+        plan = plan_attempt_to_delete(refs, states, bool(node.dependents),
+                                      list(md.get("finalizers") or ()))
+        if plan.action == "patch":
+            self.log.info("removing dangling owner references", object=_describe(identity),
+                          kept=[r.get("name") for r in plan.owner_references or ()])
+            await self.client.patch(resource, identity.name,
+                                    {"metadata": {"ownerReferences": plan.owner_references,
+                                                  "resourceVersion": md.get("resourceVersion")}},
+                                    _ns(resource, identity))
+        elif plan.action == "delete":
+            self.log.info("deleting object whose owners are gone", object=_describe(identity),
+                          propagation=plan.policy)
+            try:
+                await self.client.delete(resource, identity.name, _ns(resource, identity),
+                                         propagation_policy=plan.policy,
+                                         preconditions={"uid": identity.uid})
+            except StatusError as exc:
+                if exc.code not in (404, 409):
+                    raise
+
+    async def process_deleting_dependents(self, node: GraphNode, resource: Resource) -> None:
+        """upstream processDeletingDependentsItem: wait for the blocking dependents, then
+        let the owner go."""
+        blocking = self.graph.blocking_dependents(node.identity.uid)
+        if not blocking:
+            await self.remove_finalizer(node.identity, FOREGROUND)
+            return
+        for dep in blocking:
+            if not dep.being_deleted:
+                self.queue.add(f"delete:{dep.identity.uid}")
+
+    # -- attemptToOrphan -----------------------------------------------------------------
+    async def attempt_to_orphan(self, node: GraphNode) -> None:
+        """upstream orphanDependents + removeFinalizer(orphan)."""
+        owner_uid = node.identity.uid
+        for dep_uid in list(node.dependents):
+            dep = self.graph.get(dep_uid)
+            if dep is not None:
+                await self._drop_reference(dep.identity, owner_uid)
+        await self.remove_finalizer(node.identity, ORPHAN)
+
+    async def _drop_reference(self, identity: Identity, owner_uid: str) -> None:
+        for _ in range(CONFLICT_RETRIES):
+            resource, latest = await self._get(identity)
+            if resource is None or latest is None or latest["metadata"].get("uid") != identity.uid:
+                return
+            md = latest["metadata"]
+            refs = list(md.get("ownerReferences") or ())
+            kept = [r for r in refs if r.get("uid") != owner_uid]
+            if len(kept) == len(refs):
+                return
+            try:
+                await self.client.patch(resource, identity.name,
+                                        {"metadata": {"ownerReferences": kept or None,
+                                                      "resourceVersion": md.get("resourceVersion")}},
+                                        _ns(resource, identity))
+            except StatusError as exc:
+                if exc.code == 404:
+                    return
+                if exc.code == 409:
+                    continue
+                raise
+            self.log.info("orphaned dependent", object=_describe(identity), owner_uid=owner_uid)
+            return
+        raise RuntimeError(f"could not orphan {_describe(identity)}: too many conflicts")
+
+    async def remove_finalizer(self, identity: Identity, finalizer: str) -> None:
+        """upstream removeFinalizer: read, drop the finalizer, write with the read's
+        resourceVersion, again on conflict. The API server deletes an object being deleted
+        once its last finalizer is gone."""
+        for _ in range(CONFLICT_RETRIES):
+            resource, latest = await self._get(identity)
+            if resource is None or latest is None or latest["metadata"].get("uid") != identity.uid:
+                return
+            md = latest["metadata"]
+            finalizers = list(md.get("finalizers") or ())
+            if finalizer not in finalizers:
+                return
+            rest = [f for f in finalizers if f != finalizer]
+            try:
+                await self.client.patch(resource, identity.name,
+                                        {"metadata": {"finalizers": rest or None,
+                                                      "resourceVersion": md.get("resourceVersion")}},
+                                        _ns(resource, identity))
+            except StatusError as exc:
+                if exc.code == 404:
+                    return
+                if exc.code == 409:
+                    continue
+                raise
+            self.log.info("removed finalizer", object=_describe(identity), finalizer=finalizer)
+            return
+        raise RuntimeError(f"could not remove finalizer {finalizer} of {_describe(identity)}")
+
+
+def _ns(resource: Resource, identity: Identity) -> str | None:
+    return identity.namespace if resource.namespaced else None
+
+
+def _describe(identity: Identity) -> str:
+    where = f"{identity.namespace}/" if identity.namespace else ""
+    return f"{identity.kind} {where}{identity.name}"

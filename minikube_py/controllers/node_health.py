@@ -1,0 +1,127 @@
+"""How the node lifecycle controller judges a node: when it last heard from the kubelet, by
+its own clock, and what it writes when the kubelet has gone quiet.
+
+Kubernetes v1.0 piece: pkg/cloudprovider/nodecontroller's tryUpdateNodeStatus and the
+eviction checks of monitorNodeStatus (later pkg/controller/nodelifecycle). The controller
+does not trust the kubelet's clock: it only notices that the Ready condition's
+lastHeartbeatTime *changed*, and stamps that moment with its own time (nodeStatusData's
+probeTimestamp and readyTransitionTimestamp). Pure functions over (saved health, node, now).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..api import meta
+from .conditions import get_condition
+
+Obj = dict[str, Any]
+
+STOPPED_REASON = "NodeStatusUnknown"
+STOPPED_MESSAGE = "Kubelet stopped posting node status."
+NEVER_REASON = "NodeStatusNeverUpdated"
+NEVER_MESSAGE = "Kubelet never posted node status."
+#: conditions the kubelet posts besides Ready (upstream remainingNodeConditionTypes); they go
+#: Unknown with Ready. NetworkUnavailable belongs to the route controller and is left alone.
+REMAINING_CONDITIONS = ("MemoryPressure", "DiskPressure", "PIDPressure")
+NOT_KUBELET_CONDITIONS = frozenset({"NetworkUnavailable"})
+
+
+@dataclass(frozen=True)
+class NodeHealth:
+    """upstream nodeStatusData: our times (seconds, our clock) of the last heartbeat change and
+    of the last Ready transition, and the Ready condition stamps we saw then."""
+
+    probe_timestamp: float
+    ready_transition_timestamp: float
+    heartbeat: str | None = None     # Ready.lastHeartbeatTime as last seen (None: no Ready)
+    transition: str | None = None    # Ready.lastTransitionTime as last seen
+
+
+def creation_time(node: Obj) -> float:
+    text = (node.get("metadata") or {}).get("creationTimestamp")
+    try:
+        return meta.parse_rfc3339(text) if text else 0.0
+    except ValueError:
+        return 0.0
+
+
+def observe(saved: NodeHealth | None, node: Obj, now: float) -> NodeHealth:
+    """Fold what the node shows now into our record (upstream's case list):
+    - no Ready condition: the kubelet never posted; times are the node's creation;
+    - first sight, or Ready newly appeared: both times are now;
+    - heartbeat changed: probe is now; the transition is now too if lastTransitionTime moved;
+    - heartbeat unchanged: nothing happened on that node; keep the record."""
+    ready = get_condition(node, "Ready")
+    if ready is None:
+        created = creation_time(node)
+        return NodeHealth(created, created)
+    heartbeat = ready.get("lastHeartbeatTime")
+    transition = ready.get("lastTransitionTime")
+    if saved is None or saved.heartbeat is None:
+        return NodeHealth(now, now, heartbeat, transition)
+    if saved.heartbeat != heartbeat:
+        moved = now if saved.transition != transition else saved.ready_transition_timestamp
+        return NodeHealth(now, moved, heartbeat, transition)
+    return saved
+
+
+def grace_period(node: Obj, monitor_grace: float, startup_grace: float) -> float:
+    """A node that never posted Ready gets the (longer) startup grace period."""
+    return startup_grace if get_condition(node, "Ready") is None else monitor_grace
+
+
+def stale(health: NodeHealth, grace: float, now: float) -> bool:
+    """The heartbeat has not changed for longer than the grace period."""
+    return now > health.probe_timestamp + grace
+
+
+def conditions_unknown(node: Obj, now_text: str) -> list[Obj]:
+    """The node's conditions after the kubelet went quiet: Ready and the kubelet's other
+    conditions set to Unknown (missing ones added as never updated); heartbeats are kept —
+    they are the last time we heard from the kubelet."""
+    created = (node.get("metadata") or {}).get("creationTimestamp")
+    out = [dict(c) for c in (node.get("status") or {}).get("conditions") or ()]
+    present = {c.get("type") for c in out}
+    for cond in out:
+        if cond.get("type") in NOT_KUBELET_CONDITIONS or cond.get("status") == "Unknown":
+            continue
+        cond.update(status="Unknown", reason=STOPPED_REASON, message=STOPPED_MESSAGE,
+                    lastTransitionTime=now_text)
+    for ctype in ("Ready", *REMAINING_CONDITIONS):
+        if ctype not in present:
+            out.append({"type": ctype, "status": "Unknown", "reason": NEVER_REASON,
+                        "message": NEVER_MESSAGE, "lastHeartbeatTime": created,
+                        "lastTransitionTime": now_text})
+    return out
+
+
+def after_marked_unknown(health: NodeHealth, node_after: Obj, now: float) -> NodeHealth:
+    """Our own write moved the Ready transition (upstream stores readyTransitionTimestamp =
+    now with the status it wrote), so the next observation sees no change."""
+    ready = get_condition(node_after, "Ready") or {}
+    return replace(health, ready_transition_timestamp=now,
+                   heartbeat=ready.get("lastHeartbeatTime"),
+                   transition=ready.get("lastTransitionTime"))
+
+
+class Eviction(enum.Enum):
+    EVICT = "evict"
+    CANCEL = "cancel"
+    NONE = "none"
+
+
+def eviction_decision(ready_status: str | None, health: NodeHealth, now: float,
+                      timeout: float) -> Eviction:
+    """upstream monitorNodeStatus: NotReady (False) for longer than the eviction timeout since
+    the Ready transition, or Unknown for longer than it since the last heartbeat -> evict its
+    pods; Ready again -> cancel a pending eviction."""
+    if ready_status == "False" and now > health.ready_transition_timestamp + timeout:
+        return Eviction.EVICT
+    if ready_status == "Unknown" and now > health.probe_timestamp + timeout:
+        return Eviction.EVICT
+    if ready_status == "True":
+        return Eviction.CANCEL
+    return Eviction.NONE
