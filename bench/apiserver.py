@@ -384,7 +384,8 @@ class Bench:
     async def apiserver(self, tag: str) -> AsyncIterator[Server]:
         """A fresh `minikube-py start` (durable, empty data dir) for one measure run."""
         data_dir = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir=self.workdir))
-        argv = [sys.executable, "-m", "minikube_py.cli.main", "start", "--insecure-port", "0",
+        argv = [sys.executable, "-m", "minikube_py.cli.main", "apiserver",
+                "--insecure-port", str(common.free_port()),
                 "--data-dir", str(data_dir), "--fsync", "always", "--log-format", "json"]
         server = await start_server(self.procs, argv, self.timeout)
         try:

@@ -259,3 +259,16 @@ def clean_nans(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [clean_nans(v) for v in value]
     return value
+
+
+# ------------------------------------------------------------------------------ ports
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now (the OS picks it); port 0 on the
+    command line disables a listener, as upstream, so benchmarks pick real ports."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

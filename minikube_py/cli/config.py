@@ -16,9 +16,10 @@ from typing import Any, Iterable
 
 import yaml
 
-from .storage_target import CommandError
+from .storage_target import ConfigError
 
-_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?$")
+_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?"
+                       r"(?:(\d+(?:\.\d+)?)ms)?$")
 
 
 def load_config(path: str | Path, known: Iterable[str]) -> dict[str, Any]:
@@ -27,18 +28,18 @@ def load_config(path: str | Path, known: Iterable[str]) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text()) or {}
     except OSError as exc:
-        raise CommandError(f"cannot read config {path}: {exc.strerror or exc}") from exc
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
-        raise CommandError(f"config {path} is not valid YAML: {exc}") from exc
+        raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
-        raise CommandError(f"config {path} must be a mapping of flag names to values")
+        raise ConfigError(f"config {path} must be a mapping of flag names to values")
     known = set(known)
     settings = {}
     for key, value in data.items():
         dest = str(key).replace("-", "_")
         if dest not in known:
             names = ", ".join(sorted(k.replace("_", "-") for k in known))
-            raise CommandError(f"config {path}: unknown setting {key!r} (known: {names})")
+            raise ConfigError(f"config {path}: unknown setting {key!r} (known: {names})")
         settings[dest] = value
     return settings
 
@@ -52,6 +53,6 @@ def parse_duration(text: str | int | float) -> float:
         return 0.0
     match = _DURATION.match(text)
     if not text or not match or not any(match.groups()):
-        raise CommandError(f"invalid duration {text!r}: use e.g. 5m0s, 30s or 0")
-    hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
-    return hours * 3600 + minutes * 60 + seconds
+        raise ConfigError(f"invalid duration {text!r}: use e.g. 5m0s, 30s, 200ms or 0")
+    hours, minutes, seconds, millis = (float(g) if g else 0.0 for g in match.groups())
+    return hours * 3600 + minutes * 60 + seconds + millis / 1000

@@ -16,7 +16,7 @@ import sys
 from .. import __version__
 from ..logs import FORMATS, LEVELS, configure_logging
 from ..storage import StorageError
-from . import scheduler, start, storage_inspector
+from . import apiserver, controller_manager, kubeconfig, kubelet, scheduler, start, status, storage_inspector
 from .storage_target import CommandError
 
 PROG = "minikube-py"
@@ -40,7 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command_name", metavar="COMMAND")
     start.register(commands, [logging_flags("info")])
+    apiserver.register(commands, [logging_flags("info")])
     scheduler.register(commands, [logging_flags("info")])
+    controller_manager.register(commands, [logging_flags("info")])
+    kubelet.register(commands, [logging_flags("info")])
+    status.register(commands, [logging_flags("warning")])
+    kubeconfig.register(commands, [logging_flags("warning")])
     # Inspection prints results on stdout; only warnings belong beside them.
     storage_inspector.register(commands, [logging_flags("warning")])
     return parser
@@ -62,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except (StorageError, CommandError, OSError) as exc:
         print(f"{PROG} {args.command}: error: {describe(exc)}", file=sys.stderr)
-        return 1
+        return exc.exit_code if isinstance(exc, CommandError) else 1
     except Exception as exc:  # noqa: BLE001 - one line, unless debugging
         if os.environ.get("MINIKUBE_PY_DEBUG"):
             raise

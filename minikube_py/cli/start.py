@@ -1,208 +1,50 @@
-"""`minikube-py start`: run the control plane in this process, until SIGINT or SIGTERM.
+"""`minikube-py start`: the whole cluster in this process, until SIGINT or SIGTERM.
 
-Kubernetes v1.0 piece: cmd/kube-apiserver/app/server.go's Run — build the storage from
---etcd-servers, serve, block forever — folded with the all-in-one wiring of a
-local cluster. `start` opens the store (embedded on --data-dir, or a real etcd) and serves the
-API server on the insecure port (127.0.0.1:8080, v1.0's default). Components will be started
-here, in order, as they arrive, and stopped in reverse.
+Kubernetes v1.0 piece: what the seeds do with systemctl on one machine — start etcd,
+kube-apiserver, kube-controller-manager, kube-scheduler and a kubelet per node — folded into
+one process: the embedded store (or --etcd-servers), the API server on the insecure port, and
+then the scheduler, the controller manager and the simulated kubelets, each talking to the API
+server through the in-process transport (the same handler pipeline as HTTP, no socket), each
+with its own health port so componentstatuses probes them for real.
 
-Stopping is the part that matters for data: a signal only sets an event; the server then
-leaves through its clean-up, so the HTTP site closes, the store flushes its WAL and the data
-dir's lock is released before the process exits 0. A second `start` on the same data dir fails
-at once with the holder's pid (datadir.DataDirLockedError).
+`start` says "ready" only when it is: every node Ready and every component Healthy. Stopping
+is the part that matters for data: a signal only sets an event; the components stop in reverse
+order, the HTTP site closes, the store flushes its WAL and the data dir's lock is released
+before the process exits 0. A second `start` on the same data dir resumes the cluster; one
+started while the first runs fails at once with the holder's pid.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+import sys
+import time
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 import structlog
 
-from ..apiserver.options import APIServerOptions
 from ..storage import EmbeddedStore, Store
 from . import runtime
-from .config import load_config, parse_duration
-from .storage_target import (
-    DEFAULT_DATA_DIR,
-    DEFAULT_ETCD_KEY_PREFIX,
-    CommandError,
-    connect_etcd,
-    parse_servers,
-)
+from .start_options import StartOptions, add_start_flags
+from .storage_target import CommandError, connect_etcd
 
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from ..apiserver.server import APIServer
+    from ..client import Client
+
 log = structlog.get_logger(component="minikube-py")
-
-DEFAULT_PORT = 8080  # v1.0 kube-apiserver --insecure-port
-ADDRESS = "127.0.0.1"
-
-
-#: Built-in defaults of every `start` setting; a config file or a flag overrides them.
-DEFAULTS = {
-    "data_dir": DEFAULT_DATA_DIR,
-    "etcd_servers": None,
-    "etcd_key_prefix": DEFAULT_ETCD_KEY_PREFIX,
-    "fsync": "always",
-    "port": DEFAULT_PORT,
-    "etcd_compaction_interval": "5m0s",
-    "snapshot_count": 10_000,
-    "history_max_events": 50_000,
-    "watch_buffer_size": 1024,
-    "etcd_prefix": "/registry",
-    "service_cluster_ip_range": "10.0.0.0/24",
-    "service_node_port_range": "30000-32767",
-    "event_ttl": "1h0m0s",
-    "max_requests_inflight": 400,
-    "max_mutating_requests_inflight": 200,
-    "min_request_timeout": 1800,
-    "watch_cache_size": 10_000,
-    "scheduler_port": 10251,
-}
-
-
-@dataclass(frozen=True)
-class StartOptions:
-    data_dir: Path
-    etcd_servers: tuple[str, ...]
-    etcd_key_prefix: str
-    fsync: bool
-    port: int
-    compaction_interval: float
-    snapshot_count: int
-    history_max_events: int
-    watch_buffer_size: int
-    apiserver: APIServerOptions
-    scheduler_port: int
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> "StartOptions":
-        """Flags given on the command line, else the --config file, else DEFAULTS."""
-        from_file = load_config(args.config, DEFAULTS) if args.config else {}
-
-        def setting(name: str):
-            value = getattr(args, name)
-            return value if value is not None else from_file.get(name, DEFAULTS[name])
-
-        if setting("etcd_servers") and (args.data_dir or "data_dir" in from_file):
-            raise CommandError("use either --data-dir or --etcd-servers, not both")
-        if setting("fsync") not in ("always", "never"):
-            raise CommandError(f"fsync must be always or never, not {setting('fsync')!r}")
-        try:
-            return cls(
-                data_dir=Path(str(setting("data_dir"))).expanduser(),
-                etcd_servers=parse_servers(str(setting("etcd_servers"))) if setting("etcd_servers") else (),
-                etcd_key_prefix=str(setting("etcd_key_prefix") or ""),
-                fsync=setting("fsync") == "always",
-                port=int(setting("port")),
-                compaction_interval=parse_duration(setting("etcd_compaction_interval")),
-                snapshot_count=int(setting("snapshot_count")),
-                history_max_events=int(setting("history_max_events")),
-                watch_buffer_size=int(setting("watch_buffer_size")),
-                scheduler_port=int(setting("scheduler_port")),
-                apiserver=APIServerOptions(
-                    etcd_prefix=str(setting("etcd_prefix")),
-                    service_cluster_ip_range=str(setting("service_cluster_ip_range")),
-                    service_node_port_range=str(setting("service_node_port_range")),
-                    event_ttl=parse_duration(setting("event_ttl")),
-                    max_requests_inflight=int(setting("max_requests_inflight")),
-                    max_mutating_requests_inflight=int(setting("max_mutating_requests_inflight")),
-                    min_request_timeout=float(setting("min_request_timeout")),
-                    watch_cache_size=int(setting("watch_cache_size")),
-                    etcd_health_urls=tuple(
-                        f"http://{server}/health" for server in
-                        (parse_servers(str(setting("etcd_servers"))) if setting("etcd_servers") else ())
-                    ),
-                    backend="etcd" if setting("etcd_servers") else "embedded",
-                ),
-            )
-        except (TypeError, ValueError) as exc:
-            raise CommandError(f"invalid setting: {exc}") from exc
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "start",
-        parents=parents,
-        help="run the control plane (for now: the store and the API server)",
-        description="Run the control plane in this process until SIGINT or SIGTERM.",
-    )
-    parser.add_argument(
-        "--config",
-        metavar="FILE",
-        help="YAML file of settings named like these flags (see configs/cluster.yaml); flags win",
-    )
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help=f"the embedded store's data directory (default {DEFAULT_DATA_DIR})",
-    )
-    parser.add_argument(
-        "--etcd-servers", metavar="HOST:PORT[,...]", help="store data in this etcd cluster instead"
-    )
-    parser.add_argument(
-        "--etcd-key-prefix",
-        metavar="PREFIX",
-        help="namespace prepended to every key in etcd, so clusters can share one etcd "
-        "(default: none; the keys themselves already start with /registry)",
-    )
-    parser.add_argument(
-        "--fsync",
-        choices=("always", "never"),
-        help="fsync the WAL before acknowledging a write (default always; never is for tests)",
-    )
-    parser.add_argument(
-        "--insecure-port", "--port", dest="port", type=int,
-        help=f"the API server's insecure port on {ADDRESS}: no authentication, like v1.0's "
-        f"(default {DEFAULT_PORT}; 0 picks a free port)",
-    )
-    parser.add_argument("--etcd-prefix", metavar="PREFIX",
-                        help="the root of every key in the store (default /registry)")
-    parser.add_argument("--service-cluster-ip-range", metavar="CIDR",
-                        help="services' cluster IPs come from here (default 10.0.0.0/24)")
-    parser.add_argument("--service-node-port-range", metavar="LOW-HIGH",
-                        help="NodePorts come from here (default 30000-32767)")
-    parser.add_argument("--event-ttl", metavar="DURATION",
-                        help="events are deleted this long after they are written (default 1h0m0s)")
-    parser.add_argument("--max-requests-inflight", type=int,
-                        help="read requests served at once before 429 (default 400; 0 = no limit)")
-    parser.add_argument("--max-mutating-requests-inflight", type=int,
-                        help="write requests served at once before 429 (default 200; 0 = no limit)")
-    parser.add_argument("--min-request-timeout", type=int, metavar="SECONDS",
-                        help="watches without timeoutSeconds last between this and twice this "
-                        "(default 1800)")
-    parser.add_argument("--scheduler-port", type=int,
-                        help="run the scheduler in this process with its healthz/metrics/debug "
-                        "on this port (default 10251; 0 picks a free port; -1 runs no scheduler)")
-    parser.add_argument("--watch-cache-size", type=int,
-                        help="events per resource kept in memory to resume watches (default 10000)")
-    parser.add_argument(
-        "--etcd-compaction-interval",
-        metavar="DURATION",
-        help="compact the store's history this often, keeping at least one interval "
-        "(default 5m0s; 0 disables)",
-    )
-    parser.add_argument(
-        "--snapshot-count",
-        type=int,
-        help="WAL records between snapshots, at least (default 10000; the store also waits "
-        "for as many records as it has keys)",
-    )
-    parser.add_argument(
-        "--history-max-events",
-        type=int,
-        help="watch history kept at most, in events (default 50000)",
-    )
-    parser.add_argument(
-        "--watch-buffer-size",
-        type=int,
-        help="events buffered per watcher before it is caught up from history (default 1024)",
-    )
+        "start", parents=parents,
+        help="run the whole cluster: store, API server, scheduler, controller manager, nodes",
+        description="Run the cluster in this process until SIGINT or SIGTERM. Every "
+        "component's flags are accepted; a --config file sets the same names.")
+    add_start_flags(parser)
     parser.set_defaults(run=run, command="start")
 
 
@@ -233,6 +75,17 @@ def inspect_hint(options: StartOptions) -> str:
     return f"minikube-py storage ls --data-dir {options.data_dir}"
 
 
+class Component:
+    """A started component: where it answers, and how to stop it."""
+
+    def __init__(self, name: str, url: str | None, stop: Callable[[], Awaitable[None]],
+                 detail: str = "") -> None:
+        self.name, self.url, self._stop, self.detail = name, url, stop, detail
+
+    async def stop(self) -> None:
+        await self._stop()
+
+
 async def serve(options: StartOptions) -> int:
     # Imported here, not at the top: aiohttp costs a quarter of a second to import, which
     # every `minikube-py storage ...` command would otherwise pay for nothing.
@@ -240,44 +93,41 @@ async def serve(options: StartOptions) -> int:
 
     from ..apiserver.server import APIServer
 
+    began = time.monotonic()
     stop = runtime.stop_on_signals()
+    components: list[Component] = []
     try:
         store, backend = await open_store(options)
         try:
             apiserver = APIServer(store, options.apiserver)
             runner = web.AppRunner(apiserver.build_app(), access_log=None)
             await runner.setup()
-            scheduler: _InProcessScheduler | None = None
             try:
-                site = web.TCPSite(runner, ADDRESS, options.port)
-                try:
-                    await site.start()
-                except OSError as exc:
-                    reason = exc.strerror or exc
-                    raise CommandError(f"cannot serve on {ADDRESS}:{options.port}: {reason}") from exc
-                api_url = f"http://{ADDRESS}:{_bound_port(runner, options.port)}"
-                scheduler = await _start_scheduler(apiserver, runner.app, options.scheduler_port)
+                await _listen(runner, options.address, options.port, "the API server",
+                              "--insecure-port")
+                api_url = f"http://{options.address}:{bound_port(runner, options.port)}"
+                components = await start_components(options, apiserver, runner.app)
+                await wait_ready(options, runner.app, components, stop)
+                if options.kubeconfig_out is not None:
+                    from .kubeconfig import write
+
+                    write(options.kubeconfig_out, api_url)
                 page = await store.range("", limit=1)
-                where = (
-                    {"etcd_servers": ",".join(options.etcd_servers), "etcd_key_prefix": options.etcd_key_prefix}
-                    if options.etcd_servers
-                    else {"data_dir": str(options.data_dir)}
-                )
-                log.info(
-                    "ready",
-                    url=api_url,
-                    scheduler=scheduler.url if scheduler else None,
-                    storage=backend,
-                    revision=page.revision,
-                    keys=len(page.kvs) + page.remaining,
-                    **where,
-                    inspect=inspect_hint(options),
-                )
+                where = ({"etcd_servers": ",".join(options.etcd_servers),
+                          "etcd_key_prefix": options.etcd_key_prefix}
+                         if options.etcd_servers else {"data_dir": str(options.data_dir)})
+                seconds = time.monotonic() - began
+                log.info("ready", url=api_url, seconds=round(seconds, 3), storage=backend,
+                         revision=page.revision, keys=len(page.kvs) + page.remaining,
+                         **{c.name.replace("-", "_"): c.url for c in components},
+                         kubeconfig=str(options.kubeconfig_out or ""), **where,
+                         inspect=inspect_hint(options))
+                print_summary(options, api_url, backend, components, seconds)
                 await stop.wait()
                 log.info("stopping")
             finally:
-                if scheduler is not None:
-                    await scheduler.stop()
+                for component in reversed(components):
+                    await component.stop()
                 await runner.cleanup()
         finally:
             await store.close()
@@ -287,53 +137,207 @@ async def serve(options: StartOptions) -> int:
     return 0
 
 
-class _InProcessScheduler:
-    """The all-in-one scheduler: the same component `minikube-py scheduler` runs, talking to
-    this process's API server through the in-process transport (the same handler pipeline
-    as HTTP, no socket), with its healthz/metrics/debug server."""
+async def start_components(options: StartOptions, apiserver: "APIServer",
+                           app: "web.Application") -> list[Component]:
+    started: list[Component] = []
+    try:
+        if options.runs("controller-manager"):
+            started.append(await start_controller_manager(options, apiserver, app))
+        if options.runs("scheduler"):
+            started.append(await start_scheduler(options, apiserver, app))
+        if options.runs("kubelet") and options.node_pools:
+            started.append(await start_kubelets(options, app))
+    except BaseException:
+        for component in reversed(started):
+            await component.stop()
+        raise
+    return started
 
-    def __init__(self, task: "asyncio.Task", runner: "web.AppRunner", url: str, client) -> None:
-        self.task, self.runner, self.url, self.client = task, runner, url, client
 
-    async def stop(self) -> None:
-        self.task.cancel()
-        await asyncio.gather(self.task, return_exceptions=True)
-        await self.runner.cleanup()
-        await self.client.close()
+def in_process_client(app: "web.Application", user_agent: str) -> "Client":
+    from ..client import Client, InProcessTransport
+
+    return Client(InProcessTransport(app, user_agent=user_agent))
 
 
-async def _start_scheduler(apiserver, app: "web.Application",
-                           port: int) -> _InProcessScheduler | None:
-    """Start kube-scheduler beside the API server (-1 = don't); `port` 0 picks a free one."""
-    if port < 0:
-        return None
+async def serve_health(app: "web.Application", address: str, port: int, what: str,
+                       flag: str) -> tuple["web.AppRunner | None", str | None]:
+    """A component's health/metrics listener; port 0 = none (upstream: 0 disables)."""
+    if port == 0:
+        return None, None
     from aiohttp import web
 
-    from ..client import Client, InProcessTransport
-    from ..scheduler.factory import from_provider
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await _listen(runner, address, port, what, flag)
+    except BaseException:
+        await runner.cleanup()
+        raise
+    return runner, f"http://{address}:{bound_port(runner, port)}"
+
+
+async def start_scheduler(options: StartOptions, apiserver: "APIServer",
+                          app: "web.Application") -> Component:
+    from ..scheduler.factory import PolicyError, from_provider, load_policy
     from ..scheduler.scheduler import Scheduler
     from ..scheduler.server import build_app
 
-    client = Client(InProcessTransport(app, user_agent="kube-scheduler"))
-    scheduler = Scheduler(client, from_provider("DefaultProvider"))
-    runner = web.AppRunner(build_app(scheduler), access_log=None)
-    await runner.setup()
     try:
-        await web.TCPSite(runner, ADDRESS, port).start()
-    except OSError as exc:
-        await runner.cleanup()
-        await client.close()
-        raise CommandError(f"cannot serve the scheduler on {ADDRESS}:{port}: "
-                           f"{exc.strerror or exc} (use --scheduler-port)") from exc
-    url = f"http://{ADDRESS}:{_bound_port(runner, port)}"
-    apiserver.set_component_url("scheduler", f"{url}/healthz")
+        algorithm = (load_policy(options.policy_config_file) if options.policy_config_file
+                     else from_provider(options.algorithm_provider))
+    except PolicyError as exc:
+        raise CommandError(str(exc)) from None
+    client = in_process_client(app, "kube-scheduler")
+    scheduler = Scheduler(client, algorithm,
+                          percentage_of_nodes_to_score=options.percentage_of_nodes_to_score)
+    runner, url = await serve_health(build_app(scheduler), options.address,
+                                     options.scheduler_port, "the scheduler", "--scheduler-port")
+    if url:
+        apiserver.set_component_url("scheduler", f"{url}/healthz")
     task = asyncio.create_task(scheduler.run(), name="scheduler")
-    return _InProcessScheduler(task, runner, url, client)
+    return Component("scheduler", url, _stopper(task, runner, client))
 
 
-def _bound_port(runner: "web.AppRunner", requested: int) -> int:
-    """The port actually bound (differs from the requested one when that is 0)."""
+async def start_controller_manager(options: StartOptions, apiserver: "APIServer",
+                                   app: "web.Application") -> Component:
+    from ..controllers.manager import ControllerManager, build_app
+
+    client = in_process_client(app, "kube-controller-manager")
+    manager = ControllerManager(client, options.controllers)
+    runner, url = await serve_health(build_app(manager), options.address,
+                                     options.controller_manager_port, "the controller manager",
+                                     "--controller-manager-port")
+    if url:
+        apiserver.set_component_url("controller-manager", f"{url}/healthz")
+    task = asyncio.create_task(manager.run(), name="controller-manager")
+    return Component("controller-manager", url, _stopper(task, runner, client),
+                     f"{len(options.controllers.controllers)} controllers")
+
+
+async def start_kubelets(options: StartOptions, app: "web.Application") -> Component:
+    from ..kubelet.config import KubeletConfig
+    from ..kubelet.pool import KubeletPool
+
+    client = in_process_client(app, "kubelet")
+    port = options.kubelet_port if options.kubelet_port else -1
+    pool = KubeletPool(client, address=options.address, port=port, node_ip=options.address)
+    for spec in options.node_pools:
+        config = KubeletConfig(
+            cpu=spec.cpu, memory=spec.memory, pods=spec.pods, labels=dict(spec.labels),
+            taints=spec.taint_dicts(),
+            node_status_update_frequency=options.node_status_update_frequency,
+            image_pull_seconds=options.image_pull_duration,
+            container_start_seconds=options.container_start_duration,
+            max_termination_grace_seconds=options.max_termination_grace_period)
+        pool.add_nodes(spec.name, spec.count, config)
+    try:
+        await pool.start()
+    except BaseException:
+        await pool.stop()
+        await client.close()
+        raise
+
+    async def stop() -> None:
+        await pool.stop()
+        await client.close()
+
+    count = sum(p.count for p in options.node_pools)
+    url = pool.url if options.kubelet_port else None
+    return Component("kubelet", url, stop, f"{count} node{'s' if count != 1 else ''}")
+
+
+def _stopper(task: asyncio.Task, runner: "web.AppRunner | None",
+             client: "Client") -> Callable[[], Awaitable[None]]:
+    async def stop() -> None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if runner is not None:
+            await runner.cleanup()
+        await client.close()
+    return stop
+
+
+async def wait_ready(options: StartOptions, app: "web.Application",
+                     components: list[Component], stop: asyncio.Event) -> None:
+    """Until every simulated node is Ready and every probed component Healthy; a timeout is
+    an error that says what is still missing."""
+    from ..client.resources import COMPONENTSTATUSES, NODES
+
+    client = in_process_client(app, "minikube-py")
+    expected = {f"{p.name}-{i}" for p in options.node_pools for i in range(p.count)} \
+        if options.runs("kubelet") else set()
+    probed = {c.name for c in components if c.url and c.name != "kubelet"}
+    deadline = time.monotonic() + options.ready_timeout
+    missing: list[str] = []
+    try:
+        while not stop.is_set():
+            missing = []
+            if expected:
+                nodes = await client.list(NODES)
+                ready = {n["metadata"]["name"] for n in nodes.get("items", ())
+                         if _condition(n, "Ready") == "True"}
+                waiting = expected - ready
+                if waiting:
+                    missing.append(f"{len(waiting)} node(s) not Ready (e.g. {min(waiting)})")
+            if probed:
+                statuses = await client.list(COMPONENTSTATUSES)
+                for item in statuses.get("items", ()):
+                    name = item["metadata"]["name"]
+                    if name in probed and _condition(item, "Healthy") != "True":
+                        missing.append(f"{name} not Healthy")
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                raise CommandError(f"not ready after {options.ready_timeout:g} s: "
+                                   f"{'; '.join(missing)} (see --ready-timeout)")
+            await asyncio.sleep(0.02)
+    finally:
+        await client.close()
+
+
+def _condition(obj: dict, kind: str) -> str | None:
+    for condition in (obj.get("status") or {}).get("conditions") or obj.get("conditions") or ():
+        if condition.get("type") == kind:
+            return condition.get("status")
+    return None
+
+
+def print_summary(options: StartOptions, api_url: str, backend: str,
+                  components: list[Component], seconds: float) -> None:
+    """What runs where, and how to point kubectl at it (on stdout, for people)."""
+    where = (f"etcd {','.join(options.etcd_servers)}" if options.etcd_servers
+             else f"embedded store in {options.data_dir}")
+    lines = [f"minikube-py is ready ({seconds:.2f} s)",
+             f"  {'apiserver':<20}{api_url}  ({where})"]
+    for c in components:
+        target = c.url or "(no listener)"
+        lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
+    if options.kubeconfig_out is not None:
+        lines.append(f"  {'kubeconfig':<20}{options.kubeconfig_out}")
+        lines.append(f"Point kubectl at it:  export KUBECONFIG={options.kubeconfig_out}"
+                     f"   (or: kubectl -s {api_url} get nodes)")
+    else:
+        lines.append(f"Point kubectl at it:  kubectl -s {api_url} get nodes")
+    lines.append(f"Inspect the store:    {inspect_hint(options)}")
+    print("\n".join(lines), flush=True)
+    sys.stdout.flush()
+
+
+async def _listen(runner: "web.AppRunner", address: str, port: int, what: str, flag: str) -> None:
+    from aiohttp import web
+
+    try:
+        await web.TCPSite(runner, address, port).start()
+    except OSError as exc:
+        raise CommandError(f"cannot serve {what} on {address}:{port}: "
+                           f"{exc.strerror or exc} (use {flag})") from exc
+
+
+def bound_port(runner: "web.AppRunner", requested: int) -> int:
+    """The port actually bound."""
     for address in runner.addresses:
         if isinstance(address, tuple) and len(address) >= 2:
             return address[1]
     return requested
+

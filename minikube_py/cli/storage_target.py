@@ -29,6 +29,14 @@ DEFAULT_ETCD_KEY_PREFIX = ""
 class CommandError(Exception):
     """A command cannot do what was asked; the message is the one line the user sees."""
 
+    exit_code = 1
+
+
+class ConfigError(CommandError):
+    """A flag or config-file setting is wrong (usage error: exit code 2, like argparse)."""
+
+    exit_code = 2
+
 
 @dataclass(frozen=True)
 class Target:

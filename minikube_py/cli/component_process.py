@@ -1,0 +1,90 @@
+"""How a control-plane component runs as its own process: an HTTP client to the API server,
+a health/metrics listener, the component's work (directly, or only while it leads), and a
+clean stop on SIGINT/SIGTERM.
+
+Kubernetes v1.0 piece: the shared tail of plugin/cmd/kube-scheduler/app/server.go and
+cmd/kube-controller-manager/app/controllermanager.go — build a client from --master or
+--kubeconfig, `go http.ListenAndServe(--address:--port)` for healthz and metrics, then run
+forever — plus the v1.1+ leader-election wrapper (`leaderelection.RunOrDie`) with its lock
+object in kube-system. Written once for the scheduler and the controller manager.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+import structlog
+
+from . import runtime
+from .storage_target import CommandError
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from ..client import Client
+
+
+def http_client(settings: dict[str, Any], user_agent: str) -> "Client":
+    """A client from --kubeconfig if given, else --master."""
+    from ..client import Client, HTTPTransport
+
+    if settings.get("kubeconfig"):
+        return Client(HTTPTransport.from_kubeconfig(settings["kubeconfig"], user_agent=user_agent))
+    return Client(HTTPTransport(settings["master"], user_agent=user_agent))
+
+
+async def run_work(client: "Client", settings: dict[str, Any], lock_name: str,
+                   work: Callable[[], Awaitable[None]]) -> None:
+    """`work()` now, or under a LeaderElector when settings["leader_elect"] is set."""
+    if not settings.get("leader_elect"):
+        await work()
+        return
+    from ..client.leaderelection import LeaderElector
+
+    elector = LeaderElector(client, name=lock_name,
+                            identity=f"{socket.gethostname()}_{id(work):x}",
+                            lease_duration=settings["leader_elect_lease_duration"],
+                            renew_deadline=settings["leader_elect_renew_deadline"],
+                            retry_period=settings["leader_elect_retry_period"])
+    await elector.run(work)
+
+
+async def run_component(name: str, client: "Client", health_app: "web.Application",
+                        settings: dict[str, Any], work: Callable[[], Awaitable[None]],
+                        **describe: Any) -> int:
+    """Serve `health_app` on --address:--port (0: no listener), run `work` until a signal,
+    then stop everything. A failure of the work is one CommandError line, not a traceback."""
+    from aiohttp import web
+
+    log = structlog.get_logger(component=name)
+    stop = runtime.stop_on_signals()
+    runner = None
+    try:
+        if settings["port"]:
+            runner = web.AppRunner(health_app, access_log=None)
+            await runner.setup()
+            try:
+                await web.TCPSite(runner, settings["address"], settings["port"]).start()
+            except OSError as exc:
+                raise CommandError(f"cannot serve on {settings['address']}:{settings['port']}: "
+                                   f"{exc.strerror or exc}") from exc
+        log.info(f"{name} starting", master=getattr(client.transport, "base_url", ""),
+                 port=settings["port"], leader_elect=bool(settings.get("leader_elect")),
+                 **describe)
+        task = asyncio.create_task(run_work(client, settings, settings["lock_object_name"], work))
+        stopper = asyncio.create_task(stop.wait())
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        for t in (task, stopper):
+            t.cancel()
+        await asyncio.gather(task, stopper, return_exceptions=True)
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise CommandError(f"{name} stopped: {task.exception()}")
+    finally:
+        if runner is not None:
+            await runner.cleanup()
+        await client.close()
+        runtime.restore_signals()
+    log.info("stopped")
+    return 0

@@ -1,0 +1,141 @@
+"""Every component's settings, in v1.0 flag names, grouped by component.
+
+Kubernetes v1.0 piece: the options structs of cmd/kube-apiserver (APIServer), plugin/cmd/
+kube-scheduler (SchedulerServer), cmd/kube-controller-manager (CMServer) and cmd/kubelet
+(KubeletServer). `minikube-py start` takes all groups; `minikube-py apiserver`,
+`controller-manager`, `scheduler` and `kubelet` each take their own, so a flag means the same
+thing everywhere. In `start`, a component's own port is prefixed with its name
+(`--scheduler-port`, `--controller-manager-port`, `--kubelet-port`), because there is only one
+`--port`. Every port 0 disables that listener, as upstream.
+"""
+
+from __future__ import annotations
+
+from ..controllers.options import ControllerOptions
+from .settings import Resolved, Setting, boolean, duration, integer, number, port
+from .storage_target import DEFAULT_DATA_DIR, DEFAULT_ETCD_KEY_PREFIX
+
+_CM = ControllerOptions()
+
+STORAGE = (
+    Setting("data-dir", DEFAULT_DATA_DIR, "the embedded store's data directory", metavar="DIR"),
+    Setting("etcd-servers", None, "store data in this etcd cluster instead of --data-dir",
+            metavar="HOST:PORT[,...]"),
+    Setting("etcd-key-prefix", DEFAULT_ETCD_KEY_PREFIX, "namespace prepended to every key in "
+            "etcd, so clusters can share one etcd (keys already start with /registry)",
+            metavar="PREFIX"),
+    Setting("fsync", "always", "fsync the WAL before acknowledging a write (never: tests only)",
+            choices=("always", "never")),
+    Setting("etcd-compaction-interval", 300.0, "compact the store's history this often, keeping "
+            "at least one interval (0 disables)", duration, metavar="DURATION"),
+    Setting("snapshot-count", 10_000, "WAL records between snapshots, at least", integer),
+    Setting("history-max-events", 50_000, "watch history kept at most, in events", integer),
+    Setting("watch-buffer-size", 1024, "events buffered per watcher before it is caught up "
+            "from history", integer),
+)
+
+APISERVER = (
+    Setting("insecure-bind-address", "127.0.0.1", "address of the insecure port (no "
+            "authentication: keep it on loopback)", metavar="IP"),
+    Setting("insecure-port", 8080, "the API server's insecure port (0 disables it)", port,
+            aliases=("port",)),
+    Setting("etcd-prefix", "/registry", "the root of every key in the store", metavar="PREFIX"),
+    Setting("service-cluster-ip-range", "10.0.0.0/24", "services' cluster IPs come from here",
+            metavar="CIDR"),
+    Setting("service-node-port-range", "30000-32767", "NodePorts come from here",
+            metavar="LOW-HIGH"),
+    Setting("event-ttl", 3600.0, "events are deleted this long after they are written", duration,
+            metavar="DURATION"),
+    Setting("max-requests-inflight", 400, "read requests served at once before 429 (0 = no "
+            "limit; watches and logs are exempt)", integer),
+    Setting("max-mutating-requests-inflight", 200, "write requests served at once before 429",
+            integer),
+    Setting("min-request-timeout", 1800, "watches without timeoutSeconds last between this and "
+            "twice this many seconds", integer),
+    Setting("watch-cache-size", 10_000, "events per resource kept in memory to resume watches",
+            integer),
+)
+
+SCHEDULER = (
+    Setting("algorithm-provider", "DefaultProvider", "predicates and priorities by provider name"),
+    Setting("policy-config-file", None, "a v1.0 Policy JSON file (overrides "
+            "--algorithm-provider)", metavar="FILE"),
+    Setting("percentage-of-nodes-to-score", 100, "stop scoring after this share of nodes fit",
+            integer),
+)
+
+CONTROLLER_MANAGER = (
+    Setting("controllers", "*", "controllers to run: * = all, name enables, -name disables "
+            "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
+            "garbagecollector, serviceaccount)", metavar="LIST"),
+    Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
+            "at once", integer),
+    Setting("concurrent-replicaset-syncs", _CM.concurrent_replicaset_syncs,
+            "replica sets synced at once", integer),
+    Setting("concurrent-deployment-syncs", _CM.concurrent_deployment_syncs,
+            "deployments synced at once", integer),
+    Setting("concurrent-endpoint-syncs", _CM.concurrent_endpoint_syncs,
+            "services' endpoints synced at once", integer),
+    Setting("concurrent-namespace-syncs", _CM.concurrent_namespace_syncs,
+            "namespaces emptied at once", integer),
+    Setting("concurrent-gc-syncs", _CM.concurrent_gc_syncs, "garbage collector workers", integer),
+    Setting("node-monitor-period", _CM.node_monitor_period, "how often node status is checked",
+            duration, metavar="DURATION"),
+    Setting("node-monitor-grace-period", _CM.node_monitor_grace_period, "a node silent this "
+            "long is marked Ready=Unknown", duration, metavar="DURATION"),
+    Setting("node-startup-grace-period", _CM.node_startup_grace_period, "a new node may stay "
+            "silent this long before it is marked Unknown", duration, metavar="DURATION"),
+    Setting("pod-eviction-timeout", _CM.pod_eviction_timeout, "pods of a node not Ready this "
+            "long are deleted", duration, metavar="DURATION"),
+    Setting("deleting-pods-qps", _CM.deleting_pods_qps, "pod evictions per second", number),
+    Setting("deleting-pods-burst", _CM.deleting_pods_burst, "pod evictions in a burst", integer),
+)
+
+LEADER_ELECTION = (
+    Setting("leader-elect", False, "take part in leader election; only the leader works",
+            boolean, switch=True),
+    Setting("leader-elect-lease-duration", 15.0, "how long a lease lasts unrenewed", duration,
+            metavar="DURATION"),
+    Setting("leader-elect-renew-deadline", 10.0, "a leader that cannot renew for this long "
+            "stops leading", duration, metavar="DURATION"),
+    Setting("leader-elect-retry-period", 2.0, "between acquire/renew attempts", duration,
+            metavar="DURATION"),
+)
+
+KUBELET = (
+    Setting("node-status-update-frequency", 10.0, "how often each kubelet posts its node's "
+            "status", duration, metavar="DURATION"),
+    Setting("image-pull-duration", 0.2, "simulated image pull per container", duration,
+            metavar="DURATION"),
+    Setting("container-start-duration", 0.1, "simulated container start", duration,
+            metavar="DURATION"),
+    Setting("max-termination-grace-period", None, "cap on a deleted pod's grace period (default: "
+            "the pod's own)", duration, metavar="DURATION"),
+)
+
+
+def controller_options(values: Resolved) -> ControllerOptions:
+    """ControllerOptions from resolved CONTROLLER_MANAGER settings."""
+    from ..controllers.manager import parse_controllers
+
+    try:
+        controllers = parse_controllers(str(values["controllers"]))
+    except ValueError as exc:
+        from .storage_target import ConfigError
+
+        raise ConfigError(f"{values.where('controllers')}: {exc}") from None
+    return ControllerOptions(
+        controllers=controllers,
+        concurrent_rc_syncs=values["concurrent_rc_syncs"],
+        concurrent_replicaset_syncs=values["concurrent_replicaset_syncs"],
+        concurrent_deployment_syncs=values["concurrent_deployment_syncs"],
+        concurrent_endpoint_syncs=values["concurrent_endpoint_syncs"],
+        concurrent_namespace_syncs=values["concurrent_namespace_syncs"],
+        concurrent_gc_syncs=values["concurrent_gc_syncs"],
+        node_monitor_period=values["node_monitor_period"],
+        node_monitor_grace_period=values["node_monitor_grace_period"],
+        node_startup_grace_period=values["node_startup_grace_period"],
+        pod_eviction_timeout=values["pod_eviction_timeout"],
+        deleting_pods_qps=values["deleting_pods_qps"],
+        deleting_pods_burst=values["deleting_pods_burst"],
+    )

@@ -1,0 +1,55 @@
+"""`minikube-py controller-manager`: run kube-controller-manager as its own process.
+
+Kubernetes v1.0 piece: cmd/kube-controller-manager/app/controllermanager.go (CMServer:
+--master, --kubeconfig, --port 10252, --address, the controllers' flags) with the later
+--controllers and --leader-elect. It reaches the cluster only through the API server (HTTP
+transport), exactly as the v1.0 component did.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import structlog
+
+from . import runtime
+from .component_settings import CONTROLLER_MANAGER, LEADER_ELECTION, controller_options
+from .settings import Setting, add_flags, port, resolve
+
+log = structlog.get_logger(component="controller-manager")
+
+OWN = (
+    Setting("master", "http://127.0.0.1:8080", "the API server's URL"),
+    Setting("kubeconfig", None, "kubeconfig with the server and credentials (overrides "
+            "--master)", metavar="FILE"),
+    Setting("port", 10252, "healthz/metrics port (0 disables it)", port),
+    Setting("address", "127.0.0.1", "address to serve --port on", metavar="IP"),
+    Setting("lock-object-name", "kube-controller-manager", "the Endpoints object in "
+            "kube-system used as the leader-election lock"),
+)
+SETTINGS = (*OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION)
+
+
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "controller-manager", parents=parents,
+        help="run the controller manager against an API server",
+        description="Run kube-controller-manager (v1.0 layout) against an API server until "
+        "SIGINT/SIGTERM.")
+    add_flags(parser, SETTINGS)
+    parser.set_defaults(run=run, command="controller-manager")
+
+
+def run(args: argparse.Namespace) -> int:
+    return runtime.run(serve(resolve(args, SETTINGS, {})))
+
+
+async def serve(settings: dict) -> int:
+    from ..controllers.manager import ControllerManager, build_app
+    from .component_process import http_client, run_component
+
+    options = controller_options(settings)
+    client = http_client(settings, "kube-controller-manager")
+    manager = ControllerManager(client, options)
+    return await run_component("controller-manager", client, build_app(manager), settings,
+                               manager.run, controllers=list(options.controllers))

@@ -1,0 +1,65 @@
+"""Kubeconfig files for the cluster, and `minikube-py kubeconfig`.
+
+Kubernetes piece: what `kubectl config set-cluster/set-context` (and local-up-cluster.sh's
+closing hint) produce: one cluster, one user, one context, current-context set. The insecure
+port needs no credentials, so the user entry is empty until the secure port exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+CLUSTER_NAME = "minikube-py"
+
+
+def render(server: str, name: str = CLUSTER_NAME) -> str:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": name, "cluster": {"server": server}}],
+        "users": [{"name": name, "user": {}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name,
+                                                  "namespace": "default"}}],
+        "current-context": name,
+        "preferences": {},
+    }
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def write(path: Path, server: str) -> None:
+    """Atomically (temp file + rename), so kubectl never reads half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(render(server))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "kubeconfig", parents=parents, help="print (or write) a kubeconfig for a cluster",
+        description="Print a kubeconfig that points kubectl at a minikube-py API server.")
+    parser.add_argument("--server", default="http://127.0.0.1:8080",
+                        help="the API server's URL (default http://127.0.0.1:8080)")
+    parser.add_argument("--out", metavar="FILE", help="write it here instead of printing it")
+    parser.set_defaults(run=run, command="kubeconfig")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.out:
+        write(Path(args.out).expanduser(), args.server)
+        print(f"wrote {args.out}; use it with: export KUBECONFIG={args.out}")
+    else:
+        sys.stdout.write(render(args.server))
+    return 0

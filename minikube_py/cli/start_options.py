@@ -1,0 +1,164 @@
+"""`minikube-py start`'s settings: every component's, resolved into one value object.
+
+Kubernetes piece: what local-up-cluster.sh / hyperkube did by passing each binary its flags —
+here one parse of flags + config file (see settings.py) yields the options of the store, the
+API server, the scheduler, the controller manager and the simulated nodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..apiserver.options import APIServerOptions
+from ..controllers.options import ControllerOptions
+from .component_settings import (
+    APISERVER,
+    CONTROLLER_MANAGER,
+    KUBELET,
+    SCHEDULER,
+    STORAGE,
+    controller_options,
+)
+from .config import load_config
+from .node_pools import NodePool, default_pools, parse_pools
+from .settings import Setting, add_flags, as_is, config_keys, integer, port, resolve
+from .storage_target import ConfigError, parse_servers
+
+COMPONENTS = ("scheduler", "controller-manager", "kubelet")
+DEFAULT_KUBECONFIG = "~/.minikube-py/kubeconfig"
+
+ALL_IN_ONE = (
+    Setting("scheduler-port", 10251, "the scheduler's healthz/metrics/debug port (0 disables "
+            "the listener)", port),
+    Setting("controller-manager-port", 10252, "the controller manager's healthz/metrics port "
+            "(0 disables the listener)", port),
+    Setting("kubelet-port", 10250, "the simulated kubelets' port: logs, /pods, the node "
+            "stop/start toggle (0 disables the listener)", port),
+    Setting("nodes", None, "simulated nodes named node-0..node-N-1 (replaces the config's "
+            "node-pools; default 1)", integer, metavar="N"),
+    Setting("node-pools", None, "pools of simulated nodes (config file only)", as_is, flag=False),
+    Setting("disable", "", "components not to run: scheduler, controller-manager, kubelet",
+            metavar="LIST"),
+    Setting("kubeconfig-out", DEFAULT_KUBECONFIG, "write a kubeconfig for this cluster here "
+            "(empty: do not write one)", metavar="FILE"),
+    Setting("ready-timeout", 60, "seconds to wait for nodes Ready and components Healthy",
+            integer),
+)
+
+SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE)
+
+
+@dataclass(frozen=True)
+class StartOptions:
+    data_dir: Path
+    etcd_servers: tuple[str, ...]
+    etcd_key_prefix: str
+    fsync: bool
+    address: str
+    port: int
+    compaction_interval: float
+    snapshot_count: int
+    history_max_events: int
+    watch_buffer_size: int
+    apiserver: APIServerOptions
+    scheduler_port: int
+    algorithm_provider: str
+    policy_config_file: str | None
+    percentage_of_nodes_to_score: int
+    controller_manager_port: int
+    controllers: ControllerOptions
+    kubelet_port: int
+    node_pools: tuple[NodePool, ...]
+    node_status_update_frequency: float
+    image_pull_duration: float
+    container_start_duration: float
+    max_termination_grace_period: float | None
+    disabled: frozenset[str]
+    kubeconfig_out: Path | None
+    ready_timeout: float
+
+    def runs(self, component: str) -> bool:
+        return component not in self.disabled
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "StartOptions":
+        """Flags given on the command line, else the --config file, else the defaults."""
+        source = getattr(args, "config", None)
+        from_file = load_config(source, config_keys(SETTINGS)) if source else {}
+        v = resolve(args, SETTINGS, from_file, source or "")
+        if v["etcd_servers"] and (getattr(args, "data_dir", None) or "data_dir" in from_file):
+            raise ConfigError("use either --data-dir or --etcd-servers, not both")
+        servers = parse_servers(str(v["etcd_servers"])) if v["etcd_servers"] else ()
+        disabled = frozenset(p.strip() for p in str(v["disable"]).split(",") if p.strip())
+        unknown = disabled - set(COMPONENTS)
+        if unknown:
+            raise ConfigError(f"{v.where('disable')}: unknown component {sorted(unknown)[0]!r} "
+                              f"(known: {', '.join(COMPONENTS)})")
+        if v["nodes"] is not None:
+            if v["nodes"] < 0:
+                raise ConfigError(f"{v.where('nodes')}: must be >= 0")
+            pools = default_pools(v["nodes"])
+        elif v["node_pools"] is not None:
+            pools = parse_pools(v["node_pools"], f"config {source}: node-pools")
+        else:
+            pools = default_pools(1)
+        if v["insecure_port"] == 0:
+            raise ConfigError("--insecure-port 0 disables the only API listener this version "
+                              "serves (the secure port is not built yet)")
+        return cls(
+            data_dir=Path(str(v["data_dir"])).expanduser(),
+            etcd_servers=servers,
+            etcd_key_prefix=str(v["etcd_key_prefix"] or ""),
+            fsync=v["fsync"] == "always",
+            address=str(v["insecure_bind_address"]),
+            port=v["insecure_port"],
+            compaction_interval=v["etcd_compaction_interval"],
+            snapshot_count=v["snapshot_count"],
+            history_max_events=v["history_max_events"],
+            watch_buffer_size=v["watch_buffer_size"],
+            apiserver=apiserver_options(v, servers),
+            scheduler_port=v["scheduler_port"],
+            algorithm_provider=str(v["algorithm_provider"]),
+            policy_config_file=v["policy_config_file"],
+            percentage_of_nodes_to_score=v["percentage_of_nodes_to_score"],
+            controller_manager_port=v["controller_manager_port"],
+            controllers=controller_options(v),
+            kubelet_port=v["kubelet_port"],
+            node_pools=pools,
+            node_status_update_frequency=v["node_status_update_frequency"],
+            image_pull_duration=v["image_pull_duration"],
+            container_start_duration=v["container_start_duration"],
+            max_termination_grace_period=v["max_termination_grace_period"],
+            disabled=disabled,
+            kubeconfig_out=Path(v["kubeconfig_out"]).expanduser() if v["kubeconfig_out"] else None,
+            ready_timeout=float(v["ready_timeout"]),
+        )
+
+
+def apiserver_options(v: dict, etcd_servers: tuple[str, ...]) -> APIServerOptions:
+    """APIServerOptions from resolved STORAGE + APISERVER settings."""
+    return APIServerOptions(
+        etcd_prefix=str(v["etcd_prefix"]),
+        service_cluster_ip_range=str(v["service_cluster_ip_range"]),
+        service_node_port_range=str(v["service_node_port_range"]),
+        event_ttl=v["event_ttl"],
+        max_requests_inflight=v["max_requests_inflight"],
+        max_mutating_requests_inflight=v["max_mutating_requests_inflight"],
+        min_request_timeout=float(v["min_request_timeout"]),
+        watch_cache_size=v["watch_cache_size"],
+        etcd_health_urls=tuple(f"http://{server}/health" for server in etcd_servers),
+        advertise_address=f"{v['insecure_bind_address']}:{v['insecure_port']}",
+        backend="etcd" if etcd_servers else "embedded",
+    )
+
+
+def add_start_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="YAML file of settings named like these "
+                        "flags (see configs/cluster.yaml); flags win over it")
+    for title, group in (("storage", STORAGE), ("kube-apiserver", APISERVER),
+                         ("kube-scheduler", SCHEDULER),
+                         ("kube-controller-manager", CONTROLLER_MANAGER),
+                         ("kubelets (simulated nodes)", KUBELET), ("all-in-one", ALL_IN_ONE)):
+        add_flags(parser.add_argument_group(title), group)

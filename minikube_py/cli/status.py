@@ -1,0 +1,76 @@
+"""`minikube-py status`: components, nodes and pods of a running cluster, at a glance.
+
+Kubernetes piece: `kubectl get componentstatuses` + `kubectl get nodes` + a pod count by
+phase, in one command, read through the API like any client (works against `start` and the
+separate-process layout alike). Exit code 0 when the API server answers and every component
+is Healthy and every node Ready, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+
+from . import runtime
+from .storage_target import CommandError
+
+
+def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "status", parents=parents, help="show components, nodes and pods of a cluster",
+        description="Show the health of a running cluster's components, its nodes and its "
+        "pods by phase.")
+    parser.add_argument("--server", "--master", dest="server", default="http://127.0.0.1:8080",
+                        help="the API server's URL (default http://127.0.0.1:8080)")
+    parser.add_argument("--kubeconfig", help="kubeconfig to read the server from")
+    parser.set_defaults(run=run, command="status")
+
+
+def run(args: argparse.Namespace) -> int:
+    return runtime.run(show(args))
+
+
+def _condition(obj: dict, kind: str) -> str:
+    for c in (obj.get("status") or {}).get("conditions") or obj.get("conditions") or ():
+        if c.get("type") == kind:
+            return str(c.get("status"))
+    return "Unknown"
+
+
+async def show(args: argparse.Namespace) -> int:
+    from ..client.errors import StatusError
+    from ..client.resources import COMPONENTSTATUSES, NODES, PODS
+    from .component_process import http_client
+
+    client = http_client({"kubeconfig": args.kubeconfig, "master": args.server}, "minikube-py")
+    try:
+        try:
+            components = (await client.list(COMPONENTSTATUSES)).get("items", [])
+            nodes = (await client.list(NODES)).get("items", [])
+            pods = (await client.list(PODS)).get("items", [])
+        except (OSError, StatusError) as exc:
+            raise CommandError(f"cannot reach the API server at {args.server}: {exc}") from None
+        except Exception as exc:  # aiohttp's connection errors
+            raise CommandError(f"cannot reach the API server at {args.server}: {exc}") from None
+    finally:
+        await client.close()
+    healthy = True
+    out = [f"API server  {args.server}", "", "COMPONENT            STATUS"]
+    for item in sorted(components, key=lambda i: i["metadata"]["name"]):
+        ok = _condition(item, "Healthy") == "True"
+        healthy &= ok
+        out.append(f"{item['metadata']['name']:<20} {'Healthy' if ok else 'Unhealthy'}")
+    per_node = collections.Counter((p.get("spec") or {}).get("nodeName") or "" for p in pods)
+    out += ["", "NODE                 STATUS     PODS"]
+    for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
+        name = node["metadata"]["name"]
+        ready = _condition(node, "Ready")
+        healthy &= ready == "True"
+        state = {"True": "Ready", "False": "NotReady"}.get(ready, "Unknown")
+        out.append(f"{name:<20} {state:<10} {per_node.get(name, 0)}")
+    phases = collections.Counter((p.get("status") or {}).get("phase") or "Pending" for p in pods)
+    summary = ", ".join(f"{n} {phase}" for phase, n in sorted(phases.items())) or "none"
+    out += ["", f"PODS  {len(pods)} ({summary}); {per_node.get('', 0)} not scheduled"]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0 if healthy else 1
