@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 import structlog
 
-from .algorithm.predicates import PodMeta, Predicate
+from .algorithm.predicates import PodMeta, Predicate, check_node_condition, check_node_unschedulable
 from .algorithm.priorities import PriorityConfig, PriorityContext, prioritize
 from .algorithm.select_host import HostSelector
 from .nodetable import NodeTable
@@ -127,6 +127,14 @@ def sample_size(total: int, percentage: int) -> int:
     return max(100, total * percentage // 100)
 
 
+#: v1.0's ConfigFactory handed the algorithm only schedulable, Ready nodes (pollMinions kept
+#: Ready=True; the node list watch selected spec.unschedulable=false; v1.1+'s
+#: getNodeConditionPredicate). Whatever predicates a Policy names, a NotReady or Unknown node
+#: — a dead kubelet — never gets new pods. Here they run as the first filters, so the
+#: FitError still says why those nodes were skipped.
+NODE_LISTER_FILTERS = (check_node_condition, check_node_unschedulable)
+
+
 class GenericScheduler:
     def __init__(
         self,
@@ -152,7 +160,7 @@ class GenericScheduler:
         fails (upstream stops at the first failure)."""
         alive = nodes.everywhere()
         failures = Failures(nodes.names)
-        for _, predicate in self.predicates:
+        for predicate in (*NODE_LISTER_FILTERS, *(p for _, p in self.predicates)):
             failed_here = nodes.everywhere(False)
             for reason, rows in predicate(meta, nodes):
                 newly = rows & alive

@@ -79,3 +79,18 @@ async def test_sampling_finds_enough_feasible_nodes_and_rotates():
     second = await sched.schedule(pod("b"), nodes)
     assert first.feasible == 100 and second.feasible == 100
     assert first.node != second.node  # the next search starts where the last one stopped
+
+
+async def test_not_ready_and_cordoned_nodes_get_nothing_whatever_the_predicates():
+    """v1.0's node lister fed the algorithm only Ready, schedulable nodes: a dead kubelet's
+    node (Ready=Unknown) must not receive the pods that replace its evicted ones."""
+    sched = GenericScheduler(V10_PREDICATES, V10_PRIORITIES)
+    dead, cordoned, fine = node("dead"), node("cordoned"), node("fine")
+    dead.node["status"]["conditions"] = [{"type": "Ready", "status": "Unknown"}]
+    cordoned.node["spec"] = {"unschedulable": True}
+    nodes = build([dead, cordoned, fine])
+    assert {(await sched.schedule(pod(f"p{i}"), nodes)).node for i in range(6)} == {"fine"}
+    with pytest.raises(FitError) as info:
+        await sched.schedule(pod("p"), build([dead, cordoned]))
+    assert info.value.failed == {"dead": ["node(s) were not ready"],
+                                 "cordoned": ["node(s) were unschedulable"]}

@@ -1,0 +1,233 @@
+"""Pod startup latency in an all-in-one cluster: create acknowledged -> observed Running.
+
+The cluster is built the way `minikube-py start` builds it (its own `open_store`,
+`start_components` and `wait_ready`, options parsed from `start` flags): embedded store with
+`--fsync never` (the store's fsync is not what is measured), the API server on a free port,
+the scheduler, the controller manager and 100 simulated nodes with
+`--image-pull-duration 0 --container-start-duration 0`, each component on the in-process
+transport as `start` wires it. The load generator is a client like any other (in-process
+transport by default, `--transport http` for loopback HTTP): it creates 1000 pods at a steady
+100/s (a paced loop, each create its own request) and an informer on pods — a watch, as
+kubectl or a controller would use — notes when each pod is first seen bound
+(`spec.nodeName`) and first seen `Running`.
+
+Per pod: create->scheduled and create->Running, both from the moment the create was
+acknowledged (upstream's pod startup SLI is measured the same way, from creation to the
+watch seeing Running; its SLO is p99 <= 5 s). Baseline in the same run: the bare create's
+own latency (request sent -> acknowledged). Each run gets a fresh interpreter.
+
+    python -m bench.pod_startup [--runs 3] [--pods 1000] [--rate 100] [--nodes 100]
+                                [--transport in-process|http]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import common
+
+TARGET_P50_MS = 50.0
+TARGET_P99_MS = 250.0
+
+
+def start_flags(data_dir: Path, nodes: int) -> list[str]:
+    """The `minikube-py start` command line of the cluster under test."""
+    return ["start", "--data-dir", str(data_dir), "--fsync", "never", "--nodes", str(nodes),
+            "--insecure-port", str(common.free_port()),
+            "--scheduler-port", str(common.free_port()),
+            "--controller-manager-port", str(common.free_port()),
+            "--kubelet-port", "0", "--kubeconfig-out", "",
+            "--image-pull-duration", "0", "--container-start-duration", "0"]
+
+
+def pod(i: int) -> dict[str, Any]:
+    return {"metadata": {"name": f"startup-{i}", "labels": {"app": "startup"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx",
+                                     "resources": {"requests": {"cpu": "10m",
+                                                                "memory": "16Mi"}}}]}}
+
+
+async def one_run(tmp: Path, nodes: int, pods: int, rate: float, transport: str) -> dict[str, Any]:
+    from aiohttp import web
+
+    from minikube_py.apiserver.server import APIServer
+    from minikube_py.cli.main import build_parser
+    from minikube_py.cli.start import (
+        _listen,
+        bound_port,
+        open_store,
+        start_components,
+        wait_ready,
+    )
+    from minikube_py.cli.start_options import StartOptions
+    from minikube_py.client import Client, HTTPTransport, InProcessTransport
+    from minikube_py.client.cache import Informer
+    from minikube_py.client.resources import PODS
+
+    options = StartOptions.from_args(build_parser().parse_args(start_flags(tmp / "data", nodes)))
+    store, _backend = await open_store(options)
+    apiserver = APIServer(store, options.apiserver)
+    runner = web.AppRunner(apiserver.build_app(), access_log=None)
+    await runner.setup()
+    components = []
+    client = None
+    informer = None
+    try:
+        await _listen(runner, options.address, options.port, "the API server", "--insecure-port")
+        url = f"http://{options.address}:{bound_port(runner, options.port)}"
+        components = await start_components(options, apiserver, runner.app)
+        await wait_ready(options, runner.app, components, asyncio.Event())
+        client = Client(HTTPTransport(url, user_agent="bench") if transport == "http"
+                        else InProcessTransport(runner.app, user_agent="bench"))
+
+        sent: dict[str, float] = {}
+        acked: dict[str, float] = {}
+        scheduled: dict[str, float] = {}
+        running: dict[str, float] = {}
+        done = asyncio.Event()
+
+        def seen(obj: dict) -> None:
+            name = obj["metadata"]["name"]
+            now = time.perf_counter()
+            if name not in scheduled and (obj.get("spec") or {}).get("nodeName"):
+                scheduled[name] = now
+            if name not in running and (obj.get("status") or {}).get("phase") == "Running":
+                running[name] = now
+                if len(running) >= pods:
+                    done.set()
+
+        informer = Informer(client, PODS, namespace="default", label_selector="app=startup")
+        informer.add_event_handler(on_add=seen, on_update=lambda _old, new: seen(new))
+        informer.start()
+        await informer.wait_for_sync()
+
+        async def create(i: int) -> None:
+            body = pod(i)
+            name = body["metadata"]["name"]
+            sent[name] = time.perf_counter()
+            await client.create(PODS, body, "default")
+            acked[name] = time.perf_counter()
+
+        cpu = time.process_time()
+        began = time.perf_counter()
+        tasks = []
+        interval = 1.0 / rate
+        for i in range(pods):  # paced: the i-th create starts at began + i/rate
+            delay = began + i * interval - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.ensure_future(create(i)))
+        await asyncio.gather(*tasks)
+        offered = time.perf_counter() - began
+        await asyncio.wait_for(done.wait(), 120)
+        elapsed = time.perf_counter() - began
+        cpu = time.process_time() - cpu
+
+        names = list(acked)
+        create_lat = [acked[n] - sent[n] for n in names]
+        to_sched = [max(0.0, scheduled[n] - acked[n]) for n in names]
+        to_run = [max(0.0, running[n] - acked[n]) for n in names]
+        early = sum(running[n] < acked[n] for n in names)
+        result: dict[str, Any] = {
+            "nodes": nodes, "pods": pods, "rate_per_s": rate, "transport": transport,
+            "achieved_rate_per_s": pods / offered,
+            **common.latency_summary(to_run, "running_"),
+            **common.latency_summary(to_sched, "scheduled_"),
+            **common.latency_summary(create_lat, "create_"),
+            "running_seen_before_ack": early,
+            "seconds": elapsed,
+            "process_cpu_share": cpu / elapsed,  # of one core
+        }
+        return result
+    finally:
+        if informer is not None:
+            await informer.stop()
+        if client is not None:
+            await client.close()
+        for component in reversed(components):
+            await component.stop()
+        await runner.cleanup()
+        await store.close()
+
+
+def _in_fresh_process(args: argparse.Namespace) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.pod_startup", "--one", "--nodes", str(args.nodes),
+         "--pods", str(args.pods), "--rate", str(args.rate), "--transport", args.transport],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, check=False,
+        timeout=900)
+    if out.returncode != 0:
+        raise RuntimeError(f"run failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--nodes", type=int, default=100)
+    parser.add_argument("--pods", type=int, default=1000)
+    parser.add_argument("--rate", type=float, default=100.0, help="pod creates per second")
+    parser.add_argument("--transport", choices=("in-process", "http"), default="in-process")
+    parser.add_argument("--one", action="store_true",
+                        help="(internal) measure one run in this process, print it as JSON")
+    args = parser.parse_args(argv)
+    loop_name = common.choose_loop("auto")
+    common.quiet_logs()
+    if args.one:
+        from minikube_py.cli import runtime
+
+        runtime.tune_gc()  # as every minikube-py command does
+        with tempfile.TemporaryDirectory() as tmp:
+            result = asyncio.run(one_run(Path(tmp), args.nodes, args.pods, args.rate,
+                                         args.transport))
+        print(json.dumps(result))
+        return 0
+    runs = []
+    for i in range(args.runs):
+        result = _in_fresh_process(args)
+        runs.append(result)
+        print(f"  run {i + 1}: ->Running p50 {result['running_p50_ms']:.1f} ms, "
+              f"p99 {result['running_p99_ms']:.1f} ms; ->scheduled p50 "
+              f"{result['scheduled_p50_ms']:.1f} ms; create p50 {result['create_p50_ms']:.2f} ms",
+              flush=True)
+    agg = common.aggregate(runs)
+    rows = [
+        ["create ack -> Running (watch)", common.fmt(agg["running_p50_ms"]),
+         common.fmt(agg["running_p99_ms"]), common.fmt(agg["running_max_ms"]),
+         f"p50 <= {TARGET_P50_MS:g}, p99 <= {TARGET_P99_MS:g}",
+         "met" if agg["running_p50_ms"] <= TARGET_P50_MS and agg["running_p99_ms"] <= TARGET_P99_MS
+         else "MISSED"],
+        ["create ack -> scheduled (watch)", common.fmt(agg["scheduled_p50_ms"]),
+         common.fmt(agg["scheduled_p99_ms"]), common.fmt(agg["scheduled_max_ms"]), "", ""],
+        ["baseline: create request -> ack", common.fmt(agg["create_p50_ms"]),
+         common.fmt(agg["create_p99_ms"]), common.fmt(agg["create_max_ms"]), "", ""],
+    ]
+    print(common.render_table(["latency per pod (median of runs)", "p50 ms", "p99 ms", "max ms",
+                               "target", "verdict"], rows))
+    print(f"note: {args.pods} pods at {args.rate:g}/s (achieved "
+          f"{agg['achieved_rate_per_s']:.1f}/s) onto {args.nodes} simulated nodes; all-in-one "
+          f"process built like `minikube-py start --fsync never --image-pull-duration 0 "
+          f"--container-start-duration 0`; load client transport {args.transport}; process "
+          f"CPU {agg['process_cpu_share'] * 100:.0f}% of one core; {args.runs} runs, each in a "
+          f"fresh interpreter; loop {loop_name}")
+    path = common.write_json(Path(__file__).parent / "results" / "pod_startup.json",
+                             {"machine": common.machine_facts(loop_name),
+                              "settings": {"nodes": args.nodes, "pods": args.pods,
+                                           "rate_per_s": args.rate, "transport": args.transport,
+                                           "fsync": "never", "image_pull_duration": 0,
+                                           "container_start_duration": 0},
+                              "median": agg, "runs": runs})
+    print(f"JSON written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

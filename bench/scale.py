@@ -1,0 +1,310 @@
+"""Scale: 5000 simulated nodes and 50,000 Running pods in one all-in-one process.
+
+The cluster is built the way `minikube-py start` builds it (its `open_store`,
+`start_components`, `wait_ready`; options parsed from `start` flags): embedded store with
+`--fsync never`, the API server on a free port, scheduler, controller manager (every
+controller) and the kubelet pool, each on the in-process transport. Pods are created
+**directly** (bare pods, 64 creates in flight, through the in-process client), not through
+ReplicationControllers; a watch on pods (a client's view) counts them Running.
+
+Figures:
+- time from the first create until every pod is Running;
+- memory: VmRSS and the peak VmHWM from /proc/self/status once everything runs (<= 2 GiB);
+- steady-state CPU: with every pod Running, the process's CPU time over `--idle` seconds of
+  quiet (heartbeats at the default --node-status-update-frequency 10 s, the node controller's
+  monitor, the watch fan-out of those PATCHes) as a share of one core (<= 15%); the
+  heartbeats actually posted in the window are counted from the kubelets' /nodes endpoint;
+- the real `kubectl get nodes` (and `get pods -A`) over HTTP against the same process, wall
+  time, median of 3 (<= 2 s for nodes).
+
+`--tracemalloc` takes a snapshot once everything runs and prints where memory was allocated
+(by file), which is slow: use it at `--quick` size. Each run gets a fresh interpreter.
+
+    python -m bench.scale [--quick] [--nodes 5000] [--pods 50000] [--idle 30] [--runs 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import common
+
+KUBECTL = "/usr/bin/kubectl"
+TARGET_RSS_GIB = 2.0
+TARGET_IDLE_CPU = 0.15
+TARGET_KUBECTL_NODES_S = 2.0
+
+
+def start_flags(data_dir: Path, nodes: int) -> list[str]:
+    return ["start", "--data-dir", str(data_dir), "--fsync", "never", "--nodes", str(nodes),
+            "--insecure-port", str(common.free_port()),
+            "--scheduler-port", str(common.free_port()),
+            "--controller-manager-port", str(common.free_port()),
+            "--kubelet-port", str(common.free_port()), "--kubeconfig-out", "",
+            "--image-pull-duration", "0", "--container-start-duration", "0",
+            "--ready-timeout", "600"]
+
+
+def pod(i: int) -> dict[str, Any]:
+    return {"metadata": {"name": f"scale-{i}", "labels": {"app": f"scale-{i % 10}"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx",
+                                     "resources": {"requests": {"cpu": "10m",
+                                                                "memory": "16Mi"}}}]}}
+
+
+def proc_status() -> dict[str, int]:
+    """VmRSS and VmHWM in bytes."""
+    out = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(rest.split()[0]) * 1024
+    return out
+
+
+async def kubectl_seconds(url: str, args: list[str], home: str, times: int = 3) -> tuple[float, int]:
+    """Median wall time of `kubectl -s url <args>` (run as a subprocess while this process
+    keeps serving), and the number of lines it printed."""
+    walls, lines = [], 0
+    for _ in range(times):
+        began = time.perf_counter()
+        proc = await asyncio.create_subprocess_exec(
+            KUBECTL, "-s", url, *args, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env={**os.environ, "HOME": home})
+        out, err = await proc.communicate()
+        walls.append(time.perf_counter() - began)
+        if proc.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)} failed: {err.decode()[-500:]}")
+        lines = len(out.splitlines())
+    return common.median(walls), lines
+
+
+async def heartbeats(url: str) -> int:
+    """Heartbeats posted so far by every simulated node (the kubelets' /nodes endpoint)."""
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{url}/nodes") as response:
+            body = await response.json()
+    items = body.get("items", body) if isinstance(body, dict) else body
+    return sum(int(n.get("heartbeats") or 0) for n in items)
+
+
+def memory_by_file(snapshot: Any, top: int = 20) -> list[tuple[str, int]]:
+    stats = snapshot.statistics("filename")
+    root = str(Path(__file__).resolve().parents[1])
+    return [(str(s.traceback[0].filename).replace(root + "/", ""), s.size) for s in stats[:top]]
+
+
+async def one_run(tmp: Path, nodes: int, pods: int, idle: float,
+                  trace: bool) -> dict[str, Any]:
+    from aiohttp import web
+
+    from minikube_py.apiserver.server import APIServer
+    from minikube_py.cli.main import build_parser
+    from minikube_py.cli.start import (
+        _listen,
+        bound_port,
+        open_store,
+        start_components,
+        wait_ready,
+    )
+    from minikube_py.cli.start_options import StartOptions
+    from minikube_py.client import Client, InProcessTransport
+    from minikube_py.client.resources import PODS
+
+    if trace:
+        import tracemalloc
+
+        tracemalloc.start(1)
+    result: dict[str, Any] = {"nodes": nodes, "pods": pods, "pod_creation": "direct"}
+    options = StartOptions.from_args(build_parser().parse_args(start_flags(tmp / "data", nodes)))
+    began = time.perf_counter()
+    store, _backend = await open_store(options)
+    apiserver = APIServer(store, options.apiserver)
+    runner = web.AppRunner(apiserver.build_app(), access_log=None)
+    await runner.setup()
+    components = []
+    client = None
+    watcher = None
+    try:
+        await _listen(runner, options.address, options.port, "the API server", "--insecure-port")
+        url = f"http://{options.address}:{bound_port(runner, options.port)}"
+        components = await start_components(options, apiserver, runner.app)
+        await wait_ready(options, runner.app, components, asyncio.Event())
+        result["nodes_ready_s"] = time.perf_counter() - began
+        kubelet_url = next(c.url for c in components if c.name == "kubelet")
+        client = Client(InProcessTransport(runner.app, user_agent="bench"))
+
+        running: set[str] = set()
+        all_running = asyncio.Event()
+        rv = (await client.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
+
+        async def count_running() -> None:
+            async for event in client.watch(PODS, "default", resource_version=rv,
+                                            allow_bookmarks=False):
+                obj = event.object
+                if (obj.get("status") or {}).get("phase") == "Running":
+                    running.add(obj["metadata"]["name"])
+                    if len(running) >= pods:
+                        all_running.set()
+                        return
+
+        watcher = asyncio.create_task(count_running())
+        sem = asyncio.Semaphore(64)
+
+        async def create(i: int) -> None:
+            async with sem:
+                await client.create(PODS, pod(i), "default")
+
+        started = time.perf_counter()
+        cpu = time.process_time()
+        await asyncio.gather(*(create(i) for i in range(pods)))
+        result["create_s"] = time.perf_counter() - started
+        await asyncio.wait_for(all_running.wait(), 3600)
+        result["all_running_s"] = time.perf_counter() - started
+        result["pods_running_per_s"] = pods / result["all_running_s"]
+        result["load_cpu_share"] = (time.process_time() - cpu) / result["all_running_s"]
+        await watcher
+        watcher = None
+
+        await asyncio.sleep(2.0)  # let the last status writes and events settle
+        mem = proc_status()
+        result["rss_gib"] = mem["VmRSS"] / 2**30
+        result["hwm_gib"] = mem["VmHWM"] / 2**30
+
+        beats = await heartbeats(kubelet_url)
+        wall, cpu = time.perf_counter(), time.process_time()
+        await asyncio.sleep(idle)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        result["idle_window_s"] = wall
+        result["idle_cpu_share"] = cpu / wall
+        result["heartbeats_per_s"] = (await heartbeats(kubelet_url) - beats) / wall
+
+        with tempfile.TemporaryDirectory() as home:
+            result["kubectl_get_nodes_s"], lines = await kubectl_seconds(
+                url, ["get", "nodes"], home)
+            result["kubectl_nodes_listed"] = lines - 1
+            result["kubectl_get_pods_s"], lines = await kubectl_seconds(
+                url, ["get", "pods", "-A"], home)
+            result["kubectl_pods_listed"] = lines - 1
+        mem = proc_status()
+        result["hwm_gib"] = mem["VmHWM"] / 2**30
+        if trace:
+            import tracemalloc
+
+            snapshot = tracemalloc.take_snapshot()
+            result["traced_gib"] = tracemalloc.get_traced_memory()[0] / 2**30
+            result["memory_by_file"] = memory_by_file(snapshot)
+        return result
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        if client is not None:
+            await client.close()
+        for component in reversed(components):
+            await component.stop()
+        await runner.cleanup()
+        await store.close()
+
+
+def _in_fresh_process(args: argparse.Namespace, nodes: int, pods: int) -> dict[str, Any]:
+    argv = [sys.executable, "-m", "bench.scale", "--one", "--nodes", str(nodes), "--pods",
+            str(pods), "--idle", str(args.idle)]
+    if args.tracemalloc:
+        argv.append("--tracemalloc")
+    out = subprocess.run(argv, cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, check=False, timeout=7200)
+    if out.returncode != 0:
+        raise RuntimeError(f"run failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="500 nodes / 5000 pods")
+    parser.add_argument("--nodes", type=int, default=None, help="default 5000")
+    parser.add_argument("--pods", type=int, default=None, help="default 50000")
+    parser.add_argument("--idle", type=float, default=30.0,
+                        help="seconds of steady state over which CPU is measured")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="print where memory was allocated (slow; use with --quick)")
+    parser.add_argument("--one", action="store_true",
+                        help="(internal) measure one run in this process, print it as JSON")
+    args = parser.parse_args(argv)
+    nodes = args.nodes or (500 if args.quick else 5000)
+    pods = args.pods or (5000 if args.quick else 50_000)
+    loop_name = common.choose_loop("auto")
+    common.quiet_logs()
+    if args.one:
+        from minikube_py.cli import runtime
+
+        runtime.tune_gc()  # as every minikube-py command does
+        with tempfile.TemporaryDirectory() as tmp:
+            result = asyncio.run(one_run(Path(tmp), nodes, pods, args.idle, args.tracemalloc))
+        print(json.dumps(result))
+        return 0
+    runs = []
+    for i in range(args.runs):
+        result = _in_fresh_process(args, nodes, pods)
+        runs.append(result)
+        print(f"  run {i + 1}: all Running in {result['all_running_s']:.1f} s, RSS "
+              f"{result['rss_gib']:.2f} GiB (peak {result['hwm_gib']:.2f}), idle CPU "
+              f"{result['idle_cpu_share'] * 100:.1f}%, kubectl get nodes "
+              f"{result['kubectl_get_nodes_s']:.2f} s", flush=True)
+        for name, size in result.get("memory_by_file", ()):
+            print(f"    {size / 2**20:8.1f} MiB  {name}")
+    agg = common.aggregate([{k: v for k, v in r.items() if k != "memory_by_file"} for r in runs])
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    rows = [
+        ["nodes Ready after start", f"{agg['nodes_ready_s']:.1f} s", "", ""],
+        ["create all pods (64 in flight)", f"{agg['create_s']:.1f} s", "", ""],
+        ["first create -> all Running", f"{agg['all_running_s']:.1f} s "
+         f"({agg['pods_running_per_s']:.0f} pods/s)", "", ""],
+        ["RSS, all Running (VmRSS)", f"{agg['rss_gib']:.2f} GiB", f"<= {TARGET_RSS_GIB:g} GiB",
+         verdict(agg["rss_gib"] <= TARGET_RSS_GIB)],
+        ["peak RSS (VmHWM)", f"{agg['hwm_gib']:.2f} GiB", f"<= {TARGET_RSS_GIB:g} GiB",
+         verdict(agg["hwm_gib"] <= TARGET_RSS_GIB)],
+        [f"steady-state CPU ({agg['idle_window_s']:.0f} s idle, "
+         f"{agg['heartbeats_per_s']:.0f} heartbeats/s)", f"{agg['idle_cpu_share'] * 100:.1f}% "
+         "of a core", f"<= {TARGET_IDLE_CPU * 100:g}%",
+         verdict(agg["idle_cpu_share"] <= TARGET_IDLE_CPU)],
+        [f"kubectl get nodes ({agg['kubectl_nodes_listed']} listed)",
+         f"{agg['kubectl_get_nodes_s']:.2f} s", f"<= {TARGET_KUBECTL_NODES_S:g} s",
+         verdict(agg["kubectl_get_nodes_s"] <= TARGET_KUBECTL_NODES_S)],
+        [f"kubectl get pods -A ({agg['kubectl_pods_listed']} listed)",
+         f"{agg['kubectl_get_pods_s']:.2f} s", "", ""],
+    ]
+    print(common.render_table([f"{nodes} nodes, {pods} pods (median of {args.runs})", "figure",
+                               "target", "verdict"], rows))
+    print(f"note: one process (API server, scheduler, controller manager, kubelets) built like "
+          f"`minikube-py start --fsync never --image-pull-duration 0 --container-start-duration "
+          f"0`; pods created directly (bare pods, not via controllers); heartbeats every 10 s; "
+          f"fresh interpreter per run; loop {loop_name}")
+    name = "scale_quick" if (nodes, pods) != (5000, 50_000) else "scale"
+    path = common.write_json(Path(__file__).parent / "results" / f"{name}.json",
+                             {"machine": common.machine_facts(loop_name),
+                              "settings": {"nodes": nodes, "pods": pods, "idle_s": args.idle,
+                                           "fsync": "never", "pod_creation": "direct",
+                                           "node_status_update_frequency_s": 10},
+                              "median": agg, "runs": runs})
+    print(f"JSON written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
