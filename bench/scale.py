@@ -99,14 +99,20 @@ async def heartbeats(url: str) -> int:
     return sum(int(n.get("heartbeats") or 0) for n in items)
 
 
-def memory_by_file(snapshot: Any, top: int = 20) -> list[tuple[str, int]]:
-    stats = snapshot.statistics("filename")
-    root = str(Path(__file__).resolve().parents[1])
-    return [(str(s.traceback[0].filename).replace(root + "/", ""), s.size) for s in stats[:top]]
+def memory_by_site(snapshot: Any, top: int = 25) -> list[tuple[str, int]]:
+    """The biggest allocation sites, each as its innermost frames of our code (where a decoded
+    object or stored value was made, and who asked for it)."""
+    root = str(Path(__file__).resolve().parents[1]) + "/"
+    out = []
+    for stat in snapshot.statistics("traceback")[:top]:
+        frames = [f"{f.filename.replace(root, '')}:{f.lineno}" for f in stat.traceback
+                  if "site-packages" not in f.filename and "<frozen" not in f.filename][-4:]
+        out.append((" <- ".join(reversed(frames)), stat.size))
+    return out
 
 
 async def one_run(tmp: Path, nodes: int, pods: int, idle: float,
-                  trace: bool) -> dict[str, Any]:
+                  trace: bool, profile_idle: str | None = None) -> dict[str, Any]:
     from aiohttp import web
 
     from minikube_py.apiserver.server import APIServer
@@ -125,7 +131,7 @@ async def one_run(tmp: Path, nodes: int, pods: int, idle: float,
     if trace:
         import tracemalloc
 
-        tracemalloc.start(1)
+        tracemalloc.start(8)
     result: dict[str, Any] = {"nodes": nodes, "pods": pods, "pod_creation": "direct"}
     options = StartOptions.from_args(build_parser().parse_args(start_flags(tmp / "data", nodes)))
     began = time.perf_counter()
@@ -183,9 +189,18 @@ async def one_run(tmp: Path, nodes: int, pods: int, idle: float,
         result["hwm_gib"] = mem["VmHWM"] / 2**30
 
         beats = await heartbeats(kubelet_url)
+        profiler = None
+        if profile_idle:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
         wall, cpu = time.perf_counter(), time.process_time()
         await asyncio.sleep(idle)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile_idle)
         result["idle_window_s"] = wall
         result["idle_cpu_share"] = cpu / wall
         result["heartbeats_per_s"] = (await heartbeats(kubelet_url) - beats) / wall
@@ -204,7 +219,7 @@ async def one_run(tmp: Path, nodes: int, pods: int, idle: float,
 
             snapshot = tracemalloc.take_snapshot()
             result["traced_gib"] = tracemalloc.get_traced_memory()[0] / 2**30
-            result["memory_by_file"] = memory_by_file(snapshot)
+            result["memory_by_site"] = memory_by_site(snapshot)
         return result
     finally:
         if watcher is not None:
@@ -240,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--tracemalloc", action="store_true",
                         help="print where memory was allocated (slow; use with --quick)")
+    parser.add_argument("--profile-idle", metavar="FILE",
+                        help="with --one: cProfile the steady-state window into FILE")
     parser.add_argument("--one", action="store_true",
                         help="(internal) measure one run in this process, print it as JSON")
     args = parser.parse_args(argv)
@@ -252,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
 
         runtime.tune_gc()  # as every minikube-py command does
         with tempfile.TemporaryDirectory() as tmp:
-            result = asyncio.run(one_run(Path(tmp), nodes, pods, args.idle, args.tracemalloc))
+            result = asyncio.run(one_run(Path(tmp), nodes, pods, args.idle, args.tracemalloc,
+                                         args.profile_idle))
         print(json.dumps(result))
         return 0
     runs = []
@@ -263,9 +281,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{result['rss_gib']:.2f} GiB (peak {result['hwm_gib']:.2f}), idle CPU "
               f"{result['idle_cpu_share'] * 100:.1f}%, kubectl get nodes "
               f"{result['kubectl_get_nodes_s']:.2f} s", flush=True)
-        for name, size in result.get("memory_by_file", ()):
+        for name, size in result.get("memory_by_site", ()):
             print(f"    {size / 2**20:8.1f} MiB  {name}")
-    agg = common.aggregate([{k: v for k, v in r.items() if k != "memory_by_file"} for r in runs])
+    agg = common.aggregate([{k: v for k, v in r.items() if k != "memory_by_site"} for r in runs])
 
     def verdict(ok: bool) -> str:
         return "met" if ok else "MISSED"

@@ -17,13 +17,14 @@ import socket
 import structlog
 
 from . import runtime
-from .config import parse_duration
+from .component_settings import KUBELET
+from .node_pools import TAINT_EFFECTS
+from .settings import add_flags, resolve
 from .storage_target import CommandError
 
 log = structlog.get_logger(component="kubelet")
 
 DEFAULT_PORT = 10250
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def parse_labels(text: str) -> dict[str, str]:
@@ -75,8 +76,6 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
                              "0 = a free port)")
     parser.add_argument("--node-ip", default=None,
                         help="the nodes' InternalIP (default: --address)")
-    parser.add_argument("--node-status-update-frequency", default="10s",
-                        help="how often a node posts its status (default 10s)")
     parser.add_argument("--node-labels", default="", help="labels to add: key=value,...")
     parser.add_argument("--register-with-taints", default="",
                         help="taints to register with: key=value:Effect,...")
@@ -87,10 +86,7 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     parser.add_argument("--memory", default="8Gi", help="memory each node reports (default 8Gi)")
     parser.add_argument("--max-pods", type=int, default=110,
                         help="pods each node accepts (default 110)")
-    parser.add_argument("--image-pull-duration", default="200ms",
-                        help="simulated image pull time (default 200ms)")
-    parser.add_argument("--container-start-duration", default="100ms",
-                        help="simulated container start time (default 100ms)")
+    add_flags(parser.add_argument_group("simulation (shared with minikube-py start)"), KUBELET)
     parser.set_defaults(run=run, command="kubelet")
 
 
@@ -103,12 +99,14 @@ def _config(args: argparse.Namespace):
 
     if args.max_pods < 0:
         raise CommandError("--max-pods must not be negative")
+    timings = resolve(args, KUBELET, {})
     return KubeletConfig(
         cpu=args.cpu, memory=args.memory, pods=args.max_pods,
         labels=parse_labels(args.node_labels), taints=parse_taints(args.register_with_taints),
-        node_status_update_frequency=parse_duration(args.node_status_update_frequency),
-        image_pull_seconds=parse_duration(args.image_pull_duration),
-        container_start_seconds=parse_duration(args.container_start_duration))
+        node_status_update_frequency=timings["node_status_update_frequency"],
+        image_pull_seconds=timings["image_pull_duration"],
+        container_start_seconds=timings["container_start_duration"],
+        max_termination_grace_seconds=timings["max_termination_grace_period"])
 
 
 async def serve(args: argparse.Namespace) -> int:

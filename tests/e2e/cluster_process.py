@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 TIMINGS = [
     "--node-status-update-frequency", "200ms", "--image-pull-duration", "0",
-    "--container-start-duration", "0",
+    "--container-start-duration", "0", "--max-termination-grace-period", "500ms",
 ]
 CONTROLLER_TIMINGS = [
     "--node-monitor-period", "100ms", "--node-monitor-grace-period", "1500ms",
