@@ -213,6 +213,9 @@ class Kubelet:
                     continue
                 if rv_of(written) >= rv_of(record.pod):
                     record.pod = written
+                log.debug("pod status written", node=self.name, pod=key,
+                          phase=status.get("phase"), reason=_waiting_reason(status),
+                          pod_ip=status.get("podIP"), resource_version=rv_of(written))
             if record.killed:
                 md = record.pod["metadata"]
                 try:
@@ -266,3 +269,12 @@ class Kubelet:
                 "lastHeartbeatTime": self.last_heartbeat or None,
                 "heartbeats": self.heartbeats, "statusWrites": self.status_writes,
                 "pendingSteps": len(self.timers)}
+
+
+def _waiting_reason(status: Obj) -> str | None:
+    """The first container's waiting reason (ContainerCreating, CrashLoopBackOff, ...)."""
+    for container in status.get("containerStatuses") or ():
+        waiting = (container.get("state") or {}).get("waiting")
+        if waiting:
+            return waiting.get("reason")
+    return None
