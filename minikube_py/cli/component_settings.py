@@ -54,6 +54,9 @@ APISERVER = (
             "twice this many seconds", integer),
     Setting("watch-cache-size", 10_000, "events per resource kept in memory to resume watches",
             integer),
+    Setting("enable-garbage-collector", True, "Orphan and Foreground deletes wait for the "
+            "garbage collector (false: they delete at once, dependents untouched)", boolean,
+            metavar="BOOL"),
 )
 
 SCHEDULER = (

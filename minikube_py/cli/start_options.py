@@ -148,6 +148,7 @@ def apiserver_options(v: dict, etcd_servers: tuple[str, ...]) -> APIServerOption
         max_mutating_requests_inflight=v["max_mutating_requests_inflight"],
         min_request_timeout=float(v["min_request_timeout"]),
         watch_cache_size=v["watch_cache_size"],
+        enable_garbage_collector=v["enable_garbage_collector"],
         etcd_health_urls=tuple(f"http://{server}/health" for server in etcd_servers),
         advertise_address=f"{v['insecure_bind_address']}:{v['insecure_port']}",
         backend="etcd" if etcd_servers else "embedded",
