@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import collections
 import time
-from typing import Any
+from typing import Any, Callable
 
 from ..api.errors import StatusError
 from ..client import resources as known
@@ -204,57 +204,44 @@ class GarbageCollector(Controller):
         await self.remove_finalizer(node.identity, ORPHAN)
 
     async def _drop_reference(self, identity: Identity, owner_uid: str) -> None:
-        for _ in range(CONFLICT_RETRIES):
-            resource, latest = await self._get(identity)
-            if resource is None or latest is None or latest["metadata"].get("uid") != identity.uid:
-                return
-            md = latest["metadata"]
-            refs = list(md.get("ownerReferences") or ())
-            kept = [r for r in refs if r.get("uid") != owner_uid]
-            if len(kept) == len(refs):
-                return
-            try:
-                await self.client.patch(resource, identity.name,
-                                        {"metadata": {"ownerReferences": kept or None,
-                                                      "resourceVersion": md.get("resourceVersion")}},
-                                        _ns(resource, identity))
-            except StatusError as exc:
-                if exc.code == 404:
-                    return
-                if exc.code == 409:
-                    continue
-                raise
+        if await self._remove_from_list(identity, "ownerReferences",
+                                        lambda ref: ref.get("uid") == owner_uid):
             self.log.info("orphaned dependent", object=_describe(identity), owner_uid=owner_uid)
-            return
-        raise RuntimeError(f"could not orphan {_describe(identity)}: too many conflicts")
 
     async def remove_finalizer(self, identity: Identity, finalizer: str) -> None:
-        """upstream removeFinalizer: read, drop the finalizer, write with the read's
-        resourceVersion, again on conflict. The API server deletes an object being deleted
-        once its last finalizer is gone."""
+        """upstream removeFinalizer. The API server deletes an object being deleted once its
+        last finalizer is gone."""
+        if await self._remove_from_list(identity, "finalizers", lambda f: f == finalizer):
+            self.log.info("removed finalizer", object=_describe(identity), finalizer=finalizer)
+
+    async def _remove_from_list(self, identity: Identity, field: str,
+                                drop: Callable[[Any], bool]) -> bool:
+        """Read the object, drop the entries of metadata.`field` that `drop` picks, write
+        with the read's resourceVersion; again on conflict. False when there was nothing to
+        drop or the object is gone (or was replaced: another uid)."""
         for _ in range(CONFLICT_RETRIES):
             resource, latest = await self._get(identity)
             if resource is None or latest is None or latest["metadata"].get("uid") != identity.uid:
-                return
+                return False
             md = latest["metadata"]
-            finalizers = list(md.get("finalizers") or ())
-            if finalizer not in finalizers:
-                return
-            rest = [f for f in finalizers if f != finalizer]
+            entries = list(md.get(field) or ())
+            kept = [e for e in entries if not drop(e)]
+            if len(kept) == len(entries):
+                return False
             try:
                 await self.client.patch(resource, identity.name,
-                                        {"metadata": {"finalizers": rest or None,
+                                        {"metadata": {field: kept or None,
                                                       "resourceVersion": md.get("resourceVersion")}},
                                         _ns(resource, identity))
             except StatusError as exc:
                 if exc.code == 404:
-                    return
+                    return False
                 if exc.code == 409:
                     continue
                 raise
-            self.log.info("removed finalizer", object=_describe(identity), finalizer=finalizer)
-            return
-        raise RuntimeError(f"could not remove finalizer {finalizer} of {_describe(identity)}")
+            return True
+        raise RuntimeError(f"could not update {field} of {_describe(identity)}: "
+                           "too many conflicts")
 
 
 def _ns(resource: Resource, identity: Identity) -> str | None:
