@@ -191,6 +191,12 @@ async def pod_log(handlers: ResourceHandlers, request: web.Request, registry: Re
 
 
 def kubelet_log_url(node: Obj, namespace: str, pod: str, container: str) -> str:
+    return f"{kubelet_base_url(node)}/containerLogs/{namespace}/{pod}/{container}"
+
+
+def kubelet_base_url(node: Obj) -> str:
+    """`http://<InternalIP>:<kubelet port>` from the Node's status (as the v1.0 API server
+    reached kubelets); 400 when the node does not say."""
     status = node.get("status") or {}
     address = ""
     for kind in ("InternalIP", "Hostname", "ExternalIP"):
@@ -204,7 +210,7 @@ def kubelet_log_url(node: Obj, namespace: str, pod: str, container: str) -> str:
     if not address or not port:
         raise errors.bad_request(
             f'node "{node["metadata"]["name"]}" has no kubelet address or port in its status')
-    return f"http://{address}:{port}/containerLogs/{namespace}/{pod}/{container}"
+    return f"http://{address}:{port}"
 
 
 async def _proxy_stream(request: web.Request, url: str, params: dict[str, str],

@@ -16,7 +16,7 @@ import sys
 from .. import __version__
 from ..logs import FORMATS, LEVELS, configure_logging
 from ..storage import StorageError
-from . import apiserver, controller_manager, kubeconfig, kubelet, scheduler, start, status, storage_inspector
+from . import apiserver, controller_manager, kubeconfig, kubelet, node, scheduler, start, status, storage_inspector
 from .storage_target import CommandError
 
 PROG = "minikube-py"
@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     kubelet.register(commands, [logging_flags("info")])
     status.register(commands, [logging_flags("warning")])
     kubeconfig.register(commands, [logging_flags("warning")])
+    node.register(commands, [logging_flags("warning")])
     # Inspection prints results on stdout; only warnings belong beside them.
     storage_inspector.register(commands, [logging_flags("warning")])
     return parser

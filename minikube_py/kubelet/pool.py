@@ -49,8 +49,12 @@ __all__ = ["Kubelet", "KubeletPool", "pod_cidr_for"]
 
 def pod_cidr_for(index: int) -> str:
     """The podCIDR of the pool's `index`-th node: 10.244.0.0/24, 10.244.1.0/24, ...,
-    10.245.0.0/24 after 256 nodes."""
-    return f"10.{244 + index // 256}.{index % 256}.0/24"
+    10.245.0.0/24 after 256 nodes; past 10.255.255.0/24 (3072 nodes) on from 10.1.0.0/24 (10.0/16
+    holds the service range), which leaves room for 65,280 nodes."""
+    block = 244 + index // 256
+    if block > 255:
+        block -= 255
+    return f"10.{block}.{index % 256}.0/24"
 
 
 class KubeletPool:

@@ -9,13 +9,14 @@ test except through kubectl, plain HTTP and the kubelets' failure toggle.
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 import uuid
 
 import pytest
 
-from tests.e2e.cluster_process import KUBECTL, ClusterProcesses, condition, running
+from tests.e2e.cluster_process import CLI, KUBECTL, ClusterProcesses, condition, running
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(KUBECTL), reason=f"{KUBECTL} not found "
                                  "(the machine image provides it)"), pytest.mark.slow]
@@ -150,7 +151,10 @@ def test_stopped_kubelet_goes_not_ready_its_pods_are_evicted_and_it_comes_back(c
     victim = pods[0]["spec"]["nodeName"]
     on_victim = {p["metadata"]["name"] for p in pods if p["spec"]["nodeName"] == victim}
     toggle = f"http://127.0.0.1:{cluster.kubelet_port}/nodes/{victim}"
-    assert cluster.post(toggle + "/stop") == 200
+    stopped = subprocess.run([*CLI, "node", "stop", victim, "--server", cluster.url],
+                             capture_output=True, text=True, timeout=30)  # the learner's CLI
+    assert stopped.returncode == 0 and stopped.stdout == f"node {victim}: kubelet stopped\n", \
+        stopped.stderr
 
     def node_ready() -> str | None:
         return condition(cluster.get(f"/api/v1/nodes/{victim}"), "Ready")
@@ -166,7 +170,7 @@ def test_stopped_kubelet_goes_not_ready_its_pods_are_evicted_and_it_comes_back(c
             and all(p["spec"]["nodeName"] != victim for p in live)
     cluster.wait(evicted_and_replaced, 30, "eviction from the dead node and replacement")
 
-    assert cluster.post(toggle + "/start") == 200
+    assert cluster.post(toggle + "/start") == 200  # the kubelet's HTTP toggle
     cluster.wait(lambda: node_ready() == "True", 15, f"{victim} Ready again")
     # the revived kubelet finishes the evictions it missed
     cluster.wait(lambda: not ({p["metadata"]["name"] for p in cluster.pods("default", "app=spread")}
