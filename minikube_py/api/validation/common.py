@@ -116,12 +116,54 @@ def validate_qualified_name(value: str, path: str, errs: Errs) -> None:
 # Labels and selectors
 
 
+class ValidMemo:
+    """Inputs already found valid (a bounded set of hashable keys).
+
+    Validation is a pure function of its input, and the hot writes re-validate the same
+    unchanged maps over and over (5000 kubelets' heartbeats re-check every node's labels,
+    annotations and capacities 500 times a second). Only the valid outcome is remembered, so
+    errors are always produced by the real checks, with their paths."""
+
+    def __init__(self, limit: int = 16_384) -> None:
+        self.limit = limit
+        self._seen: set[Any] = set()
+
+    def __contains__(self, key: Any) -> bool:
+        return key is not None and key in self._seen
+
+    def add(self, key: Any) -> None:
+        if key is None:
+            return
+        if len(self._seen) >= self.limit:
+            self._seen.clear()
+        self._seen.add(key)
+
+
+def items_key(mapping: Any) -> tuple | None:
+    """A hashable key for a flat map of strings (None if it is not one)."""
+    if not isinstance(mapping, dict):
+        return None
+    for k, v in mapping.items():
+        if type(k) is not str or type(v) is not str:
+            return None
+    return tuple(mapping.items())
+
+
+_VALID_LABELS = ValidMemo()
+
+
 def validate_labels(labels: dict[str, str], path: str, errs: Errs) -> None:
     """Keys are qualified names, values label values; errors sit at the map's path itself."""
+    key = items_key(labels)
+    if key in _VALID_LABELS:
+        return
+    before = len(errs)
     for k, v in labels.items():
         validate_qualified_name(k, path, errs)
         for msg in naming.is_label_value(v):
             errs.append(invalid(path, v, msg))
+    if len(errs) == before:
+        _VALID_LABELS.add(key)
 
 
 def validate_label_map(obj: Any, name: str, path: str, errs: Errs) -> dict[str, str]:

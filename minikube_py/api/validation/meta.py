@@ -15,6 +15,8 @@ from minikube_py.api import naming
 from minikube_py.api.errors import forbidden, invalid, required, too_long
 from minikube_py.api.validation.common import (
     NameFn,
+    ValidMemo,
+    items_key,
     name_is_dns_label,
     validate_immutable,
     validate_labels,
@@ -84,6 +86,10 @@ def _validate_common(meta: dict[str, Any], errs: Errs) -> None:
 
 def validate_annotations(annotations: dict[str, str], path: str, errs: Errs) -> None:
     """Keys are qualified names (case-insensitively); all keys and values together <= 256 KiB."""
+    key = items_key(annotations)
+    if key in _VALID_ANNOTATIONS:
+        return
+    before = len(errs)
     total = 0
     for k, v in annotations.items():
         for msg in naming.is_qualified_name(k.lower()):
@@ -91,6 +97,11 @@ def validate_annotations(annotations: dict[str, str], path: str, errs: Errs) -> 
         total += len(k.encode()) + len(v.encode())
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:
         errs.append(too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT))
+    if len(errs) == before:
+        _VALID_ANNOTATIONS.add(key)
+
+
+_VALID_ANNOTATIONS = ValidMemo(limit=4096)
 
 
 def _group_version(api_version: str) -> tuple[str, str]:

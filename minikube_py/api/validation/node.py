@@ -12,6 +12,8 @@ from typing import Any
 
 from minikube_py.api.errors import duplicate, forbidden, invalid
 from minikube_py.api.validation.common import (
+    ValidMemo,
+    items_key,
     name_is_dns_subdomain,
     parse_ip,
     semantic,
@@ -66,6 +68,12 @@ def _family(cidr: str) -> int | None:
 def _resources(node: dict[str, Any], errs: Errs) -> None:
     """Capacity and allocatable quantities; upstream's paths are `status.capacity.cpu`."""
     status = get_dict(node, "status", "", errs) or {}
+    key = (items_key(status.get("capacity") or {}), items_key(status.get("allocatable") or {}))
+    if None in key:
+        key = None
+    if key in _VALID_RESOURCES:
+        return
+    before = len(errs)
     for name in ("capacity", "allocatable"):
         values = get_dict(status, name, "status", errs) or {}
         for resource, raw in values.items():
@@ -73,6 +81,12 @@ def _resources(node: dict[str, Any], errs: Errs) -> None:
             q = parse_at(raw, path, errs) if raw is not None else None
             if q is not None:
                 validate_quantity_value(resource, q, path, errs)
+    if len(errs) == before:
+        _VALID_RESOURCES.add(key)
+
+
+#: capacity/allocatable pairs already found valid (nodes of a pool share one)
+_VALID_RESOURCES = ValidMemo(limit=1024)
 
 
 def validate_node_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
