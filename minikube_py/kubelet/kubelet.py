@@ -21,11 +21,18 @@ import structlog
 
 from ..api import meta
 from ..api.errors import StatusError
+from ..client.cache import strip_managed_fields
 from ..client.record import EventRecorder
 from ..client.resources import NODES, PODS
 from .config import KubeletConfig
 from .ipam import PodIPAllocator
-from .node_status import heartbeat_patch, node_object, node_status, take_over, transitions
+from .node_status import (
+    heartbeat_patch,
+    node_object,
+    node_status,
+    take_over,
+    transitions,
+)
 from .pod_status import generate
 from .podworker import PodWorkers, rv_of
 from .timers import Timers
@@ -212,7 +219,7 @@ class Kubelet:
                         return
                     continue
                 if rv_of(written) >= rv_of(record.pod):
-                    record.pod = written
+                    record.pod = strip_managed_fields(written)
                 log.debug("pod status written", node=self.name, pod=key,
                           phase=status.get("phase"), reason=_waiting_reason(status),
                           pod_ip=status.get("podIP"), resource_version=rv_of(written))

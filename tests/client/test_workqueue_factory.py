@@ -57,3 +57,19 @@ def test_factory_shares_one_informer_per_resource_and_selectors():
     assert factory.informer(PODS) is factory.informer(PODS)
     assert factory.informer(PODS) is not factory.informer(PODS, field_selector="spec.nodeName=a")
     assert factory.informer(NODES) is not factory.informer(PODS)
+
+
+def test_informers_cache_objects_without_managed_fields_unless_told_otherwise():
+    from minikube_py.client.cache import Informer
+
+    pod = {"metadata": {"name": "p", "namespace": "d", "resourceVersion": "1",
+                        "managedFields": [{"manager": "kubectl"}]}}
+    stripped = Informer(Client.__new__(Client), PODS)
+    seen: list[dict] = []
+    stripped.add_event_handler(on_add=seen.append)
+    stripped.add(dict(pod, metadata=dict(pod["metadata"])))
+    assert "managedFields" not in stripped.indexer.get("d/p")["metadata"]
+    assert "managedFields" not in seen[0]["metadata"]
+    kept = Informer(Client.__new__(Client), PODS, transform=None)
+    kept.add(dict(pod, metadata=dict(pod["metadata"])))
+    assert kept.indexer.get("d/p")["metadata"]["managedFields"] == [{"manager": "kubectl"}]
