@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from ..apiserver.server import APIServer
     from ..client import Client
+    from ..client.cache import InformerFactory
 
 log = structlog.get_logger(component="minikube-py")
 
@@ -79,8 +80,9 @@ class Component:
     """A started component: where it answers, and how to stop it."""
 
     def __init__(self, name: str, url: str | None, stop: Callable[[], Awaitable[None]],
-                 detail: str = "") -> None:
+                 detail: str = "", *, listed: bool = True) -> None:
         self.name, self.url, self._stop, self.detail = name, url, stop, detail
+        self.listed = listed  # shown in the ready line and the summary
 
     async def stop(self) -> None:
         await self._stop()
@@ -119,7 +121,7 @@ async def serve(options: StartOptions) -> int:
                 seconds = time.monotonic() - began
                 log.info("ready", url=api_url, seconds=round(seconds, 3), storage=backend,
                          revision=page.revision, keys=len(page.kvs) + page.remaining,
-                         **{c.name.replace("-", "_"): c.url for c in components},
+                         **{c.name.replace("-", "_"): c.url for c in components if c.listed},
                          kubeconfig=str(options.kubeconfig_out or ""), **where,
                          inspect=inspect_hint(options))
                 print_summary(options, api_url, backend, components, seconds)
@@ -139,14 +141,26 @@ async def serve(options: StartOptions) -> int:
 
 async def start_components(options: StartOptions, apiserver: "APIServer",
                            app: "web.Application") -> list[Component]:
-    started: list[Component] = []
+    """The components, sharing one informer per resource (DESIGN.md's scale mechanic: one
+    watch and one decoded copy of each pod for the whole process, not one per component).
+    The shared informers stop last, after every component that reads them."""
+    from ..client.cache import InformerFactory
+
+    informers = InformerFactory(in_process_client(app, "minikube-py-informers"))
+
+    async def stop_informers() -> None:
+        await informers.stop()
+        await informers.client.close()
+
+    started: list[Component] = [Component("informers", None, stop_informers, listed=False)]
     try:
         if options.runs("controller-manager"):
-            started.append(await start_controller_manager(options, apiserver, app))
+            started.append(await start_controller_manager(options, apiserver, app, informers))
         if options.runs("scheduler"):
-            started.append(await start_scheduler(options, apiserver, app))
+            started.append(await start_scheduler(options, apiserver, app, informers))
         if options.runs("kubelet") and options.node_pools:
-            started.append(await start_kubelets(options, app))
+            started.append(await start_kubelets(options, app, informers))
+        informers.start()
     except BaseException:
         for component in reversed(started):
             await component.stop()
@@ -178,7 +192,7 @@ async def serve_health(app: "web.Application", address: str, port: int, what: st
 
 
 async def start_scheduler(options: StartOptions, apiserver: "APIServer",
-                          app: "web.Application") -> Component:
+                          app: "web.Application", informers: "InformerFactory") -> Component:
     from ..scheduler.factory import PolicyError, from_provider, load_policy
     from ..scheduler.scheduler import Scheduler
     from ..scheduler.server import build_app
@@ -190,7 +204,8 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
         raise CommandError(str(exc)) from None
     client = in_process_client(app, "kube-scheduler")
     scheduler = Scheduler(client, algorithm,
-                          percentage_of_nodes_to_score=options.percentage_of_nodes_to_score)
+                          percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
+                          informers=informers)
     runner, url = await serve_health(build_app(scheduler), options.address,
                                      options.scheduler_port, "the scheduler", "--scheduler-port")
     if url:
@@ -200,11 +215,12 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
 
 
 async def start_controller_manager(options: StartOptions, apiserver: "APIServer",
-                                   app: "web.Application") -> Component:
+                                   app: "web.Application",
+                                   informers: "InformerFactory") -> Component:
     from ..controllers.manager import ControllerManager, build_app
 
     client = in_process_client(app, "kube-controller-manager")
-    manager = ControllerManager(client, options.controllers)
+    manager = ControllerManager(client, options.controllers, informers=informers)
     runner, url = await serve_health(build_app(manager), options.address,
                                      options.controller_manager_port, "the controller manager",
                                      "--controller-manager-port")
@@ -215,13 +231,15 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
                      f"{len(options.controllers.controllers)} controllers")
 
 
-async def start_kubelets(options: StartOptions, app: "web.Application") -> Component:
+async def start_kubelets(options: StartOptions, app: "web.Application",
+                         informers: "InformerFactory") -> Component:
     from ..kubelet.config import KubeletConfig
     from ..kubelet.pool import KubeletPool
 
     client = in_process_client(app, "kubelet")
     port = options.kubelet_port if options.kubelet_port else -1
-    pool = KubeletPool(client, address=options.address, port=port, node_ip=options.address)
+    pool = KubeletPool(client, address=options.address, port=port, node_ip=options.address,
+                       informers=informers)
     for spec in options.node_pools:
         config = KubeletConfig(
             cpu=spec.cpu, memory=spec.memory, pods=spec.pods, labels=dict(spec.labels),
@@ -310,7 +328,7 @@ def print_summary(options: StartOptions, api_url: str, backend: str,
              else f"embedded store in {options.data_dir}")
     lines = [f"minikube-py is ready ({seconds:.2f} s)",
              f"  {'apiserver':<20}{api_url}  ({where})"]
-    for c in components:
+    for c in (c for c in components if c.listed):
         target = c.url or "(no listener)"
         lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
     if options.kubeconfig_out is not None:

@@ -71,9 +71,13 @@ class ControllerManager:
     """Builds the enabled controllers over one client and one informer factory; `run()`
     runs them all until cancelled (or until one fails for good, which stops the rest)."""
 
-    def __init__(self, client: Client, options: ControllerOptions | None = None) -> None:
+    def __init__(self, client: Client, options: ControllerOptions | None = None, *,
+                 informers: InformerFactory | None = None) -> None:
+        """`informers`: the process's shared factory (all-in-one; its owner stops it), else
+        the manager makes and owns one."""
         self.options = options or ControllerOptions()
-        self.ctx = ControllerContext(client, InformerFactory(client), self.options)
+        self._owns_informers = informers is None
+        self.ctx = ControllerContext(client, informers or InformerFactory(client), self.options)
         self.controllers: list[Controller] = []
         self.started = asyncio.Event()
 
@@ -90,7 +94,8 @@ class ControllerManager:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            await self.ctx.informers.stop()
+            if self._owns_informers:
+                await self.ctx.informers.stop()
             await self.ctx.close()
 
 

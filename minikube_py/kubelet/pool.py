@@ -29,7 +29,7 @@ from aiohttp import web
 
 from ..api import meta
 from ..client import Client
-from ..client.cache import Informer
+from ..client.cache import FilteredInformer, Informer, InformerFactory
 from ..client.record import EventRecorder
 from ..client.resources import PODS
 from ..client.workqueue import WorkQueue
@@ -61,8 +61,11 @@ class KubeletPool:
     def __init__(self, client: Client, *, address: str = "127.0.0.1", port: int = 10250,
                  node_ip: str = "127.0.0.1", node_writers: int = 8, pod_writers: int = 16,
                  event_writers: int = 4, event_queue_size: int = 10_000,
-                 log_interval: float = 1.0) -> None:
+                 log_interval: float = 1.0, informers: InformerFactory | None = None) -> None:
+        """`informers`: the process's shared informers (all-in-one): the pool then views the
+        shared pod informer, filtered to its nodes, instead of opening its own watch."""
         self.client = client
+        self._shared = informers
         self.address = address
         self.port = port
         self.node_ip = node_ip
@@ -81,7 +84,7 @@ class KubeletPool:
         self._beat_wake = asyncio.Event()
         self._scheduled: set[str] = set()
         self._tasks: list[asyncio.Task] = []
-        self._informer: Informer | None = None
+        self._informer: Informer | FilteredInformer | None = None
         self._selector = ""
         self._runner: web.AppRunner | None = None
         self._started = False
@@ -99,7 +102,7 @@ class KubeletPool:
         self.kubelets[name] = kubelet
         if self._started:
             self._node_queue.add(name)
-            if self._selector != self._wanted_selector():
+            if self._shared is None and self._selector != self._wanted_selector():
                 asyncio.get_running_loop().create_task(self._restart_watch())
         return kubelet
 
@@ -145,12 +148,20 @@ class KubeletPool:
         return "spec.nodeName!="
 
     def _start_watch(self) -> None:
-        self._selector = self._wanted_selector()
-        informer = Informer(self.client, PODS, field_selector=self._selector)
+        if self._shared is not None:
+            self._selector = "(shared pod informer, filtered to this pool's nodes)"
+            informer: Informer | FilteredInformer = FilteredInformer(
+                self._shared.informer(PODS), self._on_our_node)
+        else:
+            self._selector = self._wanted_selector()
+            informer = Informer(self.client, PODS, field_selector=self._selector)
         informer.add_event_handler(on_add=self._pod_added, on_update=self._pod_updated,
                                    on_delete=self._pod_deleted)
         informer.start()
         self._informer = informer
+
+    def _on_our_node(self, pod: Obj) -> bool:
+        return ((pod.get("spec") or {}).get("nodeName") or "") in self.kubelets
 
     async def _restart_watch(self) -> None:
         old, self._informer = self._informer, None

@@ -25,7 +25,12 @@ import structlog
 from ..api import meta
 from ..api.errors import StatusError
 from ..client import Client
-from ..client.cache import Informer, meta_namespace_key
+from ..client.cache import (
+    FilteredInformer,
+    Informer,
+    InformerFactory,
+    meta_namespace_key,
+)
 from ..client.record import EventRecorder
 from ..client.resources import (
     NODES,
@@ -50,6 +55,22 @@ Obj = dict[str, Any]
 SCHEDULER_NAME_ANNOTATION = "scheduler.alpha.kubernetes.io/name"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 _NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+def _phase_finished(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def _unassigned(pod: Obj) -> bool:
+    """The field selector `spec.nodeName=,` + not finished, in the client."""
+    return not (pod.get("spec") or {}).get("nodeName") and not _phase_finished(pod)
+
+
+def _assigned(pod: Obj) -> bool:
+    """`spec.nodeName!=,` + not finished."""
+    return bool((pod.get("spec") or {}).get("nodeName")) and not _phase_finished(pod)
+
+
 #: attempts explained by /debug/scheduler/last (each keeps per-node arrays: ~20 KB at 5000 nodes)
 _EXPLANATIONS_KEPT = 256
 
@@ -84,7 +105,11 @@ class Scheduler:
     def __init__(self, client: Client, algorithm: Algorithm, *,
                  scheduler_name: str = DEFAULT_SCHEDULER_NAME,
                  percentage_of_nodes_to_score: int = 100, seed: int | None = None,
-                 initial_backoff: float = 1.0, max_backoff: float = 60.0) -> None:
+                 initial_backoff: float = 1.0, max_backoff: float = 60.0,
+                 informers: InformerFactory | None = None) -> None:
+        """`informers`: the process's shared informers (all-in-one), filtered here in the
+        client; without them the scheduler opens its own watches with field selectors, as the
+        v1.0 ConfigFactory did."""
         self.client = client
         self.name = scheduler_name
         self.cache = SchedulerCache()
@@ -96,19 +121,39 @@ class Scheduler:
             selector=HostSelector(seed),
             context=self._priority_context,
             percentage_of_nodes_to_score=percentage_of_nodes_to_score)
-        self.unassigned = Informer(client, PODS, field_selector="spec.nodeName=," + _NOT_FINISHED)
-        self.assigned = Informer(client, PODS, field_selector="spec.nodeName!=," + _NOT_FINISHED)
-        self.nodes = Informer(client, NODES)
-        self.services = Informer(client, SERVICES)
-        self.controllers = [Informer(client, REPLICATION_CONTROLLERS), Informer(client, REPLICASETS)]
+        self._shared = informers is not None
+        self.unassigned: Informer | FilteredInformer
+        self.assigned: Informer | FilteredInformer
+        if informers is not None:
+            pods = informers.informer(PODS)
+            self.unassigned = FilteredInformer(pods, _unassigned)
+            self.assigned = FilteredInformer(pods, _assigned)
+            self.nodes = informers.informer(NODES)
+            self.services = informers.informer(SERVICES)
+            self.controllers = [informers.informer(REPLICATION_CONTROLLERS),
+                                informers.informer(REPLICASETS)]
+        else:
+            self.unassigned = Informer(client, PODS,
+                                       field_selector="spec.nodeName=," + _NOT_FINISHED)
+            self.assigned = Informer(client, PODS,
+                                     field_selector="spec.nodeName!=," + _NOT_FINISHED)
+            self.nodes = Informer(client, NODES)
+            self.services = Informer(client, SERVICES)
+            self.controllers = [Informer(client, REPLICATION_CONTROLLERS),
+                                Informer(client, REPLICASETS)]
         self.attempts: collections.OrderedDict[str, Attempt] = collections.OrderedDict()
         self._backoff = (initial_backoff, max_backoff)
         self._binds: set[asyncio.Task] = set()
         self._selectors: dict[int, tuple[Obj, Any]] = {}  # id(service/controller) -> selector
         self.queue: SchedulingQueue | None = None
 
-    def _informers(self) -> list[Informer]:
+    def _informers(self) -> list[Informer | FilteredInformer]:
         return [self.unassigned, self.assigned, self.nodes, self.services, *self.controllers]
+
+    def _owned(self) -> list[Informer | FilteredInformer]:
+        """What `run` stops when it ends: its own informers, or only its views of shared
+        ones (their owner stops those)."""
+        return self._informers() if not self._shared else [self.unassigned, self.assigned]
 
     # -- wiring (ConfigFactory) ----------------------------------------------------------
     def is_ours(self, pod: Obj) -> bool:
@@ -194,7 +239,7 @@ class Scheduler:
             finally:
                 janitor.cancel()
         finally:
-            for informer in self._informers():
+            for informer in self._owned():
                 await informer.stop()
             for task in list(self._binds):
                 task.cancel()

@@ -73,3 +73,33 @@ def test_informers_cache_objects_without_managed_fields_unless_told_otherwise():
     kept = Informer(Client.__new__(Client), PODS, transform=None)
     kept.add(dict(pod, metadata=dict(pod["metadata"])))
     assert kept.indexer.get("d/p")["metadata"]["managedFields"] == [{"manager": "kubectl"}]
+
+
+def test_filtered_view_turns_selector_boundary_crossings_into_adds_and_deletes():
+    """A pod bound to a node leaves the 'unassigned' view (delete) and enters 'assigned'
+    (add), exactly as two field-selected watches would report it."""
+    from minikube_py.client.cache import FilteredInformer, Informer
+
+    shared = Informer(Client.__new__(Client), PODS)
+    unassigned = FilteredInformer(shared, lambda p: not p["spec"].get("nodeName"))
+    assigned = FilteredInformer(shared, lambda p: bool(p["spec"].get("nodeName")))
+    log: list[tuple[str, str, str]] = []
+    for view, name in ((unassigned, "unassigned"), (assigned, "assigned")):
+        view.add_event_handler(
+            on_add=lambda o, n=name: log.append((n, "add", o["metadata"]["resourceVersion"])),
+            on_update=lambda a, b, n=name: log.append((n, "update", b["metadata"]["resourceVersion"])),
+            on_delete=lambda o, n=name: log.append((n, "delete", o["metadata"]["resourceVersion"])))
+
+    def pod(rv: str, node: str = "") -> dict:
+        return {"metadata": {"name": "p", "namespace": "d", "resourceVersion": rv},
+                "spec": {"nodeName": node} if node else {}}
+    shared.add(pod("1"))
+    shared.update(pod("2"))
+    shared.update(pod("3", "n1"))
+    shared.update(pod("4", "n1"))
+    assert unassigned.indexer.get("d/p") is None and assigned.indexer.get("d/p") is not None
+    assert len(assigned.indexer) == 1 and unassigned.indexer.list() == []
+    shared.delete(pod("4", "n1"))
+    assert log == [("unassigned", "add", "1"), ("unassigned", "update", "2"),
+                   ("unassigned", "delete", "2"), ("assigned", "add", "3"),
+                   ("assigned", "update", "4"), ("assigned", "delete", "4")]

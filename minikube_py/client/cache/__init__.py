@@ -3,9 +3,10 @@ FIFO, the reflector that keeps a store in step with the API server, and informer
 
 from .factory import InformerFactory
 from .fifo import FIFO
+from .filtered import FilteredInformer
 from .informer import Informer, strip_managed_fields
 from .reflector import Reflector
 from .store import NAMESPACE_INDEX, Indexer, meta_namespace_index, meta_namespace_key
 
-__all__ = ["FIFO", "Indexer", "InformerFactory", "Informer", "NAMESPACE_INDEX", "Reflector",
+__all__ = ["FIFO", "FilteredInformer", "Indexer", "InformerFactory", "Informer", "NAMESPACE_INDEX", "Reflector",
            "meta_namespace_index", "meta_namespace_key", "strip_managed_fields"]
