@@ -56,37 +56,28 @@ def pod(i: int) -> dict[str, Any]:
 
 
 async def one_run(tmp: Path, nodes: int, pods: int, rate: float, transport: str) -> dict[str, Any]:
-    from aiohttp import web
-
-    from minikube_py.apiserver.server import APIServer
     from minikube_py.cli.main import build_parser
-    from minikube_py.cli.start import (
-        _listen,
-        bound_port,
-        open_store,
-        start_components,
-        wait_ready,
-    )
+    from minikube_py.cli.start import running_cluster
     from minikube_py.cli.start_options import StartOptions
+
+    options = StartOptions.from_args(build_parser().parse_args(start_flags(tmp / "data", nodes)))
+    async with running_cluster(options) as cluster:
+        return await measure(cluster, nodes, pods, rate, transport)
+
+
+async def measure(cluster: Any, nodes: int, pods: int, rate: float,
+                  transport: str) -> dict[str, Any]:
+    """Create `pods` at `rate`/s on a running cluster (cli.start.RunningCluster); latencies
+    per pod."""
     from minikube_py.client import Client, HTTPTransport, InProcessTransport
     from minikube_py.client.cache import Informer
     from minikube_py.client.resources import PODS
 
-    options = StartOptions.from_args(build_parser().parse_args(start_flags(tmp / "data", nodes)))
-    store, _backend = await open_store(options)
-    apiserver = APIServer(store, options.apiserver)
-    runner = web.AppRunner(apiserver.build_app(), access_log=None)
-    await runner.setup()
-    components = []
     client = None
     informer = None
     try:
-        await _listen(runner, options.address, options.port, "the API server", "--insecure-port")
-        url = f"http://{options.address}:{bound_port(runner, options.port)}"
-        components = await start_components(options, apiserver, runner.app)
-        await wait_ready(options, runner.app, components, asyncio.Event())
-        client = Client(HTTPTransport(url, user_agent="bench") if transport == "http"
-                        else InProcessTransport(runner.app, user_agent="bench"))
+        client = Client(HTTPTransport(cluster.url, user_agent="bench") if transport == "http"
+                        else InProcessTransport(cluster.runner.app, user_agent="bench"))
 
         sent: dict[str, float] = {}
         acked: dict[str, float] = {}
@@ -152,10 +143,6 @@ async def one_run(tmp: Path, nodes: int, pods: int, rate: float, transport: str)
             await informer.stop()
         if client is not None:
             await client.close()
-        for component in reversed(components):
-            await component.stop()
-        await runner.cleanup()
-        await store.close()
 
 
 def _in_fresh_process(args: argparse.Namespace) -> dict[str, Any]:

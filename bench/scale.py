@@ -128,17 +128,9 @@ def memory_by_site(snapshot: Any, top: int = 25) -> list[tuple[str, int]]:
 
 async def one_run(tmp: Path, nodes: int, pods: int, idle: float,
                   trace: bool, profile_idle: str | None = None) -> dict[str, Any]:
-    from aiohttp import web
 
-    from minikube_py.apiserver.server import APIServer
     from minikube_py.cli.main import build_parser
-    from minikube_py.cli.start import (
-        _listen,
-        bound_port,
-        open_store,
-        start_components,
-        wait_ready,
-    )
+    from minikube_py.cli.start import running_cluster
     from minikube_py.cli.start_options import StartOptions
     from minikube_py.client import Client, InProcessTransport
     from minikube_py.client.resources import PODS
@@ -150,102 +142,92 @@ async def one_run(tmp: Path, nodes: int, pods: int, idle: float,
     result: dict[str, Any] = {"nodes": nodes, "pods": pods, "pod_creation": "direct"}
     options = StartOptions.from_args(build_parser().parse_args(start_flags(tmp / "data", nodes)))
     began = time.perf_counter()
-    store, _backend = await open_store(options)
-    apiserver = APIServer(store, options.apiserver)
-    runner = web.AppRunner(apiserver.build_app(), access_log=None)
-    await runner.setup()
-    components = []
-    client = None
-    watcher = None
-    try:
-        await _listen(runner, options.address, options.port, "the API server", "--insecure-port")
-        url = f"http://{options.address}:{bound_port(runner, options.port)}"
-        components = await start_components(options, apiserver, runner.app)
-        await wait_ready(options, runner.app, components, asyncio.Event())
-        result["nodes_ready_s"] = time.perf_counter() - began
-        kubelet_url = next(c.url for c in components if c.name == "kubelet")
-        client = Client(InProcessTransport(runner.app, user_agent="bench"))
-
-        running: set[str] = set()
-        all_running = asyncio.Event()
-        rv = (await client.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
-
-        async def count_running() -> None:
-            async for event in client.watch(PODS, "default", resource_version=rv,
-                                            allow_bookmarks=False):
-                obj = event.object
-                if (obj.get("status") or {}).get("phase") == "Running":
-                    running.add(obj["metadata"]["name"])
-                    if len(running) >= pods:
-                        all_running.set()
-                        return
-
-        watcher = asyncio.create_task(count_running())
-        sem = asyncio.Semaphore(64)
-
-        async def create(i: int) -> None:
-            async with sem:
-                await client.create(PODS, pod(i), "default")
-
-        started = time.perf_counter()
-        cpu = time.process_time()
-        await asyncio.gather(*(create(i) for i in range(pods)))
-        result["create_s"] = time.perf_counter() - started
-        await asyncio.wait_for(all_running.wait(), 3600)
-        result["all_running_s"] = time.perf_counter() - started
-        result["pods_running_per_s"] = pods / result["all_running_s"]
-        result["load_cpu_share"] = (time.process_time() - cpu) / result["all_running_s"]
-        await watcher
+    async with running_cluster(options) as cluster:
+        store, runner, url, components = (cluster.store, cluster.runner, cluster.url,
+                                          cluster.components)
+        client = None
         watcher = None
+        try:
+            result["nodes_ready_s"] = time.perf_counter() - began
+            kubelet_url = next(c.url for c in components if c.name == "kubelet")
+            client = Client(InProcessTransport(runner.app, user_agent="bench"))
 
-        result["settle_s"] = await settle(store, nodes)
-        mem = proc_status()
-        result["rss_gib"] = mem["VmRSS"] / 2**30
-        result["hwm_gib"] = mem["VmHWM"] / 2**30
+            running: set[str] = set()
+            all_running = asyncio.Event()
+            rv = (await client.list(PODS, "default", limit=1))["metadata"]["resourceVersion"]
 
-        beats = await heartbeats(kubelet_url)
-        profiler = None
-        if profile_idle:
-            import cProfile
+            async def count_running() -> None:
+                async for event in client.watch(PODS, "default", resource_version=rv,
+                                                allow_bookmarks=False):
+                    obj = event.object
+                    if (obj.get("status") or {}).get("phase") == "Running":
+                        running.add(obj["metadata"]["name"])
+                        if len(running) >= pods:
+                            all_running.set()
+                            return
 
-            profiler = cProfile.Profile()
-            profiler.enable()
-        wall, cpu = time.perf_counter(), time.process_time()
-        await asyncio.sleep(idle)
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        if profiler is not None:
-            profiler.disable()
-            profiler.dump_stats(profile_idle)
-        result["idle_window_s"] = wall
-        result["idle_cpu_share"] = cpu / wall
-        result["heartbeats_per_s"] = (await heartbeats(kubelet_url) - beats) / wall
+            watcher = asyncio.create_task(count_running())
+            sem = asyncio.Semaphore(64)
 
-        with tempfile.TemporaryDirectory() as home:
-            result["kubectl_get_nodes_s"], lines = await kubectl_seconds(
-                url, ["get", "nodes"], home)
-            result["kubectl_nodes_listed"] = lines - 1
-            result["kubectl_get_pods_s"], lines = await kubectl_seconds(
-                url, ["get", "pods", "-A"], home)
-            result["kubectl_pods_listed"] = lines - 1
-        mem = proc_status()
-        result["hwm_gib"] = mem["VmHWM"] / 2**30
-        if trace:
-            import tracemalloc
+            async def create(i: int) -> None:
+                async with sem:
+                    await client.create(PODS, pod(i), "default")
 
-            snapshot = tracemalloc.take_snapshot()
-            result["traced_gib"] = tracemalloc.get_traced_memory()[0] / 2**30
-            result["memory_by_site"] = memory_by_site(snapshot)
-        return result
-    finally:
-        if watcher is not None:
-            watcher.cancel()
-            await asyncio.gather(watcher, return_exceptions=True)
-        if client is not None:
-            await client.close()
-        for component in reversed(components):
-            await component.stop()
-        await runner.cleanup()
-        await store.close()
+            started = time.perf_counter()
+            cpu = time.process_time()
+            await asyncio.gather(*(create(i) for i in range(pods)))
+            result["create_s"] = time.perf_counter() - started
+            await asyncio.wait_for(all_running.wait(), 3600)
+            result["all_running_s"] = time.perf_counter() - started
+            result["pods_running_per_s"] = pods / result["all_running_s"]
+            result["load_cpu_share"] = (time.process_time() - cpu) / result["all_running_s"]
+            await watcher
+            watcher = None
+
+            result["settle_s"] = await settle(store, nodes)
+            mem = proc_status()
+            result["rss_gib"] = mem["VmRSS"] / 2**30
+            result["hwm_gib"] = mem["VmHWM"] / 2**30
+
+            beats = await heartbeats(kubelet_url)
+            profiler = None
+            if profile_idle:
+                import cProfile
+
+                profiler = cProfile.Profile()
+                profiler.enable()
+            wall, cpu = time.perf_counter(), time.process_time()
+            await asyncio.sleep(idle)
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(profile_idle)
+            result["idle_window_s"] = wall
+            result["idle_cpu_share"] = cpu / wall
+            result["heartbeats_per_s"] = (await heartbeats(kubelet_url) - beats) / wall
+
+            with tempfile.TemporaryDirectory() as home:
+                result["kubectl_get_nodes_s"], lines = await kubectl_seconds(
+                    url, ["get", "nodes"], home)
+                result["kubectl_nodes_listed"] = lines - 1
+                result["kubectl_get_pods_s"], lines = await kubectl_seconds(
+                    url, ["get", "pods", "-A"], home)
+                result["kubectl_pods_listed"] = lines - 1
+            mem = proc_status()
+            result["hwm_gib"] = mem["VmHWM"] / 2**30
+            if trace:
+                import tracemalloc
+
+                snapshot = tracemalloc.take_snapshot()
+                result["traced_gib"] = tracemalloc.get_traced_memory()[0] / 2**30
+                result["memory_by_site"] = memory_by_site(snapshot)
+            return result
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                await asyncio.gather(watcher, return_exceptions=True)
+            if client is not None:
+                await client.close()
 
 
 def _in_fresh_process(args: argparse.Namespace, nodes: int, pods: int) -> dict[str, Any]:

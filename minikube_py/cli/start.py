@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import time
-from typing import TYPE_CHECKING, Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 import structlog
 
@@ -88,51 +90,78 @@ class Component:
         await self._stop()
 
 
-async def serve(options: StartOptions) -> int:
+@dataclass
+class RunningCluster:
+    """What `running_cluster` yields: the store, the API server and where it answers, and
+    the started components (benchmarks and tests drive a cluster through this too)."""
+
+    store: Store
+    backend: str
+    apiserver: "APIServer"
+    runner: "web.AppRunner"
+    url: str
+    components: list[Component]
+
+    def component(self, name: str) -> Component:
+        return next(c for c in self.components if c.name == name)
+
+
+@contextlib.asynccontextmanager
+async def running_cluster(options: StartOptions,
+                          stop: asyncio.Event | None = None) -> AsyncIterator[RunningCluster]:
+    """The whole cluster, ready (nodes Ready, components Healthy), for the `with` block;
+    afterwards the components stop in reverse order, then the API server, then the store."""
     # Imported here, not at the top: aiohttp costs a quarter of a second to import, which
     # every `minikube-py storage ...` command would otherwise pay for nothing.
     from aiohttp import web
 
     from ..apiserver.server import APIServer
 
+    store, backend = await open_store(options)
+    try:
+        apiserver = APIServer(store, options.apiserver)
+        runner = web.AppRunner(apiserver.build_app(), access_log=None)
+        await runner.setup()
+        components: list[Component] = []
+        try:
+            await _listen(runner, options.address, options.port, "the API server",
+                          "--insecure-port")
+            url = f"http://{options.address}:{bound_port(runner, options.port)}"
+            components = await start_components(options, apiserver, runner.app)
+            await wait_ready(options, runner.app, components, stop or asyncio.Event())
+            yield RunningCluster(store, backend, apiserver, runner, url, components)
+        finally:
+            for component in reversed(components):
+                await component.stop()
+            await runner.cleanup()
+    finally:
+        await store.close()
+
+
+async def serve(options: StartOptions) -> int:
     began = time.monotonic()
     stop = runtime.stop_on_signals()
-    components: list[Component] = []
     try:
-        store, backend = await open_store(options)
-        try:
-            apiserver = APIServer(store, options.apiserver)
-            runner = web.AppRunner(apiserver.build_app(), access_log=None)
-            await runner.setup()
-            try:
-                await _listen(runner, options.address, options.port, "the API server",
-                              "--insecure-port")
-                api_url = f"http://{options.address}:{bound_port(runner, options.port)}"
-                components = await start_components(options, apiserver, runner.app)
-                await wait_ready(options, runner.app, components, stop)
-                if options.kubeconfig_out is not None:
-                    from .kubeconfig import write
+        async with running_cluster(options, stop) as cluster:
+            if options.kubeconfig_out is not None:
+                from .kubeconfig import write
 
-                    write(options.kubeconfig_out, api_url)
-                page = await store.range("", limit=1)
-                where = ({"etcd_servers": ",".join(options.etcd_servers),
-                          "etcd_key_prefix": options.etcd_key_prefix}
-                         if options.etcd_servers else {"data_dir": str(options.data_dir)})
-                seconds = time.monotonic() - began
-                log.info("ready", url=api_url, seconds=round(seconds, 3), storage=backend,
-                         revision=page.revision, keys=len(page.kvs) + page.remaining,
-                         **{c.name.replace("-", "_"): c.url for c in components if c.listed},
-                         kubeconfig=str(options.kubeconfig_out or ""), **where,
-                         inspect=inspect_hint(options))
-                print_summary(options, api_url, backend, components, seconds)
-                await stop.wait()
-                log.info("stopping")
-            finally:
-                for component in reversed(components):
-                    await component.stop()
-                await runner.cleanup()
-        finally:
-            await store.close()
+                write(options.kubeconfig_out, cluster.url)
+            page = await cluster.store.range("", limit=1)
+            where = ({"etcd_servers": ",".join(options.etcd_servers),
+                      "etcd_key_prefix": options.etcd_key_prefix}
+                     if options.etcd_servers else {"data_dir": str(options.data_dir)})
+            seconds = time.monotonic() - began
+            listed = [c for c in cluster.components if c.listed]
+            log.info("ready", url=cluster.url, seconds=round(seconds, 3),
+                     storage=cluster.backend, revision=page.revision,
+                     keys=len(page.kvs) + page.remaining,
+                     **{c.name.replace("-", "_"): c.url for c in listed},
+                     kubeconfig=str(options.kubeconfig_out or ""), **where,
+                     inspect=inspect_hint(options))
+            print_summary(options, cluster.url, cluster.backend, cluster.components, seconds)
+            await stop.wait()
+            log.info("stopping")
     finally:
         runtime.restore_signals()
     log.info("stopped")
