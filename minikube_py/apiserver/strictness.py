@@ -42,25 +42,31 @@ def check_patched_type_meta(obj: dict[str, Any], strategy: Strategy) -> None:
 
 
 def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[str]:
-    """Unknown-field problems per `mode`: raise (Strict), return warnings (Warn, default),
-    or nothing (Ignore)."""
+    """Unknown-field problems per `mode`: raise (Strict), or drop the unknown fields from
+    `body` (which the caller owns) and return warnings (Warn, the default) or nothing
+    (Ignore). Dropping is what upstream's decoding into typed structs does for built-in
+    kinds: an unknown field is never stored, so it is reported once, not on every later
+    write."""
     if mode not in _MODES:
         raise errors.bad_request(
             f'fieldValidation: Unsupported value: "{mode}": supported values: "Ignore", '
             '"Strict", "Warn"')
-    if mode == "Ignore":
-        return []
     name = schema_name(strategy.group, strategy.version, strategy.kind)
-    if name not in SCHEMAS:
+    if name not in SCHEMAS or not body:
         return []
     unknown: list[str] = []
-    _walk(body, _compiled(name), "", unknown)
-    if not unknown:
+    found: list[tuple[dict, str]] = []
+    _walk(body, _compiled(name), "", unknown, found)
+    if not found:
         return []
-    messages = [f'unknown field "{path}"' for path in unknown[:_MAX_REPORTED]]
     if mode == "Strict":
+        messages = [f'unknown field "{path}"' for path in unknown[:_MAX_REPORTED]]
         raise errors.bad_request("strict decoding error: " + ", ".join(messages))
-    return messages
+    for container, key in found:
+        container.pop(key, None)
+    if mode == "Ignore":
+        return []
+    return [f'unknown field "{path}"' for path in unknown[:_MAX_REPORTED]]
 
 
 @lru_cache(maxsize=None)
@@ -124,9 +130,10 @@ def _fill(node: _Node, schema: dict[str, Any], seen: dict[str, _Node]) -> None:
         node.items = _compile(items, seen)
 
 
-def _walk(value: Any, node: _Node, path: str, unknown: list[str]) -> None:
-    if len(unknown) >= _MAX_REPORTED:
-        return
+def _walk(value: Any, node: _Node, path: str, unknown: list[str],
+          found: list[tuple[dict, str]]) -> None:
+    """Collect the unknown fields of `value`: their paths (the first _MAX_REPORTED, for
+    messages) and every (container, key), for dropping them."""
     if isinstance(value, dict):
         props = node.props
         extra = node.extra
@@ -138,10 +145,12 @@ def _walk(value: Any, node: _Node, path: str, unknown: list[str]) -> None:
                 child = extra
             if child is not None:
                 if isinstance(item, (dict, list)):
-                    _walk(item, child, f"{path}.{key}" if path else key, unknown)
+                    _walk(item, child, f"{path}.{key}" if path else key, unknown, found)
             elif not node.open:
-                unknown.append(f"{path}.{key}" if path else key)
+                found.append((value, key))
+                if len(unknown) < _MAX_REPORTED:
+                    unknown.append(f"{path}.{key}" if path else key)
     elif isinstance(value, list) and node.items is not None:
         for i, item in enumerate(value):
             if isinstance(item, (dict, list)):
-                _walk(item, node.items, f"{path}[{i}]", unknown)
+                _walk(item, node.items, f"{path}[{i}]", unknown, found)
