@@ -20,7 +20,7 @@ from . import runtime
 from .component_settings import KUBELET
 from .node_pools import TAINT_EFFECTS
 from .settings import add_flags, resolve
-from .storage_target import CommandError
+from .storage_target import CommandError, ConfigError
 
 log = structlog.get_logger(component="kubelet")
 
@@ -33,7 +33,7 @@ def parse_labels(text: str) -> dict[str, str]:
     for item in filter(None, (part.strip() for part in (text or "").split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise CommandError(f"invalid --node-labels entry {item!r}: use key=value")
+            raise ConfigError(f"invalid --node-labels entry {item!r}: use key=value")
         labels[key.strip()] = value.strip()
     return labels
 
@@ -44,11 +44,11 @@ def parse_taints(text: str) -> tuple[dict[str, str], ...]:
     for item in filter(None, (part.strip() for part in (text or "").split(","))):
         spec, sep, effect = item.rpartition(":")
         if not sep or effect not in TAINT_EFFECTS:
-            raise CommandError(f"invalid taint {item!r}: use key=value:Effect with Effect one "
+            raise ConfigError(f"invalid taint {item!r}: use key=value:Effect with Effect one "
                                f"of {', '.join(TAINT_EFFECTS)}")
         key, _, value = spec.partition("=")
         if not key:
-            raise CommandError(f"invalid taint {item!r}: the key is empty")
+            raise ConfigError(f"invalid taint {item!r}: the key is empty")
         taint = {"key": key, "effect": effect}
         if value:
             taint["value"] = value
@@ -98,7 +98,7 @@ def _config(args: argparse.Namespace):
     from ..kubelet import KubeletConfig
 
     if args.max_pods < 0:
-        raise CommandError("--max-pods must not be negative")
+        raise ConfigError("--max-pods must not be negative")
     timings = resolve(args, KUBELET, {})
     return KubeletConfig(
         cpu=args.cpu, memory=args.memory, pods=args.max_pods,
@@ -115,9 +115,9 @@ async def serve(args: argparse.Namespace) -> int:
 
     config = _config(args)
     if config.node_status_update_frequency <= 0:
-        raise CommandError("--node-status-update-frequency must be positive")
+        raise ConfigError("--node-status-update-frequency must be positive")
     if args.nodes < 0:
-        raise CommandError("--nodes must not be negative")
+        raise ConfigError("--nodes must not be negative")
     if args.pod_cidr and args.nodes > 1:
         raise CommandError("--pod-cidr names one node's range; with --nodes each node gets "
                            "10.<244+i/256>.<i%256>.0/24")
