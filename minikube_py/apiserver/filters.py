@@ -125,8 +125,10 @@ def recover(request: web.Request, exc: BaseException) -> web.Response:
         f"{type(exc).__name__} while serving {request.method} {request.path}"))
 
 
-def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int) -> Callable:
-    """The one middleware: request info -> instrumentation -> recovery -> max-in-flight."""
+def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
+                 guard: Callable[[web.Request, RequestInfo], None] | None = None) -> Callable:
+    """The one middleware: request info -> instrumentation -> recovery -> [authn/authz, TLS
+    requests only: `guard` raises 401/403 (authz/guard.py)] -> max-in-flight."""
     instruments = Instruments(metrics)
     in_flight = InFlight(metrics, readonly=readonly, mutating=mutating)
 
@@ -135,6 +137,8 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int) -> 
         info = request[INFO] = request_info(request)
         started = time.perf_counter()
         try:
+            if guard is not None and request.secure:
+                guard(request, info)
             kind = in_flight.kind(info)
             if kind is None:
                 response = await handler(request)

@@ -32,4 +32,17 @@ class APIServerOptions:
     #: --enable-garbage-collector: Orphan/Foreground deletes add the `orphan` /
     #: `foregroundDeletion` finalizer for the garbage collector to finish
     enable_garbage_collector: bool = True
+    #: --admission-control: ordered admission plugin names (admission/registry.py PLUGINS)
+    admission_control: tuple[str, ...] = ("NamespaceLifecycle",)
     extra_version: dict[str, str] = field(default_factory=dict)
+    # -- the secure port (TLS requests only; the insecure port stays unauthenticated) ----------
+    #: --token-auth-file: CSV token,user,uid[,"group1,group2"]
+    token_auth_file: str | None = None
+    #: --basic-auth-file: CSV password,user,uid[,"group1,group2"]
+    basic_auth_file: str | None = None
+    #: --client-ca-file: client certificates signed by this CA authenticate (CN user, O groups)
+    client_ca_file: str | None = None
+    #: --authorization-mode: comma list of AlwaysAllow, AlwaysDeny, ABAC (union)
+    authorization_mode: str = "AlwaysAllow"
+    #: --authorization-policy-file: ABAC policy, one JSON object per line
+    authorization_policy_file: str | None = None

@@ -28,7 +28,8 @@ from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
 from ..storage import Store
 from . import discovery, render
-from .admission import AdmissionChain, NamespaceLifecycle
+from .admission import build_chain, registry_lookup
+from .authz.guard import build_guard
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
@@ -68,8 +69,9 @@ class APIServer:
             store, options.service_cluster_ip_range, options.etcd_prefix)
         services.extras["node_ports"] = NodePortAllocator(
             store, options.service_node_port_range, options.etcd_prefix)
-        namespaces = self.registry_for("", "v1", "namespaces")
-        self.admission = AdmissionChain([NamespaceLifecycle(lambda ns: namespaces.get("", ns))])
+        # --admission-control; ValueError on an unknown plugin name
+        self.admission = build_chain(options.admission_control, registry_lookup(self.registries))
+        self.guard = build_guard(options)  # secure-port authn/authz; ValueError on bad files
         self.component_statuses = ComponentStatuses(self._probes())
         self.handlers = ResourceHandlers(self)
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
@@ -138,7 +140,8 @@ class APIServer:
         opts = self.options
         app = web.Application(
             middlewares=[filter_chain(self.metrics, readonly=opts.max_requests_inflight,
-                                      mutating=opts.max_mutating_requests_inflight)],
+                                      mutating=opts.max_mutating_requests_inflight,
+                                      guard=self.guard.check if self.guard else None)],
             client_max_size=4 * 1024 * 1024,
         )
         app[SERVER_KEY] = self

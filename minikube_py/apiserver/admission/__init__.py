@@ -7,5 +7,7 @@ The chain runs in order, like `--admission-control=NamespaceLifecycle,...`.
 
 from .chain import AdmissionChain, Attributes, Plugin
 from .namespace_lifecycle import NamespaceLifecycle
+from .registry import PLUGINS, build_chain, check_names, registry_lookup
 
-__all__ = ["AdmissionChain", "Attributes", "NamespaceLifecycle", "Plugin"]
+__all__ = ["PLUGINS", "AdmissionChain", "Attributes", "NamespaceLifecycle", "Plugin",
+           "build_chain", "check_names", "registry_lookup"]

@@ -1,0 +1,193 @@
+"""What objects cost against a ResourceQuota, and the admission decision: pure functions.
+
+Kubernetes piece: pkg/quota/v1/evaluator/core (pods: pods, cpu/memory requests and limits,
+count/pods; services: services, services.nodeports, services.loadbalancers; the generic
+`count/<resource>[.<group>]` evaluator) and the checks of
+staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go (CheckRequest:
+Constraints -> `must specify ...`, exceeded -> `exceeded quota: ...`). Quota scopes
+Terminating, NotTerminating, BestEffort and NotBestEffort are understood; a quota with any other
+scope or a scopeSelector is not enforced here.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ...api import quantity
+from ...api.defaults import qos_class
+
+Obj = dict[str, Any]
+Usage = dict[str, Fraction]
+
+#: quota names upstream counts for core objects besides `count/<resource>`
+LEGACY_COUNTS = ("pods", "services", "replicationcontrollers", "resourcequotas", "secrets",
+                 "configmaps", "persistentvolumeclaims")
+#: pod compute names -> (requests|limits, resource); `cpu`/`memory` mean the requests
+POD_COMPUTE = {"cpu": ("requests", "cpu"), "memory": ("requests", "memory"),
+               "requests.cpu": ("requests", "cpu"), "requests.memory": ("requests", "memory"),
+               "limits.cpu": ("limits", "cpu"), "limits.memory": ("limits", "memory")}
+KNOWN_SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort")
+
+
+def tracked_resource(name: str) -> tuple[str, str] | None:
+    """(group, resource) of the objects a quota name counts, or None when unknown."""
+    if name in POD_COMPUTE:
+        return "", "pods"
+    if name in ("services.nodeports", "services.loadbalancers"):
+        return "", "services"
+    if name in LEGACY_COUNTS:
+        return "", name
+    if name.startswith("count/") and len(name) > 6:
+        resource, _, group = name[6:].partition(".")
+        return group, resource
+    return None
+
+
+def _value(raw: Any) -> Fraction:
+    try:
+        return quantity.parse_quantity(raw)
+    except ValueError:
+        return Fraction(0)
+
+
+def _containers(pod: Obj, key: str) -> list[Obj]:
+    spec = pod.get("spec")
+    items = spec.get(key) if isinstance(spec, dict) else None
+    return [c for c in items if isinstance(c, dict)] if isinstance(items, list) else []
+
+
+def _amount(container: Obj, kind: str, name: str) -> Fraction | None:
+    resources = container.get("resources")
+    values = resources.get(kind) if isinstance(resources, dict) else None
+    if not isinstance(values, dict) or name not in values:
+        return None
+    return _value(values[name])
+
+
+def pod_compute(pod: Obj, kind: str, name: str) -> Fraction:
+    """Upstream PodRequests/PodLimits: the containers' sum, or the largest init container."""
+    total = sum((_amount(c, kind, name) or Fraction(0) for c in _containers(pod, "containers")),
+                Fraction(0))
+    for init in _containers(pod, "initContainers"):
+        total = max(total, _amount(init, kind, name) or Fraction(0))
+    return total
+
+
+def pod_terminal(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def usage(group: str, resource: str, obj: Obj) -> Usage:
+    """Everything one object counts against a quota."""
+    if not group and resource == "pods" and pod_terminal(obj):
+        return {}
+    out: Usage = {f"count/{resource}.{group}" if group else f"count/{resource}": Fraction(1)}
+    if not group and resource in LEGACY_COUNTS:
+        out[resource] = Fraction(1)
+    if not group and resource == "pods":
+        for name, (kind, res) in POD_COMPUTE.items():
+            out[name] = pod_compute(obj, kind, res)
+    if not group and resource == "services":
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        kind = spec.get("type")
+        ports = spec.get("ports") if isinstance(spec.get("ports"), list) else []
+        out["services.loadbalancers"] = Fraction(1 if kind == "LoadBalancer" else 0)
+        out["services.nodeports"] = Fraction(
+            len(ports) if kind in ("NodePort", "LoadBalancer") else 0)
+    return out
+
+
+def scopes_match(quota: Obj, group: str, resource: str, obj: Obj) -> bool:
+    """Whether `quota`'s scopes select `obj` (unscoped quotas select everything)."""
+    spec = quota.get("spec") or {}
+    scopes = spec.get("scopes") or []
+    if spec.get("scopeSelector"):
+        return False
+    if not scopes:
+        return True
+    if group or resource != "pods" or any(s not in KNOWN_SCOPES for s in scopes):
+        return False
+    pod_spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    terminating = pod_spec.get("activeDeadlineSeconds") is not None
+    best_effort = qos_class(obj) == "BestEffort"
+    wanted = {"Terminating": terminating, "NotTerminating": not terminating,
+              "BestEffort": best_effort, "NotBestEffort": not best_effort}
+    return all(wanted[s] for s in scopes)
+
+
+def hard_of(quota: Obj) -> dict[str, Any]:
+    hard = (quota.get("spec") or {}).get("hard")
+    return hard if isinstance(hard, dict) else {}
+
+
+def used_of(quota: Obj) -> dict[str, Any] | None:
+    """status.used when it covers every hard name, else None (it must be recomputed)."""
+    used = (quota.get("status") or {}).get("used")
+    if not isinstance(used, dict) or any(name not in used for name in hard_of(quota)):
+        return None
+    return used
+
+
+def missing_requests(pod: Obj, hard: dict[str, Any]) -> str | None:
+    """Upstream podEvaluator.Constraints: a quota on cpu/memory needs every container to state
+    it; `must specify limits.cpu for: a; requests.cpu for: a,b` or None."""
+    missing: dict[str, list[str]] = {}
+    for name in hard:
+        if name not in POD_COMPUTE:
+            continue
+        kind, res = POD_COMPUTE[name]
+        label = f"{kind}.{res}"
+        for container in _containers(pod, "containers"):
+            if _amount(container, kind, res) is None:
+                missing.setdefault(label, [])
+                if container.get("name", "") not in missing[label]:
+                    missing[label].append(container.get("name", ""))
+    if not missing:
+        return None
+    parts = [f"{label} for: {','.join(sorted(names))}" for label, names in sorted(missing.items())]
+    return "must specify " + "; ".join(parts)
+
+
+def _format(amount: Fraction, like: Any) -> str:
+    try:
+        fmt = quantity.parse(like).format
+    except ValueError:
+        fmt = quantity.DECIMAL_SI
+    return quantity.format_quantity(amount, fmt)
+
+
+def pretty(values: dict[str, Fraction], hard: dict[str, Any]) -> str:
+    """Upstream prettyPrint: `name=value` sorted by name, joined by commas."""
+    return ",".join(f"{name}={_format(values[name], hard.get(name, 0))}" for name in sorted(values))
+
+
+def check(quota: Obj, used: Usage, delta: Usage) -> tuple[Usage | None, str | None]:
+    """(new used, None) when `delta` fits `quota` given `used`; (None, reason) when it does
+    not; (None, None) when the quota does not track anything in `delta`."""
+    hard = hard_of(quota)
+    requested = {name: amount for name, amount in delta.items() if name in hard and amount}
+    if not requested:
+        return None, None
+    new_used = {name: used.get(name, Fraction(0)) for name in hard}
+    for name, amount in requested.items():
+        new_used[name] += amount
+    exceeded = sorted(name for name in requested if new_used[name] > _value(hard[name]))
+    if exceeded:
+        name = (quota.get("metadata") or {}).get("name", "")
+        return None, (f"exceeded quota: {name}, "
+                      f"requested: {pretty({k: requested[k] for k in exceeded}, hard)}, "
+                      f"used: {pretty({k: used.get(k, Fraction(0)) for k in exceeded}, hard)}, "
+                      f"limited: {pretty({k: _value(hard[k]) for k in exceeded}, hard)}")
+    return new_used, None
+
+
+def status_for(quota: Obj, used: Usage) -> Obj:
+    """The quota status to store: hard mirrors spec.hard, used in the same formats."""
+    hard = hard_of(quota)
+    return {"hard": dict(hard),
+            "used": {name: _format(used.get(name, Fraction(0)), hard[name]) for name in hard}}
+
+
+def parse_used(used: dict[str, Any]) -> Usage:
+    return {name: _value(raw) for name, raw in used.items()}

@@ -1,0 +1,134 @@
+"""ResourceQuota admission: refuse creates that would exceed a namespace's quotas, keep usage.
+
+Kubernetes v1.0 piece: plugin/pkg/admission/resourcequota (later the quota admission
+controller). On a create, every quota in the namespace that tracks what the object costs is
+checked (quota_usage.check); the first one exceeded is 403 Forbidden
+`pods "x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2`.
+When all fit, each quota's `status.used` (and `status.hard`) is written with the new usage
+under the resourceVersion that was read, exactly as upstream does; a conflict re-evaluates.
+Usage is recomputed from the namespace's objects when a quota has no complete status yet and
+after every delete of a tracked object (standing in for the quota controller's resync), so
+status.used stays current. Reads and writes go through the server's own registries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+
+import structlog
+
+from ...api import errors
+from ...api.defaults import apply_defaults
+from ...registry import codec
+from ...registry.generic import Registry
+from . import quota_usage as qu
+from .chain import Attributes
+from .denial import forbidden
+
+log = structlog.get_logger(component="apiserver.admission.resourcequota")
+Lookup = Callable[[str, str], "Registry | None"]
+_ATTEMPTS = 5
+
+
+class ResourceQuota:
+    name = "ResourceQuota"
+
+    def __init__(self, lookup: Lookup) -> None:
+        self._lookup = lookup
+        quotas = lookup("", "resourcequotas")
+        assert quotas is not None
+        self._quotas = quotas
+
+    async def _list(self, group: str, resource: str, namespace: str) -> list[qu.Obj]:
+        registry = self._lookup(group, resource)
+        if registry is None:
+            return []
+        return (await registry.list(namespace)).decoded()
+
+    async def recompute(self, quota: qu.Obj, namespace: str,
+                        exclude: tuple[str, str, str] | None = None) -> qu.Usage:
+        """The quota's usage from the namespace's objects (upstream quota controller sync)."""
+        used: qu.Usage = {name: Fraction(0) for name in qu.hard_of(quota)}
+        targets = {t for t in map(qu.tracked_resource, used) if t is not None}
+        for group, resource in sorted(targets):
+            for obj in await self._list(group, resource, namespace):
+                if exclude == (group, resource, obj["metadata"]["name"]):
+                    continue
+                if not qu.scopes_match(quota, group, resource, obj):
+                    continue
+                for name, amount in qu.usage(group, resource, obj).items():
+                    if name in used:
+                        used[name] += amount
+        return used
+
+    async def admit(self, attrs: Attributes) -> None:
+        strategy = attrs.strategy
+        if (attrs.subresource or not strategy.namespaced or not attrs.namespace
+                or attrs.operation not in ("CREATE", "DELETE")):
+            return
+        for _ in range(_ATTEMPTS):
+            quotas = await self._list("", "resourcequotas", attrs.namespace)
+            if not quotas:
+                return
+            try:
+                if attrs.operation == "DELETE":
+                    await self._release(attrs, quotas)
+                else:
+                    await self._charge(attrs, quotas)
+                return
+            except errors.StatusError as exc:
+                if exc.reason != "Conflict":
+                    raise
+        raise errors.StatusError(409, "Conflict", "unable to update the quota of namespace "
+                                 f"{attrs.namespace}: too many concurrent updates; please retry")
+
+    async def _charge(self, attrs: Attributes, quotas: list[qu.Obj]) -> None:
+        strategy = attrs.strategy
+        if not isinstance(attrs.obj, dict):
+            return
+        obj = codec.clone(attrs.obj)
+        apply_defaults(strategy.kind, obj)  # charge what will be stored (requests <- limits)
+        delta = qu.usage(strategy.group, strategy.resource, obj)
+        writes: list[tuple[qu.Obj, qu.Usage]] = []
+        for quota in sorted(quotas, key=lambda q: q["metadata"]["name"]):
+            if not qu.scopes_match(quota, strategy.group, strategy.resource, obj):
+                continue
+            hard = qu.hard_of(quota)
+            if strategy.kind == "Pod" and not strategy.group:
+                reason = qu.missing_requests(obj, hard)
+                if reason:
+                    raise forbidden(attrs, f"failed quota: {quota['metadata']['name']}: {reason}")
+            stored = qu.used_of(quota)
+            used = (qu.parse_used(stored) if stored is not None
+                    else await self.recompute(quota, attrs.namespace))
+            new_used, reason = qu.check(quota, used, delta)
+            if reason:
+                raise forbidden(attrs, reason)
+            if new_used is not None:
+                writes.append((quota, new_used))
+        for quota, new_used in writes:
+            await self._write(quota, new_used)
+
+    async def _release(self, attrs: Attributes, quotas: list[qu.Obj]) -> None:
+        strategy = attrs.strategy
+        target = (strategy.group, strategy.resource)
+        exclude = (strategy.group, strategy.resource, attrs.name)
+        for quota in quotas:
+            if target in {qu.tracked_resource(name) for name in qu.hard_of(quota)}:
+                await self._write(quota, await self.recompute(quota, attrs.namespace, exclude))
+
+    async def _write(self, quota: qu.Obj, used: qu.Usage) -> None:
+        md = quota["metadata"]
+        status = qu.status_for(quota, used)
+
+        def produce(old: qu.Obj | None) -> qu.Obj:
+            assert old is not None
+            new = codec.clone(old)
+            new["metadata"]["resourceVersion"] = md["resourceVersion"]  # CAS on what was read
+            new["status"] = status
+            return new
+
+        await self._quotas.update(md["namespace"], md["name"], produce, subresource="status")
+        log.debug("quota usage updated", namespace=md["namespace"], quota=md["name"],
+                  used=status["used"])

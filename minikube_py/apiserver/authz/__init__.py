@@ -1,0 +1,131 @@
+"""Authorization for the secure port: may this user do this?
+
+Kubernetes v1.0 piece: pkg/auth/authorizer (Attributes, Authorizer, the AlwaysAllow and
+AlwaysDeny authorizers) and pkg/apiserver/authz.go's NewAuthorizerFromAuthorizationConfig:
+--authorization-mode is a comma list and the request is allowed when ANY listed authorizer
+allows it (later union.New). Deny messages follow later apiserver's responsewriters.Forbidden
+(`pods is forbidden: User "bob" cannot create resource "pods" in API group "" in the
+namespace "default": No policy matched.`) with the reasons the authorizers give.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ...api import errors
+from ..authn import UserInfo
+
+MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC")
+_READONLY_VERBS = frozenset({"get", "list", "watch"})
+
+
+@dataclass(frozen=True, slots=True)
+class Attributes:
+    """authorizer.Attributes of one request."""
+
+    user: UserInfo
+    verb: str
+    is_resource: bool
+    path: str = ""
+    namespace: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+    api_group: str = ""
+    api_version: str = ""
+
+    @property
+    def readonly(self) -> bool:
+        """get/list/watch (v1.0's IsReadOnly: a GET)."""
+        return self.verb in _READONLY_VERBS
+
+
+class Authorizer(Protocol):
+    def authorize(self, attrs: Attributes) -> tuple[bool, str]:
+        """(allowed, reason); the reason explains a denial."""
+
+
+class AlwaysAllow:
+    def authorize(self, attrs: Attributes) -> tuple[bool, str]:
+        return True, ""
+
+
+class AlwaysDeny:
+    def authorize(self, attrs: Attributes) -> tuple[bool, str]:
+        return False, "Everything is forbidden."
+
+
+class UnionAuthorizer:
+    """Allowed when any member allows; otherwise the members' reasons, one per line."""
+
+    def __init__(self, authorizers: list[Authorizer]) -> None:
+        self.authorizers = authorizers
+
+    def authorize(self, attrs: Attributes) -> tuple[bool, str]:
+        reasons = []
+        for authorizer in self.authorizers:
+            allowed, reason = authorizer.authorize(attrs)
+            if allowed:
+                return True, ""
+            if reason:
+                reasons.append(reason)
+        return False, "\n".join(reasons)
+
+
+def build_authorizer(modes: str, policy_file: str | Path | None = None) -> Authorizer:
+    """The authorizer --authorization-mode and --authorization-policy-file ask for. Unknown
+    modes, ABAC without a policy file, or a policy file without ABAC raise ValueError (as
+    upstream's startup checks); a bad policy line raises ValueError naming file and line."""
+    from .abac import ABACAuthorizer
+
+    names = [m.strip() for m in modes.split(",") if m.strip()]
+    if not names:
+        raise ValueError("at least one authorization mode must be passed")
+    authorizers: list[Authorizer] = []
+    for name in dict.fromkeys(names):
+        if name == "AlwaysAllow":
+            authorizers.append(AlwaysAllow())
+        elif name == "AlwaysDeny":
+            authorizers.append(AlwaysDeny())
+        elif name == "ABAC":
+            if not policy_file:
+                raise ValueError("ABAC's authorization policy file not passed "
+                                 "(--authorization-policy-file)")
+            authorizers.append(ABACAuthorizer.from_file(policy_file))
+        else:
+            raise ValueError(f"unknown authorization mode {name!r} "
+                             f"(one of {', '.join(MODES)})")
+    if policy_file and "ABAC" not in names:
+        raise ValueError("cannot specify --authorization-policy-file without mode ABAC")
+    return authorizers[0] if len(authorizers) == 1 else UnionAuthorizer(authorizers)
+
+
+def forbidden_message(attrs: Attributes) -> str:
+    """responsewriters.forbiddenMessage."""
+    user = attrs.user.name
+    if not attrs.is_resource:
+        return f'User "{user}" cannot {attrs.verb} path "{attrs.path}"'
+    resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+    if attrs.namespace:
+        return (f'User "{user}" cannot {attrs.verb} resource "{resource}" in API group '
+                f'"{attrs.api_group}" in the namespace "{attrs.namespace}"')
+    return (f'User "{user}" cannot {attrs.verb} resource "{resource}" in API group '
+            f'"{attrs.api_group}" at the cluster scope')
+
+
+def forbidden_error(attrs: Attributes, reason: str) -> errors.StatusError:
+    """The 403 Status upstream's responsewriters.Forbidden writes (apierrors.NewForbidden
+    over the group-qualified resource and the object name)."""
+    message = forbidden_message(attrs)
+    if reason:
+        message = f"{message}: {reason}"
+    if not attrs.is_resource or not attrs.resource:
+        return errors.forbidden_request(f"forbidden: {message}")
+    qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
+    if attrs.name:
+        text = f'{qualified} "{attrs.name}" is forbidden: {message}'
+    else:
+        text = f"{qualified} is forbidden: {message}"
+    return errors.forbidden_request(text, attrs.resource, attrs.name, attrs.api_group)

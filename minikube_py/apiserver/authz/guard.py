@@ -1,0 +1,70 @@
+"""The secure port's authentication + authorization step of the filter chain.
+
+Kubernetes v1.0 piece: pkg/apiserver/handlers.go's authorization handler and
+pkg/auth/handlers (NewRequestAuthenticator, which answers 401 when no authenticator
+recognises the request), run by cmd/kube-apiserver only on the secure (TLS) port; the
+insecure port skipped both. Anonymous requests may reach /healthz, /livez, /readyz and /version
+(and nothing else); an authenticated user's request is authorized from the resolved
+RequestInfo.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from ...api import errors
+from ..authn import UnionAuthenticator, UserInfo, build_authenticator
+from ..options import APIServerOptions
+from ..requestinfo import RequestInfo
+from . import AlwaysAllow, Attributes, Authorizer, build_authorizer, forbidden_error
+
+#: where the authenticated user travels with the request (for admission, audit)
+USER: web.RequestKey[UserInfo] | str = (
+    web.RequestKey("user", UserInfo) if hasattr(web, "RequestKey") else "user")
+#: paths an anonymous caller may read
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+
+
+def attributes(user: UserInfo, info: RequestInfo) -> Attributes:
+    return Attributes(user, info.verb, info.is_resource, info.path, info.namespace,
+                      info.resource, info.subresource, info.name, info.group, info.version)
+
+
+def peer_certificate(request: web.Request) -> dict[str, Any] | None:
+    transport = request.transport
+    return transport.get_extra_info("peercert") if transport is not None else None
+
+
+class Guard:
+    """Called by the filter chain for TLS requests only; raises a 401/403 StatusError."""
+
+    def __init__(self, authenticator: UnionAuthenticator, authorizer: Authorizer) -> None:
+        self.authenticator = authenticator
+        self.authorizer = authorizer
+
+    def check(self, request: web.Request, info: RequestInfo) -> None:
+        user = self.authenticator.authenticate(request.headers, peer_certificate(request))
+        if user is None:
+            if info.is_resource or request.path not in PUBLIC_PATHS:
+                raise errors.unauthorized()
+            return
+        request[USER] = user
+        attrs = attributes(user, info)
+        allowed, reason = self.authorizer.authorize(attrs)
+        if not allowed:
+            raise forbidden_error(attrs, reason)
+
+
+def build_guard(options: APIServerOptions) -> Guard | None:
+    """The guard the options ask for; bad files or modes raise ValueError at startup. None
+    when no authenticator is configured and the mode is AlwaysAllow: as in v1.0, the secure
+    port then serves everyone (and the filter chain pays nothing)."""
+    authenticator = build_authenticator(token_auth_file=options.token_auth_file,
+                                        basic_auth_file=options.basic_auth_file,
+                                        client_ca_file=options.client_ca_file)
+    authorizer = build_authorizer(options.authorization_mode, options.authorization_policy_file)
+    if not authenticator.authenticators and isinstance(authorizer, AlwaysAllow):
+        return None
+    return Guard(authenticator, authorizer)
