@@ -385,7 +385,7 @@ class Bench:
         """A fresh `minikube-py start` (durable, empty data dir) for one measure run."""
         data_dir = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir=self.workdir))
         argv = [sys.executable, "-m", "minikube_py.cli.main", "apiserver",
-                "--insecure-port", str(common.free_port()),
+                "--insecure-port", str(common.free_port()), "--secure-port", "0",
                 "--data-dir", str(data_dir), "--fsync", "always", "--log-format", "json"]
         server = await start_server(self.procs, argv, self.timeout)
         try:

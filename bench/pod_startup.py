@@ -44,7 +44,7 @@ def start_flags(data_dir: Path, nodes: int) -> list[str]:
             "--insecure-port", str(common.free_port()),
             "--scheduler-port", str(common.free_port()),
             "--controller-manager-port", str(common.free_port()),
-            "--kubelet-port", "0", "--kubeconfig-out", "",
+            "--kubelet-port", "0", "--kubeconfig-out", "", "--secure-port", "0",
             "--image-pull-duration", "0", "--container-start-duration", "0"]
 
 

@@ -49,7 +49,7 @@ def start_flags(data_dir: Path, nodes: int) -> list[str]:
             "--insecure-port", str(common.free_port()),
             "--scheduler-port", str(common.free_port()),
             "--controller-manager-port", str(common.free_port()),
-            "--kubelet-port", str(common.free_port()), "--kubeconfig-out", "",
+            "--kubelet-port", str(common.free_port()), "--kubeconfig-out", "", "--secure-port", "0",
             "--image-pull-duration", "0", "--container-start-duration", "0",
             "--ready-timeout", "600"]
 

@@ -81,6 +81,7 @@ def kubectl_nodes_ready(url: str, nodes: int, home: Path) -> float:
 def start_argv(data: Path, nodes: int) -> list[str]:
     return ["start", "--data-dir", str(data), "--nodes", str(nodes),
             "--insecure-port", str(common.free_port()),
+            "--secure-port", str(common.free_port()), "--cert-dir", str(data / "certs"),
             "--scheduler-port", str(common.free_port()),
             "--controller-manager-port", str(common.free_port()),
             "--kubelet-port", str(common.free_port()), "--kubeconfig-out", ""]
@@ -107,7 +108,9 @@ def one_run(workdir: Path, nodes: int) -> dict[str, Any]:
             stop(proc)
         result["resume_total_s"] = seconds + kubectl
         seconds, proc, _ = ready_seconds(["apiserver", "--data-dir", str(data / "b"),
-                                          "--insecure-port", str(common.free_port())])
+                                          "--insecure-port", str(common.free_port()),
+                                          "--secure-port", str(common.free_port()),
+                                          "--cert-dir", str(data / "b-certs")])
         stop(proc)
         result["baseline_apiserver_s"] = seconds
     finally:

@@ -54,6 +54,28 @@ APISERVER = (
             "twice this many seconds", integer),
     Setting("watch-cache-size", 10_000, "events per resource kept in memory to resume watches",
             integer),
+    Setting("secure-port", 6443, "the API server's HTTPS port: TLS, authentication, "
+            "authorization (0 disables it)", port),
+    Setting("bind-address", "0.0.0.0", "address of the secure port", metavar="IP"),
+    Setting("cert-dir", "~/.minikube-py/certs", "where a self-signed CA, serving cert and "
+            "admin token are generated on first start and reused (unless --tls-cert-file)",
+            metavar="DIR"),
+    Setting("tls-cert-file", None, "serving certificate (PEM) for the secure port",
+            metavar="FILE"),
+    Setting("tls-private-key-file", None, "its private key (PEM)", metavar="FILE"),
+    Setting("client-ca-file", None, "CA bundle that signs client certificates (CN = user, "
+            "O = groups)", metavar="FILE"),
+    Setting("token-auth-file", None, "CSV token,user,uid[,\"group1,group2\"] (default on "
+            "the secure port: an admin token generated into --cert-dir)", metavar="FILE"),
+    Setting("basic-auth-file", None, "CSV password,user,uid[,groups]", metavar="FILE"),
+    Setting("authorization-mode", "AlwaysAllow", "AlwaysAllow, AlwaysDeny, ABAC; a comma "
+            "list allows what any allows", metavar="MODES"),
+    Setting("authorization-policy-file", None, "ABAC policy: one JSON object per line",
+            metavar="FILE"),
+    Setting("admission-control", "NamespaceLifecycle", "ordered admission plugins: "
+            "AlwaysAdmit, AlwaysDeny, NamespaceLifecycle, NamespaceExists, "
+            "NamespaceAutoProvision, LimitRanger, ResourceQuota, ServiceAccount, "
+            "SecurityContextDeny", metavar="LIST"),
     Setting("enable-garbage-collector", True, "Orphan and Foreground deletes wait for the "
             "garbage collector (false: they delete at once, dependents untouched)", boolean,
             metavar="BOOL"),

@@ -1,13 +1,14 @@
 """Kubeconfig files for the cluster, and `minikube-py kubeconfig`.
 
 Kubernetes piece: what `kubectl config set-cluster/set-context` (and local-up-cluster.sh's
-closing hint) produce: one cluster, one user, one context, current-context set. The insecure
-port needs no credentials, so the user entry is empty until the secure port exists.
+closing hint) produce: one cluster, one user, one context, current-context set. For the
+secure port: the CA to trust and a bearer token; for the insecure port: no credentials.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import sys
 import tempfile
@@ -18,12 +19,17 @@ import yaml
 CLUSTER_NAME = "minikube-py"
 
 
-def render(server: str, name: str = CLUSTER_NAME) -> str:
+def render(server: str, name: str = CLUSTER_NAME, *, ca_data: bytes | None = None,
+           token: str | None = None) -> str:
+    """A kubeconfig for `server`; for the secure port with the CA to trust and a token."""
+    cluster: dict = {"server": server}
+    if ca_data is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_data).decode()
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": name, "cluster": {"server": server}}],
-        "users": [{"name": name, "user": {}}],
+        "clusters": [{"name": name, "cluster": cluster}],
+        "users": [{"name": name, "user": {"token": token} if token else {}}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name,
                                                   "namespace": "default"}}],
         "current-context": name,
@@ -32,13 +38,14 @@ def render(server: str, name: str = CLUSTER_NAME) -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def write(path: Path, server: str) -> None:
+def write(path: Path, server: str, *, ca_data: bytes | None = None,
+          token: str | None = None) -> None:
     """Atomically (temp file + rename), so kubectl never reads half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w") as f:
-            f.write(render(server))
+            f.write(render(server, ca_data=ca_data, token=token))
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
     except BaseException:

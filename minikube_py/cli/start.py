@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import sys
 import time
 from dataclasses import dataclass
@@ -29,14 +30,18 @@ import structlog
 from ..storage import EmbeddedStore, Store
 from . import runtime
 from .start_options import StartOptions, add_start_flags
-from .storage_target import CommandError, connect_etcd
+from .storage_target import CommandError, ConfigError, connect_etcd
 
 if TYPE_CHECKING:
+    import ssl
+    from pathlib import Path
+
     from aiohttp import web
 
     from ..apiserver.server import APIServer
     from ..client import Client
     from ..client.cache import InformerFactory
+    from .secure_serving import SecureServing
 
 log = structlog.get_logger(component="minikube-py")
 
@@ -99,8 +104,10 @@ class RunningCluster:
     backend: str
     apiserver: "APIServer"
     runner: "web.AppRunner"
-    url: str
+    url: str                        # the insecure port's URL, else the secure port's
     components: list[Component]
+    secure_url: str | None = None
+    secure: "SecureServing | None" = None
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -116,20 +123,37 @@ async def running_cluster(options: StartOptions,
     from aiohttp import web
 
     from ..apiserver.server import APIServer
+    from .secure_serving import prepare
 
+    options, secure = prepare(options)
     store, backend = await open_store(options)
     try:
-        apiserver = APIServer(store, options.apiserver)
+        try:
+            apiserver = APIServer(store, options.apiserver)
+        except ValueError as exc:  # an unreadable token/policy file, an unknown mode
+            raise ConfigError(str(exc)) from None
         runner = web.AppRunner(apiserver.build_app(), access_log=None)
         await runner.setup()
         components: list[Component] = []
         try:
-            await _listen(runner, options.address, options.port, "the API server",
-                          "--insecure-port")
-            url = f"http://{options.address}:{bound_port(runner, options.port)}"
+            url = secure_url = None
+            if options.port:
+                if not ipaddress.ip_address(options.address).is_loopback:
+                    log.warning("the insecure port serves everyone who can reach it, with no "
+                                "authentication", address=options.address, port=options.port)
+                await _listen(runner, options.address, options.port, "the API server",
+                              "--insecure-port")
+                url = f"http://{options.address}:{options.port}"
+            if secure is not None:
+                await _listen(runner, options.bind_address, options.secure_port,
+                              "the secure port", "--secure-port", secure.ssl_context)
+                host = "127.0.0.1" if options.bind_address in ("0.0.0.0", "::") \
+                    else options.bind_address
+                secure_url = f"https://{host}:{options.secure_port}"
             components = await start_components(options, apiserver, runner.app)
             await wait_ready(options, runner.app, components, stop or asyncio.Event())
-            yield RunningCluster(store, backend, apiserver, runner, url, components)
+            yield RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
+                                 components, secure_url, secure)
         finally:
             for component in reversed(components):
                 await component.stop()
@@ -144,22 +168,21 @@ async def serve(options: StartOptions) -> int:
     try:
         async with running_cluster(options, stop) as cluster:
             if options.kubeconfig_out is not None:
-                from .kubeconfig import write
-
-                write(options.kubeconfig_out, cluster.url)
+                write_kubeconfig(options.kubeconfig_out, cluster)
             page = await cluster.store.range("", limit=1)
             where = ({"etcd_servers": ",".join(options.etcd_servers),
                       "etcd_key_prefix": options.etcd_key_prefix}
                      if options.etcd_servers else {"data_dir": str(options.data_dir)})
             seconds = time.monotonic() - began
             listed = [c for c in cluster.components if c.listed]
-            log.info("ready", url=cluster.url, seconds=round(seconds, 3),
+            log.info("ready", url=cluster.url, secure_url=cluster.secure_url,
+                     seconds=round(seconds, 3),
                      storage=cluster.backend, revision=page.revision,
                      keys=len(page.kvs) + page.remaining,
                      **{c.name.replace("-", "_"): c.url for c in listed},
                      kubeconfig=str(options.kubeconfig_out or ""), **where,
                      inspect=inspect_hint(options))
-            print_summary(options, cluster.url, cluster.backend, cluster.components, seconds)
+            print_summary(options, cluster, seconds)
             await stop.wait()
             log.info("stopping")
     finally:
@@ -217,7 +240,7 @@ async def serve_health(app: "web.Application", address: str, port: int, what: st
     except BaseException:
         await runner.cleanup()
         raise
-    return runner, f"http://{address}:{bound_port(runner, port)}"
+    return runner, f"http://{address}:{port}"
 
 
 async def start_scheduler(options: StartOptions, apiserver: "APIServer",
@@ -350,41 +373,53 @@ def _condition(obj: dict, kind: str) -> str | None:
     return None
 
 
-def print_summary(options: StartOptions, api_url: str, backend: str,
-                  components: list[Component], seconds: float) -> None:
+def write_kubeconfig(path: Path, cluster: RunningCluster) -> None:
+    """The secure port with its CA and the generated admin token when there is one; else the
+    insecure port (a token file of your own: add your user's credentials yourself)."""
+    from .kubeconfig import write
+
+    secure = cluster.secure
+    if cluster.secure_url and secure is not None and secure.admin_token:
+        ca = secure.ca_path.read_bytes() if secure.ca_path is not None else None
+        write(path, cluster.secure_url, ca_data=ca, token=secure.admin_token)
+    else:
+        write(path, cluster.url)
+
+
+def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float) -> None:
     """What runs where, and how to point kubectl at it (on stdout, for people)."""
     where = (f"etcd {','.join(options.etcd_servers)}" if options.etcd_servers
              else f"embedded store in {options.data_dir}")
-    lines = [f"minikube-py is ready ({seconds:.2f} s)",
-             f"  {'apiserver':<20}{api_url}  ({where})"]
-    for c in (c for c in components if c.listed):
+    lines = [f"minikube-py is ready ({seconds:.2f} s)"]
+    if cluster.url.startswith("http:"):
+        lines.append(f"  {'apiserver':<20}{cluster.url}  ({where}; no authentication)")
+    if cluster.secure_url:
+        lines.append(f"  {'apiserver (secure)':<20}{cluster.secure_url}  (TLS, "
+                     f"authentication, --authorization-mode {options.apiserver.authorization_mode})")
+    for c in (c for c in cluster.components if c.listed):
         target = c.url or "(no listener)"
         lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
     if options.kubeconfig_out is not None:
         lines.append(f"  {'kubeconfig':<20}{options.kubeconfig_out}")
         lines.append(f"Point kubectl at it:  export KUBECONFIG={options.kubeconfig_out}"
-                     f"   (or: kubectl -s {api_url} get nodes)")
-    else:
-        lines.append(f"Point kubectl at it:  kubectl -s {api_url} get nodes")
+                     + (f"   (or: kubectl -s {cluster.url} get nodes)"
+                        if cluster.url.startswith("http:") else ""))
+    elif cluster.url.startswith("http:"):
+        lines.append(f"Point kubectl at it:  kubectl -s {cluster.url} get nodes")
     lines.append(f"Inspect the store:    {inspect_hint(options)}")
     print("\n".join(lines), flush=True)
     sys.stdout.flush()
 
 
-async def _listen(runner: "web.AppRunner", address: str, port: int, what: str, flag: str) -> None:
+async def _listen(runner: "web.AppRunner", address: str, port: int, what: str, flag: str,
+                  ssl_context: "ssl.SSLContext | None" = None) -> None:
     from aiohttp import web
 
+    site = web.TCPSite(runner, address, port, ssl_context=ssl_context)
     try:
-        await web.TCPSite(runner, address, port).start()
+        await site.start()
     except OSError as exc:
         raise CommandError(f"cannot serve {what} on {address}:{port}: "
                            f"{exc.strerror or exc} (use {flag})") from exc
 
-
-def bound_port(runner: "web.AppRunner", requested: int) -> int:
-    """The port actually bound."""
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            return address[1]
-    return requested
 

@@ -58,6 +58,11 @@ class StartOptions:
     fsync: bool
     address: str
     port: int
+    secure_port: int
+    bind_address: str
+    cert_dir: Path
+    tls_cert_file: str | None
+    tls_private_key_file: str | None
     compaction_interval: float
     snapshot_count: int
     history_max_events: int
@@ -104,9 +109,18 @@ class StartOptions:
             pools = parse_pools(v["node_pools"], f"config {source}: node-pools")
         else:
             pools = default_pools(1)
-        if v["insecure_port"] == 0:
-            raise ConfigError("--insecure-port 0 disables the only API listener this version "
-                              "serves (the secure port is not built yet)")
+        if v["insecure_port"] == 0 and v["secure_port"] == 0:
+            raise ConfigError("--insecure-port 0 and --secure-port 0: the API server would "
+                              "have no listener")
+        if bool(v["tls_cert_file"]) != bool(v["tls_private_key_file"]):
+            raise ConfigError("--tls-cert-file and --tls-private-key-file go together")
+        from ..apiserver.admission import check_names
+
+        admission = tuple(p.strip() for p in str(v["admission_control"]).split(",") if p.strip())
+        try:
+            check_names(admission)
+        except ValueError as exc:
+            raise ConfigError(f"{v.where('admission_control')}: {exc}") from None
         return cls(
             data_dir=Path(str(v["data_dir"])).expanduser(),
             etcd_servers=servers,
@@ -114,11 +128,16 @@ class StartOptions:
             fsync=v["fsync"] == "always",
             address=str(v["insecure_bind_address"]),
             port=v["insecure_port"],
+            secure_port=v["secure_port"],
+            bind_address=str(v["bind_address"]),
+            cert_dir=Path(str(v["cert_dir"])).expanduser(),
+            tls_cert_file=v["tls_cert_file"],
+            tls_private_key_file=v["tls_private_key_file"],
             compaction_interval=v["etcd_compaction_interval"],
             snapshot_count=v["snapshot_count"],
             history_max_events=v["history_max_events"],
             watch_buffer_size=v["watch_buffer_size"],
-            apiserver=apiserver_options(v, servers),
+            apiserver=apiserver_options(v, servers, admission),
             scheduler_port=v["scheduler_port"],
             algorithm_provider=str(v["algorithm_provider"]),
             policy_config_file=v["policy_config_file"],
@@ -137,9 +156,16 @@ class StartOptions:
         )
 
 
-def apiserver_options(v: dict, etcd_servers: tuple[str, ...]) -> APIServerOptions:
+def apiserver_options(v: dict, etcd_servers: tuple[str, ...],
+                      admission: tuple[str, ...]) -> APIServerOptions:
     """APIServerOptions from resolved STORAGE + APISERVER settings."""
     return APIServerOptions(
+        token_auth_file=v["token_auth_file"],
+        basic_auth_file=v["basic_auth_file"],
+        client_ca_file=v["client_ca_file"],
+        authorization_mode=str(v["authorization_mode"]),
+        authorization_policy_file=v["authorization_policy_file"],
+        admission_control=admission,
         etcd_prefix=str(v["etcd_prefix"]),
         service_cluster_ip_range=str(v["service_cluster_ip_range"]),
         service_node_port_range=str(v["service_node_port_range"]),

@@ -46,6 +46,7 @@ class ClusterProcesses:
         self.etcd_endpoint, self.etcd_prefix = etcd_endpoint, etcd_prefix
         self.api_port, self.scheduler_port = free_port(), free_port()
         self.cm_port, self.kubelet_port = free_port(), free_port()
+        self.secure_port = free_port()
         self.url = f"http://127.0.0.1:{self.api_port}"
         self.procs: dict[str, subprocess.Popen] = {}
         self.logs: dict[str, Lines] = {}
@@ -71,6 +72,7 @@ class ClusterProcesses:
         if self.layout == "all-in-one":
             logs = self._spawn("minikube-py", [
                 "start", *self._storage(), "--insecure-port", str(self.api_port),
+                "--secure-port", str(self.secure_port), "--cert-dir", str(self.tmp / "certs"),
                 "--scheduler-port", str(self.scheduler_port),
                 "--controller-manager-port", str(self.cm_port),
                 "--kubelet-port", str(self.kubelet_port), "--nodes", str(self.nodes),
@@ -79,6 +81,7 @@ class ClusterProcesses:
         else:
             logs = self._spawn("apiserver", [
                 "apiserver", *self._storage(), "--insecure-port", str(self.api_port),
+                "--secure-port", str(self.secure_port), "--cert-dir", str(self.tmp / "certs"),
                 "--scheduler-health-url", f"http://127.0.0.1:{self.scheduler_port}/healthz",
                 "--controller-manager-health-url", f"http://127.0.0.1:{self.cm_port}/healthz"])
             logs.until('"ready"', timeout)

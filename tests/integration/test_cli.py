@@ -405,7 +405,7 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
     server = subprocess.Popen(
         [*CLI, "start", "--port", str(port), "--data-dir", str(data), "--fsync", "never",
          "--log-format", "json", "--scheduler-port", str(free_port()), "--nodes", "0",
-         "--disable", "controller-manager", "--kubeconfig-out", ""],
+         "--disable", "controller-manager", "--kubeconfig-out", "", "--secure-port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )
     try:
@@ -428,7 +428,8 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
             item["metadata"]["name"] for item in orjson.loads(namespaces)["items"]}
 
         second = cli("start", "--port", str(free_port()), "--data-dir", str(data),
-                     "--scheduler-port", "0", "--nodes", "0", "--kubeconfig-out", "")
+                     "--scheduler-port", "0", "--nodes", "0", "--kubeconfig-out", "",
+                     "--secure-port", "0")
         assert second.returncode == 1
         assert f"in use by process {server.pid}" in second.stderr and "Traceback" not in second.stderr
 

@@ -23,9 +23,19 @@ def cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
 def test_kubeconfig_status_stop_and_resume(tmp_path: Path):
     cluster = ClusterProcesses(tmp_path, nodes=2).start()
     try:
+        # the kubeconfig targets the secure port: TLS with the generated CA, the admin token
         kubeconfig = tmp_path / "kubeconfig"
         config = yaml.safe_load(kubeconfig.read_text())
-        assert config["clusters"][0]["cluster"]["server"] == cluster.url
+        assert config["clusters"][0]["cluster"]["server"] == \
+            f"https://127.0.0.1:{cluster.secure_port}"
+        assert config["clusters"][0]["cluster"]["certificate-authority-data"]
+        assert config["users"][0]["user"]["token"]
+        denied = subprocess.run([KUBECTL, "-s", f"https://127.0.0.1:{cluster.secure_port}",
+                                 "--insecure-skip-tls-verify", "--token", "wrong", "get",
+                                 "nodes"],
+                                capture_output=True, text=True, timeout=30,
+                                env={**os.environ, "HOME": str(tmp_path)})
+        assert denied.returncode != 0 and "must be logged in" in denied.stderr  # wrong token: 401
         nodes = subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), "get", "nodes",
                                 "--no-headers"], capture_output=True, text=True, timeout=30,
                                env={**os.environ, "HOME": str(tmp_path)})
@@ -53,12 +63,15 @@ def test_kubeconfig_status_stop_and_resume(tmp_path: Path):
 
         again = ClusterProcesses(tmp_path, nodes=2)
         again.api_port, again.url = cluster.api_port, cluster.url
+        again.secure_port = cluster.secure_port
         cluster = again.start()
         resumed = cluster.wait(lambda: [p for p in cluster.pods("default", "app=keeper")
                                         if running(p)], 30, "keeper Running again")[0]
         assert resumed["metadata"]["uid"] == pod["metadata"]["uid"]
         assert resumed["status"]["podIP"] == pod["status"]["podIP"]
         assert resumed["status"]["containerStatuses"][0]["restartCount"] == 0
+        # the CA and the admin token are reused: the first kubeconfig still works
+        assert yaml.safe_load(kubeconfig.read_text()) == config
     finally:
         cluster.stop()
 

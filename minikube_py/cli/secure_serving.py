@@ -1,0 +1,80 @@
+"""The secure port's material, prepared before the API server is built: the serving
+certificate (given, or a self-signed CA + cert generated into --cert-dir and reused), the TLS
+context, and — when no authenticator is configured — an admin token, so the secure port never
+serves anonymous users.
+
+Kubernetes v1.0 piece: kube-apiserver's --secure-port/--tls-cert-file/--tls-private-key-file
+with its self-signed fallback in --cert-dir (pkg/util/crypto GenerateSelfSignedCert), and the
+admin bearer token that cluster/kube-up.sh wrote into known_tokens.csv and the kubeconfig.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import os
+import secrets
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+
+from .start_options import StartOptions
+from .storage_target import ConfigError
+
+ADMIN_USER = "admin"
+ADMIN_GROUP = "system:masters"
+
+
+@dataclass(frozen=True)
+class SecureServing:
+    ssl_context: ssl.SSLContext
+    ca_path: Path | None          # the CA clients should trust (None: the given cert's)
+    admin_token: str | None       # the generated admin token (None: the user's own authn)
+
+
+def first_service_ip(cidr: str) -> str:
+    return str(next(ipaddress.ip_network(cidr, strict=False).hosts()))
+
+
+def ensure_admin_token(cert_dir: Path) -> tuple[Path, str]:
+    """`<cert-dir>/tokens.csv` with one admin token, created once and reused."""
+    path = cert_dir / "tokens.csv"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            fields = line.split(",")
+            if len(fields) >= 3 and fields[1] == ADMIN_USER:
+                return path, fields[0]
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_hex(16)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(f'{token},{ADMIN_USER},{ADMIN_USER},"{ADMIN_GROUP}"\n')
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    return path, token
+
+
+def prepare(options: StartOptions) -> tuple[StartOptions, SecureServing | None]:
+    """Options with the generated token file filled in, and the TLS material; (options,
+    None) when the secure port is disabled. Unreadable or bad files are usage errors."""
+    if not options.secure_port:
+        return options, None
+    from ..apiserver.certs import ensure_serving_cert, server_ssl_context
+
+    api = options.apiserver
+    try:
+        if options.tls_cert_file and options.tls_private_key_file:
+            cert, key, ca = Path(options.tls_cert_file), Path(options.tls_private_key_file), None
+        else:
+            hosts = [first_service_ip(api.service_cluster_ip_range)]
+            if options.bind_address not in ("0.0.0.0", "::", ""):
+                hosts.append(options.bind_address)
+            cert, key, ca = ensure_serving_cert(options.cert_dir, hosts)
+        context = server_ssl_context(cert, key,
+                                     Path(api.client_ca_file) if api.client_ca_file else None)
+    except (OSError, ValueError, ssl.SSLError) as exc:
+        raise ConfigError(f"the secure port's TLS material: {exc}") from None
+    token = None
+    if not (api.token_auth_file or api.basic_auth_file or api.client_ca_file):
+        token_file, token = ensure_admin_token(options.cert_dir)
+        api = dataclasses.replace(api, token_auth_file=str(token_file))
+    return dataclasses.replace(options, apiserver=api), SecureServing(context, ca, token)
