@@ -150,3 +150,32 @@ async def test_discovery_and_meta_endpoints(api: API):
     url = index["paths"]["api/v1"]["serverRelativeURL"]
     code, doc = await api.get(url)
     assert code == 200 and "io.k8s.api.core.v1.Pod" in doc["components"]["schemas"]
+
+
+async def test_an_unparsable_request_is_a_client_error_in_the_log_not_a_traceback(api: API):
+    """aiohttp answers a request line over its limit with 400; the log says so in one
+    WARNING line instead of an ERROR with a traceback."""
+    import logging
+
+    from minikube_py.logs import ClientErrorFilter
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    server_log = logging.getLogger("aiohttp.server")
+    keep, guard = Keep(), ClientErrorFilter()
+    server_log.addHandler(keep)
+    server_log.addFilter(guard)
+    try:
+        async with api.session.get(api.url + "/api/v1/pods?labelSelector=" + "a" * 20000) as resp:
+            assert resp.status == 400
+        code, _ = await api.get("/healthz")
+        assert code == 200  # still serving
+    finally:
+        server_log.removeHandler(keep)
+        server_log.removeFilter(guard)
+    assert records and all(r.levelno == logging.WARNING and r.exc_info is None for r in records)
+    assert "400" in records[0].getMessage()
