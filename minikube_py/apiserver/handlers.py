@@ -57,6 +57,15 @@ def _int_param(query: Any, name: str, default: int | None = None) -> int | None:
     return value
 
 
+def warning_text(text: str) -> str:
+    """A warning as the quoted text of a `299` Warning header: `\\` and `"` escaped (upstream's
+    NewWarningHeader) and control characters as spaces (Go's server does the same to header
+    values), so user-chosen text such as an unknown field name cannot break the header."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return "".join(" " if ord(c) < 0x20 or ord(c) == 0x7F else "?" if 0xD800 <= ord(c) <= 0xDFFF else c
+                   for c in escaped)
+
+
 def _dry_run(query: Any) -> bool:
     values = query.getall("dryRun", [])
     for value in values:
@@ -207,7 +216,7 @@ class ResourceHandlers:
         headers = None
         warnings = request.get(WARNINGS)
         if warnings:
-            headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)}
+            headers = {"Warning": ", ".join(f'299 - "{warning_text(w)}"' for w in warnings)}
         if output is Output.TABLE:
             output = Output.JSON
         resp = render.object_response(obj, output, status)

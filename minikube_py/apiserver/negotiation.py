@@ -88,9 +88,29 @@ def decode_body(data: bytes, content_type: str | None) -> Any:
 
 def decode_yaml(data: bytes) -> Any:
     try:
-        return yaml.load(data, Loader=_SafeLoader)
+        return _as_json_numbers(yaml.load(data, Loader=_SafeLoader))
     except yaml.YAMLError as exc:
         raise errors.bad_request(f"error decoding YAML: {exc}") from None
+
+
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+
+
+def _as_json_numbers(doc: Any) -> Any:
+    """Integers beyond 64 bits become floats, as the JSON decoder (orjson) reads them: YAML
+    gives Python's unbounded ints, which no later JSON encoding could write."""
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            if isinstance(value, int) and not isinstance(value, bool) and not _INT_MIN <= value <= _INT_MAX:
+                node[key] = float(value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+    if isinstance(doc, int) and not isinstance(doc, bool) and not _INT_MIN <= doc <= _INT_MAX:
+        return float(doc)
+    return doc
 
 
 class _SafeLoader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]

@@ -56,7 +56,13 @@ def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[st
         return []
     unknown: list[str] = []
     found: list[tuple[dict, str]] = []
-    _walk(body, _compiled(name), "", unknown, found)
+    wrong: list[tuple[str, str, str]] = []
+    _walk(body, _compiled(name), "", unknown, found, wrong)
+    if wrong:  # a decode error whatever the mode: the body cannot be this kind at all
+        raise errors.bad_request(
+            f'{strategy.kind} in version "{strategy.version}" cannot be handled as a '
+            f'{strategy.kind}: json: cannot unmarshal {wrong[0][0]} into Go struct field '
+            f'{strategy.kind}.{wrong[0][1]} of type {wrong[0][2]}')
     if not found:
         return []
     if mode == "Strict":
@@ -130,10 +136,38 @@ def _fill(node: _Node, schema: dict[str, Any], seen: dict[str, _Node]) -> None:
         node.items = _compile(items, seen)
 
 
+def _shape_error(item: Any, node: _Node, path: str) -> tuple[str, str, str] | None:
+    """`item` where the schema wants an object or an array and it is something else (null is
+    fine: the zero value) -- upstream's json.Unmarshal fails there; our strategies would
+    otherwise meet a list where they expect a dict."""
+    if item is None:
+        return None
+    wants_object = node.props is not None or node.extra is not None
+    if wants_object and not isinstance(item, dict):
+        expected = "object"
+    elif node.items is not None and not wants_object and not isinstance(item, list):
+        expected = "array"
+    else:
+        return None
+    return _json_type(item), path, expected
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type word encoding/json uses in `cannot unmarshal X into Go ...`."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, bool):
+        return "bool"
+    return "number" if isinstance(value, (int, float)) else "string"
+
+
 def _walk(value: Any, node: _Node, path: str, unknown: list[str],
-          found: list[tuple[dict, str]]) -> None:
+          found: list[tuple[dict, str]], wrong: list[tuple[str, str, str]]) -> None:
     """Collect the unknown fields of `value`: their paths (the first _MAX_REPORTED, for
-    messages) and every (container, key), for dropping them."""
+    messages) and every (container, key), for dropping them; and into `wrong`, values of
+    the wrong shape (see _shape_error)."""
     if isinstance(value, dict):
         props = node.props
         extra = node.extra
@@ -144,13 +178,20 @@ def _walk(value: Any, node: _Node, path: str, unknown: list[str],
             if child is None:
                 child = extra
             if child is not None:
-                if isinstance(item, (dict, list)):
-                    _walk(item, child, f"{path}.{key}" if path else key, unknown, found)
+                where = f"{path}.{key}" if path else key
+                problem = _shape_error(item, child, where)
+                if problem:
+                    wrong.append(problem)
+                elif isinstance(item, (dict, list)):
+                    _walk(item, child, where, unknown, found, wrong)
             elif not node.open:
                 found.append((value, key))
                 if len(unknown) < _MAX_REPORTED:
                     unknown.append(f"{path}.{key}" if path else key)
     elif isinstance(value, list) and node.items is not None:
         for i, item in enumerate(value):
-            if isinstance(item, (dict, list)):
-                _walk(item, node.items, f"{path}[{i}]", unknown, found)
+            problem = _shape_error(item, node.items, f"{path}[{i}]")
+            if problem:
+                wrong.append(problem)
+            elif isinstance(item, (dict, list)):
+                _walk(item, node.items, f"{path}[{i}]", unknown, found, wrong)
