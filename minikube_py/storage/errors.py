@@ -109,3 +109,11 @@ class WatchCancelledError(StorageError):
 
 class UnavailableError(StorageError):
     """The store cannot serve: closed, its WAL failed, or no etcd endpoint answers."""
+
+
+class StorageFullError(StorageError):
+    """The disk holding the data dir is full (ENOSPC/EDQUOT): the write was not made durable
+    and was not acknowledged. Reads keep working; writes are refused until space returns, and
+    the WAL retries what it holds, so the store resumes by itself. A write refused this way
+    after it was applied in memory may still become durable on the retry (an indeterminate
+    result, like etcd's request timeout)."""

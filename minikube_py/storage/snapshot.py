@@ -96,6 +96,20 @@ async def write_snapshot(image: SnapshotImage, snap_dir: Path, *, fsync: bool = 
         "leases": image.leases,
         "count": len(image.kvs),
     }
+    try:
+        await _write_image(loop, tmp, header, image, fsync=fsync)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # e.g. ENOSPC: do not leave a partial file taking space
+        raise
+    os.replace(tmp, final)
+    if fsync:
+        fsync_dir(snap_dir)
+    return final
+
+
+async def _write_image(loop: asyncio.AbstractEventLoop, tmp: Path, header: dict,
+                       image: SnapshotImage, *, fsync: bool) -> None:
+    """The snapshot's bytes into `tmp`: header, kv chunks, checksum footer."""
     packer = msgpack.Packer(use_bin_type=True)
     crc = 0
     with open(tmp, "wb") as out:
@@ -111,10 +125,6 @@ async def write_snapshot(image: SnapshotImage, snap_dir: Path, *, fsync: bool = 
         out.flush()
         if fsync:
             await loop.run_in_executor(None, os.fsync, out.fileno())
-    os.replace(tmp, final)
-    if fsync:
-        fsync_dir(snap_dir)
-    return final
 
 
 def load_snapshot(path: Path, *, history_max_events: int) -> tuple[MVCCState, int]:

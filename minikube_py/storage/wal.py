@@ -27,6 +27,7 @@ final frame means there (not written yet, rather than torn).
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import struct
 import time
@@ -39,7 +40,7 @@ from typing import Callable, Iterator
 import msgpack
 import structlog
 
-from .errors import StorageError, UnavailableError
+from .errors import StorageError, StorageFullError, UnavailableError
 
 log = structlog.get_logger(component="storage", backend="embedded")
 
@@ -49,6 +50,10 @@ _U32 = struct.Struct("<I")
 #: A frame longer than this cannot come from us (values are capped at 1.5 MiB).
 _MAX_FRAME = 64 * 1024 * 1024
 SEGMENT_SUFFIX = ".wal"
+#: Errors that mean "the disk is full": recoverable once space returns.
+_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+#: How often a full log retries writing what it holds.
+FULL_RETRY_SECONDS = 0.2
 
 
 class WALCorruptError(StorageError):
@@ -232,6 +237,8 @@ class WAL:
         self._round: RoundFuture | None = None
         self._wakeup = asyncio.Event()
         self._failure: BaseException | None = None
+        #: set while the disk is full: appends are refused, the flusher retries `_held`
+        self._full: OSError | None = None
         self._closing = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wal-fsync")
         self._task = asyncio.get_running_loop().create_task(self._flush_loop(), name="wal-flusher")
@@ -253,6 +260,9 @@ class WAL:
         """Raise UnavailableError if the log has failed or is closed."""
         if self._failure is not None:
             raise UnavailableError(f"write-ahead log failed: {self._failure}") from self._failure
+        if self._full is not None:
+            raise StorageFullError(f"storage full: {self._full.strerror or self._full}; "
+                                   f"writes are refused until space is freed in {self._dir}")
         if self._closing:
             raise UnavailableError("store is closed")
 
@@ -293,6 +303,15 @@ class WAL:
             marker, waiters, self._round = self._pending_marker, self._round, None
             try:
                 await loop.run_in_executor(self._executor, self._write_round, pending)
+            except _DiskFull as full:
+                # Nothing half-written stays on disk (_write_and_sync truncated it) and
+                # `pending` holds exactly what is not durable yet: refuse new writes, answer
+                # this round's writers with the error, and retry until space returns.
+                marker = await self._hold_until_space(pending, waiters, full.error)
+                if marker is None:
+                    return
+                self._notify_durable(marker)
+                continue
             except BaseException as exc:  # noqa: BLE001 - any failure makes the log unusable
                 self._failure = exc
                 error = UnavailableError(f"write-ahead log failed: {exc}")
@@ -303,36 +322,87 @@ class WAL:
                     self._round.exception()
                     self._round = None
                 return
-            try:
-                self._on_durable(marker)
-            except Exception:  # noqa: BLE001 - writers must be answered whatever a callback does
-                log.exception("wal.on_durable_failed", marker=marker)
+            self._notify_durable(marker)
             waiters.set_result(marker)
             if self._closing and self._round is None:
                 return
 
+    def _notify_durable(self, marker: int) -> None:
+        try:
+            self._on_durable(marker)
+        except Exception:  # noqa: BLE001 - writers must be answered whatever a callback does
+            log.exception("wal.on_durable_failed", marker=marker)
+
+    async def _hold_until_space(self, pending: list[bytes | _Rotate], waiters: RoundFuture,
+                                error: OSError) -> int | None:
+        """The disk is full: fail the writers waiting (this round's and the next one's, whose
+        frames are already applied in memory), then retry writing everything held until it
+        succeeds. Returns the marker now durable, or None if the log closed or failed."""
+        loop = asyncio.get_running_loop()
+        self._full = error
+        held = pending + self._pending
+        self._pending = []
+        marker = self._pending_marker
+        full = StorageFullError(f"storage full: {error.strerror or error}; the write was not "
+                                f"acknowledged (it may still be applied once space is freed)")
+        for future in (waiters, self._round):
+            if future is not None:
+                future.set_exception(full)
+                future.exception()  # retrieved: writers that already left must not warn
+        self._round = None
+        log.error("wal.storage_full", error=str(error), dir=str(self._dir))
+        while True:
+            if self._closing:
+                return None
+            try:
+                await loop.run_in_executor(self._executor, self._write_round, held)
+            except _DiskFull:
+                await asyncio.sleep(FULL_RETRY_SECONDS)
+                continue
+            except BaseException as exc:  # noqa: BLE001 - as in _flush_loop
+                self._failure = exc
+                return None
+            self._full = None
+            log.info("wal.storage_resumed", dir=str(self._dir))
+            return marker
+
     def _write_round(self, pending: list[bytes | _Rotate]) -> None:
         """Runs in the worker thread: write the round's frames, switching segments at each
-        rotation marker, and make them durable."""
-        chunk: list[bytes] = []
-        for item in pending:
-            if isinstance(item, _Rotate):
-                self._write_and_sync(chunk)
-                chunk = []
+        rotation marker, and make them durable. What is durable is removed from `pending`,
+        so after a _DiskFull the list holds exactly what must be retried."""
+        while pending:
+            cut = next((i for i, item in enumerate(pending) if isinstance(item, _Rotate)), len(pending))
+            self._write_and_sync(pending[:cut])  # type: ignore[arg-type]
+            del pending[:cut]
+            if pending:
+                rotate = pending[0]
+                assert isinstance(rotate, _Rotate)
+                try:
+                    fd = self._open_segment(rotate.seq)
+                except OSError as exc:
+                    if exc.errno in _FULL_ERRNOS:
+                        raise _DiskFull(exc) from exc
+                    raise
                 os.close(self._fd)
-                self._fd = self._open_segment(item.seq)
-            else:
-                chunk.append(item)
-        self._write_and_sync(chunk)
+                self._fd = fd
+                del pending[0]
 
     def _write_and_sync(self, frames: list[bytes]) -> None:
         if not frames:
             return
         data = b"".join(frames)
         view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        start = os.fstat(self._fd).st_size
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:
+            if exc.errno not in _FULL_ERRNOS:
+                raise
+            # Cut the partial frames away so a retry appends at a frame boundary.
+            os.ftruncate(self._fd, start)
+            raise _DiskFull(exc) from exc
         if self._fsync:
             started = time.perf_counter()
             os.fdatasync(self._fd)
@@ -349,3 +419,11 @@ class WAL:
         finally:
             self._executor.shutdown(wait=True)
             os.close(self._fd)
+
+
+class _DiskFull(Exception):
+    """Raised in the writer thread: the disk is full and nothing of the chunk stayed on disk."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
