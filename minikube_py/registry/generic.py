@@ -562,12 +562,18 @@ def _check_preconditions(obj: Obj, options: dict[str, Any], strategy: Strategy, 
 
 
 def check_name(body: Obj, name: str) -> None:
-    """A body naming another object than the URL is 400 (upstream checks before storage)."""
+    """A body (or a patch's result) naming another object than the URL — or none — is 400,
+    as upstream's checkName in the update and patch handlers, before storage."""
     md = body.get("metadata")
-    body_name = md.get("name") if isinstance(md, dict) else None
-    if body_name not in (None, "") and body_name != name:
+    if md is not None and not isinstance(md, dict):
         raise errors.bad_request(
-            f"the name of the object ({body_name}) does not match the name on the URL ({name})")
+            f"the name of the object ({name} based on URL) was undeterminable: metadata must "
+            f"be an object, not {type(md).__name__}")
+    body_name = md.get("name") if isinstance(md, dict) else None
+    if body_name != name:
+        raise errors.bad_request(
+            f"the name of the object ({body_name or ''}) does not match the name on the URL "
+            f"({name})")
 
 
 def parse_resource_version(text: str) -> int:

@@ -179,3 +179,26 @@ async def test_an_unparsable_request_is_a_client_error_in_the_log_not_a_tracebac
         server_log.removeFilter(guard)
     assert records and all(r.levelno == logging.WARNING and r.exc_info is None for r in records)
     assert "400" in records[0].getMessage()
+
+
+async def test_a_body_or_patch_result_without_the_urls_name_is_400(api: API):
+    """Upstream's checkName: an update whose object names nothing (or has no metadata
+    object) is rejected before storage, as is a patch that removes the name."""
+    cms = "/api/v1/namespaces/default/configmaps"
+    code, _ = await api.post(cms, {"apiVersion": "v1", "kind": "ConfigMap",
+                                   "metadata": {"name": "named"}, "data": {"a": "b"}})
+    assert code == 201
+    before = await api.server.store.current_revision()
+    code, status = await api.call("PUT", f"{cms}/named", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                          "metadata": {}, "data": {"a": "c"}})
+    assert code == 400 and status["message"] == \
+        "the name of the object () does not match the name on the URL (named)"
+    code, status = await api.call("PUT", f"{cms}/named", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                          "metadata": 5})
+    assert code == 400 and "cannot unmarshal number" in status["message"]
+    async with api.session.patch(api.url + f"{cms}/named",
+                                 data=b'[{"op":"remove","path":"/metadata/name"}]',
+                                 headers={"Content-Type": "application/json-patch+json"}) as resp:
+        assert resp.status == 400
+        assert "does not match the name on the URL (named)" in (await resp.json())["message"]
+    assert await api.server.store.current_revision() == before
