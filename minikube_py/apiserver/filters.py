@@ -14,6 +14,7 @@ budget of a GET — so the chain is one function calling small, separately reada
 
 from __future__ import annotations
 
+import asyncio
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -25,6 +26,7 @@ from aiohttp import web
 from ..api import errors
 from ..logs import debug_enabled
 from . import render
+from .authz.guard import USER
 from .metrics import APIServerMetrics
 from .requestinfo import RequestInfo, resolve_cached
 
@@ -125,12 +127,61 @@ def recover(request: web.Request, exc: BaseException) -> web.Response:
         f"{type(exc).__name__} while serving {request.method} {request.path}"))
 
 
+class WatchesPerClient:
+    """At most `limit` open watches per client (0 = no limit); beyond that, 429. A client is
+    its authenticated user on the secure port, else its address; the in-process transport
+    (this process's own components) is exempt. One misbehaving client cannot hold the
+    server's watch capacity (upstream has no such filter; the issue asks for one)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open: dict[str, int] = {}
+
+    def client(self, request: web.Request) -> str | None:
+        if not self.limit or request.remote == "in-process":
+            return None
+        user = request.get(USER)
+        return f"user:{user.name}" if user is not None else f"address:{request.remote}"
+
+    def enter(self, client: str) -> None:
+        count = self.open.get(client, 0)
+        if count >= self.limit:
+            raise errors.StatusError(
+                429, "TooManyRequests",
+                f"too many open watches from this client ({count}, the limit is {self.limit}): "
+                "close some, or share one watch per resource (an informer)",
+                {"retryAfterSeconds": 1}, {"Retry-After": "1"})
+        self.open[client] = count + 1
+
+    def leave(self, client: str) -> None:
+        count = self.open.get(client, 1) - 1
+        if count:
+            self.open[client] = count
+        else:
+            self.open.pop(client, None)
+
+
+async def _within(handler: Handler, request: web.Request, seconds: float) -> web.StreamResponse:
+    """upstream's WithTimeoutForNonLongRunningRequests: 504 Timeout past `seconds`. A write
+    is one atomic store transaction, so a timed-out request either happened or did not —
+    never half (the client finds out by reading, as with upstream's 504)."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await handler(request)
+    except TimeoutError:
+        raise errors.timeout("Timeout: request did not complete within requested timeout - "
+                             f"the limit is {seconds:g}s (--request-timeout)") from None
+
+
 def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
-                 guard: Callable[[web.Request, RequestInfo], None] | None = None) -> Callable:
+                 guard: Callable[[web.Request, RequestInfo], None] | None = None,
+                 request_timeout: float = 0.0, max_watches_per_client: int = 0) -> Callable:
     """The one middleware: request info -> instrumentation -> recovery -> [authn/authz, TLS
-    requests only: `guard` raises 401/403 (authz/guard.py)] -> max-in-flight."""
+    requests only: `guard` raises 401/403 (authz/guard.py)] -> max-in-flight (short requests,
+    which also get `request_timeout`) or watches per client (watches)."""
     instruments = Instruments(metrics)
     in_flight = InFlight(metrics, readonly=readonly, mutating=mutating)
+    watches = WatchesPerClient(max_watches_per_client)
 
     @web.middleware
     async def chain(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -140,14 +191,21 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
             if guard is not None and request.secure:
                 guard(request, info)
             kind = in_flight.kind(info)
-            if kind is None:
-                response = await handler(request)
-            else:
+            if kind is not None:
                 in_flight.enter(kind)
+                try:
+                    response = await (_within(handler, request, request_timeout)
+                                      if request_timeout else handler(request))
+                finally:
+                    in_flight.leave(kind)
+            elif info.verb == "watch" and (client := watches.client(request)) is not None:
+                watches.enter(client)
                 try:
                     response = await handler(request)
                 finally:
-                    in_flight.leave(kind)
+                    watches.leave(client)
+            else:
+                response = await handler(request)
         except web.HTTPException as exc:
             if exc.status < 400:
                 raise

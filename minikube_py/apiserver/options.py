@@ -24,6 +24,10 @@ class APIServerOptions:
     bookmark_interval: float = 60.0
     #: a watch connection with more than this unsent is a slow client: its stream is closed
     watch_max_unsent_bytes: int = 8 * 1024 * 1024
+    #: non-long-running requests end with 504 after this many seconds (--request-timeout)
+    request_timeout: float = 60.0
+    #: open watches per client before 429 (0 = no limit; in-process components are exempt)
+    max_watches_per_client: int = 2000
     scheduler_health_url: str = "http://127.0.0.1:10251/healthz"
     controller_manager_health_url: str = "http://127.0.0.1:10252/healthz"
     etcd_health_urls: tuple[str, ...] = ()  # empty: probe the embedded store itself

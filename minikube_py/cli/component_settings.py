@@ -76,6 +76,10 @@ APISERVER = (
             "AlwaysAdmit, AlwaysDeny, NamespaceLifecycle, NamespaceExists, "
             "NamespaceAutoProvision, LimitRanger, ResourceQuota, ServiceAccount, "
             "SecurityContextDeny", metavar="LIST"),
+    Setting("request-timeout", 60.0, "requests other than watches and logs end with 504 "
+            "after this long (a client trickling its body in too)", duration, metavar="DURATION"),
+    Setting("max-watches-per-client", 2000, "open watches per client address or user before "
+            "429 (0 = no limit)", integer),
     Setting("enable-garbage-collector", True, "Orphan and Foreground deletes wait for the "
             "garbage collector (false: they delete at once, dependents untouched)", boolean,
             metavar="BOOL"),
