@@ -61,7 +61,7 @@ class ServerThread:
         opts.setdefault("scheduler_health_url", "http://127.0.0.1:1/healthz")
         opts.setdefault("controller_manager_health_url", "http://127.0.0.1:1/healthz")
         self.server = APIServer(self.store, APIServerOptions(**opts))
-        runner = web.AppRunner(self.server.build_app(), access_log=None)
+        runner = self.server.make_runner()
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()

@@ -49,6 +49,10 @@ KUBE_VERSION = {"major": "1", "minor": "30", "gitVersion": "v1.30.0-minikube-py"
 SERVER_KEY = web.AppKey("apiserver", object)
 
 
+#: aiohttp's request-parser limits (its defaults are 8190 bytes per line and header)
+HTTP_PARSER_LIMITS = {"max_line_size": 1 << 20, "max_field_size": 1 << 20}
+
+
 class APIServer:
     def __init__(self, store: Store, options: APIServerOptions | None = None) -> None:
         self.store = store
@@ -136,6 +140,13 @@ class APIServer:
                         raise
 
     # -- the application ---------------------------------------------------------------
+    def make_runner(self) -> web.AppRunner:
+        """The application behind an AppRunner with Go's header limits: a request line or
+        header up to 1 MiB (net/http's DefaultMaxHeaderBytes) reaches the API, so e.g. an
+        absurd labelSelector gets a 400 Status from the selector parser; beyond that, the
+        HTTP parser's plain 400 — as Go's plain 431."""
+        return web.AppRunner(self.build_app(), access_log=None, **HTTP_PARSER_LIMITS)
+
     def build_app(self) -> web.Application:
         opts = self.options
         app = web.Application(

@@ -132,7 +132,7 @@ async def running_cluster(options: StartOptions,
             apiserver = APIServer(store, options.apiserver)
         except ValueError as exc:  # an unreadable token/policy file, an unknown mode
             raise ConfigError(str(exc)) from None
-        runner = web.AppRunner(apiserver.build_app(), access_log=None)
+        runner = apiserver.make_runner()
         await runner.setup()
         components: list[Component] = []
         try:

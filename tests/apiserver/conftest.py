@@ -76,7 +76,7 @@ async def start_api(tmp_path: Path, **options: Any) -> tuple[API, web.AppRunner,
     opts = {"scheduler_health_url": "http://127.0.0.1:1/healthz",
             "controller_manager_health_url": "http://127.0.0.1:1/healthz", **options}
     server = APIServer(store, APIServerOptions(**opts))
-    runner = web.AppRunner(server.build_app(), access_log=None)
+    runner = server.make_runner()
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

@@ -62,7 +62,7 @@ async def serve(tmp_path: Path, **options: Any) -> tuple[Secure, Any]:
             "authorization_mode": "ABAC",
             "authorization_policy_file": str(tmp_path / "policy.jsonl"), **options}
     server = APIServer(store, APIServerOptions(**opts))
-    runner = web.AppRunner(server.build_app(), access_log=None)
+    runner = server.make_runner()
     await runner.setup()
     tls = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=server_ssl_context(cert, key, ca))
     await tls.start()
