@@ -118,10 +118,8 @@ async def running_cluster(options: StartOptions,
                           stop: asyncio.Event | None = None) -> AsyncIterator[RunningCluster]:
     """The whole cluster, ready (nodes Ready, components Healthy), for the `with` block;
     afterwards the components stop in reverse order, then the API server, then the store."""
-    # Imported here, not at the top: aiohttp costs a quarter of a second to import, which
-    # every `minikube-py storage ...` command would otherwise pay for nothing.
-    from aiohttp import web
-
+    # Imported here, not at the top: the API server (aiohttp) costs a quarter of a second to
+    # import, which every `minikube-py storage ...` command would otherwise pay for nothing.
     from ..apiserver.server import APIServer
     from .secure_serving import prepare
 
