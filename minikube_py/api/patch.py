@@ -71,7 +71,7 @@ def _semantic(message: str) -> StatusError:
     return StatusError(422, "Invalid", message)
 
 
-def _go_type(value: Any) -> str:
+def go_json_type(value: Any) -> str:
     """The JSON type word encoding/json uses in `cannot unmarshal X into Go value`."""
     if isinstance(value, list):
         return "array"
@@ -167,11 +167,11 @@ def json_patch(original: dict, operations: Any) -> dict:
     unknown `op` — is upstream's generic 422, whose message does not carry the cause."""
     if not isinstance(operations, list):
         raise bad_request(
-            f"json: cannot unmarshal {_go_type(operations)} into Go value of type jsonpatch.Patch")
+            f"json: cannot unmarshal {go_json_type(operations)} into Go value of type jsonpatch.Patch")
     for op in operations:
         if not isinstance(op, dict):
             raise bad_request(
-                f"json: cannot unmarshal {_go_type(op)} into Go value of type jsonpatch.Operation")
+                f"json: cannot unmarshal {go_json_type(op)} into Go value of type jsonpatch.Operation")
     if len(operations) > MAX_JSON_PATCH_OPERATIONS:
         raise StatusError(
             413, "RequestEntityTooLarge",
@@ -203,7 +203,7 @@ def strategic_merge_patch(original: dict, patch: Any, kind: str) -> dict:
         patch = {}
     if not isinstance(patch, dict):
         raise bad_request(
-            f"json: cannot unmarshal {_go_type(patch)} into Go value of type "
+            f"json: cannot unmarshal {go_json_type(patch)} into Go value of type "
             "map[string]interface {}")
     return _merge_map(deep_copy(original), patch, kind_schema(kind))
 
@@ -417,7 +417,7 @@ def _partition(merged: list, present: list, key: str) -> tuple[list, list]:
     if key:
         for item in merged:
             if not isinstance(item, dict):
-                raise _semantic(f"expected a map, but received a {_go_type(item)}")
+                raise _semantic(f"expected a map, but received a {go_json_type(item)}")
             if key not in item:
                 raise _no_merge_key(item, key)
     inside, outside = [], []
@@ -515,7 +515,7 @@ def _validate_order(patch_list: list, order: list, key: str) -> None:
         if key:
             for side in (item, order[s]):
                 if not isinstance(side, dict):
-                    raise _semantic(f"expected a map, but received a {_go_type(side)}")
+                    raise _semantic(f"expected a map, but received a {go_json_type(side)}")
                 if key not in side:
                     raise _no_merge_key(side, key)
             equal = _same(item[key], order[s][key])

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..api import errors
+from ..api.patch import go_json_type
 from ..registry.strategy import Strategy
 from .openapi_schemas import REF_PREFIX, SCHEMAS, schema_name
 
@@ -149,18 +150,7 @@ def _shape_error(item: Any, node: _Node, path: str) -> tuple[str, str, str] | No
         expected = "array"
     else:
         return None
-    return _json_type(item), path, expected
-
-
-def _json_type(value: Any) -> str:
-    """The JSON type word encoding/json uses in `cannot unmarshal X into Go ...`."""
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, bool):
-        return "bool"
-    return "number" if isinstance(value, (int, float)) else "string"
+    return go_json_type(item), path, expected
 
 
 def _walk(value: Any, node: _Node, path: str, unknown: list[str],
