@@ -161,16 +161,55 @@ class WatchesPerClient:
             self.open.pop(client, None)
 
 
-async def _within(handler: Handler, request: web.Request, seconds: float) -> web.StreamResponse:
-    """upstream's WithTimeoutForNonLongRunningRequests: 504 Timeout past `seconds`. A write
-    is one atomic store transaction, so a timed-out request either happened or did not —
-    never half (the client finds out by reading, as with upstream's 504)."""
-    try:
-        async with asyncio.timeout(seconds):
-            return await handler(request)
-    except TimeoutError:
-        raise errors.timeout("Timeout: request did not complete within requested timeout - "
-                             f"the limit is {seconds:g}s (--request-timeout)") from None
+class Deadlines:
+    """upstream's WithTimeoutForNonLongRunningRequests: a short request still running after
+    `seconds` is cancelled and answered 504 Timeout. A write is one atomic store transaction,
+    so a timed-out request either happened or did not — never half (the client finds out by
+    reading, as with upstream's 504).
+
+    Not a timer per request: that costs ~5 µs of a ~22 µs GET. Requests are noted in a dict
+    (their task and due time) and one sweeper task, alive only while requests are in
+    flight, cancels the overdue ones every `seconds`/4 (at most 1 s)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.resolution = min(1.0, seconds / 4)
+        self.running: dict[asyncio.Task, float] = {}
+        self.expired: set[asyncio.Task] = set()
+        self._sweeper: asyncio.Task | None = None
+
+    def enter(self) -> asyncio.Task | None:
+        task = asyncio.current_task()
+        if task is None:
+            return None
+        loop = task.get_loop()
+        self.running[task] = loop.time() + self.seconds
+        if self._sweeper is None:
+            self._sweeper = loop.create_task(self._sweep(), name="apiserver-request-deadlines")
+        return task
+
+    def leave(self, task: asyncio.Task | None) -> None:
+        self.running.pop(task, None)  # type: ignore[arg-type]
+        self.expired.discard(task)  # type: ignore[arg-type]
+
+    def timed_out(self, task: asyncio.Task | None) -> bool:
+        """After a CancelledError: was it ours? Then the task is uncancelled, to answer 504."""
+        if task is None or task not in self.expired:
+            return False
+        task.uncancel()
+        return True
+
+    async def _sweep(self) -> None:
+        try:
+            while self.running:
+                await asyncio.sleep(self.resolution)
+                now = asyncio.get_running_loop().time()
+                for task, due in [item for item in self.running.items() if item[1] <= now]:
+                    del self.running[task]
+                    self.expired.add(task)
+                    task.cancel()
+        finally:
+            self._sweeper = None
 
 
 def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
@@ -182,6 +221,7 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
     instruments = Instruments(metrics)
     in_flight = InFlight(metrics, readonly=readonly, mutating=mutating)
     watches = WatchesPerClient(max_watches_per_client)
+    deadlines = Deadlines(request_timeout) if request_timeout else None
 
     @web.middleware
     async def chain(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -193,11 +233,19 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
             kind = in_flight.kind(info)
             if kind is not None:
                 in_flight.enter(kind)
+                task = deadlines.enter() if deadlines is not None else None
                 try:
-                    response = await (_within(handler, request, request_timeout)
-                                      if request_timeout else handler(request))
+                    response = await handler(request)
+                except asyncio.CancelledError:
+                    if deadlines is None or not deadlines.timed_out(task):
+                        raise
+                    raise errors.timeout(
+                        "Timeout: request did not complete within requested timeout - the "
+                        f"limit is {request_timeout:g}s (--request-timeout)") from None
                 finally:
                     in_flight.leave(kind)
+                    if deadlines is not None:
+                        deadlines.leave(task)
             elif info.verb == "watch" and (client := watches.client(request)) is not None:
                 watches.enter(client)
                 try:
