@@ -87,9 +87,11 @@ class Component:
     """A started component: where it answers, and how to stop it."""
 
     def __init__(self, name: str, url: str | None, stop: Callable[[], Awaitable[None]],
-                 detail: str = "", *, listed: bool = True) -> None:
+                 detail: str = "", *, listed: bool = True,
+                 pending: Callable[[], list[str]] | None = None) -> None:
         self.name, self.url, self._stop, self.detail = name, url, stop, detail
         self.listed = listed  # shown in the ready line and the summary
+        self.pending = pending  # what it still waits for before it is ready (none: ready)
 
     async def stop(self) -> None:
         await self._stop()
@@ -310,9 +312,13 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
         await pool.stop()
         await client.close()
 
+    def pending() -> list[str]:
+        return [name for name, k in pool.kubelets.items() if not k.ready_event.is_set()]
+
     count = sum(p.count for p in options.node_pools)
     url = pool.url if options.kubelet_port else None
-    return Component("kubelet", url, stop, f"{count} node{'s' if count != 1 else ''}")
+    return Component("kubelet", url, stop, f"{count} node{'s' if count != 1 else ''}",
+                     pending=pending)
 
 
 def _stopper(task: asyncio.Task, runner: "web.AppRunner | None",
@@ -328,31 +334,27 @@ def _stopper(task: asyncio.Task, runner: "web.AppRunner | None",
 
 async def wait_ready(options: StartOptions, app: "web.Application",
                      components: list[Component], stop: asyncio.Event) -> None:
-    """Until every simulated node is Ready and every probed component Healthy; a timeout is
-    an error that says what is still missing."""
-    from ..client.resources import COMPONENTSTATUSES, NODES
+    """Until every simulated node is Ready (each kubelet has had its Ready status
+    acknowledged — known in memory, no need to list thousands of nodes) and every probed
+    component Healthy; a timeout is an error that says what is still missing."""
+    from ..client.resources import COMPONENTSTATUSES
+    from .status import condition_status
 
     client = in_process_client(app, "minikube-py")
-    expected = {f"{p.name}-{i}" for p in options.node_pools for i in range(p.count)} \
-        if options.runs("kubelet") else set()
     probed = {c.name for c in components if c.url and c.name != "kubelet"}
     deadline = time.monotonic() + options.ready_timeout
-    missing: list[str] = []
     try:
         while not stop.is_set():
             missing = []
-            if expected:
-                nodes = await client.list(NODES)
-                ready = {n["metadata"]["name"] for n in nodes.get("items", ())
-                         if _condition(n, "Ready") == "True"}
-                waiting = expected - ready
+            for c in components:
+                waiting = c.pending() if c.pending is not None else []
                 if waiting:
                     missing.append(f"{len(waiting)} node(s) not Ready (e.g. {min(waiting)})")
-            if probed:
+            if probed and not missing:
                 statuses = await client.list(COMPONENTSTATUSES)
                 for item in statuses.get("items", ()):
                     name = item["metadata"]["name"]
-                    if name in probed and _condition(item, "Healthy") != "True":
+                    if name in probed and condition_status(item, "Healthy") != "True":
                         missing.append(f"{name} not Healthy")
             if not missing:
                 return
@@ -362,13 +364,6 @@ async def wait_ready(options: StartOptions, app: "web.Application",
             await asyncio.sleep(0.02)
     finally:
         await client.close()
-
-
-def _condition(obj: dict, kind: str) -> str | None:
-    for condition in (obj.get("status") or {}).get("conditions") or obj.get("conditions") or ():
-        if condition.get("type") == kind:
-            return condition.get("status")
-    return None
 
 
 def write_kubeconfig(path: Path, cluster: RunningCluster) -> None:

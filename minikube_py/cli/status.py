@@ -31,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
     return runtime.run(show(args))
 
 
-def _condition(obj: dict, kind: str) -> str:
+def condition_status(obj: dict, kind: str) -> str:
+    """The status of condition `kind` ("Unknown" if absent) — of a Node (status.conditions)
+    or a ComponentStatus (conditions at the top level)."""
     for c in (obj.get("status") or {}).get("conditions") or obj.get("conditions") or ():
         if c.get("type") == kind:
             return str(c.get("status"))
@@ -58,14 +60,14 @@ async def show(args: argparse.Namespace) -> int:
     healthy = True
     out = [f"API server  {args.server}", "", "COMPONENT            STATUS"]
     for item in sorted(components, key=lambda i: i["metadata"]["name"]):
-        ok = _condition(item, "Healthy") == "True"
+        ok = condition_status(item, "Healthy") == "True"
         healthy &= ok
         out.append(f"{item['metadata']['name']:<20} {'Healthy' if ok else 'Unhealthy'}")
     per_node = collections.Counter((p.get("spec") or {}).get("nodeName") or "" for p in pods)
     out += ["", "NODE                 STATUS     PODS"]
     for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
         name = node["metadata"]["name"]
-        ready = _condition(node, "Ready")
+        ready = condition_status(node, "Ready")
         healthy &= ready == "True"
         state = {"True": "Ready", "False": "NotReady"}.get(ready, "Unknown")
         out.append(f"{name:<20} {state:<10} {per_node.get(name, 0)}")
