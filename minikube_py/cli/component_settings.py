@@ -12,10 +12,26 @@ thing everywhere. In `start`, a component's own port is prefixed with its name
 from __future__ import annotations
 
 from ..controllers.options import ControllerOptions
-from .settings import Resolved, Setting, boolean, duration, integer, number, port
+from .settings import (
+    Resolved,
+    Setting,
+    boolean,
+    duration,
+    integer,
+    number,
+    options_from,
+    port,
+)
 from .storage_target import DEFAULT_DATA_DIR, DEFAULT_ETCD_KEY_PREFIX
 
 _CM = ControllerOptions()
+
+#: how a separate component (or a client command) reaches the API server (v1.0's --master)
+API_CLIENT = (
+    Setting("master", "http://127.0.0.1:8080", "the API server's URL", aliases=("server",)),
+    Setting("kubeconfig", None, "kubeconfig with the server and credentials (overrides "
+            "--master)", metavar="FILE"),
+)
 
 STORAGE = (
     Setting("data-dir", DEFAULT_DATA_DIR, "the embedded store's data directory", metavar="DIR"),
@@ -153,18 +169,4 @@ def controller_options(values: Resolved) -> ControllerOptions:
         from .storage_target import ConfigError
 
         raise ConfigError(f"{values.where('controllers')}: {exc}") from None
-    return ControllerOptions(
-        controllers=controllers,
-        concurrent_rc_syncs=values["concurrent_rc_syncs"],
-        concurrent_replicaset_syncs=values["concurrent_replicaset_syncs"],
-        concurrent_deployment_syncs=values["concurrent_deployment_syncs"],
-        concurrent_endpoint_syncs=values["concurrent_endpoint_syncs"],
-        concurrent_namespace_syncs=values["concurrent_namespace_syncs"],
-        concurrent_gc_syncs=values["concurrent_gc_syncs"],
-        node_monitor_period=values["node_monitor_period"],
-        node_monitor_grace_period=values["node_monitor_grace_period"],
-        node_startup_grace_period=values["node_startup_grace_period"],
-        pod_eviction_timeout=values["pod_eviction_timeout"],
-        deleting_pods_qps=values["deleting_pods_qps"],
-        deleting_pods_burst=values["deleting_pods_burst"],
-    )
+    return options_from(ControllerOptions, values, controllers=controllers)

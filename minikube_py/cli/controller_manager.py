@@ -13,21 +13,23 @@ import argparse
 import structlog
 
 from . import runtime
-from .component_settings import CONTROLLER_MANAGER, LEADER_ELECTION, controller_options
+from .component_settings import (
+    API_CLIENT,
+    CONTROLLER_MANAGER,
+    LEADER_ELECTION,
+    controller_options,
+)
 from .settings import Setting, add_flags, port, resolve
 
 log = structlog.get_logger(component="controller-manager")
 
 OWN = (
-    Setting("master", "http://127.0.0.1:8080", "the API server's URL"),
-    Setting("kubeconfig", None, "kubeconfig with the server and credentials (overrides "
-            "--master)", metavar="FILE"),
     Setting("port", 10252, "healthz/metrics port (0 disables it)", port),
     Setting("address", "127.0.0.1", "address to serve --port on", metavar="IP"),
     Setting("lock-object-name", "kube-controller-manager", "the Endpoints object in "
             "kube-system used as the leader-election lock"),
 )
-SETTINGS = (*OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION)
+SETTINGS = (*API_CLIENT, *OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION)
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:

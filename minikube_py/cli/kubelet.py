@@ -110,8 +110,8 @@ def _config(args: argparse.Namespace):
 
 
 async def serve(args: argparse.Namespace) -> int:
-    from ..client import Client, HTTPTransport
     from ..kubelet import KubeletPool
+    from .component_process import http_client
 
     config = _config(args)
     if config.node_status_update_frequency <= 0:
@@ -122,9 +122,7 @@ async def serve(args: argparse.Namespace) -> int:
         raise CommandError("--pod-cidr names one node's range; with --nodes each node gets "
                            "10.<244+i/256>.<i%256>.0/24")
     name = args.hostname_override or socket.gethostname().lower()
-    transport = (HTTPTransport.from_kubeconfig(args.kubeconfig, user_agent="kubelet")
-                 if args.kubeconfig else HTTPTransport(args.master, user_agent="kubelet"))
-    client = Client(transport)
+    client = http_client({"master": args.master, "kubeconfig": args.kubeconfig}, "kubelet")
     pool = KubeletPool(client, address=args.address, port=args.port,
                        node_ip=args.node_ip or (args.address if args.address not in
                                                 ("0.0.0.0", "::", "") else "127.0.0.1"))
@@ -139,7 +137,7 @@ async def serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CommandError(f"cannot serve on {args.address}:{args.port}: "
                                f"{exc.strerror or exc}") from exc
-        log.info("kubelet starting", master=getattr(transport, "base_url", ""),
+        log.info("kubelet starting", master=getattr(client.transport, "base_url", ""),
                  nodes=len(pool.kubelets), port=pool.port)
         await stop.wait()
     finally:

@@ -16,7 +16,17 @@ import sys
 from .. import __version__
 from ..logs import FORMATS, LEVELS, configure_logging
 from ..storage import StorageError
-from . import apiserver, controller_manager, kubeconfig, kubelet, node, scheduler, start, status, storage_inspector
+from . import (
+    apiserver,
+    controller_manager,
+    kubeconfig,
+    kubelet,
+    node,
+    scheduler,
+    start,
+    status,
+    storage_inspector,
+)
 from .storage_target import CommandError
 
 PROG = "minikube-py"

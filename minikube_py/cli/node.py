@@ -14,6 +14,8 @@ import argparse
 import sys
 
 from . import runtime
+from .component_settings import API_CLIENT
+from .settings import add_flags, resolve
 from .storage_target import CommandError
 
 
@@ -24,9 +26,7 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
         "a simulated node, to watch the node controller react.")
     parser.add_argument("action", choices=("stop", "start"))
     parser.add_argument("name", help="the node's name, e.g. node-1")
-    parser.add_argument("--server", "--master", dest="server", default="http://127.0.0.1:8080",
-                        help="the API server's URL (default http://127.0.0.1:8080)")
-    parser.add_argument("--kubeconfig", help="kubeconfig to read the server from")
+    add_flags(parser, API_CLIENT)
     parser.set_defaults(run=run, command="node")
 
 
@@ -42,13 +42,15 @@ async def toggle(args: argparse.Namespace) -> int:
     from ..client.resources import NODES
     from .component_process import http_client
 
-    client = http_client({"kubeconfig": args.kubeconfig, "master": args.server}, "minikube-py")
+    settings = resolve(args, API_CLIENT, {})
+    server = settings["master"]
+    client = http_client(settings, "minikube-py")
     try:
         node = await client.get(NODES, args.name)
     except StatusError as exc:
         raise CommandError(exc.message) from None
     except aiohttp.ClientError as exc:
-        raise CommandError(f"cannot reach the API server at {args.server}: {exc}") from None
+        raise CommandError(f"cannot reach the API server at {server}: {exc}") from None
     finally:
         await client.close()
     try:

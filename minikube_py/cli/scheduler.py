@@ -9,10 +9,11 @@ server (HTTP transport), exactly as the v1.0 component did.
 from __future__ import annotations
 
 import argparse
+
 import structlog
 
 from . import runtime
-from .component_settings import LEADER_ELECTION, SCHEDULER
+from .component_settings import API_CLIENT, LEADER_ELECTION, SCHEDULER
 from .settings import Setting, add_flags, port, resolve
 from .storage_target import CommandError
 
@@ -21,9 +22,6 @@ log = structlog.get_logger(component="scheduler")
 DEFAULT_PORT = 10251
 
 OWN = (
-    Setting("master", "http://127.0.0.1:8080", "the API server's URL"),
-    Setting("kubeconfig", None, "kubeconfig with the server and credentials (overrides "
-            "--master)", metavar="FILE"),
     Setting("port", DEFAULT_PORT, "healthz/metrics/debug port (0 disables it)", port),
     Setting("address", "127.0.0.1", "address to serve --port on", metavar="IP"),
     Setting("scheduler-name", "default-scheduler", "schedule only pods whose "
@@ -31,7 +29,7 @@ OWN = (
     Setting("lock-object-name", "kube-scheduler", "the Endpoints object in kube-system used as "
             "the leader-election lock"),
 )
-SETTINGS = (*OWN, *SCHEDULER, *LEADER_ELECTION)
+SETTINGS = (*API_CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION)
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:

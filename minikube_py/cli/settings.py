@@ -14,11 +14,14 @@ error (exit code 2).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 from .config import parse_duration
 from .storage_target import CommandError, ConfigError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,14 @@ def add_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
         else:
             parser.add_argument(*names, dest=s.dest, metavar=s.metavar, choices=s.choices,
                                 default=None, help=text)
+
+
+def options_from(cls: type[T], values: dict[str, Any], **overrides: Any) -> T:
+    """An options dataclass whose fields are named like settings: every field with a
+    resolved setting of its name takes that value; `overrides` set the rest (derived or
+    parsed further). One mapping, instead of a field-by-field copy per component."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    return cls(**{**{k: v for k, v in values.items() if k in names}, **overrides})
 
 
 class Resolved(dict):

@@ -23,7 +23,16 @@ from .component_settings import (
 )
 from .config import load_config
 from .node_pools import NodePool, default_pools, parse_pools
-from .settings import Setting, add_flags, as_is, config_keys, integer, port, resolve
+from .settings import (
+    Setting,
+    add_flags,
+    as_is,
+    config_keys,
+    integer,
+    options_from,
+    port,
+    resolve,
+)
 from .storage_target import ConfigError, parse_servers
 
 COMPONENTS = ("scheduler", "controller-manager", "kubelet")
@@ -159,24 +168,10 @@ class StartOptions:
 def apiserver_options(v: dict, etcd_servers: tuple[str, ...],
                       admission: tuple[str, ...]) -> APIServerOptions:
     """APIServerOptions from resolved STORAGE + APISERVER settings."""
-    return APIServerOptions(
-        token_auth_file=v["token_auth_file"],
-        basic_auth_file=v["basic_auth_file"],
-        client_ca_file=v["client_ca_file"],
-        authorization_mode=str(v["authorization_mode"]),
-        authorization_policy_file=v["authorization_policy_file"],
+    return options_from(
+        APIServerOptions, v,
         admission_control=admission,
-        etcd_prefix=str(v["etcd_prefix"]),
-        service_cluster_ip_range=str(v["service_cluster_ip_range"]),
-        service_node_port_range=str(v["service_node_port_range"]),
-        event_ttl=v["event_ttl"],
-        max_requests_inflight=v["max_requests_inflight"],
-        max_mutating_requests_inflight=v["max_mutating_requests_inflight"],
         min_request_timeout=float(v["min_request_timeout"]),
-        watch_cache_size=v["watch_cache_size"],
-        enable_garbage_collector=v["enable_garbage_collector"],
-        request_timeout=v["request_timeout"],
-        max_watches_per_client=v["max_watches_per_client"],
         etcd_health_urls=tuple(f"http://{server}/health" for server in etcd_servers),
         advertise_address=f"{v['insecure_bind_address']}:{v['insecure_port']}",
         backend="etcd" if etcd_servers else "embedded",

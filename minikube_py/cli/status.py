@@ -13,6 +13,8 @@ import collections
 import sys
 
 from . import runtime
+from .component_settings import API_CLIENT
+from .settings import add_flags, resolve
 from .storage_target import CommandError
 
 
@@ -21,9 +23,7 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
         "status", parents=parents, help="show components, nodes and pods of a cluster",
         description="Show the health of a running cluster's components, its nodes and its "
         "pods by phase.")
-    parser.add_argument("--server", "--master", dest="server", default="http://127.0.0.1:8080",
-                        help="the API server's URL (default http://127.0.0.1:8080)")
-    parser.add_argument("--kubeconfig", help="kubeconfig to read the server from")
+    add_flags(parser, API_CLIENT)
     parser.set_defaults(run=run, command="status")
 
 
@@ -45,20 +45,22 @@ async def show(args: argparse.Namespace) -> int:
     from ..client.resources import COMPONENTSTATUSES, NODES, PODS
     from .component_process import http_client
 
-    client = http_client({"kubeconfig": args.kubeconfig, "master": args.server}, "minikube-py")
+    settings = resolve(args, API_CLIENT, {})
+    server = settings["master"]
+    client = http_client(settings, "minikube-py")
     try:
         try:
             components = (await client.list(COMPONENTSTATUSES)).get("items", [])
             nodes = (await client.list(NODES)).get("items", [])
             pods = (await client.list(PODS)).get("items", [])
         except (OSError, StatusError) as exc:
-            raise CommandError(f"cannot reach the API server at {args.server}: {exc}") from None
+            raise CommandError(f"cannot reach the API server at {server}: {exc}") from None
         except Exception as exc:  # aiohttp's connection errors
-            raise CommandError(f"cannot reach the API server at {args.server}: {exc}") from None
+            raise CommandError(f"cannot reach the API server at {server}: {exc}") from None
     finally:
         await client.close()
     healthy = True
-    out = [f"API server  {args.server}", "", "COMPONENT            STATUS"]
+    out = [f"API server  {server}", "", "COMPONENT            STATUS"]
     for item in sorted(components, key=lambda i: i["metadata"]["name"]):
         ok = condition_status(item, "Healthy") == "True"
         healthy &= ok
