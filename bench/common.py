@@ -272,3 +272,20 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+# ------------------------------------------------------------------------------ fresh runs
+
+
+def run_fresh(module_args: list[str], timeout: float = 900) -> dict[str, Any]:
+    """`python -m <module_args>` in its own interpreter; the run's result is the JSON on its
+    last stdout line. A heap that earlier runs' servers and caches grew would slow later runs
+    in one process, so every measured run starts as `minikube-py start` would."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-m", *module_args],
+                         cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, check=False, timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError(f"run {' '.join(module_args)} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -146,14 +145,9 @@ async def measure(cluster: Any, nodes: int, pods: int, rate: float,
 
 
 def _in_fresh_process(args: argparse.Namespace) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.pod_startup", "--one", "--nodes", str(args.nodes),
-         "--pods", str(args.pods), "--rate", str(args.rate), "--transport", args.transport],
-        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, check=False,
-        timeout=900)
-    if out.returncode != 0:
-        raise RuntimeError(f"run failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return common.run_fresh(["bench.pod_startup", "--one", "--nodes", str(args.nodes),
+                             "--pods", str(args.pods), "--rate", str(args.rate),
+                             "--transport", args.transport])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -231,15 +230,11 @@ async def one_run(tmp: Path, nodes: int, pods: int, idle: float,
 
 
 def _in_fresh_process(args: argparse.Namespace, nodes: int, pods: int) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "bench.scale", "--one", "--nodes", str(nodes), "--pods",
-            str(pods), "--idle", str(args.idle)]
+    argv = ["bench.scale", "--one", "--nodes", str(nodes), "--pods", str(pods),
+            "--idle", str(args.idle)]
     if args.tracemalloc:
         argv.append("--tracemalloc")
-    out = subprocess.run(argv, cwd=Path(__file__).resolve().parents[1], capture_output=True,
-                         text=True, check=False, timeout=7200)
-    if out.returncode != 0:
-        raise RuntimeError(f"run failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return common.run_fresh(argv, timeout=7200)
 
 
 def main(argv: list[str] | None = None) -> int:

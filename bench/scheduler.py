@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -140,16 +139,8 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str) -> dict[str,
 
 
 def _in_fresh_process(transport: str, nodes: int, pods: int) -> dict[str, Any]:
-    """One run in its own interpreter, as `minikube-py start` would be: a heap that earlier
-    runs' API servers and caches have grown makes later runs in one process slower."""
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.scheduler", "--one", f"{transport}/{nodes}",
-         "--pods", str(pods)],
-        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, check=False,
-        timeout=900)
-    if out.returncode != 0:
-        raise RuntimeError(f"run {transport}/{nodes} failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return common.run_fresh(["bench.scheduler", "--one", f"{transport}/{nodes}",
+                             "--pods", str(pods)])
 
 
 def main(argv: list[str] | None = None) -> int:
