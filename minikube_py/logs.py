@@ -129,28 +129,6 @@ def configure_logging(*, level: str = "info", fmt: LogFormat = "console") -> Non
     logging.getLogger("aiohttp.access").setLevel(
         logging.DEBUG if level_no <= logging.DEBUG else logging.WARNING
     )
-    server_log = logging.getLogger("aiohttp.server")
-    if not any(isinstance(f, ClientErrorFilter) for f in server_log.filters):
-        server_log.addFilter(ClientErrorFilter())
-
-
-class ClientErrorFilter(logging.Filter):
-    """aiohttp logs a request it cannot parse (a URL or header line over the limit, a
-    malformed request line) at ERROR with a traceback, as if the server had failed. It is the
-    client's error and aiohttp already answered it with a 4xx: keep one WARNING line, no
-    traceback, so a fuzzing or misbehaving client cannot make the log look like a crash."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        code = getattr(exc, "code", None)
-        if exc is not None and type(exc).__module__.startswith("aiohttp.http_exceptions") \
-                and isinstance(code, int) and 400 <= code < 500:
-            record.msg = f"{record.getMessage()}: {code} {getattr(exc, 'message', exc)}"
-            record.args = ()
-            record.exc_info = None
-            record.exc_text = None
-            record.levelno, record.levelname = logging.WARNING, "WARNING"
-        return True
 
 
 def debug_enabled() -> bool:

@@ -26,6 +26,9 @@ class APIServerOptions:
     watch_max_unsent_bytes: int = 8 * 1024 * 1024
     #: non-long-running requests end with 504 after this many seconds (--request-timeout)
     request_timeout: float = 60.0
+    #: a connection that has not sent complete request headers this long after it opened or
+    #: after its last response is closed (ReadHeaderTimeout); see connection.py
+    read_header_timeout: float = 32.0
     #: open watches per client before 429 (0 = no limit; in-process components are exempt)
     max_watches_per_client: int = 2000
     scheduler_health_url: str = "http://127.0.0.1:10251/healthz"
@@ -50,3 +53,30 @@ class APIServerOptions:
     authorization_mode: str = "AlwaysAllow"
     #: --authorization-policy-file: ABAC policy, one JSON object per line
     authorization_policy_file: str | None = None
+    # -- the v1.0 APIServer struct's extras (bootstrap.py, cors.py, profiling.py,
+    # runtime_config.py) ------------------------------------------------------------------
+    #: --cors-allowed-origins: comma list of origin regexes (empty: no CORS headers at all)
+    cors_allowed_origins: str = ""
+    #: --profiling: /debug/pprof/ (CPU profile, task dump) on the API server's ports
+    profiling: bool = True
+    #: --runtime-config: `group/version[/resource]=true|false`, `api/all=false`, ...
+    runtime_config: str = ""
+    #: where clients reach this API server: the `kubernetes` service's endpoints (v1.0's
+    #: Config.PublicAddress and ReadWritePort); see public_endpoint()
+    public_address: str = "127.0.0.1"
+    public_port: int = 6443
+    #: how often the `kubernetes` service and its endpoints are reconciled (upstream's
+    #: EndpointReconcilerInterval, 10 s; not a flag upstream either)
+    endpoint_reconciler_interval: float = 10.0
+
+
+def public_endpoint(advertise_address: str | None, bind_address: str, secure_port: int,
+                    insecure_bind_address: str, insecure_port: int) -> tuple[str, int]:
+    """The address and port the `kubernetes` service's endpoints name: --advertise-address,
+    else the secure port's --bind-address (127.0.0.1 when that is 0.0.0.0 or ::, where
+    upstream picks the first non-loopback interface — our clients are local), and the secure
+    port; with --secure-port 0, the insecure port and its address."""
+    if secure_port:
+        address = bind_address if bind_address not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        return advertise_address or address, secure_port
+    return advertise_address or insecure_bind_address, insecure_port

@@ -31,6 +31,7 @@ from . import discovery, render
 from .admission import build_chain, registry_lookup
 from .authz.guard import build_guard
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
+from .connection import APIRunner
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
 from .metrics import metrics as process_metrics
@@ -47,10 +48,6 @@ KUBE_VERSION = {"major": "1", "minor": "30", "gitVersion": "v1.30.0-minikube-py"
                 "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
                 "platform": f"{platform.system().lower()}/{platform.machine()}"}
 SERVER_KEY = web.AppKey("apiserver", object)
-
-
-#: aiohttp's request-parser limits (its defaults are 8190 bytes per line and header)
-HTTP_PARSER_LIMITS = {"max_line_size": 1 << 20, "max_field_size": 1 << 20}
 
 
 class APIServer:
@@ -141,11 +138,11 @@ class APIServer:
 
     # -- the application ---------------------------------------------------------------
     def make_runner(self) -> web.AppRunner:
-        """The application behind an AppRunner with Go's header limits: a request line or
-        header up to 1 MiB (net/http's DefaultMaxHeaderBytes) reaches the API, so e.g. an
-        absurd labelSelector gets a 400 Status from the selector parser; beyond that, the
-        HTTP parser's plain 400 — as Go's plain 431."""
-        return web.AppRunner(self.build_app(), access_log=None, **HTTP_PARSER_LIMITS)
+        """The application behind a runner with Go's connection handling (connection.py):
+        a request line or header up to 1 MiB reaches the API, so e.g. an absurd labelSelector
+        gets a 400 Status from the selector parser, and beyond that a 431 Status; headers must
+        arrive within --read-header-timeout; watches see their client leave at once."""
+        return APIRunner(self.build_app(), read_header_timeout=self.options.read_header_timeout)
 
     def build_app(self) -> web.Application:
         opts = self.options

@@ -28,12 +28,15 @@ from ..api.labels import LabelSelector
 from ..registry.cacher import Watcher, json_line
 from ..registry.generic import Registry, parse_resource_version
 from . import render
+from .connection import APIRequestHandler
 from .negotiation import Output
 
 if TYPE_CHECKING:
     from .server import APIServer
 
-_LIVENESS_CHECK = 5.0  # how often an idle stream checks its client is still connected
+#: how often an idle stream checks its client is still connected (a backstop: connections of
+#: the HTTP server report their loss at once, see connection.py)
+_LIVENESS_CHECK = 5.0
 
 
 def _encoder(registry: Registry, output: Output, include: str):
@@ -91,6 +94,11 @@ async def serve_watch(
     if initial:
         await response.write(b"".join(initial))
     watcher.go_live(request.transport, server.options.watch_max_unsent_bytes)
+    # a client that leaves wakes the stream at once, so it ends (and stops counting against
+    # --max-watches-per-client) without waiting for its next event or liveness check
+    protocol = request.protocol
+    forget_lost = protocol.on_lost(watcher.wake.set) \
+        if isinstance(protocol, APIRequestHandler) else None
     cacher.register(watcher, start)
     server.metrics.watchers.labels(registry.strategy.resource).inc()
     server.watch_clock.add(watcher)
@@ -99,6 +107,8 @@ async def serve_watch(
     except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
         pass
     finally:
+        if forget_lost is not None:
+            forget_lost()
         server.watch_clock.discard(watcher)
         cacher.unregister(watcher)
         server.metrics.watchers.labels(registry.strategy.resource).dec()

@@ -152,38 +152,6 @@ async def test_discovery_and_meta_endpoints(api: API):
     assert code == 200 and "io.k8s.api.core.v1.Pod" in doc["components"]["schemas"]
 
 
-async def test_an_unparsable_request_is_a_client_error_in_the_log_not_a_traceback(api: API):
-    """aiohttp answers a request line over its limit (1 MiB) with 400; the log says so in one
-    WARNING line instead of an ERROR with a traceback. Under the limit, a Status."""
-    import logging
-
-    from minikube_py.logs import ClientErrorFilter
-
-    records: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    server_log = logging.getLogger("aiohttp.server")
-    keep, guard = Keep(), ClientErrorFilter()
-    server_log.addHandler(keep)
-    server_log.addFilter(guard)
-    try:
-        async with api.session.get(api.url + "/api/v1/pods?labelSelector=" + "a=" * 20000) as resp:
-            assert resp.status == 400 and (await resp.json())["kind"] == "Status"
-        assert not records
-        async with api.session.get(api.url + "/api/v1/pods?labelSelector=" + "a" * (1 << 20)) as resp:
-            assert resp.status == 400
-        code, _ = await api.get("/healthz")
-        assert code == 200  # still serving
-    finally:
-        server_log.removeHandler(keep)
-        server_log.removeFilter(guard)
-    assert records and all(r.levelno == logging.WARNING and r.exc_info is None for r in records)
-    assert "400" in records[0].getMessage()
-
-
 async def test_a_body_or_patch_result_without_the_urls_name_is_400(api: API):
     """Upstream's checkName: an update whose object names nothing (or has no metadata
     object) is rejected before storage, as is a patch that removes the name."""
