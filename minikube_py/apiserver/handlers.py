@@ -185,10 +185,11 @@ class ResourceHandlers:
             request[WARNINGS] = warnings
         return body
 
-    async def admit(self, operation: str, registry: Registry, namespace: str, name: str,
-                    subresource: str, obj: Obj | None) -> None:
+    async def admit(self, request: web.Request, operation: str, registry: Registry,
+                    namespace: str, name: str, subresource: str, obj: Obj | None) -> None:
         await self.server.admission.admit(
-            Attributes(operation, registry.strategy, namespace, name, subresource, obj))
+            Attributes(operation, registry.strategy, namespace, name, subresource, obj,
+                       dry_run=_dry_run(request.query)))
 
     async def create(self, request: web.Request, registry: Registry,
                      namespace: str) -> web.Response:
@@ -205,7 +206,7 @@ class ResourceHandlers:
             raise errors.bad_request("the server could not find the requested resource: a "
                                      "namespace must be given for a namespaced resource")
         manager = self._manager(request, "Update")
-        await self.admit("CREATE", registry, namespace, md.get("name", ""), "", body)
+        await self.admit(request, "CREATE", registry, namespace, md.get("name", ""), "", body)
         if manager:
             record_update(None, body, manager=manager, operation="Update", now=meta.now_rfc3339())
         created = await registry.create(namespace, body, dry_run=_dry_run(request.query))
@@ -238,7 +239,7 @@ class ResourceHandlers:
         body = await self.decode_object(request, registry)
         check_name(body, name)  # before the object is read: a mismatch is 400, never 404
         manager = self._manager(request, "Update")
-        await self.admit("UPDATE", registry, namespace, name, subresource, body)
+        await self.admit(request, "UPDATE", registry, namespace, name, subresource, body)
 
         def produce(old: Obj | None) -> Obj:
             new = codec.clone(body)
@@ -313,7 +314,7 @@ class ResourceHandlers:
             if old is not None and patch_type != "apply" and manager:
                 record_update(old, new, manager=manager, operation="Update", now=now)
             if not admitted:
-                await self.admit("CREATE" if old is None else "UPDATE", registry, namespace,
+                await self.admit(request, "CREATE" if old is None else "UPDATE", registry, namespace,
                                  name, subresource, new)
                 admitted = True
             return new
@@ -347,7 +348,7 @@ class ResourceHandlers:
     async def delete(self, request: web.Request, registry: Registry, namespace: str,
                      name: str) -> web.Response:
         options = await self.delete_options(request)
-        await self.admit("DELETE", registry, namespace, name, "", None)
+        await self.admit(request, "DELETE", registry, namespace, name, "", None)
         obj, _ = await registry.delete(namespace, name, options, dry_run=_dry_run(request.query))
         return self.respond(request, obj, 200)
 

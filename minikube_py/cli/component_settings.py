@@ -112,7 +112,7 @@ SCHEDULER = (
 CONTROLLER_MANAGER = (
     Setting("controllers", "*", "controllers to run: * = all, name enables, -name disables "
             "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
-            "garbagecollector, serviceaccount)", metavar="LIST"),
+            "garbagecollector, serviceaccount, resourcequota)", metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
     Setting("concurrent-replicaset-syncs", _CM.concurrent_replicaset_syncs,
@@ -124,6 +124,10 @@ CONTROLLER_MANAGER = (
     Setting("concurrent-namespace-syncs", _CM.concurrent_namespace_syncs,
             "namespaces emptied at once", integer),
     Setting("concurrent-gc-syncs", _CM.concurrent_gc_syncs, "garbage collector workers", integer),
+    Setting("concurrent-resource-quota-syncs", _CM.concurrent_resource_quota_syncs,
+            "resource quotas recalculated at once", integer),
+    Setting("resource-quota-sync-period", _CM.resource_quota_sync_period, "how often every "
+            "quota's usage is recalculated", duration, metavar="DURATION"),
     Setting("node-monitor-period", _CM.node_monitor_period, "how often node status is checked",
             duration, metavar="DURATION"),
     Setting("node-monitor-grace-period", _CM.node_monitor_grace_period, "a node silent this "

@@ -38,6 +38,7 @@ CONTROLLERS: dict[str, str] = {
     "namespace": "namespace:NamespaceController",
     "garbagecollector": "garbagecollector:GarbageCollector",
     "serviceaccount": "serviceaccount:ServiceAccountsController",
+    "resourcequota": "resourcequota:ResourceQuotaController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 #: controllers run by default, by the names `--controllers` takes (upstream's names)
 ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoint",
-                   "nodelifecycle", "namespace", "garbagecollector", "serviceaccount")
+                   "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
+                   "resourcequota")
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class ControllerOptions:
     concurrent_namespace_syncs: int = 2          # --concurrent-namespace-syncs
     concurrent_gc_syncs: int = 20                # --concurrent-gc-syncs
     concurrent_serviceaccount_syncs: int = 5     # --concurrent-serviceaccount-token-syncs
+    concurrent_resource_quota_syncs: int = 5     # --concurrent-resource-quota-syncs
+    resource_quota_sync_period: float = 10.0     # --resource-quota-sync-period (v1.0: 10 s)
     node_monitor_period: float = 5.0             # --node-monitor-period
     node_monitor_grace_period: float = 40.0      # --node-monitor-grace-period
     node_startup_grace_period: float = 60.0      # --node-startup-grace-period

@@ -22,6 +22,11 @@ async def _close(runner, store, session) -> None:
     await store.close()
 
 
+async def _namespace(api, name: str) -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    assert (await api.post("/api/v1/namespaces", ns))[0] == 201
+
+
 def sized(name: str, **resources: dict) -> dict:
     body = pod(name)
     body["spec"]["containers"][0]["resources"] = resources
@@ -74,10 +79,11 @@ async def test_limit_ranger_defaults_and_rejects(tmp_path: Path) -> None:
 async def test_resource_quota_rejects_and_tracks_usage(tmp_path: Path) -> None:
     api, runner, store, session = await _with_api(tmp_path, ("ResourceQuota",))
     try:
+        await _namespace(api, "team")  # default holds the `kubernetes` service
         quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
                  "spec": {"hard": {"pods": "2", "requests.cpu": "1", "services": "5"}}}
-        assert (await api.post("/api/v1/namespaces/default/resourcequotas", quota))[0] == 201
-        path = "/api/v1/namespaces/default/pods"
+        assert (await api.post("/api/v1/namespaces/team/resourcequotas", quota))[0] == 201
+        path = "/api/v1/namespaces/team/pods"
         status, body = await api.post(path, pod("nocpu"))
         assert status == 403
         assert body["message"] == ('pods "nocpu" is forbidden: failed quota: q: must specify '
@@ -85,7 +91,7 @@ async def test_resource_quota_rejects_and_tracks_usage(tmp_path: Path) -> None:
         for name in ("a", "b"):
             status, body = await api.post(path, sized(name, requests={"cpu": "400m"}))
             assert status == 201, body
-        _, q = await api.get("/api/v1/namespaces/default/resourcequotas/q")
+        _, q = await api.get("/api/v1/namespaces/team/resourcequotas/q")
         assert q["status"]["used"] == {"pods": "2", "requests.cpu": "800m", "services": "0"}
         assert q["status"]["hard"] == quota["spec"]["hard"]
         status, body = await api.post(path, sized("c", requests={"cpu": "100m"}))
@@ -94,13 +100,69 @@ async def test_resource_quota_rejects_and_tracks_usage(tmp_path: Path) -> None:
                                    "used: pods=2, limited: pods=2")
         status, _ = await api.delete(f"{path}/a", {"gracePeriodSeconds": 0})
         assert status == 200
-        _, q = await api.get("/api/v1/namespaces/default/resourcequotas/q")
+        _, q = await api.get("/api/v1/namespaces/team/resourcequotas/q")
         assert q["status"]["used"]["pods"] == "1"
         assert q["status"]["used"]["requests.cpu"] == "400m"
         status, body = await api.post(path, sized("c", requests={"cpu": "700m"}))
         assert status == 403 and "requested: requests.cpu=700m" in body["message"]
         status, body = await api.post(path, sized("c", requests={"cpu": "600m"}))
         assert status == 201, body
+    finally:
+        await _close(runner, store, session)
+
+
+async def test_resource_quota_dry_run_checks_but_charges_nothing(tmp_path: Path) -> None:
+    api, runner, store, session = await _with_api(tmp_path, ("ResourceQuota",))
+    try:
+        await _namespace(api, "team")  # default holds the `kubernetes` service
+        quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+                 "spec": {"hard": {"pods": "1"}}}
+        assert (await api.post("/api/v1/namespaces/team/resourcequotas", quota))[0] == 201
+        path = "/api/v1/namespaces/team/pods"
+        for name in ("dry1", "dry2"):
+            status, body = await api.post(path + "?dryRun=All", pod(name))
+            assert status == 201, body
+        _, q = await api.get("/api/v1/namespaces/team/resourcequotas/q")
+        assert (q["status"].get("used") or {}).get("pods", "0") == "0"  # nothing charged
+        assert (await api.post(path, pod("real")))[0] == 201
+        status, body = await api.post(path + "?dryRun=All", pod("over"))
+        assert status == 403 and "exceeded quota: q" in body["message"]
+        _, q = await api.get("/api/v1/namespaces/team/resourcequotas/q")
+        assert q["status"]["used"] == {"pods": "1"}
+    finally:
+        await _close(runner, store, session)
+
+
+async def test_resource_quota_charges_what_a_service_update_adds(tmp_path: Path) -> None:
+    api, runner, store, session = await _with_api(tmp_path, ("ResourceQuota",))
+    try:
+        await _namespace(api, "team")  # default holds the `kubernetes` service
+        quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+                 "spec": {"hard": {"services": "5", "services.nodeports": "1"}}}
+        assert (await api.post("/api/v1/namespaces/team/resourcequotas", quota))[0] == 201
+        path = "/api/v1/namespaces/team/services"
+        for name in ("a", "b"):
+            svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+                   "spec": {"ports": [{"port": 80}], "selector": {"app": name}}}
+            assert (await api.post(path, svc))[0] == 201
+        to_node_port = {"spec": {"type": "NodePort"}}
+        status, body = await api.call("PATCH", f"{path}/a", to_node_port,
+                                      headers={"Content-Type": "application/merge-patch+json"})
+        assert status == 200, body
+        _, q = await api.get("/api/v1/namespaces/team/resourcequotas/q")
+        assert q["status"]["used"] == {"services": "2", "services.nodeports": "1"}
+        status, current = await api.get(f"{path}/b")
+        current["spec"]["type"] = "NodePort"
+        status, body = await api.put(f"{path}/b", current)
+        assert status == 403 and body["message"] == (
+            'services "b" is forbidden: exceeded quota: q, requested: services.nodeports=1, '
+            "used: services.nodeports=1, limited: services.nodeports=1")
+        _, b = await api.get(f"{path}/b")
+        assert b["spec"]["type"] == "ClusterIP"
+        # an update that adds nothing is not charged
+        status, body = await api.call("PATCH", f"{path}/b", {"metadata": {"labels": {"x": "y"}}},
+                                      headers={"Content-Type": "application/merge-patch+json"})
+        assert status == 200, body
     finally:
         await _close(runner, store, session)
 

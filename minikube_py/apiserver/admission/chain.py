@@ -18,6 +18,8 @@ class Attributes:
     name: str
     subresource: str
     obj: dict[str, Any] | None
+    #: ?dryRun=All: plugins check as usual but must leave no side effect (a quota's usage)
+    dry_run: bool = False
 
 
 class Plugin(Protocol):

@@ -2,13 +2,17 @@
 
 Kubernetes v1.0 piece: plugin/pkg/admission/resourcequota (later the quota admission
 controller). On a create, every quota in the namespace that tracks what the object costs is
-checked (quota_usage.check); the first one exceeded is 403 Forbidden
+checked (api/quota.py check); the first one exceeded is 403 Forbidden
 `pods "x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2`.
 When all fit, each quota's `status.used` (and `status.hard`) is written with the new usage
 under the resourceVersion that was read, exactly as upstream does; a conflict re-evaluates.
 Usage is recomputed from the namespace's objects when a quota has no complete status yet and
 after every delete of a tracked object (standing in for the quota controller's resync), so
-status.used stays current. Reads and writes go through the server's own registries.
+status.used stays current (the controller manager's resourcequota controller also
+recalculates every quota periodically, as upstream). An update is charged only for what it
+adds (a service becoming NodePort, a claim growing), as upstream's evaluators charge updates
+of services and claims. A dry-run request is checked like any other but charges nothing.
+Reads and writes go through the server's own registries.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ...api import errors
 from ...api.defaults import apply_defaults
 from ...registry import codec
 from ...registry.generic import Registry
-from . import quota_usage as qu
+from ...api import quota as qu
 from .chain import Attributes
 from .denial import forbidden
 
@@ -65,8 +69,14 @@ class ResourceQuota:
     async def admit(self, attrs: Attributes) -> None:
         strategy = attrs.strategy
         if (attrs.subresource or not strategy.namespaced or not attrs.namespace
-                or attrs.operation not in ("CREATE", "DELETE")):
+                or attrs.operation not in ("CREATE", "UPDATE", "DELETE")
+                or (attrs.operation == "DELETE" and attrs.dry_run)):
             return
+        old: qu.Obj | None = None
+        if attrs.operation == "UPDATE":
+            if (strategy.group, strategy.resource) not in qu.UPDATE_CHARGED:
+                return
+            old = await self._current(attrs)  # None: an update that creates, charged as one
         for _ in range(_ATTEMPTS):
             quotas = await self._list("", "resourcequotas", attrs.namespace)
             if not quotas:
@@ -75,7 +85,7 @@ class ResourceQuota:
                 if attrs.operation == "DELETE":
                     await self._release(attrs, quotas)
                 else:
-                    await self._charge(attrs, quotas)
+                    await self._charge(attrs, quotas, old)
                 return
             except errors.StatusError as exc:
                 if exc.reason != "Conflict":
@@ -83,13 +93,28 @@ class ResourceQuota:
         raise errors.StatusError(409, "Conflict", "unable to update the quota of namespace "
                                  f"{attrs.namespace}: too many concurrent updates; please retry")
 
-    async def _charge(self, attrs: Attributes, quotas: list[qu.Obj]) -> None:
+    async def _current(self, attrs: Attributes) -> qu.Obj | None:
+        registry = self._lookup(attrs.strategy.group, attrs.strategy.resource)
+        if registry is None:
+            return None
+        try:
+            return await registry.get(attrs.namespace, attrs.name)
+        except errors.StatusError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    async def _charge(self, attrs: Attributes, quotas: list[qu.Obj],
+                      old: qu.Obj | None = None) -> None:
         strategy = attrs.strategy
         if not isinstance(attrs.obj, dict):
             return
         obj = codec.clone(attrs.obj)
         apply_defaults(strategy.kind, obj)  # charge what will be stored (requests <- limits)
-        delta = qu.usage(strategy.group, strategy.resource, obj)
+        delta = (qu.update_delta(strategy.group, strategy.resource, old, obj) if old is not None
+                 else qu.usage(strategy.group, strategy.resource, obj))
+        if not delta:
+            return
         writes: list[tuple[qu.Obj, qu.Usage]] = []
         for quota in sorted(quotas, key=lambda q: q["metadata"]["name"]):
             if not qu.scopes_match(quota, strategy.group, strategy.resource, obj):
@@ -107,6 +132,8 @@ class ResourceQuota:
                 raise forbidden(attrs, reason)
             if new_used is not None:
                 writes.append((quota, new_used))
+        if attrs.dry_run:
+            return
         for quota, new_used in writes:
             await self._write(quota, new_used)
 

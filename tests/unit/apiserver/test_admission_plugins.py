@@ -8,7 +8,7 @@ import pytest
 
 from minikube_py.api import errors
 from minikube_py.apiserver.admission import Attributes, build_chain, check_names
-from minikube_py.apiserver.admission import quota_usage as qu
+from minikube_py.api import quota as qu
 from minikube_py.apiserver.admission.always import AlwaysAdmit, AlwaysDeny
 from minikube_py.apiserver.admission.limit_ranger import ANNOTATION, merge_defaults, violations
 from minikube_py.apiserver.admission.security_context_deny import SecurityContextDeny, violation

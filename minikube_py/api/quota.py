@@ -1,12 +1,16 @@
 """What objects cost against a ResourceQuota, and the admission decision: pure functions.
 
 Kubernetes piece: pkg/quota/v1/evaluator/core (pods: pods, cpu/memory requests and limits,
-count/pods; services: services, services.nodeports, services.loadbalancers; the generic
+count/pods; services: services, services.nodeports, services.loadbalancers;
+persistentvolumeclaims: persistentvolumeclaims, requests.storage; the generic
 `count/<resource>[.<group>]` evaluator) and the checks of
 staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go (CheckRequest:
 Constraints -> `must specify ...`, exceeded -> `exceeded quota: ...`). Quota scopes
 Terminating, NotTerminating, BestEffort and NotBestEffort are understood; a quota with any other
 scope or a scopeSelector is not enforced here.
+
+Shared by the ResourceQuota admission plugin (the API server) and the resourcequota controller
+(the controller manager), as upstream shares pkg/quota between them.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ...api import quantity
-from ...api.defaults import qos_class
+from . import quantity
+from .defaults import qos_class
 
 Obj = dict[str, Any]
 Usage = dict[str, Fraction]
@@ -36,6 +40,8 @@ def tracked_resource(name: str) -> tuple[str, str] | None:
         return "", "pods"
     if name in ("services.nodeports", "services.loadbalancers"):
         return "", "services"
+    if name == "requests.storage":
+        return "", "persistentvolumeclaims"
     if name in LEGACY_COUNTS:
         return "", name
     if name.startswith("count/") and len(name) > 6:
@@ -95,7 +101,26 @@ def usage(group: str, resource: str, obj: Obj) -> Usage:
         out["services.loadbalancers"] = Fraction(1 if kind == "LoadBalancer" else 0)
         out["services.nodeports"] = Fraction(
             len(ports) if kind in ("NodePort", "LoadBalancer") else 0)
+    if not group and resource == "persistentvolumeclaims":
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        resources = spec.get("resources") if isinstance(spec.get("resources"), dict) else {}
+        requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+        out["requests.storage"] = _value(requests.get("storage", 0))
     return out
+
+
+#: resources whose usage an UPDATE can change (upstream evaluators that handle Update:
+#: a service's type and ports, a claim's requested size); a pod's resources are immutable
+UPDATE_CHARGED = frozenset({("", "services"), ("", "persistentvolumeclaims")})
+
+
+def update_delta(group: str, resource: str, old: Obj, new: Obj) -> Usage:
+    """What an update adds (upstream SubtractWithNonNegativeResult: a decrease is not
+    charged back at admission; the quota controller's recalculation releases it)."""
+    before = usage(group, resource, old)
+    return {name: amount - before.get(name, Fraction(0))
+            for name, amount in usage(group, resource, new).items()
+            if amount > before.get(name, Fraction(0))}
 
 
 def scopes_match(quota: Obj, group: str, resource: str, obj: Obj) -> bool:
