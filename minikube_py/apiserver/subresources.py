@@ -76,7 +76,7 @@ async def create_binding(handlers: ResourceHandlers, request: web.Request, info:
     if errs:
         raise errors.invalid_object("Binding", pod_name, errs)
     registry = server.registry_for("", "v1", "pods")
-    await handlers.admit("CREATE", registry, info.namespace, pod_name, "binding", binding)
+    await handlers.admit(request, "CREATE", registry, info.namespace, pod_name, "binding", binding)
     now = meta.now_rfc3339()
 
     def produce(old: Obj | None) -> Obj:
