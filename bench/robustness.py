@@ -185,6 +185,9 @@ def bad_requests(count: int, rng: random.Random, target: str) -> list[tuple[str,
         lambda: ("bad patch", "PATCH", f"{CM_PATH}/{target}", *rng.choice(_BAD_PATCHES)),
         lambda: ("bad query", "GET", f"{CM_PATH}?{rng.choice(_BAD_QUERIES)}", "", None),
         lambda: ("unknown path", rng.choice(["GET", "POST", "DELETE"]), rng.choice(_UNKNOWN_PATHS), "", None),
+        # past Go's 1 MiB header limit: the HTTP parser rejects it, the connection layer says 431
+        lambda: ("oversized request line", "GET",
+                 f"{CM_PATH}?labelSelector={'a' * ((1 << 20) + rng.randrange(1, 4096))}", "", None),
     ]
     return [rng.choice(makers)() for _ in range(count)]
 
