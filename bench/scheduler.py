@@ -8,13 +8,23 @@ of mixed sizes, labels and taints are registered; P pods (requests, 1/3 with a n
 1/10 with a host port, 7 apps with Services) are created 32 at a time; the clock runs from the
 first create until an informer has seen every pod bound. Each run gets a fresh interpreter.
 
+Scenarios (`--scenarios plain,affinity`, both by default, reported side by side): `plain` is
+the above; `affinity` (issue 7) puts the nodes in 10 zones (failure-domain.beta.kubernetes.io/
+zone) and first binds 2000 labelled "cache" pods directly to nodes of zones z0-z4 (a quarter
+of them carrying a required anti-affinity term of their own, so the symmetric check has work);
+then each of the P pods belongs to one of 10 groups with required anti-affinity on
+kubernetes.io/hostname against its own group (at most one per node per group) and a preferred
+affinity (weight 10) for zones running cache pods. DefaultProvider is v1.5's set, so
+MatchInterPodAffinity and InterPodAffinityPriority run in both scenarios.
+
 The time split, per pod: algorithm = CPU inside predicates/priorities/selectHost (the
 scheduler's own histogram); API = the rest of the process's CPU (serving creates, bindings,
 events and watches, informers, the event loop); binding = the mean latency of one binding
-request (concurrent with the next decisions, so it is latency, not a share of CPU).
+request (concurrent with the next decisions, so it is latency, not a share of CPU); p50 / p99
+= the distribution of one decision's algorithm time (GenericScheduler.schedule, timed per pod).
 
     python -m bench.scheduler [--quick] [--runs N] [--nodes 100,1000,5000] [--pods P]
-                              [--transport in-process,http]
+                              [--transport in-process,http] [--scenarios plain,affinity]
 """
 
 from __future__ import annotations
@@ -42,7 +52,12 @@ from minikube_py.scheduler.factory import from_provider
 from minikube_py.scheduler.scheduler import Scheduler
 from minikube_py.storage import EmbeddedStore
 
-TARGETS = {100: 1000.0, 1000: 600.0, 5000: 250.0}  # pods/s, from the issue
+TARGETS = {100: 1000.0, 1000: 600.0, 5000: 250.0}  # pods/s, from the issue (plain scenario)
+SCENARIOS = ("plain", "affinity")
+ZONE = "failure-domain.beta.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+CACHE_PODS = 2000
+GROUPS = 10
 
 
 def node(i: int) -> dict[str, Any]:
@@ -57,6 +72,39 @@ def node(i: int) -> dict[str, Any]:
                        "conditions": [{"type": "Ready", "status": "True"}]}}
 
 
+def affinity_node(i: int) -> dict[str, Any]:
+    """The plain node, in one of 10 zones under the label inter-pod terms name."""
+    body = node(i)
+    body["metadata"]["labels"][ZONE] = f"z{i % 10}"
+    return body
+
+
+def cache_pod(i: int, nodes: int) -> dict[str, Any]:
+    """An already running, labelled pod in zones z0-z4 (bound at creation)."""
+    target = (i * 10) % nodes // 10 * 10 + (i % 5)  # nodes whose index ends in 0-4
+    spec: dict[str, Any] = {"nodeName": f"node-{target % nodes}", "containers": [
+        {"name": "c", "image": "redis", "resources": {"requests": {"cpu": "10m"}}}]}
+    if i % 4 == 0:
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "batch"}}, "topologyKey": HOST}]}}
+    return {"metadata": {"name": f"cache-{i}", "labels": {"tier": "cache", "app": f"cache{i % 3}"}},
+            "spec": spec}
+
+
+def affinity_pod(i: int, rng: random.Random) -> dict[str, Any]:
+    """The plain pod in group web-<i % 10>: one per node per group, near the cache."""
+    body = pod(i, rng)
+    group = {"group": f"web-{i % GROUPS}"}
+    body["metadata"]["labels"].update(group)
+    body["spec"]["affinity"] = {
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": group}, "topologyKey": HOST}]},
+        "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": {
+                "labelSelector": {"matchLabels": {"tier": "cache"}}, "topologyKey": ZONE}}]}}
+    return body
+
+
 def pod(i: int, rng: random.Random) -> dict[str, Any]:
     container: dict[str, Any] = {"name": "c", "image": "nginx", "resources": {"requests": {
         "cpu": rng.choice(["100m", "250m"]), "memory": "128Mi"}}}
@@ -68,7 +116,14 @@ def pod(i: int, rng: random.Random) -> dict[str, Any]:
     return {"metadata": {"name": f"p{i}", "labels": {"app": f"a{i % 7}"}}, "spec": spec}
 
 
-async def one_run(nodes: int, pods: int, tmp: Path, transport: str) -> dict[str, Any]:
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
+                  scenario: str = "plain") -> dict[str, Any]:
+    affinity = scenario == "affinity"
     store = await EmbeddedStore.open(tmp / "data", fsync=False)
     api = APIServer(store, APIServerOptions(max_requests_inflight=0,
                                             max_mutating_requests_inflight=0))
@@ -83,11 +138,24 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str) -> dict[str,
         client = Client(InProcessTransport(runner.app))
         sched_client = Client(InProcessTransport(runner.app, user_agent="kube-scheduler"))
     scheduler = Scheduler(sched_client, from_provider("DefaultProvider"))
+    decisions: list[float] = []
+    decide = scheduler.algorithm.schedule
+
+    async def timed(*args: Any) -> Any:  # one decision's algorithm time, per pod
+        begun = time.perf_counter()
+        try:
+            return await decide(*args)
+        finally:
+            decisions.append(time.perf_counter() - begun)
+
+    scheduler.algorithm.schedule = timed  # type: ignore[method-assign]
     bound = Informer(client, PODS, field_selector="spec.nodeName!=")
     done = asyncio.Event()
     seen: set[str] = set()
 
     def on_bound(p: dict) -> None:
+        if p["metadata"]["name"].startswith("cache-"):
+            return
         seen.add(p["metadata"]["name"])
         if len(seen) >= pods:
             done.set()
@@ -100,21 +168,29 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str) -> dict[str,
             await client.create(kind, body, ns)
 
     try:
-        await asyncio.gather(*(create(NODES, node(i)) for i in range(nodes)))
+        make_node = affinity_node if affinity else node
+        await asyncio.gather(*(create(NODES, make_node(i)) for i in range(nodes)))
+        if affinity:
+            await asyncio.gather(*(create(PODS, cache_pod(i, nodes), "default")
+                                   for i in range(CACHE_PODS)))
         for app in range(7):
             await client.create(SERVICES, {"metadata": {"name": f"a{app}"}, "spec": {
                 "selector": {"app": f"a{app}"}, "ports": [{"port": 80}]}}, "default")
         task = asyncio.create_task(scheduler.run())
         bound.start()
         await bound.wait_for_sync()
-        while scheduler.queue is None or not scheduler.nodes.has_synced:
+        while scheduler.queue is None or not scheduler.nodes.has_synced or \
+                len(scheduler.cache.pod_nodes) < (CACHE_PODS if affinity else 0):
             await asyncio.sleep(0.05)
+        seen.clear()  # count only the measured pods (the cache pods were bound at creation)
+        decisions.clear()
         algo_before = scheduler.metrics.algorithm._sum.get()
         bind_before = scheduler.metrics.binding._sum.get()
         rng = random.Random(1)
         cpu = time.process_time()
         started = time.perf_counter()
-        await asyncio.gather(*(create(PODS, pod(i, rng), "default") for i in range(pods)))
+        make_pod = affinity_pod if affinity else pod
+        await asyncio.gather(*(create(PODS, make_pod(i, rng), "default") for i in range(pods)))
         created = time.perf_counter()
         await asyncio.wait_for(done.wait(), 600)
         elapsed = time.perf_counter() - started
@@ -123,11 +199,13 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str) -> dict[str,
         binding_s = scheduler.metrics.binding._sum.get() - bind_before
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        return {"nodes": nodes, "pods": pods, "transport": transport,
+        return {"nodes": nodes, "pods": pods, "transport": transport, "scenario": scenario,
                 "pods_per_s": pods / elapsed, "seconds": elapsed, "create_s": created - started,
                 "algorithm_ms_per_pod": algorithm_s / pods * 1000,
                 "api_ms_per_pod": (cpu - algorithm_s) / pods * 1000,
                 "binding_latency_ms": binding_s / pods * 1000,
+                "decision_p50_ms": _percentile(decisions, 0.50) * 1000,
+                "decision_p99_ms": _percentile(decisions, 0.99) * 1000,
                 "algorithm_share": algorithm_s / cpu if cpu else 0.0,
                 "process_cpu_busy": cpu / elapsed / 2}  # of both cores
     finally:
@@ -138,8 +216,8 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str) -> dict[str,
         await store.close()
 
 
-def _in_fresh_process(transport: str, nodes: int, pods: int) -> dict[str, Any]:
-    return common.run_fresh(["bench.scheduler", "--one", f"{transport}/{nodes}",
+def _in_fresh_process(transport: str, nodes: int, pods: int, scenario: str) -> dict[str, Any]:
+    return common.run_fresh(["bench.scheduler", "--one", f"{transport}/{nodes}/{scenario}",
                              "--pods", str(pods)])
 
 
@@ -151,48 +229,56 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--transport", default="in-process,http",
                         help="comma list of in-process and/or http")
-    parser.add_argument("--one", metavar="TRANSPORT/NODES",
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help="comma list of plain and/or affinity")
+    parser.add_argument("--one", metavar="TRANSPORT/NODES/SCENARIO",
                         help="(internal) measure one run in this process, print it as JSON")
     args = parser.parse_args(argv)
     loop_name = common.choose_loop("auto")
     common.quiet_logs()
     if args.one:
         runtime.tune_gc()  # as every minikube-py command does
-        transport, nodes = args.one.split("/")
+        transport, nodes, scenario = (args.one.split("/") + ["plain"])[:3]
         with tempfile.TemporaryDirectory() as tmp:
-            result = asyncio.run(one_run(int(nodes), args.pods, Path(tmp), transport))
+            result = asyncio.run(one_run(int(nodes), args.pods, Path(tmp), transport, scenario))
         print(json.dumps(result))
         return 0
     sizes = [100] if args.quick else [int(n) for n in args.nodes.split(",")]
     transports = args.transport.split(",")
     runs = 1 if args.quick else args.runs
-    results: dict[str, list[dict[str, Any]]] = {f"{t}/{n}": [] for t in transports for n in sizes}
+    scenarios = args.scenarios.split(",")
+    results: dict[str, list[dict[str, Any]]] = {
+        f"{t}/{n}/{s}": [] for t in transports for n in sizes for s in scenarios}
     for run in range(runs):
         for transport in transports:
             for n in sizes:
-                result = _in_fresh_process(transport, n, args.pods)
-                print(f"  run {run + 1}: {transport}, {n} nodes: "
-                      f"{result['pods_per_s']:.0f} pods/s, algorithm "
-                      f"{result['algorithm_ms_per_pod']:.2f} ms/pod, API "
-                      f"{result['api_ms_per_pod']:.2f} ms/pod", flush=True)
-                results[f"{transport}/{n}"].append(result)
+                for scenario in scenarios:
+                    result = _in_fresh_process(transport, n, args.pods, scenario)
+                    print(f"  run {run + 1}: {transport}, {n} nodes, {scenario}: "
+                          f"{result['pods_per_s']:.0f} pods/s, algorithm "
+                          f"{result['algorithm_ms_per_pod']:.2f} ms/pod (p50 "
+                          f"{result['decision_p50_ms']:.2f}, p99 {result['decision_p99_ms']:.2f})"
+                          f", API {result['api_ms_per_pod']:.2f} ms/pod", flush=True)
+                    results[f"{transport}/{n}/{scenario}"].append(result)
     rows = []
     for key, runs_of in results.items():
-        transport, n = key.split("/")
+        transport, n, scenario = key.split("/")
         agg = common.aggregate(runs_of)
         target = TARGETS.get(int(n))
         rate = agg["pods_per_s"]
         verdict = ""
-        if target and transport == "in-process":  # the issue's targets are in-process
+        if target and transport == "in-process" and scenario == "plain":  # the issue's targets
             verdict = "met" if rate >= target else "MISSED"
-        rows.append([transport, n, common.fmt(rate), common.fmt(agg["algorithm_ms_per_pod"]),
-                     common.fmt(agg["api_ms_per_pod"]), common.fmt(agg["binding_latency_ms"]),
-                     f">= {target:.0f}" if target else "", verdict])
-    print(common.render_table(["transport", "nodes", "pods/s (median)", "algorithm ms/pod",
-                               "API+rest CPU ms/pod", "binding latency ms", "target",
-                               "verdict"], rows))
+        rows.append([transport, n, scenario, common.fmt(rate),
+                     common.fmt(agg["algorithm_ms_per_pod"]), common.fmt(agg["decision_p50_ms"]),
+                     common.fmt(agg["decision_p99_ms"]), common.fmt(agg["api_ms_per_pod"]),
+                     common.fmt(agg["binding_latency_ms"]),
+                     f">= {target:.0f}" if target and scenario == "plain" else "", verdict])
+    print(common.render_table(["transport", "nodes", "scenario", "pods/s (median)",
+                               "algorithm ms/pod", "p50 ms", "p99 ms", "API+rest CPU ms/pod",
+                               "binding latency ms", "target", "verdict"], rows))
     print(f"note: API server and scheduler share one process; {args.pods} pods per run; "
-          f"DefaultProvider; loop {loop_name}")
+          f"DefaultProvider (v1.5's set); loop {loop_name}")
     path = common.write_json(Path(__file__).parent / "results" / "scheduler.json",
                              {"machine": common.machine_facts(loop_name), "runs": results})
     print(f"JSON written to {path}")

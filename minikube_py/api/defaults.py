@@ -474,6 +474,34 @@ def _resource_quota(quota: Obj) -> None:
     _resource_list(status, "used")
 
 
+def _persistent_volume(pv: Obj) -> None:
+    """SetDefaults_PersistentVolume (+ the hostPath type default and the capacity list)."""
+    spec = _child(pv, "spec", create=True)
+    if spec is not None:
+        _setdefault(spec, "persistentVolumeReclaimPolicy", "Retain")
+        _setdefault(spec, "volumeMode", "Filesystem")
+        _resource_list(spec, "capacity")
+        host_path = _child(spec, "hostPath")
+        if host_path is not None and host_path.get("type") is None:
+            host_path["type"] = ""
+    status = _child(pv, "status", create=True)
+    if status is not None:
+        _setdefault(status, "phase", "Pending")
+
+
+def _persistent_volume_claim(pvc: Obj) -> None:
+    """SetDefaults_PersistentVolumeClaim and _PersistentVolumeClaimSpec."""
+    spec = _child(pvc, "spec", create=True)
+    if spec is not None:
+        _setdefault(spec, "volumeMode", "Filesystem")
+        resources = _child(spec, "resources")
+        _resource_list(resources, "requests")
+        _resource_list(resources, "limits")
+    status = _child(pvc, "status", create=True)
+    if status is not None:
+        _setdefault(status, "phase", "Pending")
+
+
 _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Pod": _pod,
     "PodTemplate": _pod_template,
@@ -487,6 +515,8 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Secret": _secret,
     "LimitRange": _limit_range,
     "ResourceQuota": _resource_quota,
+    "PersistentVolume": _persistent_volume,
+    "PersistentVolumeClaim": _persistent_volume_claim,
 }
 
 

@@ -38,6 +38,7 @@ from minikube_py.api.table_rows import as_list as _l
 from minikube_py.api.table_rows import as_str as _s
 from minikube_py.api.table_rows import object_age as _age
 from minikube_py.api.table_rows import object_name as _name
+from minikube_py.api.volume_helpers import access_modes_text, storage_class_of
 
 Row = Callable[[Obj, float], list]
 _GO_ZERO_TIME_TEXT = "0001-01-01T00:00:00Z"
@@ -246,6 +247,39 @@ _COLUMNS: dict[str, list[dict[str, Any]]] = {
         _age_col(),
     ],
 }
+_COLUMNS["PersistentVolume"] = [
+    _name_col(),
+    _col("Capacity", "capacity is the description of the persistent volume's resources and "
+         "capacity."),
+    _col("Access Modes", "accessModes contains all ways the volume can be mounted."),
+    _col("Reclaim Policy", "persistentVolumeReclaimPolicy defines what happens to a persistent "
+         "volume when released from its claim."),
+    _col("Status", "phase indicates if a volume is available, bound to a claim, or released by "
+         "a claim."),
+    _col("Claim", "claimRef is part of a bi-directional binding between PersistentVolume and "
+         "PersistentVolumeClaim."),
+    _col("StorageClass", "StorageClass of the pv"),
+    _col("VolumeAttributesClass", "VolumeAttributesClass of the pv"),
+    _col("Reason", "reason is a brief CamelCase string that describes any failure and is meant "
+         "for machine parsing and tidy display in the CLI."),
+    _age_col(),
+    _col("VolumeMode", "volumeMode defines if a volume is intended to be used with a formatted "
+         "filesystem or to remain in raw block state.", priority=1),
+]
+_COLUMNS["PersistentVolumeClaim"] = [
+    _name_col(),
+    _col("Status", "phase represents the current phase of PersistentVolumeClaim."),
+    _col("Volume", "volumeName is the binding reference to the PersistentVolume backing this "
+         "claim."),
+    _col("Capacity", "capacity represents the actual resources of the underlying volume."),
+    _col("Access Modes", "accessModes contains the actual access modes the volume backing the "
+         "PVC has."),
+    _col("StorageClass", "StorageClass of the pvc"),
+    _col("VolumeAttributesClass", "VolumeAttributesClass of the pvc"),
+    _age_col(),
+    _col("VolumeMode", "volumeMode defines what type of volume is required by the claim.",
+         priority=1),
+]
 # Kinds without an upstream printer get the apiserver's default table convertor.
 _DEFAULT_CONVERTOR_COLUMNS = [_name_col(), _col("Created At", _AGE_DOC, "date")]
 for _kind in ("LimitRange", "Binding"):
@@ -362,6 +396,45 @@ def _scale_row(obj: Obj, now: float) -> list:
             _n(_d(obj.get("status")).get("replicas")), _age(obj, now)]
 
 
+def _volume_phase(obj: Obj) -> str:
+    if _d(obj.get("metadata")).get("deletionTimestamp"):
+        return "Terminating"
+    return _s(_d(obj.get("status")).get("phase"))
+
+
+def _unset(value: Any) -> str:
+    return value if isinstance(value, str) else "<unset>"
+
+
+def _persistent_volume_row(obj: Obj, now: float) -> list:
+    """printPersistentVolume."""
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    claim_ref = spec.get("claimRef")
+    claim = ""
+    if isinstance(claim_ref, dict):
+        claim = f"{_s(claim_ref.get('namespace'))}/{_s(claim_ref.get('name'))}"
+    capacity = _d(spec.get("capacity")).get("storage")
+    return [_name(obj), "0" if capacity is None else _quantity(capacity),
+            access_modes_text(spec.get("accessModes")),
+            _s(spec.get("persistentVolumeReclaimPolicy")), _volume_phase(obj), claim,
+            storage_class_of(obj), _unset(spec.get("volumeAttributesClassName")),
+            _s(status.get("reason")), _age(obj, now), _unset(spec.get("volumeMode"))]
+
+
+def _persistent_volume_claim_row(obj: Obj, now: float) -> list:
+    """printPersistentVolumeClaim: capacity and modes only once a volume is named."""
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    volume = _s(spec.get("volumeName"))
+    capacity = modes = ""
+    if volume:
+        modes = access_modes_text(status.get("accessModes"))
+        raw = _d(status.get("capacity")).get("storage")
+        capacity = "0" if raw is None else _quantity(raw)
+    return [_name(obj), _volume_phase(obj), volume, capacity, modes, storage_class_of(obj),
+            _unset(spec.get("volumeAttributesClassName")), _age(obj, now),
+            _unset(spec.get("volumeMode"))]
+
+
 _ROWS: dict[str, Row] = {
     "Pod": pod_row,
     "Node": node_row,
@@ -381,4 +454,6 @@ _ROWS: dict[str, Row] = {
     "Scale": _scale_row,
     "LimitRange": _default_convertor_row,
     "Binding": _default_convertor_row,
+    "PersistentVolume": _persistent_volume_row,
+    "PersistentVolumeClaim": _persistent_volume_claim_row,
 }

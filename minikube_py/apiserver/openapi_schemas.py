@@ -13,7 +13,8 @@ and extensions with one-line descriptions. A type is `short name -> (description
 required)`; a field is `(code, description[, merge key[, patch strategy]])`, where the code
 is a scalar (`string`, `int32`, `int64`, `boolean`, `number`, `byte`), a schema's short name
 (`core.PodSpec`, `Time`), `[code` for a list or `{code` for a map. The tables live in
-openapi_types_{apps,core,pod,cluster}.py; this module turns them into OpenAPI once, at import.
+openapi_types_{apps,core,pod,cluster,storage}.py; this module turns them into OpenAPI once, at
+import.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from minikube_py.apiserver import (
     openapi_types_cluster,
     openapi_types_core,
     openapi_types_pod,
+    openapi_types_storage,
 )
 
 Schema = dict[str, Any]
@@ -192,7 +194,8 @@ def generic_kind_schemas(group: str, version: str, kind: str) -> dict[str, Schem
 
 def _compile_all() -> Mapping[str, Schema]:
     compiled: dict[str, Schema] = {}
-    tables = (openapi_types_apps, openapi_types_cluster, openapi_types_core, openapi_types_pod)
+    tables = (openapi_types_apps, openapi_types_cluster, openapi_types_core, openapi_types_pod,
+              openapi_types_storage)
     for table in tables:
         for short, entry in table.TYPES.items():
             is_kind = short in table.KINDS

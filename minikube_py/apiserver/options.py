@@ -62,8 +62,9 @@ class APIServerOptions:
     #: --runtime-config: `group/version[/resource]=true|false`, `api/all=false`, ...
     runtime_config: str = ""
     #: where clients reach this API server: the `kubernetes` service's endpoints (v1.0's
-    #: Config.PublicAddress and ReadWritePort); see public_endpoint()
-    public_address: str = "127.0.0.1"
+    #: Config.PublicAddress and ReadWritePort); "" or 0.0.0.0: the address of the host's
+    #: default-route interface (upstream ChooseHostInterface). See public_endpoint().
+    public_address: str = ""
     public_port: int = 6443
     #: how often the `kubernetes` service and its endpoints are reconciled (upstream's
     #: EndpointReconcilerInterval, 10 s; not a flag upstream either)
@@ -72,11 +73,10 @@ class APIServerOptions:
 
 def public_endpoint(advertise_address: str | None, bind_address: str, secure_port: int,
                     insecure_bind_address: str, insecure_port: int) -> tuple[str, int]:
-    """The address and port the `kubernetes` service's endpoints name: --advertise-address,
-    else the secure port's --bind-address (127.0.0.1 when that is 0.0.0.0 or ::, where
-    upstream picks the first non-loopback interface — our clients are local), and the secure
-    port; with --secure-port 0, the insecure port and its address."""
+    """The address and port the `kubernetes` service's endpoints name (upstream: the
+    --advertise-address, else the secure port's --bind-address, and the secure port); with
+    --secure-port 0, the insecure port and its address. An unspecified address (0.0.0.0, ::)
+    is resolved to the host's interface by the bootstrap controller, as upstream does."""
     if secure_port:
-        address = bind_address if bind_address not in ("0.0.0.0", "::", "") else "127.0.0.1"
-        return advertise_address or address, secure_port
+        return advertise_address or bind_address, secure_port
     return advertise_address or insecure_bind_address, insecure_port

@@ -27,22 +27,24 @@ from ..registry.cacher import Cacher
 from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
 from ..storage import Store
-from . import discovery, render
+from . import discovery, render, runtime_config
 from .admission import build_chain, registry_lookup
 from .authz.guard import build_guard
+from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
+from .cors import CORS, parse_origins
 from .connection import APIRunner
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
 from .metrics import metrics as process_metrics
 from .openapi_service import OPENAPI_V2_BODY, OpenAPIDocuments
 from .options import APIServerOptions
+from .profiling import Profiling
 from .requestinfo import RequestInfo
 from .watch import WatchClock
 
 log = structlog.get_logger(component="apiserver")
 
-SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 KUBE_VERSION = {"major": "1", "minor": "30", "gitVersion": "v1.30.0-minikube-py",
                 "gitCommit": "", "gitTreeState": "clean", "buildDate": "",
                 "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
@@ -65,7 +67,16 @@ class APIServer:
             if strategy.resource not in resources.VIRTUAL:
                 self.cachers[strategy.resource, strategy.group] = Cacher(
                     strategy, store, registry.root, window=options.watch_cache_size)
-        services = self.registry_for("", "v1", "services")
+        # --runtime-config: what is served (ValueError at startup on an unknown group)
+        try:
+            self.resource_config = runtime_config.parse(options.runtime_config, self.registries)
+        except ValueError as exc:
+            raise ValueError(f"--runtime-config: {exc}") from None
+        self._served = {gvr: r for gvr, r in self.registries.items()
+                        if self.resource_config.serves(*gvr)}
+        self.cors = CORS(parse_origins(options.cors_allowed_origins)) \
+            if options.cors_allowed_origins.strip() else None  # ValueError on a bad regex
+        services = self.registries["", "v1", "services"]
         services.extras["service_ips"] = ServiceIPAllocator(
             store, options.service_cluster_ip_range, options.etcd_prefix)
         services.extras["node_ports"] = NodePortAllocator(
@@ -76,12 +87,16 @@ class APIServer:
         self.component_statuses = ComponentStatuses(self._probes())
         self.handlers = ResourceHandlers(self)
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
+        self.bootstrap = BootstrapController(
+            self.registries, service_ip=first_service_ip(options.service_cluster_ip_range),
+            public_address=options.public_address, public_port=options.public_port,
+            interval=options.endpoint_reconciler_interval)
         self._groups = self._group_table()
         self._openapi = OpenAPIDocuments(self._groups)
 
     # -- wiring -------------------------------------------------------------------------
     def registry_for(self, group: str, version: str, resource: str) -> Registry:
-        registry = self.registries.get((group, version, resource))
+        registry = self._served.get((group, version, resource))  # what --runtime-config serves
         if registry is None:
             raise errors.not_found_path()
         return registry
@@ -89,6 +104,8 @@ class APIServer:
     def _group_table(self) -> dict[str, dict[str, list]]:
         groups: dict[str, dict[str, list]] = {}
         for strategy in resources.STORED:
+            if not self.resource_config.serves(strategy.group, strategy.version, strategy.resource):
+                continue
             groups.setdefault(strategy.group, {}).setdefault(strategy.version, []).append(strategy)
         return groups
 
@@ -111,30 +128,16 @@ class APIServer:
 
     async def start(self) -> None:
         await asyncio.gather(*(c.start() for c in self.cachers.values()))
-        await self._ensure_namespaces()
+        await self.bootstrap.start()  # system namespaces, the `kubernetes` service
 
     def close_watchers(self) -> None:
         for cacher in self.cachers.values():
             cacher.close_watchers()
 
     async def stop(self) -> None:
+        await self.bootstrap.stop()
         await self.watch_clock.stop()
         await asyncio.gather(*(c.stop() for c in self.cachers.values()))
-
-    async def _ensure_namespaces(self) -> None:
-        registry = self.registry_for("", "v1", "namespaces")
-        for name in SYSTEM_NAMESPACES:
-            try:
-                await registry.get("", name)
-            except errors.StatusError as exc:
-                if exc.code != 404:
-                    raise
-                try:
-                    await registry.create("", {"apiVersion": "v1", "kind": "Namespace",
-                                               "metadata": {"name": name}})
-                except errors.StatusError as race:
-                    if race.reason != "AlreadyExists":
-                        raise
 
     # -- the application ---------------------------------------------------------------
     def make_runner(self) -> web.AppRunner:
@@ -169,6 +172,10 @@ class APIServer:
         router.add_get("/openapi/v3", self.openapi_v3_index)
         router.add_get("/openapi/v3/{path:.*}", self.openapi_v3)
         router.add_get("/", self.root)
+        if opts.profiling:
+            Profiling().install(router)  # --profiling: /debug/pprof/
+        if self.cors is not None:
+            self.cors.install(app)  # --cors-allowed-origins: before the filter chain
 
         async def on_startup(_app: web.Application) -> None:
             await self.start()
@@ -216,10 +223,14 @@ class APIServer:
         return render.json_response(body)
 
     async def root(self, request: web.Request) -> web.Response:
-        paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/openapi/v2",
+        paths = ["/apis", "/healthz", "/livez", "/metrics", "/openapi/v2",
                  "/openapi/v3", "/readyz", "/version"]
         paths += sorted(f"/apis/{g}/{v}" for g, vs in self._groups.items() if g for v in vs)
         paths += sorted(f"/apis/{g}" for g in self._groups if g)
+        if "" in self._groups:
+            paths += ["/api", *(f"/api/{v}" for v in self._groups[""])]
+        if self.options.profiling:
+            paths += ["/debug/pprof", "/debug/tasks"]
         return render.json_response(orjson.dumps({"paths": sorted(paths)}))
 
     async def api(self, request: web.Request) -> web.StreamResponse:
@@ -234,6 +245,8 @@ class APIServer:
         path = request.path.rstrip("/")
         accept = request.headers.get("Accept")
         aggregated = discovery.aggregated_version(accept)
+        if path == "/api" and "" not in self._groups:
+            raise errors.not_found_path()  # --runtime-config api/v1=false: no legacy API
         if path == "/api":
             if aggregated:
                 return self._aggregated({"": self._groups[""]}, aggregated)
@@ -246,7 +259,7 @@ class APIServer:
             return render.json_response(orjson.dumps(discovery.api_group_list(
                 {g: list(vs) for g, vs in named.items()})))
         parts = [p for p in path.split("/") if p]
-        if parts[0] == "api" and len(parts) == 2 and parts[1] in self._groups[""]:
+        if parts[0] == "api" and len(parts) == 2 and parts[1] in self._groups.get("", {}):
             return render.json_response(orjson.dumps(discovery.resource_list(
                 parts[1], self._groups[""][parts[1]])))
         if parts[0] == "apis" and len(parts) == 2 and parts[1] in self._groups and parts[1]:

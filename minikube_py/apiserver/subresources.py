@@ -19,7 +19,7 @@ from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_mer
 from ..registry import pods
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
-from . import render
+from . import proxy, render, streaming
 from .negotiation import (
     Output,
     decode_body,
@@ -39,6 +39,10 @@ async def handle(handlers: ResourceHandlers, request: web.Request, info: Request
     spec = strategy.subresource(info.subresource)
     if spec is None:
         raise errors.not_found_path()
+    if info.subresource in streaming.SUBRESOURCES:  # exec, attach, portforward (WebSocket)
+        return await streaming.connect(handlers, request, info, registry)
+    if info.subresource == "proxy":  # every HTTP method, so before the verb check
+        return await proxy.handle(handlers, request, info, registry)
     verb = info.verb
     if verb not in spec.verbs:
         raise errors.method_not_allowed(verb, f"{info.resource}/{info.subresource}")

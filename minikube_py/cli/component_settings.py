@@ -99,6 +99,15 @@ APISERVER = (
     Setting("enable-garbage-collector", True, "Orphan and Foreground deletes wait for the "
             "garbage collector (false: they delete at once, dependents untouched)", boolean,
             metavar="BOOL"),
+    Setting("advertise-address", None, "address the `kubernetes` service's endpoints give "
+            "clients (default: --bind-address; 0.0.0.0 = the host's default-route interface)",
+            metavar="IP"),
+    Setting("cors-allowed-origins", "", "comma list of origin regexes browsers may call the "
+            "API from (CORS; empty: none)", metavar="REGEXES"),
+    Setting("profiling", True, "serve /debug/pprof/ (CPU profile, asyncio task dump)", boolean,
+            metavar="BOOL"),
+    Setting("runtime-config", "", "API versions/resources on or off: e.g. apps/v1=false, "
+            "api/all=false,api/v1=true, apps/v1/deployments=false", metavar="LIST"),
 )
 
 SCHEDULER = (
@@ -107,12 +116,27 @@ SCHEDULER = (
             "--algorithm-provider)", metavar="FILE"),
     Setting("percentage-of-nodes-to-score", 100, "stop scoring after this share of nodes fit",
             integer),
+    Setting("bind-pods-qps", 0.0, "pod bindings per second, at most (v1.0's "
+            "BindPodsRateLimiter, where it was 50; 0 = no limit, as after upstream dropped it)", number),
+    Setting("bind-pods-burst", 100, "pod bindings in a burst", integer),
+    Setting("hard-pod-affinity-symmetric-weight", 1, "weight (0-100) of the implicit preferred "
+            "affinity every required pod affinity term gives pods it selects", integer),
+    Setting("failure-domains", "kubernetes.io/hostname,failure-domain.beta.kubernetes.io/zone,"
+            "failure-domain.beta.kubernetes.io/region", "the topology keys an empty "
+            "topologyKey means (preferred pod anti-affinity)", metavar="KEYS"),
+    Setting("max-ebs-volumes", None, "AWS EBS volumes per node (MaxEBSVolumeCount; default "
+            "$KUBE_MAX_PD_VOLS, else 39)", integer, metavar="N"),
+    Setting("max-gce-pd-volumes", None, "GCE PD volumes per node (MaxGCEPDVolumeCount; default "
+            "$KUBE_MAX_PD_VOLS, else 16)", integer, metavar="N"),
+    Setting("max-azure-disk-volumes", None, "Azure disks per node (MaxAzureDiskVolumeCount; "
+            "default $KUBE_MAX_PD_VOLS, else 16)", integer, metavar="N"),
 )
 
 CONTROLLER_MANAGER = (
     Setting("controllers", "*", "controllers to run: * = all, name enables, -name disables "
             "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
-            "garbagecollector, serviceaccount, resourcequota)", metavar="LIST"),
+            "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder)",
+            metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
     Setting("concurrent-replicaset-syncs", _CM.concurrent_replicaset_syncs,
@@ -124,6 +148,8 @@ CONTROLLER_MANAGER = (
     Setting("concurrent-namespace-syncs", _CM.concurrent_namespace_syncs,
             "namespaces emptied at once", integer),
     Setting("concurrent-gc-syncs", _CM.concurrent_gc_syncs, "garbage collector workers", integer),
+    Setting("pvclaimbinder-sync-period", _CM.pvclaimbinder_sync_period, "how often the claim "
+            "binder re-examines every claim and volume", duration, metavar="DURATION"),
     Setting("concurrent-resource-quota-syncs", _CM.concurrent_resource_quota_syncs,
             "resource quotas recalculated at once", integer),
     Setting("resource-quota-sync-period", _CM.resource_quota_sync_period, "how often every "

@@ -49,9 +49,11 @@ def run(args: argparse.Namespace) -> int:
 async def serve(settings: dict) -> int:
     from ..controllers.manager import ControllerManager, build_app
     from .component_process import http_client, run_component
+    from .componentconfig import component_config
 
     options = controller_options(settings)
     client = http_client(settings, "kube-controller-manager")
     manager = ControllerManager(client, options)
-    return await run_component("controller-manager", client, build_app(manager), settings,
+    config = component_config((*OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION), settings)
+    return await run_component("controller-manager", client, build_app(manager, config), settings,
                                manager.run, controllers=list(options.controllers))

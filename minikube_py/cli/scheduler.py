@@ -14,7 +14,7 @@ import structlog
 
 from . import runtime
 from .component_settings import API_CLIENT, LEADER_ELECTION, SCHEDULER
-from .settings import Setting, add_flags, port, resolve
+from .settings import Setting, add_flags, options_from, port, resolve
 from .storage_target import CommandError
 
 log = structlog.get_logger(component="scheduler")
@@ -45,20 +45,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def serve(settings: dict) -> int:
-    from ..scheduler.factory import PolicyError, from_provider, load_policy
+    from ..scheduler.factory import AlgorithmArgs, PolicyError, from_provider, load_policy
     from ..scheduler.scheduler import Scheduler
     from ..scheduler.server import build_app
     from .component_process import http_client, run_component
+    from .componentconfig import component_config
 
     try:
-        algorithm = (load_policy(settings["policy_config_file"]) if settings["policy_config_file"]
-                     else from_provider(settings["algorithm_provider"]))
+        args = options_from(AlgorithmArgs, settings)
+        algorithm = (load_policy(settings["policy_config_file"], args=args)
+                     if settings["policy_config_file"]
+                     else from_provider(settings["algorithm_provider"], args))
     except PolicyError as exc:
         raise CommandError(str(exc)) from None
     client = http_client(settings, "kube-scheduler")
     scheduler = Scheduler(client, algorithm, scheduler_name=settings["scheduler_name"],
-                          percentage_of_nodes_to_score=settings["percentage_of_nodes_to_score"])
+                          percentage_of_nodes_to_score=settings["percentage_of_nodes_to_score"],
+                          bind_pods_qps=settings["bind_pods_qps"],
+                          bind_pods_burst=settings["bind_pods_burst"])
+    config = component_config((*OWN, *SCHEDULER, *LEADER_ELECTION), settings)
     return await run_component(
-        "scheduler", client, build_app(scheduler), settings, scheduler.run,
+        "scheduler", client, build_app(scheduler, config), settings, scheduler.run,
         scheduler=settings["scheduler_name"], predicates=list(algorithm.predicates),
         priorities=[f"{p.name}={p.weight}" for p in algorithm.priorities])

@@ -245,20 +245,25 @@ async def serve_health(app: "web.Application", address: str, port: int, what: st
 
 async def start_scheduler(options: StartOptions, apiserver: "APIServer",
                           app: "web.Application", informers: "InformerFactory") -> Component:
-    from ..scheduler.factory import PolicyError, from_provider, load_policy
+    from ..scheduler.factory import AlgorithmArgs, PolicyError, from_provider, load_policy
     from ..scheduler.scheduler import Scheduler
     from ..scheduler.server import build_app
+    from .settings import options_from
 
     try:
-        algorithm = (load_policy(options.policy_config_file) if options.policy_config_file
-                     else from_provider(options.algorithm_provider))
+        args = options_from(AlgorithmArgs, vars(options))
+        algorithm = (load_policy(options.policy_config_file, args=args)
+                     if options.policy_config_file
+                     else from_provider(options.algorithm_provider, args))
     except PolicyError as exc:
         raise CommandError(str(exc)) from None
     client = in_process_client(app, "kube-scheduler")
     scheduler = Scheduler(client, algorithm,
                           percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
-                          informers=informers)
-    runner, url = await serve_health(build_app(scheduler), options.address,
+                          informers=informers, bind_pods_qps=options.bind_pods_qps,
+                          bind_pods_burst=options.bind_pods_burst)
+    runner, url = await serve_health(build_app(scheduler, scheduler_config(options)),
+                                     options.address,
                                      options.scheduler_port, "the scheduler", "--scheduler-port")
     if url:
         apiserver.set_component_url("scheduler", f"{url}/healthz")
@@ -273,7 +278,8 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
 
     client = in_process_client(app, "kube-controller-manager")
     manager = ControllerManager(client, options.controllers, informers=informers)
-    runner, url = await serve_health(build_app(manager), options.address,
+    runner, url = await serve_health(build_app(manager, controller_manager_config(options)),
+                                     options.address,
                                      options.controller_manager_port, "the controller manager",
                                      "--controller-manager-port")
     if url:
@@ -281,6 +287,31 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
     task = asyncio.create_task(manager.run(), name="controller-manager")
     return Component("controller-manager", url, _stopper(task, runner, client),
                      f"{len(options.controllers.controllers)} controllers")
+
+
+def scheduler_config(options: StartOptions) -> dict:
+    """/configz of the scheduler `start` runs (its flags as KubeSchedulerConfiguration)."""
+    from . import scheduler
+    from .component_settings import SCHEDULER
+    from .componentconfig import component_config
+
+    values = {"port": options.scheduler_port, "address": options.address,
+              **{s.dest: getattr(options, s.dest) for s in SCHEDULER if hasattr(options, s.dest)},
+              "scheduler_name": "default-scheduler"}
+    return component_config((*scheduler.OWN, *SCHEDULER), values)
+
+
+def controller_manager_config(options: StartOptions) -> dict:
+    """/configz of the controller manager `start` runs (KubeControllerManagerConfiguration)."""
+    import dataclasses
+
+    from . import controller_manager
+    from .component_settings import CONTROLLER_MANAGER
+    from .componentconfig import component_config
+
+    values = {"port": options.controller_manager_port, "address": options.address,
+              **dataclasses.asdict(options.controllers)}
+    return component_config((*controller_manager.OWN, *CONTROLLER_MANAGER), values)
 
 
 async def start_kubelets(options: StartOptions, app: "web.Application",

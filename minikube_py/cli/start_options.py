@@ -11,7 +11,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..apiserver.options import APIServerOptions
+from ..apiserver.options import APIServerOptions, public_endpoint
 from ..controllers.options import ControllerOptions
 from .component_settings import (
     APISERVER,
@@ -81,6 +81,13 @@ class StartOptions:
     algorithm_provider: str
     policy_config_file: str | None
     percentage_of_nodes_to_score: int
+    bind_pods_qps: float
+    bind_pods_burst: int
+    hard_pod_affinity_symmetric_weight: int
+    failure_domains: str
+    max_ebs_volumes: int | None
+    max_gce_pd_volumes: int | None
+    max_azure_disk_volumes: int | None
     controller_manager_port: int
     controllers: ControllerOptions
     kubelet_port: int
@@ -151,6 +158,13 @@ class StartOptions:
             algorithm_provider=str(v["algorithm_provider"]),
             policy_config_file=v["policy_config_file"],
             percentage_of_nodes_to_score=v["percentage_of_nodes_to_score"],
+            bind_pods_qps=v["bind_pods_qps"],
+            bind_pods_burst=v["bind_pods_burst"],
+            hard_pod_affinity_symmetric_weight=v["hard_pod_affinity_symmetric_weight"],
+            failure_domains=str(v["failure_domains"]),
+            max_ebs_volumes=v["max_ebs_volumes"],
+            max_gce_pd_volumes=v["max_gce_pd_volumes"],
+            max_azure_disk_volumes=v["max_azure_disk_volumes"],
             controller_manager_port=v["controller_manager_port"],
             controllers=controller_options(v),
             kubelet_port=v["kubelet_port"],
@@ -168,6 +182,9 @@ class StartOptions:
 def apiserver_options(v: dict, etcd_servers: tuple[str, ...],
                       admission: tuple[str, ...]) -> APIServerOptions:
     """APIServerOptions from resolved STORAGE + APISERVER settings."""
+    public_address, public_port = public_endpoint(
+        v["advertise_address"], str(v["bind_address"]), v["secure_port"],
+        str(v["insecure_bind_address"]), v["insecure_port"])
     return options_from(
         APIServerOptions, v,
         admission_control=admission,
@@ -175,6 +192,8 @@ def apiserver_options(v: dict, etcd_servers: tuple[str, ...],
         etcd_health_urls=tuple(f"http://{server}/health" for server in etcd_servers),
         advertise_address=f"{v['insecure_bind_address']}:{v['insecure_port']}",
         backend="etcd" if etcd_servers else "embedded",
+        public_address=public_address,
+        public_port=public_port,
     )
 
 

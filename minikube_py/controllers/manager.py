@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -39,6 +39,7 @@ CONTROLLERS: dict[str, str] = {
     "garbagecollector": "garbagecollector:GarbageCollector",
     "serviceaccount": "serviceaccount:ServiceAccountsController",
     "resourcequota": "resourcequota:ResourceQuotaController",
+    "persistentvolume-binder": "persistentvolume:PersistentVolumeController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 
@@ -100,10 +101,14 @@ class ControllerManager:
             await self.ctx.close()
 
 
-def build_app(manager: ControllerManager) -> "web.Application":
-    """/healthz and /metrics on --port (10252), which componentstatuses probes."""
+def build_app(manager: ControllerManager,
+              config: dict[str, Any] | None = None) -> "web.Application":
+    """/healthz and /metrics on --port (10252), which componentstatuses probes, and /configz
+    (`config`: the effective KubeControllerManagerConfiguration)."""
     from aiohttp import web
     from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+    from .. import configz
 
     async def healthz(request: web.Request) -> web.Response:
         return web.Response(text="ok")
@@ -115,4 +120,5 @@ def build_app(manager: ControllerManager) -> "web.Application":
     app = web.Application()
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics)
+    configz.install(app, config)
     return app

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 #: controllers run by default, by the names `--controllers` takes (upstream's names)
 ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoint",
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
-                   "resourcequota")
+                   "resourcequota", "persistentvolume-binder")
 
 
 @dataclass(frozen=True)
@@ -36,3 +36,4 @@ class ControllerOptions:
     deleting_pods_burst: int = 10                # --deleting-pods-burst
     namespace_sync_period: float = 300.0         # --namespace-sync-period
     min_resync_period: float = 43200.0           # --min-resync-period (12 h)
+    pvclaimbinder_sync_period: float = 15.0      # --pvclaimbinder-sync-period

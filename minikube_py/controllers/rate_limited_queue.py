@@ -1,8 +1,8 @@
 """A queue of node names whose pods are to be evicted, drained at a limited rate.
 
 Kubernetes v1.0 piece: pkg/cloudprovider/nodecontroller/rate_limited_queue.go
-(RateLimitedTimedQueue over util.TokenBucketRateLimiter, built from --deleting-pods-qps and
---deleting-pods-burst). When many nodes go silent at once (a network partition, a zone
+(RateLimitedTimedQueue over util.TokenBucketRateLimiter — here client/flowcontrol.py — built
+from --deleting-pods-qps and --deleting-pods-burst). When many nodes go silent at once (a network partition, a zone
 outage) the controller must not delete every pod in the cluster at once: each node costs a
 token, and tokens refill at `qps` up to `burst`.
 """
@@ -12,25 +12,9 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
+from ..client.flowcontrol import TokenBucket  # one token bucket, shared with the scheduler
 
-class TokenBucket:
-    """upstream TokenBucketRateLimiter.TryAccept: starts full (`burst` tokens)."""
-
-    def __init__(self, qps: float, burst: int, clock: Callable[[], float] = time.monotonic):
-        self.qps = qps
-        self.burst = max(1, burst)
-        self.clock = clock
-        self.tokens = float(self.burst)
-        self.last = clock()
-
-    def try_accept(self) -> bool:
-        now = self.clock()
-        self.tokens = min(self.burst, self.tokens + (now - self.last) * self.qps)
-        self.last = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
+__all__ = ["RateLimitedTimedQueue", "TokenBucket"]
 
 
 #: an action on a queued value: (done, retry after seconds)

@@ -36,6 +36,7 @@ from .node_status import (
 from .pod_status import generate
 from .podworker import PodWorkers, rv_of
 from .timers import Timers
+from .volumes import VolumeReader
 
 if TYPE_CHECKING:
     from .pool import KubeletPool
@@ -56,7 +57,8 @@ class Kubelet:
         self.boot_id = str(uuid.uuid4())
         self.timers = Timers()
         self.workers = PodWorkers(self._node_object(), config, host_ip=pool.node_ip,
-                                  pod_cidr=pod_cidr, timers=self.timers, hooks=self)
+                                  pod_cidr=pod_cidr, timers=self.timers, hooks=self,
+                                  volumes=VolumeReader(pool.client))
         self.recorder = EventRecorder(pool.client, "kubelet", name)
         self.registered = False
         self.running = True

@@ -15,7 +15,9 @@ Event reasons and messages are upstream's: Pulling `Pulling image "nginx"`, Pull
 `Successfully pulled image "nginx" in 200ms` (or `Container image "nginx" already present on
 machine`), Created `Created container web`, Started `Started container web`, Killing
 `Stopping container web`, BackOff `Back-off restarting failed container` (Warning),
-DeadlineExceeded, and the admission failure (`OutOfcpu`, Warning).
+DeadlineExceeded, the admission failure (`OutOfcpu`, Warning), and FailedMount while the objects
+behind a pod's volumes are missing or its claims unbound (volumes.py: the containers wait as
+ContainerCreating until every volume "mounts").
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from .containers import (
 from .ipam import PodIPAllocator
 from .pod_status import DEADLINE_MESSAGE, DEADLINE_REASON, PodRecord, phase, waiting_reason
 from .timers import Timers
+from .volumes import Mounter, VolumeReader, volume_refs
 
 Obj = dict[str, Any]
 NORMAL, WARNING = "Normal", "Warning"
@@ -71,7 +74,9 @@ def _terminal(pod: Obj) -> bool:
 
 class PodWorkers:
     def __init__(self, node: Obj, config: KubeletConfig, *, host_ip: str, pod_cidr: str | None,
-                 timers: Timers, hooks: Hooks) -> None:
+                 timers: Timers, hooks: Hooks, volumes: VolumeReader | None = None) -> None:
+        """`volumes`: how to read the objects behind the pods' volumes (kubelet/volumes.py);
+        without it volumes are not checked and pods start at once."""
         self.config = config
         self.host_ip = host_ip
         self.timers = timers
@@ -81,6 +86,7 @@ class PodWorkers:
         self.ipam = PodIPAllocator(pod_cidr) if pod_cidr else None
         self.images: set[str] = set()  # images "present on the machine"
         self.active = True
+        self.mounter = Mounter(volumes, timers, hooks.event) if volumes is not None else None
 
     # -- what the informer tells us -------------------------------------------------------
     def seen(self, pod: Obj) -> None:
@@ -119,6 +125,7 @@ class PodWorkers:
             return
         for step in (record.step, record.deadline, *(c.step for c in record.init + record.app)):
             self.timers.cancel(step)
+        self._unmount_wait(record)
         self._release(record)
         if record.ip and self.ipam is not None:
             self.ipam.release(record.ip)
@@ -161,7 +168,7 @@ class PodWorkers:
             self._admit(record)
             waiting_reason(record)
             self.hooks.dirty(record.key)
-            self._advance(record)
+            self._mount_then_advance(record)
         self._arm_deadline(record)
         if md.get("deletionTimestamp"):
             self._terminate(record)
@@ -230,6 +237,22 @@ class PodWorkers:
         if isinstance(deadline, int) and not isinstance(deadline, bool) and record.admitted:
             record.deadline = self.timers.later(record.start_time + deadline - time.time(),
                                                 self._deadline, record)
+
+    # -- volumes: mounted before any container starts (WaitForAttachAndMount) ----------------
+    def _mount_then_advance(self, record: PodRecord) -> None:
+        if self.mounter is None or not volume_refs(record.pod):
+            self._advance(record)
+            return
+        self.mounter.mount(record.key, lambda: record.pod, lambda: self._mounted(record))
+
+    def _mounted(self, record: PodRecord) -> None:
+        if self.records.get(record.key) is record and not record.terminating \
+                and record.admitted:
+            self._advance(record)
+
+    def _unmount_wait(self, record: PodRecord) -> None:
+        if self.mounter is not None:
+            self.mounter.cancel(record.key)
 
     # -- starting containers, one at a time --------------------------------------------------
     def _advance(self, record: PodRecord) -> None:
@@ -318,6 +341,7 @@ class PodWorkers:
         """The pod reached Succeeded or Failed: it no longer counts against the node."""
         self.timers.cancel(record.deadline)
         record.deadline = None
+        self._unmount_wait(record)
         self._release(record)
         if record.ip and self.ipam is not None and record.ip != self.host_ip:
             self.ipam.release(record.ip)  # status keeps showing it, as upstream
@@ -349,6 +373,7 @@ class PodWorkers:
         record.terminating = True
         self.timers.cancel(record.step)
         record.step = None
+        self._unmount_wait(record)
         running = [c for c in record.init + record.app if c.state == RUNNING]
         for c in record.init + record.app:
             self.timers.cancel(c.step)

@@ -17,6 +17,7 @@ import orjson
 from aiohttp import web
 
 from .logs import LogServer
+from .streaming import StreamingServer
 
 if TYPE_CHECKING:
     from .pool import KubeletPool
@@ -53,7 +54,8 @@ def build_app(pool: KubeletPool, *, log_interval: float = 1.0) -> web.Applicatio
         return _json(pool.kubelet(name).summary())
 
     app = web.Application()
-    app.add_routes(logs.routes() + [
+    streaming = StreamingServer(pool, log_interval=log_interval)  # exec, attach, portForward
+    app.add_routes(logs.routes() + streaming.routes() + [
         web.get("/healthz", healthz),
         web.get("/pods", pods),
         web.get("/nodes", nodes),

@@ -3,7 +3,8 @@
 Kubernetes v1.0 piece: pkg/master/master.go's `m.storage` map (the table of REST storages per
 path, "pods", "pods/status", "pods/binding", ...) and the per-resource strategy.go files that
 configure pkg/registry/generic. Keys follow v1.0's etcd layout (`/registry/minions/<name>`,
-`/registry/services/specs/...`, `/registry/controllers/...`).
+`/registry/services/specs/...`, `/registry/controllers/...`, `/registry/persistentvolumes/<name>`,
+`/registry/persistentvolumeclaims/<ns>/<name>`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from . import namespaces, pods, services
 from .strategy import Strategy, SubresourceSpec, field_getter, field_text
 
 STATUS = SubresourceSpec("status", ("get", "patch", "update"))
+#: verbs discovery lists for connect subresources (upstream: exec/attach/portforward are
+#: reached by GET (WebSocket) or POST; proxy by every method)
+CONNECT_VERBS = ("create", "get")
+PROXY_VERBS = ("create", "delete", "get", "patch", "update")
 SCALE = SubresourceSpec("scale", ("get", "patch", "update"), kind="Scale", group="autoscaling",
                         version="v1")
 
@@ -61,6 +66,11 @@ PODS = Strategy(
         STATUS,
         SubresourceSpec("binding", ("create",), kind="Binding"),
         SubresourceSpec("log", ("get",)),
+        # connect subresources, proxied to the pod's kubelet (apiserver/streaming.py, proxy.py)
+        SubresourceSpec("exec", CONNECT_VERBS, kind="PodExecOptions"),
+        SubresourceSpec("attach", CONNECT_VERBS, kind="PodAttachOptions"),
+        SubresourceSpec("portforward", CONNECT_VERBS, kind="PodPortForwardOptions"),
+        SubresourceSpec("proxy", PROXY_VERBS, kind="PodProxyOptions"),
     ),
     has_status=True,
     field_attrs=field_getter(*_POD_FIELDS), selectable_fields=_POD_FIELDS,
@@ -88,7 +98,8 @@ NAMESPACES = Strategy(
 SERVICES = Strategy(
     group="", version="v1", resource="services", kind="Service", namespaced=True,
     key_root="services/specs", short_names=("svc",), categories=("all",),
-    subresources=(STATUS,), has_status=True, spec_fields=(),
+    subresources=(STATUS, SubresourceSpec("proxy", PROXY_VERBS, kind="ServiceProxyOptions")),
+    has_status=True, spec_fields=(),
     field_attrs=field_getter("spec.clusterIP", "spec.type"),
     selectable_fields=("spec.clusterIP", "spec.type"),
     prepare_create=services.prepare_create, prepare_update=services.prepare_update,
@@ -162,6 +173,31 @@ REPLICASETS = Strategy(
     prepare_create=_reset_status({"replicas": 0}),
 )
 
+def _name_field(obj: dict[str, Any]) -> dict[str, str]:
+    """metadata.name/namespace plus the legacy `name` field of PVs and PVCs (upstream
+    PersistentVolume(Claim)ToSelectableFields: "a bug, but we need to support it")."""
+    meta = obj.get("metadata") or {}
+    name = meta.get("name", "")
+    return {"metadata.name": name, "metadata.namespace": meta.get("namespace", ""), "name": name}
+
+
+#: pkg/registry/core/persistentvolume: cluster-scoped, `status` written by the claim binder;
+#: a new volume starts Pending (the binder makes it Available)
+PERSISTENT_VOLUMES = Strategy(
+    group="", version="v1", resource="persistentvolumes", kind="PersistentVolume",
+    namespaced=False, key_root="persistentvolumes", short_names=("pv",),
+    subresources=(STATUS,), has_status=True, spec_fields=(), field_attrs=_name_field,
+    selectable_fields=("name",), prepare_create=_reset_status({"phase": "Pending"}),
+)
+
+#: pkg/registry/core/persistentvolumeclaim: a new claim is Pending until bound
+PERSISTENT_VOLUME_CLAIMS = Strategy(
+    group="", version="v1", resource="persistentvolumeclaims", kind="PersistentVolumeClaim",
+    namespaced=True, key_root="persistentvolumeclaims", short_names=("pvc",),
+    subresources=(STATUS,), has_status=True, spec_fields=(), field_attrs=_name_field,
+    selectable_fields=("name",), prepare_create=_reset_status({"phase": "Pending"}),
+)
+
 #: served but not stored: componentstatuses are probed live; bindings are a pod write
 COMPONENT_STATUSES = Strategy(
     group="", version="v1", resource="componentstatuses", kind="ComponentStatus",
@@ -175,8 +211,8 @@ BINDINGS = Strategy(
 #: stored resources, in discovery order
 STORED: tuple[Strategy, ...] = (
     BINDINGS, COMPONENT_STATUSES, CONFIGMAPS, ENDPOINTS, EVENTS, LIMITRANGES, NAMESPACES, NODES,
-    PODS, PODTEMPLATES, REPLICATION_CONTROLLERS, RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS,
-    SERVICES, DEPLOYMENTS, REPLICASETS,
+    PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, PODTEMPLATES, REPLICATION_CONTROLLERS,
+    RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings"})
 

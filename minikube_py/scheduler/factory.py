@@ -7,6 +7,14 @@ RegisterCustomFitPredicate / RegisterCustomPriorityFunction), algorithmprovider/
 "extenders": [...]}`; entries with an `argument` build a configured predicate or priority
 (labelsPresence, serviceAffinity, labelPreference, serviceAntiAffinity) under the entry's own
 name. Unknown names fail at start, naming what exists — never a silent default.
+
+Providers (issue 7): `DefaultProvider` is v1.5's set (algorithmprovider/defaults.go
+defaultPredicates / defaultPriorities), `ClusterAutoscalerProvider` the same with
+MostRequestedPriority for LeastRequestedPriority, and `V1.0Provider` v1.0's original five
+predicates and three priorities. Predicates that read PersistentVolumes and claims, and the
+inter-pod ones that take scheduler flags (`AlgorithmArgs`: --hard-pod-affinity-symmetric-weight,
+--failure-domains, --max-*-volumes), are built here per algorithm (`BUILT_PREDICATES`,
+`BUILT_PRIORITIES`) whether a provider or a Policy names them.
 """
 
 from __future__ import annotations
@@ -14,8 +22,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
+from .algorithm.pod_affinity import DEFAULT_FAILURE_DOMAINS, DEFAULT_HARD_POD_AFFINITY_WEIGHT
 from .algorithm.predicates import (
     PREDICATES,
     NodeLister,
@@ -25,29 +35,109 @@ from .algorithm.predicates import (
     check_node_label_presence,
     check_service_affinity,
 )
+from .algorithm.predicates_affinity import match_inter_pod_affinity
+from .algorithm.predicates_volume_count import (
+    AZURE_DISK,
+    DEFAULT_MAX_AZURE_DISK_VOLUMES,
+    DEFAULT_MAX_EBS_VOLUMES,
+    DEFAULT_MAX_GCE_PD_VOLUMES,
+    EBS,
+    GCE_PD,
+    max_pd_volume_count,
+    max_volumes_default,
+    no_disk_conflict_with_claims,
+)
+from .algorithm.predicates_volume_zone import check_volume_binding, no_volume_zone_conflict
 from .algorithm.priorities import (
     PRIORITIES,
     PriorityConfig,
+    PriorityFunction,
+    inter_pod_affinity_priority,
     node_label_priority,
     service_anti_affinity,
 )
+from .algorithm.volume_listers import VolumeListers
 
-#: v1.0's DefaultProvider (defaults.go): five predicates, three priorities of weight 1
+#: v1.5's algorithmprovider/defaults.go: defaultPredicates() (listed in later upstream's
+#: predicatesOrdering, cheapest and most decisive first) and defaultPriorities()
+V1_5_PREDICATES = (
+    "GeneralPredicates", "NoDiskConflict", "PodToleratesNodeTaints", "MaxEBSVolumeCount",
+    "MaxGCEPDVolumeCount", "NoVolumeZoneConflict", "CheckNodeMemoryPressure",
+    "CheckNodeDiskPressure", "MatchInterPodAffinity",
+)
+V1_5_PRIORITIES = (
+    ("SelectorSpreadPriority", 1), ("InterPodAffinityPriority", 1),
+    ("LeastRequestedPriority", 1), ("BalancedResourceAllocation", 1),
+    ("NodePreferAvoidPodsPriority", 10000), ("NodeAffinityPriority", 1),
+    ("TaintTolerationPriority", 1),
+)
 DEFAULT_PROVIDER = "DefaultProvider"
+#: v1.0's DefaultProvider, kept under its own name (the learning path starts there)
+V1_0_PROVIDER = "V1.0Provider"
 PROVIDERS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, int], ...]]] = {
-    DEFAULT_PROVIDER: (
+    DEFAULT_PROVIDER: (V1_5_PREDICATES, V1_5_PRIORITIES),
+    # upstream copyAndReplace(defaultPriorities(), "LeastRequestedPriority", "MostRequested...")
+    "ClusterAutoscalerProvider": (V1_5_PREDICATES, tuple(
+        ("MostRequestedPriority" if n == "LeastRequestedPriority" else n, w)
+        for n, w in V1_5_PRIORITIES)),
+    V1_0_PROVIDER: (
         ("PodFitsPorts", "PodFitsResources", "NoDiskConflict", "MatchNodeSelector", "HostName"),
         (("LeastRequestedPriority", 1), ("BalancedResourceAllocation", 1),
          ("ServiceSpreadingPriority", 1)),
     ),
-    # the later default set (v1.5 shape, without the inter-pod and volume pieces of issue 7)
-    "ClusterAutoscalerProvider": (
-        ("GeneralPredicates", "NoDiskConflict", "PodToleratesNodeTaints",
-         "CheckNodeMemoryPressure", "CheckNodeDiskPressure", "CheckNodeCondition",
-         "CheckNodeUnschedulable"),
-        (("MostRequestedPriority", 1), ("SelectorSpreadPriority", 1),
-         ("NodeAffinityPriority", 1), ("TaintTolerationPriority", 1)),
-    ),
+}
+
+
+@dataclass(frozen=True)
+class AlgorithmArgs:
+    """The scheduler flags predicates and priorities take (upstream PluginFactoryArgs'
+    HardPodAffinitySymmetricWeight and FailureDomains, and the volume limits that upstream
+    read from KUBE_MAX_PD_VOLS). Field names are the flags' dests, for `options_from`; a
+    limit of None is upstream's default (KUBE_MAX_PD_VOLS when set, else 39 / 16 / 16)."""
+
+    hard_pod_affinity_symmetric_weight: int = DEFAULT_HARD_POD_AFFINITY_WEIGHT
+    failure_domains: str = ",".join(DEFAULT_FAILURE_DOMAINS)
+    max_ebs_volumes: int | None = None
+    max_gce_pd_volumes: int | None = None
+    max_azure_disk_volumes: int | None = None
+
+    def domains(self) -> tuple[str, ...]:
+        return tuple(d.strip() for d in self.failure_domains.split(",") if d.strip())
+
+    def check(self) -> None:
+        weight = self.hard_pod_affinity_symmetric_weight
+        if not 0 <= weight <= 100:  # upstream ValidatePolicy / options validation
+            raise PolicyError(f"--hard-pod-affinity-symmetric-weight must be in 0-100, "
+                              f"not {weight}")
+        for name in ("max_ebs_volumes", "max_gce_pd_volumes", "max_azure_disk_volumes"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise PolicyError(f"--{name.replace('_', '-')} must be positive, not {value}")
+
+    def limit(self, value: int | None, default: int) -> int:
+        return value if value is not None else max_volumes_default(default)
+
+
+PredicateBuilder = Callable[[AlgorithmArgs, VolumeListers], Predicate]
+#: predicates built per algorithm: from the flags, or over the PV/PVC listers
+BUILT_PREDICATES: dict[str, PredicateBuilder] = {
+    "MatchInterPodAffinity": lambda args, _v: match_inter_pod_affinity(args.domains()),
+    "NoVolumeZoneConflict": lambda _a, volumes: no_volume_zone_conflict(volumes),
+    "CheckVolumeBinding": lambda _a, volumes: check_volume_binding(volumes),
+    "NoDiskConflict": lambda _a, volumes: no_disk_conflict_with_claims(volumes),
+    "MaxEBSVolumeCount": lambda args, volumes: max_pd_volume_count(
+        EBS, args.limit(args.max_ebs_volumes, DEFAULT_MAX_EBS_VOLUMES), volumes),
+    "MaxGCEPDVolumeCount": lambda args, volumes: max_pd_volume_count(
+        GCE_PD, args.limit(args.max_gce_pd_volumes, DEFAULT_MAX_GCE_PD_VOLUMES), volumes),
+    "MaxAzureDiskVolumeCount": lambda args, volumes: max_pd_volume_count(
+        AZURE_DISK, args.limit(args.max_azure_disk_volumes, DEFAULT_MAX_AZURE_DISK_VOLUMES),
+        volumes),
+}
+#: the built predicates that read PersistentVolumes / claims
+VOLUME_PREDICATES = frozenset(BUILT_PREDICATES) - {"MatchInterPodAffinity"}
+BUILT_PRIORITIES: dict[str, Callable[[AlgorithmArgs], PriorityFunction]] = {
+    "InterPodAffinityPriority": lambda args: inter_pod_affinity_priority(
+        args.hard_pod_affinity_symmetric_weight, args.domains()),
 }
 
 
@@ -74,6 +164,8 @@ class Algorithm:
     predicates: dict[str, Predicate]
     priorities: list[PriorityConfig]
     extenders: list[ExtenderConfig] = field(default_factory=list)
+    #: what the volume predicates read; the scheduler plugs its PV/PVC informers in
+    volumes: VolumeListers = field(default_factory=VolumeListers)
 
 
 @dataclass(frozen=True)
@@ -85,15 +177,45 @@ class Listers:
     nodes: NodeLister
 
 
-def from_provider(name: str) -> Algorithm:
+def from_provider(name: str, args: AlgorithmArgs | None = None) -> Algorithm:
     if name not in PROVIDERS:
         raise PolicyError(f"unknown algorithm provider {name!r}; known: {', '.join(PROVIDERS)}")
+    args = _checked(args)
     predicate_names, priority_names = PROVIDERS[name]
-    return Algorithm({n: PREDICATES[n] for n in predicate_names},
-                     [PriorityConfig(n, PRIORITIES[n], w) for n, w in priority_names])
+    volumes = VolumeListers()
+    return Algorithm({n: _named_predicate(n, args, volumes) for n in predicate_names},
+                     [PriorityConfig(n, _named_priority(n, args), w) for n, w in priority_names],
+                     volumes=volumes)
 
 
-def load_policy(path: str | Path, listers: Listers | None = None) -> Algorithm:
+def _checked(args: AlgorithmArgs | None) -> AlgorithmArgs:
+    args = args or AlgorithmArgs()
+    args.check()
+    return args
+
+
+def _named_predicate(name: str, args: AlgorithmArgs, volumes: VolumeListers) -> Predicate:
+    builder = BUILT_PREDICATES.get(name)
+    if builder is not None:
+        volumes.needed |= name in VOLUME_PREDICATES
+        return builder(args, volumes)
+    if name not in PREDICATES:
+        known = sorted({*PREDICATES, *BUILT_PREDICATES})
+        raise PolicyError(f"unknown predicate {name!r}; known: {', '.join(known)}")
+    return PREDICATES[name]
+
+
+def _named_priority(name: str, args: AlgorithmArgs) -> PriorityFunction:
+    builder = BUILT_PRIORITIES.get(name)
+    if builder is not None:
+        return builder(args)
+    if name not in PRIORITIES:
+        raise PolicyError(f"unknown priority {name!r}; known: {', '.join(sorted(PRIORITIES))}")
+    return PRIORITIES[name]
+
+
+def load_policy(path: str | Path, listers: Listers | None = None,
+                args: AlgorithmArgs | None = None) -> Algorithm:
     try:
         text = Path(path).read_text()
     except OSError as exc:
@@ -104,12 +226,15 @@ def load_policy(path: str | Path, listers: Listers | None = None) -> Algorithm:
         raise PolicyError(f"policy file {path} is not valid JSON: line {exc.lineno} column "
                           f"{exc.colno}: {exc.msg}") from None
     try:
-        return from_policy(policy, listers)
+        return from_policy(policy, listers, args)
     except PolicyError as exc:
         raise PolicyError(f"policy file {path}: {exc}") from None
 
 
-def from_policy(policy: Any, listers: Listers | None = None) -> Algorithm:
+def from_policy(policy: Any, listers: Listers | None = None,
+                args: AlgorithmArgs | None = None) -> Algorithm:
+    args = _checked(args)
+    volumes = VolumeListers()
     if not isinstance(policy, dict):
         raise PolicyError("a Policy must be a JSON object")
     if policy.get("kind", "Policy") != "Policy":
@@ -117,16 +242,17 @@ def from_policy(policy: Any, listers: Listers | None = None) -> Algorithm:
     predicates = {}
     for entry in _entries(policy, "predicates"):
         name = entry["name"]
-        predicates[name] = _predicate(name, entry.get("argument"), listers)
+        predicates[name] = _predicate(name, entry.get("argument"), listers, args, volumes)
     priorities = []
     for entry in _entries(policy, "priorities"):
         name = entry["name"]
         weight = entry.get("weight")
         if not isinstance(weight, int) or isinstance(weight, bool) or weight <= 0:
             raise PolicyError(f"priority {name} should have a positive weight applied to it")
-        priorities.append(PriorityConfig(name, _priority(name, entry.get("argument")), weight))
+        priorities.append(PriorityConfig(name, _priority(name, entry.get("argument"), args),
+                                         weight))
     extenders = [_extender(e) for e in policy.get("extenders") or policy.get("extenderConfigs") or []]
-    return Algorithm(predicates, priorities, extenders)
+    return Algorithm(predicates, priorities, extenders, volumes)
 
 
 def _entries(policy: dict, key: str) -> list[dict]:
@@ -139,7 +265,8 @@ def _entries(policy: dict, key: str) -> list[dict]:
     return entries
 
 
-def _predicate(name: str, argument: Any, listers: Listers | None) -> Predicate:
+def _predicate(name: str, argument: Any, listers: Listers | None, args: AlgorithmArgs,
+               volumes: VolumeListers) -> Predicate:
     if argument:
         if "labelsPresence" in argument:
             arg = argument["labelsPresence"]
@@ -152,12 +279,10 @@ def _predicate(name: str, argument: Any, listers: Listers | None) -> Predicate:
                                           listers.services, listers.pods, listers.nodes)
         raise PolicyError(f"predicate {name}: unknown argument {sorted(argument)}; known: "
                           "labelsPresence, serviceAffinity")
-    if name not in PREDICATES:
-        raise PolicyError(f"unknown predicate {name!r}; known: {', '.join(sorted(PREDICATES))}")
-    return PREDICATES[name]
+    return _named_predicate(name, args, volumes)
 
 
-def _priority(name: str, argument: Any):
+def _priority(name: str, argument: Any, args: AlgorithmArgs) -> PriorityFunction:
     if argument:
         if "labelPreference" in argument:
             arg = argument["labelPreference"]
@@ -166,9 +291,7 @@ def _priority(name: str, argument: Any):
             return service_anti_affinity(str(argument["serviceAntiAffinity"].get("label", "")))
         raise PolicyError(f"priority {name}: unknown argument {sorted(argument)}; known: "
                           "labelPreference, serviceAntiAffinity")
-    if name not in PRIORITIES:
-        raise PolicyError(f"unknown priority {name!r}; known: {', '.join(sorted(PRIORITIES))}")
-    return PRIORITIES[name]
+    return _named_priority(name, args)
 
 
 def _extender(entry: Any) -> ExtenderConfig:

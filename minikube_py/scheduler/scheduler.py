@@ -31,15 +31,19 @@ from ..client.cache import (
     InformerFactory,
     meta_namespace_key,
 )
+from ..client.flowcontrol import TokenBucket
 from ..client.record import EventRecorder
 from ..client.resources import (
     NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
     PODS,
     REPLICASETS,
     REPLICATION_CONTROLLERS,
     SERVICES,
 )
 from .algorithm.priorities import PriorityContext
+from .algorithm.predicates_volumes import pod_claims
 from .algorithm.priorities_spreading import controller_selector, service_selector
 from .algorithm.select_host import HostSelector
 from .cache import SchedulerCache
@@ -55,6 +59,8 @@ Obj = dict[str, Any]
 SCHEDULER_NAME_ANNOTATION = "scheduler.alpha.kubernetes.io/name"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 _NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
+#: how long the first pod needing PersistentVolumes waits for the PV/PVC informers to list
+VOLUME_SYNC_TIMEOUT = 10.0
 
 
 def _phase_finished(pod: Obj) -> bool:
@@ -106,12 +112,16 @@ class Scheduler:
                  scheduler_name: str = DEFAULT_SCHEDULER_NAME,
                  percentage_of_nodes_to_score: int = 100, seed: int | None = None,
                  initial_backoff: float = 1.0, max_backoff: float = 60.0,
-                 informers: InformerFactory | None = None) -> None:
+                 informers: InformerFactory | None = None,
+                 bind_pods_qps: float = 0.0, bind_pods_burst: int = 100) -> None:
         """`informers`: the process's shared informers (all-in-one), filtered here in the
         client; without them the scheduler opens its own watches with field selectors, as the
-        v1.0 ConfigFactory did."""
+        v1.0 ConfigFactory did. `bind_pods_qps` > 0: v1.0's BindPodsRateLimiter, a token
+        bucket each pod waits on before it is scheduled and bound (--bind-pods-qps/-burst)."""
         self.client = client
         self.name = scheduler_name
+        self.bind_limiter = TokenBucket(bind_pods_qps, bind_pods_burst) if bind_pods_qps > 0 \
+            else None
         self.cache = SchedulerCache()
         self.recorder = EventRecorder(client, scheduler_name)
         self.metrics = SchedulerMetrics.instance()
@@ -146,6 +156,13 @@ class Scheduler:
         self._binds: set[asyncio.Task] = set()
         self._selectors: dict[int, tuple[Obj, Any]] = {}  # id(service/controller) -> selector
         self.queue: SchedulingQueue | None = None
+        # PV/PVC informers (upstream ConfigFactory's pVLister / pVCLister): started only when
+        # a configured predicate reads volumes and a pod with a claim shows up
+        self._informer_factory = informers
+        self.volumes = algorithm.volumes
+        self.volume_informers: list[Informer] = []
+        self._claims_seen = False
+        self._volume_sync_pending = True
 
     def _informers(self) -> list[Informer | FilteredInformer]:
         return [self.unassigned, self.assigned, self.nodes, self.services, *self.controllers]
@@ -153,7 +170,9 @@ class Scheduler:
     def _owned(self) -> list[Informer | FilteredInformer]:
         """What `run` stops when it ends: its own informers, or only its views of shared
         ones (their owner stops those)."""
-        return self._informers() if not self._shared else [self.unassigned, self.assigned]
+        if self._shared:
+            return [self.unassigned, self.assigned]
+        return [*self._informers(), *self.volume_informers]
 
     # -- wiring (ConfigFactory) ----------------------------------------------------------
     def is_ours(self, pod: Obj) -> bool:
@@ -170,11 +189,49 @@ class Scheduler:
             on_update=lambda old, new: queue.update(new) if self.is_ours(new) else None,
             on_delete=queue.delete)
         self.assigned.add_event_handler(
-            on_add=self.cache.add_pod, on_update=self.cache.update_pod,
+            on_add=self._assigned_pod_added, on_update=self.cache.update_pod,
             on_delete=self._assigned_pod_gone)
         self.nodes.add_event_handler(
             on_add=self._node_changed, on_update=lambda old, new: self._node_changed(new),
             on_delete=self.cache.remove_node)
+
+    def _assigned_pod_added(self, pod: Obj) -> None:
+        self.cache.add_pod(pod)
+        if not self._claims_seen and pod_claims(pod):
+            self._claims_seen = True  # counted volumes now include PV-backed ones
+
+    def _start_volume_informers(self) -> None:
+        """PV and PVC informers, through the shared factory when there is one; the volume
+        predicates' listers read them from now on."""
+        if self.volume_informers:
+            return
+        if self._informer_factory is not None:
+            pvs = self._informer_factory.informer(PERSISTENT_VOLUMES)
+            pvcs = self._informer_factory.informer(PERSISTENT_VOLUME_CLAIMS)
+        else:
+            pvs = Informer(self.client, PERSISTENT_VOLUMES)
+            pvcs = Informer(self.client, PERSISTENT_VOLUME_CLAIMS)
+        self.volume_informers = [pvs, pvcs]
+        for informer in self.volume_informers:
+            informer.start()
+        self.volumes.bind(lambda namespace, name: pvcs.indexer.get(f"{namespace}/{name}"),
+                          pvs.indexer.get)
+
+    async def _volumes_ready(self, pod: Obj) -> None:
+        """Before the first decision that reads volumes, start the PV/PVC informers and wait
+        (once, bounded) for their first list, so a pod's claim is not reported missing just
+        because it was not listed yet. Clusters without volumes never open these watches."""
+        if not self.volumes.needed or not (self._claims_seen or pod_claims(pod)):
+            return
+        self._start_volume_informers()
+        if self._volume_sync_pending:
+            self._volume_sync_pending = False
+            try:
+                await asyncio.wait_for(asyncio.gather(
+                    *(i.wait_for_sync() for i in self.volume_informers)), VOLUME_SYNC_TIMEOUT)
+            except TimeoutError:
+                log.warning("persistent volume informers not synced; claims are unknown "
+                            "until they list", timeout_s=VOLUME_SYNC_TIMEOUT)
 
     def _node_changed(self, node: Obj) -> None:
         self.cache.add_node(node)
@@ -258,11 +315,14 @@ class Scheduler:
     async def schedule_one(self) -> None:
         assert self.queue is not None
         pod = await self.queue.pop()
+        if self.bind_limiter is not None:  # upstream scheduleOne: BindPodsRateLimiter.Accept()
+            await self.bind_limiter.accept()
         self.metrics.pending.set(len(self.queue))
         key = meta_namespace_key(pod)
         current = self.unassigned.indexer.get(key)
         if current is None or self.cache.is_assumed(pod):
             return  # bound or deleted since it was queued
+        await self._volumes_ready(current)
         started = time.perf_counter()
         try:
             result = await self.algorithm.schedule(current, self.cache.snapshot())

@@ -1,4 +1,4 @@
-"""The scheduler's HTTP endpoints on --port (10251): /healthz, /metrics, and *why*.
+"""The scheduler's HTTP endpoints on --port (10251): /healthz, /metrics, /configz, and *why*.
 
 Kubernetes v1.0 piece: plugin/cmd/kube-scheduler/app/server.go (healthz and Prometheus on
 10251, which the API server's componentstatuses probes). Added for learners:
@@ -8,10 +8,13 @@ reasons it failed, per feasible node its weighted score, the node chosen and how
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
+from .. import configz
 from .scheduler import Scheduler
 
 SCHEDULER_KEY = web.AppKey("scheduler", Scheduler)
@@ -38,10 +41,12 @@ async def last_attempt(request: web.Request) -> web.Response:
                         content_type="application/json")
 
 
-def build_app(scheduler: Scheduler) -> web.Application:
+def build_app(scheduler: Scheduler, config: dict[str, Any] | None = None) -> web.Application:
+    """`config`: the effective KubeSchedulerConfiguration, served at /configz."""
     app = web.Application()
     app[SCHEDULER_KEY] = scheduler
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/debug/scheduler/last", last_attempt)
+    configz.install(app, config)
     return app

@@ -158,7 +158,7 @@ async def test_500_pods_onto_20_nodes_with_two_racing_schedulers(tmp_path: Path)
         await store.close()
 
 
-async def test_default_provider_schedules_with_the_v1_0_set(tmp_path: Path):
+async def test_default_provider_schedules_a_pod(tmp_path: Path):
     api, runner, store, session = await start_api(tmp_path)
     client = Client(HTTPTransport(api.url))
     sched = Scheduler(Client(HTTPTransport(api.url)), from_provider("DefaultProvider"))

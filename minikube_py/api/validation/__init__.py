@@ -14,7 +14,8 @@ ObjectMeta checks every resource receives upstream.
 Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volumes`, `scheduling`,
 `resources` (names and quantities), `service`, `node`, `namespace`, `workload` (RC, ReplicaSet,
 Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
-ResourceQuota), `misc` (Event, Endpoints, Binding); `typed` and `common` are shared helpers.
+ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
+PersistentVolumeClaim); `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from minikube_py.api.validation import (
     misc,
     namespace,
     node,
+    persistentvolumes,
     pod,
     pod_status,
     quota,
@@ -87,6 +89,8 @@ _CREATE: dict[str, Create] = {
     "Event": misc.validate_event,
     "Endpoints": misc.validate_endpoints,
     "Binding": misc.validate_binding,
+    "PersistentVolume": persistentvolumes.validate_persistent_volume,
+    "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -107,6 +111,8 @@ _UPDATE: dict[str, Update] = {
     "Event": misc.validate_event_update,
     "Endpoints": misc.validate_endpoints_update,
     "Binding": _binding_update,
+    "PersistentVolume": persistentvolumes.validate_persistent_volume_update,
+    "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
@@ -119,6 +125,8 @@ _STATUS_UPDATE: dict[str, Update] = {
     "ReplicaSet": workload.validate_replica_counts_status,
     "Deployment": workload.validate_deployment_status_update,
     "ResourceQuota": quota.validate_resource_quota_status_update,
+    "PersistentVolume": persistentvolumes.validate_persistent_volume_status_update,
+    "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_status_update,
 }
 
 

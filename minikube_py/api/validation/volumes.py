@@ -256,6 +256,14 @@ _SOURCE_CHECKS = {
 }
 
 
+def validate_source_body(source: str, body: dict[str, Any], path: str, errs: Errs) -> None:
+    """The per-source checks of one volume source (`hostPath`, `nfs`, ...), for the sources a
+    PersistentVolume shares with pod volumes (see persistentvolumes.py); others pass."""
+    check = _SOURCE_CHECKS.get(source)
+    if check is not None:
+        check(body, path, errs)
+
+
 # ---------------------------------------------------------------------------------------------
 # Paths
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..nodeinfo import NodeInfo
 from ..nodetable import NodeTable, build
+from .predicates_affinity import MATCH_INTER_POD_AFFINITY
 from .predicates_errors import (
     ERR_DISK_CONFLICT,
     ERR_INSUFFICIENT_CPU,
@@ -197,6 +198,8 @@ PREDICATES: dict[str, Predicate] = {
     "CheckNodeCondition": check_node_condition,
     "CheckNodeUnschedulable": check_node_unschedulable,
     "GeneralPredicates": general_predicates,
+    # with the default --failure-domains; factory.py builds it for the configured ones
+    "MatchInterPodAffinity": MATCH_INTER_POD_AFFINITY,
 }
 
 #: the predicates a Policy configures with arguments, by upstream name

@@ -27,7 +27,8 @@ from .predicates_errors import (
     ERR_NODE_NOT_READY,
     ERR_NODE_OUT_OF_DISK,
 )
-from .predicates_volumes import Disk, pod_disks
+from .pod_affinity import PodAffinity, pod_affinity_of
+from .predicates_volumes import Disk, pod_claims, pod_disks
 
 if TYPE_CHECKING:  # the table imports this module to fill its rows
     from ..nodetable import Mask, NodeTable
@@ -102,6 +103,10 @@ class PodMeta:
     tolerations: tuple[Toleration, ...]
     tolerates_unschedulable: bool
     disks: tuple[Disk, ...]
+    #: spec.affinity.podAffinity/podAntiAffinity compiled (None: the pod has neither)
+    pod_affinity: PodAffinity | None = None
+    #: (volume name, claim name, read-only) of each persistentVolumeClaim volume
+    claims: tuple[tuple[str, str, bool], ...] = ()
 
     @classmethod
     def of(cls, pod: Obj) -> PodMeta:
@@ -127,6 +132,8 @@ class PodMeta:
                 tolerates(t, (TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)) for t in tolerations
             ),
             disks=pod_disks(pod),
+            pod_affinity=pod_affinity_of(pod),
+            claims=pod_claims(pod),
         )
 
 

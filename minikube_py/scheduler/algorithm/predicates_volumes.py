@@ -8,6 +8,11 @@ isVolumeConflict (v1.0 GCE PD; EBS, RBD and iSCSI added by v1.2). The rules, per
 - iSCSI: same IQN, LUN and target portal (":3260" assumed when no port), unless both
   read-only.
 
+Volumes a pod mounts through a PersistentVolumeClaim conflict the same way: `pv_disk` reads the
+bound PersistentVolume's source (the same field names as a pod volume's) with the claim's
+readOnly flag ORed in (NoDiskConflict over PV-backed volumes is an addition: upstream only
+compared pod volumes). `pod_claims` lists the claims a pod mounts, for every volume predicate.
+
 Why a normalised `Disk`: the pending pod's disks are extracted once (PodMeta) and compared
 against each existing pod's, so the per-node loop is tuple comparisons, and only runs at all
 when the pending pod mounts one of these volume types.
@@ -56,6 +61,21 @@ def volume_disk(volume: Obj) -> Disk | None:
                  _iscsi_target(iscsi.get("targetPortal", "")))
         return Disk(ISCSI, ident, _NO_MONITORS, bool(iscsi.get("readOnly")))
     return None
+
+
+def pv_disk(pv: Obj, read_only: bool = False) -> Disk | None:
+    """The Disk a PersistentVolume provides (its spec carries the volume source), read-only
+    when the PV's source or the pod's claim reference says so."""
+    disk = volume_disk((pv.get("spec") or {}))
+    return disk._replace(read_only=True) if disk is not None and read_only else disk
+
+
+def pod_claims(pod: Obj) -> tuple[tuple[str, str, bool], ...]:
+    """(volume name, claim name, read-only) of each persistentVolumeClaim volume of `pod`."""
+    return tuple(
+        (v.get("name") or "", claim.get("claimName") or "", bool(claim.get("readOnly")))
+        for v in (pod.get("spec") or {}).get("volumes") or ()
+        if isinstance(v, dict) and isinstance(claim := v.get("persistentVolumeClaim"), dict))
 
 
 def pod_disks(pod: Obj) -> tuple[Disk, ...]:

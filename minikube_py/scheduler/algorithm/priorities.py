@@ -24,6 +24,8 @@ import numpy as np
 
 from ..nodetable import NodeTable
 from .priorities_affinity import node_affinity_priority, taint_toleration_priority
+from .priorities_avoid import node_prefer_avoid_pods_priority
+from .priorities_interpod import INTER_POD_AFFINITY_PRIORITY, inter_pod_affinity_priority
 from .priorities_meta import (
     MAX_PRIORITY,
     HostPriority,
@@ -50,8 +52,9 @@ from .priorities_spreading import (
 __all__ = [
     "MAX_PRIORITY", "PRIORITIES", "HostPriority", "PodMeta", "PriorityConfig", "PriorityContext",
     "PriorityFunction", "Scores", "balanced_resource_allocation", "equal_priority",
-    "image_locality_priority", "least_requested_priority", "most_requested_priority",
-    "node_affinity_priority", "node_label_priority", "prioritize", "selector_spread_priority",
+    "image_locality_priority", "inter_pod_affinity_priority", "least_requested_priority",
+    "most_requested_priority", "node_affinity_priority", "node_label_priority",
+    "node_prefer_avoid_pods_priority", "prioritize", "selector_spread_priority",
     "service_anti_affinity", "service_spreading_priority", "taint_toleration_priority",
 ]
 
@@ -67,6 +70,10 @@ PRIORITIES: dict[str, PriorityFunction] = {
     "NodeAffinityPriority": node_affinity_priority,
     "TaintTolerationPriority": taint_toleration_priority,
     "EqualPriority": equal_priority,
+    "NodePreferAvoidPodsPriority": node_prefer_avoid_pods_priority,
+    # with the default symmetric weight and failure domains; factory.py builds it for the
+    # configured --hard-pod-affinity-symmetric-weight / --failure-domains
+    "InterPodAffinityPriority": INTER_POD_AFFINITY_PRIORITY,
 }
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..nodeinfo import Resources, pod_nonzero_requests
 from ..nodetable import NodeTable
+from .pod_affinity import PodAffinity, pod_affinity_of
 from .predicates_meta import (
     PREFER_NO_SCHEDULE,
     TermMatcher,
@@ -128,6 +129,23 @@ class PodMeta:
     @cached_property
     def namespace(self) -> str:
         return (self.pod.get("metadata") or {}).get("namespace") or ""
+
+    @cached_property
+    def labels(self) -> dict[str, str]:
+        return (self.pod.get("metadata") or {}).get("labels") or {}
+
+    @cached_property
+    def pod_affinity(self) -> PodAffinity | None:
+        """spec.affinity.podAffinity / podAntiAffinity compiled (InterPodAffinityPriority)."""
+        return pod_affinity_of(self.pod)
+
+    @cached_property
+    def controller_ref(self) -> tuple[str, str] | None:
+        """(kind, uid) of the ownerReference marked controller (upstream GetControllerRef)."""
+        for ref in (self.pod.get("metadata") or {}).get("ownerReferences") or ():
+            if isinstance(ref, dict) and ref.get("controller"):
+                return ref.get("kind") or "", ref.get("uid") or ""
+        return None
 
     @cached_property
     def nonzero_requests(self) -> Resources:

@@ -29,8 +29,9 @@ POD = {"metadata": {"name": "p", "namespace": "default"},
        "spec": {"containers": [{"name": "c", "image": "x"}]}}
 
 
-def test_default_provider_is_v1_0s():
-    algorithm = from_provider("DefaultProvider")
+def test_v1_0_provider_keeps_v1_0s_default_set():
+    """DefaultProvider is v1.5's set now (test_interpod_priority); v1.0's is kept by name."""
+    algorithm = from_provider("V1.0Provider")
     assert list(algorithm.predicates) == ["PodFitsPorts", "PodFitsResources", "NoDiskConflict",
                                           "MatchNodeSelector", "HostName"]
     assert [(p.name, p.weight) for p in algorithm.priorities] == [

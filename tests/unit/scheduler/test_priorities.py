@@ -455,7 +455,8 @@ def test_registry_names():
     assert set(PRIORITIES) == {
         "LeastRequestedPriority", "MostRequestedPriority", "BalancedResourceAllocation",
         "SelectorSpreadPriority", "ServiceSpreadingPriority", "ImageLocalityPriority",
-        "NodeAffinityPriority", "TaintTolerationPriority", "EqualPriority"}
+        "NodeAffinityPriority", "TaintTolerationPriority", "EqualPriority",
+        "NodePreferAvoidPodsPriority", "InterPodAffinityPriority"}
 
 
 def test_prioritize_sums_weighted_scores_in_node_order():

@@ -1,0 +1,176 @@
+"""`pods/{name}[:port]/proxy/{path}` and `services/{name}[:port]/proxy/{path}`.
+
+Kubernetes v1.0 piece: pkg/registry/pod/etcd ProxyREST and pkg/registry/service's ProxyREST
+(ResourceLocation: a pod's IP and port; for a service, the service port named or numbered in
+the request — the first when none is — and a random ready address of the matching Endpoints
+subset port), served by pkg/apiserver's UpgradeAwareProxyHandler for every HTTP method.
+Upstream dials the pod IP; simulated pods have no reachable IP, so the request goes to the
+kubelet of the pod's node (`/podProxy/{ns}/{pod}/{port}/{path}`), which answers with the
+container's simulated HTTP server (kubelet/http_sim.py). Upstream's errors are kept: a pod
+without an IP is 400 `address not allowed`, a closed port or an unreachable backend is 503
+`error trying to reach service: ...`, a service without ready endpoints 503
+`no endpoints available for service "web"`.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+import aiohttp
+from aiohttp import web
+from yarl import URL
+
+from ..api import errors
+from ..registry.generic import Registry
+from ..registry.strategy import Obj
+from .negotiation import read_body
+from . import subresources  # kubelet_base_url, shared with pods/log
+
+if TYPE_CHECKING:
+    from .handlers import ResourceHandlers
+    from .requestinfo import RequestInfo
+
+#: hop-by-hop headers (RFC 7230 6.1) and those the proxy recomputes
+_REQUEST_DROP = frozenset({"host", "connection", "keep-alive", "proxy-connection", "te",
+                           "trailer", "transfer-encoding", "upgrade", "authorization",
+                           "content-length", "proxy-authorization"})
+_RESPONSE_DROP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer",
+                            "transfer-encoding", "upgrade", "content-length",
+                            "content-encoding"})
+_TIMEOUT = aiohttp.ClientTimeout(total=60, connect=5)
+
+
+def split_scheme_name_port(ident: str) -> tuple[str, str, str] | None:
+    """utilnet.SplitSchemeNamePort: `name`, `name:port`, `scheme:name:port`."""
+    parts = ident.split(":")
+    if len(parts) == 1:
+        scheme, name, port = "", parts[0], ""
+    elif len(parts) == 2:
+        scheme, name, port = "", parts[0], parts[1]
+    elif len(parts) == 3:
+        scheme, name, port = parts
+    else:
+        return None
+    if not name or scheme not in ("", "http", "https"):
+        return None
+    return scheme, name, port
+
+
+def proxied_path(request: web.Request, ident: str) -> str:
+    """The path after `.../{ident}/proxy` (`/` when there is none), query kept."""
+    raw = request.rel_url.raw_path
+    marker = f"/{quote(ident, safe=':')}/proxy"
+    index = raw.find(marker)
+    if index < 0:
+        marker = f"/{ident}/proxy"
+        index = raw.find(marker)
+    rest = raw[index + len(marker):] if index >= 0 else ""
+    path = rest if rest.startswith("/") else "/" + rest
+    return f"{path}?{request.query_string}" if request.query_string else path
+
+
+async def handle(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
+                 registry: Registry) -> web.StreamResponse:
+    kind = "pod" if info.resource == "pods" else "service"
+    parsed = split_scheme_name_port(info.name)
+    if parsed is None:
+        raise errors.bad_request(f"invalid {kind} request {info.name!r}")
+    _, name, port = parsed
+    path = proxied_path(request, info.name)
+    if info.resource == "pods":
+        pod = await registry.get(info.namespace, name)
+        return await _to_pod(handlers, request, pod, port, path)
+    service = await registry.get(info.namespace, name)
+    pod, target = await _service_backend(handlers, info.namespace, service, port)
+    return await _to_pod(handlers, request, pod, str(target), path)
+
+
+async def _service_backend(handlers: ResourceHandlers, namespace: str, service: Obj,
+                           port: str) -> tuple[Obj, int]:
+    """A random ready endpoint of the service port `port` (the first port when empty)."""
+    name = service["metadata"]["name"]
+    for svc_port in (service.get("spec") or {}).get("ports") or []:
+        if port and port != svc_port.get("name") and port != str(svc_port.get("port")):
+            continue
+        port_name = svc_port.get("name") or ""
+        try:
+            endpoints = await handlers.server.registry_for("", "v1", "endpoints").get(
+                namespace, name)
+        except errors.StatusError as exc:
+            if exc.code != 404:
+                raise
+            break
+        subsets = list(endpoints.get("subsets") or [])
+        random.shuffle(subsets)
+        for subset in subsets:
+            addresses = subset.get("addresses") or []
+            if not addresses:
+                continue
+            for ep_port in subset.get("ports") or []:
+                if (ep_port.get("name") or "") == port_name:
+                    address = random.choice(addresses)
+                    return await _endpoint_pod(handlers, namespace, address), ep_port["port"]
+        break
+    else:
+        raise errors.StatusError(503, "ServiceUnavailable",
+                                 f'no service port "{port}" found for service "{name}"')
+    raise errors.StatusError(503, "ServiceUnavailable",
+                             f'no endpoints available for service "{name}"')
+
+
+async def _endpoint_pod(handlers: ResourceHandlers, namespace: str, address: Obj) -> Obj:
+    ref = address.get("targetRef") or {}
+    if ref.get("kind") != "Pod" or not ref.get("name"):
+        raise errors.StatusError(503, "ServiceUnavailable",
+                                 f"error trying to reach service: endpoint {address.get('ip')} "
+                                 "is not a pod (only pods have simulated servers)")
+    pods = handlers.server.registry_for("", "v1", "pods")
+    return await pods.get(ref.get("namespace") or namespace, ref["name"])
+
+
+async def _to_pod(handlers: ResourceHandlers, request: web.Request, pod: Obj, port: str,
+                  path: str) -> web.StreamResponse:
+    status = pod.get("status") or {}
+    ip = status.get("podIP") or ""
+    if not ip:
+        raise errors.bad_request("address not allowed")
+    number = _port(pod, port, ip)
+    node_name = (pod.get("spec") or {}).get("nodeName") or ""
+    node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
+    md = pod["metadata"]
+    url = (f"{subresources.kubelet_base_url(node)}/podProxy/{quote(md.get('namespace', ''))}/"
+           f"{quote(md['name'])}/{number}{path}")
+    body = await read_body(request) if request.can_read_body else None
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in _REQUEST_DROP}
+    try:
+        async with aiohttp.ClientSession(timeout=_TIMEOUT, auto_decompress=False) as session:
+            async with session.request(request.method, URL(url, encoded=True), data=body, headers=headers,
+                                       allow_redirects=False) as answer:
+                content = await answer.read()
+                if answer.status == 503 or answer.status == 404:
+                    raise errors.StatusError(503, "ServiceUnavailable",
+                                             "error trying to reach service: "
+                                             + content.decode(errors="replace").strip())
+                out = {k: v for k, v in answer.headers.items()
+                       if k.lower() not in _RESPONSE_DROP}
+                return web.Response(status=answer.status, body=content, headers=out)
+    except aiohttp.ClientError as exc:
+        raise errors.StatusError(503, "ServiceUnavailable",
+                                 f"error trying to reach service: {exc}") from None
+
+
+def _port(pod: Obj, port: str, ip: str) -> int:
+    """The port number: as given, by container port name, or 80 (http's) when empty."""
+    if not port:
+        return 80
+    if port.isdigit():
+        return int(port)
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        for p in c.get("ports") or []:
+            if p.get("name") == port and isinstance(p.get("containerPort"), int):
+                return p["containerPort"]
+    raise errors.StatusError(503, "ServiceUnavailable",
+                             f"error trying to reach service: dial tcp {ip}:{port}: "
+                             f"unknown port")

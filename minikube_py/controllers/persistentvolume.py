@@ -1,0 +1,340 @@
+"""The persistent-volume claim binder: Pending claims get the smallest fitting Available volume;
+a volume whose claim is gone is Released and then retained or deleted.
+
+Kubernetes piece: pkg/controller/volume/persistentvolume (pv_controller.go + pv_controller_base.go,
+started by kube-controller-manager as `persistentvolume-binder`; v1.0 had the same job in
+pkg/volumeclaimbinder). Two kinds of keys go through one work queue with one worker, because
+binding is not reentrant (two syncs could give one volume to two claims):
+
+- `claim:<ns>/<name>` -> syncClaim: an unbound claim (no `pv.kubernetes.io/bind-completed`)
+  is matched (persistentvolume_util.find_best_match) or, when it names a volume, checked
+  against it and bound; a bound claim whose volume vanished or went to another claim is Lost.
+- `volume:<name>` -> syncVolume: a volume without claimRef is Available; one whose claim is
+  gone (or re-created with another uid) is Released and its reclaim policy runs: Retain keeps
+  it Released, Delete deletes the PV object (the "storage asset" is simulated, so deletion
+  always succeeds), Recycle fails as upstream does without a recycler plugin
+  (`VolumeFailedRecycle`, phase Failed).
+
+A binding is four writes in upstream's order — volume claimRef (+ bound-by-controller), volume
+status Bound, claim volumeName (+ bind-completed, bound-by-controller), claim status Bound with
+the volume's capacity and access modes — each a compare-and-swap PUT; a conflict fails the sync
+and the queue retries it, and the next sync finishes what the last one started.
+
+Like upstream, the controller keeps its own copy of the newest volumes and claims it has seen,
+fed by the informers *and* by the answers to its own writes, so a sync right after a write does
+not act on the informer's older copy. Beyond upstream: a volume becoming Available requeues the
+Pending claims at once (upstream waits for the --pvclaimbinder-sync-period resync, 15 s, which
+we also run). Dynamic provisioning is not simulated (there are no StorageClass objects): a
+claim that names a class and finds no volume gets upstream's `ProvisioningFailed` event for a
+missing class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..api.errors import StatusError
+from ..api.volume_helpers import storage_class_of
+from ..client.resources import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES
+from .base import Controller, ControllerContext
+from .persistentvolume_util import (
+    ANN_BIND_COMPLETED,
+    ANN_BOUND_BY_CONTROLLER,
+    CLAIM_BOUND,
+    CLAIM_LOST,
+    CLAIM_PENDING,
+    VOLUME_AVAILABLE,
+    VOLUME_BOUND,
+    VOLUME_FAILED,
+    VOLUME_RELEASED,
+    annotations,
+    bind_claim_to_volume,
+    bind_volume_to_claim,
+    check_volume_satisfy_claim,
+    claim_key,
+    claim_ref_key,
+    claim_with_status,
+    find_best_match,
+    is_volume_bound_to_claim,
+    is_volume_released,
+    meta,
+    phase,
+    spec,
+    unbind_volume,
+    volume_with_phase,
+)
+
+Obj = dict[str, Any]
+COMPONENT = "persistentvolume-controller"  # the events' source, as upstream
+NORMAL, WARNING = "Normal", "Warning"
+NO_VOLUME_MESSAGE = "no persistent volumes available for this claim and no storage class is set"
+
+
+def _rv(obj: Obj | None) -> int:
+    try:
+        return int(meta(obj or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+class PersistentVolumeController(Controller):
+    name = "persistentvolume-binder"
+    workers = 1
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
+        self.recorder = ctx.recorder(COMPONENT)
+        self.resync_period = ctx.options.pvclaimbinder_sync_period
+        #: the newest copy seen of each object (upstream's ctrl.volumes / ctrl.claims caches)
+        self.volumes: dict[str, Obj] = {}
+        self.claims: dict[str, Obj] = {}
+        self.volume_informer = ctx.informers.informer(PERSISTENT_VOLUMES)
+        self.claim_informer = ctx.informers.informer(PERSISTENT_VOLUME_CLAIMS)
+        self.volume_informer.add_event_handler(
+            on_add=self._volume_seen, on_update=lambda old, new: self._volume_seen(new),
+            on_delete=self._volume_deleted)
+        self.claim_informer.add_event_handler(
+            on_add=self._claim_seen, on_update=lambda old, new: self._claim_seen(new),
+            on_delete=self._claim_deleted)
+
+    # -- caches and informer events -------------------------------------------------------
+    def _store_volume(self, volume: Obj) -> bool:
+        """Keep `volume` if it is newer than our copy (storeObjectUpdate); True if kept."""
+        name = meta(volume).get("name", "")
+        current = self.volumes.get(name)
+        if current is not None and meta(current).get("uid") == meta(volume).get("uid") and \
+                _rv(current) >= _rv(volume):
+            return False  # ours is newer, or this is the answer to our own write coming back
+        self.volumes[name] = volume
+        return True
+
+    def _store_claim(self, claim: Obj) -> bool:
+        key = claim_key(claim)
+        current = self.claims.get(key)
+        if current is not None and meta(current).get("uid") == meta(claim).get("uid") and \
+                _rv(current) >= _rv(claim):
+            return False
+        self.claims[key] = claim
+        return True
+
+    def _volume_seen(self, volume: Obj) -> None:
+        if self._store_volume(volume):
+            self.queue.add(f"volume:{meta(volume).get('name', '')}")
+            if phase(volume) == VOLUME_AVAILABLE:
+                self._requeue_pending_claims()
+
+    def _volume_deleted(self, volume: Obj) -> None:
+        self.volumes.pop(meta(volume).get("name", ""), None)
+        ref = claim_ref_key(volume)
+        if ref is not None:
+            self.queue.add(f"claim:{ref}")  # its claim may now be Lost
+
+    def _claim_seen(self, claim: Obj) -> None:
+        if self._store_claim(claim):
+            self.queue.add(f"claim:{claim_key(claim)}")
+
+    def _claim_deleted(self, claim: Obj) -> None:
+        self.claims.pop(claim_key(claim), None)
+        volume = spec(claim).get("volumeName")
+        if volume:
+            self.queue.add(f"volume:{volume}")  # it is Released now
+
+    def _requeue_pending_claims(self) -> None:
+        for key, claim in self.claims.items():
+            if ANN_BIND_COMPLETED not in annotations(claim):
+                self.queue.add(f"claim:{key}")
+
+    async def background(self) -> None:
+        """The periodic resync (--pvclaimbinder-sync-period): every claim and volume again."""
+        while True:
+            await asyncio.sleep(self.resync_period)
+            for key in list(self.claims):
+                self.queue.add(f"claim:{key}")
+            for name in list(self.volumes):
+                self.queue.add(f"volume:{name}")
+
+    # -- sync -------------------------------------------------------------------------------
+    async def sync(self, key: str) -> None:
+        kind, _, name = key.partition(":")
+        if kind == "claim":
+            claim = self.claims.get(name)
+            if claim is not None:
+                await self.sync_claim(claim)
+        else:
+            volume = self.volumes.get(name)
+            if volume is not None:
+                await self.sync_volume(volume)
+
+    async def sync_claim(self, claim: Obj) -> None:
+        if ANN_BIND_COMPLETED in annotations(claim):
+            await self._sync_bound_claim(claim)
+        else:
+            await self._sync_unbound_claim(claim)
+
+    async def _sync_unbound_claim(self, claim: Obj) -> None:
+        wanted = spec(claim).get("volumeName")
+        if not wanted:
+            volume = find_best_match(claim, list(self.volumes.values()))
+            if volume is not None:
+                await self.bind(volume, claim)
+                return
+            class_name = storage_class_of(claim)
+            if class_name:
+                # provisionClaim: no StorageClass objects here, so the class is never found
+                self.recorder.event(claim, WARNING, "ProvisioningFailed",
+                                    f'storageclass.storage.k8s.io "{class_name}" not found')
+                return
+            self.recorder.event(claim, NORMAL, "FailedBinding", NO_VOLUME_MESSAGE)
+            await self._claim_status(claim, CLAIM_PENDING, None)
+            return
+        volume = self.volumes.get(wanted)
+        if volume is None:
+            await self._claim_status(claim, CLAIM_PENDING, None)  # retried on the next sync
+            return
+        if spec(volume).get("claimRef") is None:
+            problem = check_volume_satisfy_claim(volume, claim)
+            if problem is not None:
+                self.recorder.event(claim, WARNING, "VolumeMismatch",
+                                    f'Cannot bind to requested volume "{wanted}": {problem}')
+                await self._claim_status(claim, CLAIM_PENDING, None)
+                return
+            await self.bind(volume, claim)
+        elif is_volume_bound_to_claim(volume, claim):
+            await self.bind(volume, claim)  # finish a binding someone started
+        elif ANN_BOUND_BY_CONTROLLER not in annotations(claim):
+            await self._claim_status(claim, CLAIM_PENDING, None)  # the user waits for it
+        else:
+            raise RuntimeError(f'invalid binding of claim "{claim_key(claim)}" to volume '
+                               f'"{wanted}": volume already claimed by '
+                               f'"{claim_ref_key(volume)}"')
+
+    async def _sync_bound_claim(self, claim: Obj) -> None:
+        name = spec(claim).get("volumeName")
+        if not name:
+            await self._claim_lost(claim, "ClaimLost", "Bound claim has lost reference to "
+                                                       "PersistentVolume. Data on the volume "
+                                                       "is lost!")
+            return
+        volume = self.volumes.get(name)
+        if volume is None:
+            await self._claim_lost(claim, "ClaimLost", "Bound claim has lost its "
+                                                       "PersistentVolume. Data on the volume "
+                                                       "is lost!")
+            return
+        ref = spec(volume).get("claimRef")
+        if ref is None or (isinstance(ref, dict) and ref.get("uid") == meta(claim).get("uid")):
+            await self.bind(volume, claim)  # (re)establish both sides; no-op when done
+            return
+        await self._claim_lost(claim, "ClaimMisbound", "Two claims are bound to the same "
+                                                       "volume, this one is bound incorrectly")
+
+    async def sync_volume(self, volume: Obj) -> None:
+        ref = spec(volume).get("claimRef")
+        if not isinstance(ref, dict) or not ref.get("uid"):
+            # unused, or pre-bound by the user and waiting for its claim's sync
+            await self._volume_phase(volume, VOLUME_AVAILABLE)
+            return
+        claim = self.claims.get(claim_ref_key(volume) or "")
+        if claim is not None and meta(claim).get("uid") != ref.get("uid"):
+            claim = None  # deleted and re-created under the same name
+        if claim is None:
+            if phase(volume) not in (VOLUME_RELEASED, VOLUME_FAILED):
+                self.log.info("volume is released", volume=meta(volume).get("name"),
+                              reclaim_policy=spec(volume).get("persistentVolumeReclaimPolicy"))
+                volume = await self._volume_phase(volume, VOLUME_RELEASED)
+            await self.reclaim(volume)
+            return
+        wanted = spec(claim).get("volumeName")
+        if not wanted:
+            self.queue.add(f"claim:{claim_key(claim)}")  # the claim sync finishes the binding
+        elif wanted == meta(volume).get("name"):
+            await self._volume_phase(volume, VOLUME_BOUND)
+        else:
+            # the claim went to another volume: undo our half-binding (unbindVolume)
+            updated = await self._write_volume(unbind_volume(volume))
+            await self._volume_phase(updated, VOLUME_AVAILABLE)
+
+    # -- binding ------------------------------------------------------------------------------
+    async def bind(self, volume: Obj, claim: Obj) -> None:
+        """Volume first, then its status, then the claim, then the claim's status."""
+        changed = bind_volume_to_claim(volume, claim)
+        if changed is not None:
+            volume = await self._write_volume(changed)
+        volume = await self._volume_phase(volume, VOLUME_BOUND)
+        changed = bind_claim_to_volume(claim, volume)
+        if changed is not None:
+            claim = await self._write_claim(changed)
+        await self._claim_status(claim, CLAIM_BOUND, volume)
+        self.log.info("claim bound", claim=claim_key(claim), volume=meta(volume).get("name"))
+
+    async def reclaim(self, volume: Obj) -> None:
+        """reclaimVolume: what the volume's policy says to do once it is Released."""
+        policy = spec(volume).get("persistentVolumeReclaimPolicy")
+        if policy == "Retain":
+            return
+        if policy == "Delete":
+            # deleteVolumeOperation: re-read, and delete only what is still released
+            name = meta(volume).get("name", "")
+            try:
+                fresh = await self.client.get(PERSISTENT_VOLUMES, name)
+            except StatusError as exc:
+                if exc.code == 404:
+                    return
+                raise
+            if not is_volume_released(fresh, self.claims.get(claim_ref_key(fresh) or "")):
+                return
+            try:
+                await self.client.delete(PERSISTENT_VOLUMES, name,
+                                         preconditions={"uid": meta(volume).get("uid", "")})
+            except StatusError as exc:
+                if exc.code not in (404, 409):
+                    raise
+            self.log.info("volume deleted", volume=name)
+            return
+        if policy == "Recycle":
+            await self._volume_phase(volume, VOLUME_FAILED, WARNING, "VolumeFailedRecycle",
+                                     "No recycler plugin found for the volume!")
+            return
+        await self._volume_phase(volume, VOLUME_FAILED, WARNING, "VolumeUnknownReclaimPolicy",
+                                 "Volume has unrecognized PersistentVolumeReclaimPolicy")
+
+    # -- writes (each keeps the answer as our newest copy) ------------------------------------
+    async def _write_volume(self, volume: Obj) -> Obj:
+        written = await self.client.update(PERSISTENT_VOLUMES, volume)
+        self._store_volume(written)
+        return written
+
+    async def _write_claim(self, claim: Obj) -> Obj:
+        written = await self.client.update(PERSISTENT_VOLUME_CLAIMS, claim)
+        self._store_claim(written)
+        return written
+
+    async def _volume_phase(self, volume: Obj, new_phase: str, event_type: str = "",
+                            reason: str = "", message: str = "") -> Obj:
+        """updateVolumePhase(WithEvent): write the phase if it differs; the event only then."""
+        changed = volume_with_phase(volume, new_phase, message)
+        if changed is None:
+            return volume
+        written = await self.client.update_status(PERSISTENT_VOLUMES, changed)
+        self._store_volume(written)
+        if new_phase == VOLUME_AVAILABLE:
+            self._requeue_pending_claims()
+        if reason:
+            self.recorder.event(written, event_type, reason, message)
+        return written
+
+    async def _claim_status(self, claim: Obj, new_phase: str, volume: Obj | None) -> Obj:
+        changed = claim_with_status(claim, new_phase, volume)
+        if changed is None:
+            return claim
+        written = await self.client.update_status(PERSISTENT_VOLUME_CLAIMS, changed)
+        self._store_claim(written)
+        return written
+
+    async def _claim_lost(self, claim: Obj, reason: str, message: str) -> None:
+        """updateClaimStatusWithEvent(Lost): the event only when the phase changes."""
+        if phase(claim) == CLAIM_LOST:
+            return
+        written = await self._claim_status(claim, CLAIM_LOST, None)
+        self.recorder.event(written, WARNING, reason, message)

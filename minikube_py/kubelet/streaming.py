@@ -1,0 +1,470 @@
+"""The kubelet's streaming endpoints: exec, attach, port-forward, and the pods' HTTP servers.
+
+Kubernetes piece: pkg/kubelet/server/server.go `/exec/{podNamespace}/{podID}/{containerName}`,
+`/attach/...` and `/portForward/{podNamespace}/{podID}` (served through
+pkg/kubelet/cri/streaming: remotecommand's WebSocket channel protocols v1..v5 and the SPDY
+port-forward), which the API server proxies for `pods/{name}/exec|attach|portforward` — plus
+`/podProxy/{ns}/{pod}/{port}/{path}`, which stands in for the pod IP the API server would dial
+for `pods/{name}/proxy` (simulated pods have no reachable IP).
+
+What runs behind them is simulated: exec runs the simulated shell (shell.py) over the
+container's environment and volumes (sandbox.py, read through the API client); attach shows
+the container's log lines as they are produced (or, for a container with `stdin: true` running
+a shell, an interactive shell); port-forward and podProxy reach the simulated HTTP server
+(http_sim.py) of each declared containerPort.
+
+Validation happens before the upgrade, so errors are plain HTTP answers the API server turns
+into Status objects: an unknown pod is 404 `pod does not exist`, a container that is not
+running 400 `container not found ("web")`. A request without `Upgrade: websocket` that would
+otherwise be accepted gets `426 Upgrade Required` (the API server's pre-flight check).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import structlog
+from aiohttp import WSMsgType, web
+
+from ..api.errors import StatusError
+from ..client.resources import CONFIGMAPS, SECRETS, SERVICES
+from . import http_sim, sandbox as sandboxes
+from .command import SHELLS
+from .containers import RUNNING
+from .logs import lines_until, render
+from .portforward import PortForwardSession
+from .shell import LineDiscipline, Program, Read, Shell, Sleep, Write
+from .spdy import ProtocolError
+
+if TYPE_CHECKING:
+    from .kubelet import Kubelet
+    from .pod_status import PodRecord
+    from .pool import KubeletPool
+
+log = structlog.get_logger(component="kubelet")
+Obj = dict[str, Any]
+
+STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
+#: remotecommand subprotocols, most preferred first; base64 ones carry text frames
+EXEC_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v4.base64.channel.k8s.io",
+                  "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io",
+                  "base64.channel.k8s.io")
+PORTFORWARD_TUNNEL = "SPDY/3.1+portforward.k8s.io"
+PORTFORWARD_PROTOCOLS = (PORTFORWARD_TUNNEL, "v4.channel.k8s.io", "portforward.k8s.io",
+                         "v4.base64.channel.k8s.io", "channel.k8s.io", "base64.channel.k8s.io")
+
+
+def _text(status: int, message: str) -> web.Response:
+    return web.Response(status=status, text=message)
+
+
+def is_websocket(request: web.Request) -> bool:
+    return request.headers.get("Upgrade", "").lower() == "websocket"
+
+
+def choose_protocol(header: str, supported: tuple[str, ...]) -> str | None:
+    """The first protocol the client offers that we speak; `channel.k8s.io` when it offers
+    none (the legacy default); None when it offers only ones we do not speak."""
+    offered = [p.strip() for p in header.split(",") if p.strip()]
+    if not offered:
+        return "channel.k8s.io" if "channel.k8s.io" in supported else None
+    return next((p for p in offered if p in supported), None)
+
+
+class Channels:
+    """The channel framing of one remotecommand/port-forward WebSocket: a channel byte before
+    each binary message, or an ASCII digit before base64 text for `base64.*` protocols."""
+
+    def __init__(self, ws: web.WebSocketResponse, protocol: str) -> None:
+        self.ws = ws
+        self.protocol = protocol
+        self.base64 = "base64" in protocol
+        self.version = int(protocol[1]) if protocol.startswith("v") else 1
+
+    async def send(self, channel: int, data: bytes) -> None:
+        if self.ws.closed:
+            return
+        if self.base64:
+            await self.ws.send_str(str(channel) + base64.b64encode(data).decode())
+        else:
+            await self.ws.send_bytes(bytes([channel]) + data)
+
+    def decode(self, msg: Any) -> tuple[int, bytes] | None:
+        if msg.type == WSMsgType.BINARY and not self.base64 and msg.data:
+            return msg.data[0], msg.data[1:]
+        if msg.type == WSMsgType.TEXT and self.base64 and msg.data:
+            try:
+                return int(msg.data[0]), base64.b64decode(msg.data[1:])
+            except ValueError:
+                return None
+        return None
+
+    async def status(self, code: int, argv: list[str]) -> None:
+        """The outcome on the error channel: a v1 Status (v4+), else the message only."""
+        if code == 0:
+            if self.version >= 4:
+                await self.send(ERROR, orjson.dumps({"metadata": {}, "status": "Success"}))
+            return
+        message = (f"command terminated with non-zero exit code: error executing command "
+                   f"[{' '.join(argv)}], exit code {code}")
+        if self.version < 4:
+            await self.send(ERROR, message.encode())
+            return
+        await self.send(ERROR, orjson.dumps({
+            "metadata": {}, "status": "Failure", "message": message,
+            "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}))
+
+
+class Stdin:
+    """Stdin lines from the client's channel 0 (through a tty's line discipline with `-t`);
+    None at EOF: the v5 close signal, the socket closing, or no stdin asked for."""
+
+    def __init__(self, enabled: bool, tty: bool) -> None:
+        self.enabled = enabled
+        self.discipline = LineDiscipline() if tty else None
+        self.lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self.partial = b""
+        self.ended = not enabled
+
+    def feed(self, data: bytes) -> bytes:
+        """-> what the terminal echoes."""
+        if self.ended:
+            return b""
+        if self.discipline is not None:
+            echo, lines = self.discipline.feed(data)
+            for line in lines:
+                self.lines.put_nowait(line)
+            if self.discipline.eof:
+                self.end()
+            return echo
+        self.partial += data
+        *complete, self.partial = self.partial.split(b"\n")
+        for line in complete:
+            self.lines.put_nowait(line.decode(errors="replace") + "\n")
+        return b""
+
+    def end(self) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        if self.partial:
+            self.lines.put_nowait(self.partial.decode(errors="replace"))
+            self.partial = b""
+        self.lines.put_nowait(None)
+
+    async def readline(self) -> str | None:
+        if not self.enabled:
+            return None
+        if self.ended and self.lines.empty():
+            return None
+        return await self.lines.get()
+
+
+class StreamingServer:
+    def __init__(self, pool: KubeletPool, *, log_interval: float = 1.0) -> None:
+        self.pool = pool
+        self.log_interval = log_interval
+        #: (pod uid, container) -> files written by earlier execs (the writable layer)
+        self.layers: dict[tuple[str, str], dict[str, bytes]] = {}
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.route("*", "/exec/{namespace}/{pod}/{container}", self.exec),
+            web.route("*", "/attach/{namespace}/{pod}/{container}", self.attach),
+            web.route("*", "/portForward/{namespace}/{pod}", self.port_forward),
+            web.route("*", r"/podProxy/{namespace}/{pod}/{port:\d+}/{path:.*}", self.pod_proxy),
+        ]
+
+    # -- finding the pod ---------------------------------------------------------------------
+    def _find(self, request: web.Request) -> tuple[Kubelet, PodRecord]:
+        key = f"{request.match_info['namespace']}/{request.match_info['pod']}"
+        for kubelet in self.pool.kubelets.values():
+            record = kubelet.workers.records.get(key)
+            if record is not None:
+                if not kubelet.running:
+                    raise web.HTTPServiceUnavailable(
+                        text=f"node {kubelet.name} is stopped (the failure toggle)")
+                return kubelet, record
+        raise web.HTTPNotFound(text="pod does not exist")
+
+    @staticmethod
+    def _running(record: PodRecord) -> set[str]:
+        return {c.name for c in record.init + record.app if c.state == RUNNING}
+
+    def _container(self, request: web.Request, record: PodRecord) -> Obj:
+        name = request.match_info["container"]
+        spec = sandboxes.find_container(record.pod, name)
+        if spec is None or name not in self._running(record):
+            raise web.HTTPBadRequest(text=f'container not found ("{name}")')
+        return spec
+
+    async def _upgrade(self, request: web.Request, supported: tuple[str, ...]
+                       ) -> web.WebSocketResponse:
+        if not is_websocket(request):
+            raise web.HTTPUpgradeRequired(text="Upgrade request required")
+        offered = request.headers.get("Sec-WebSocket-Protocol", "")
+        protocol = choose_protocol(offered, supported)
+        if protocol is None:
+            raise web.HTTPBadRequest(text=f"requested protocol(s) are not supported: "
+                                          f"[{offered}]; supported protocols are "
+                                          f"[{', '.join(supported)}]")
+        ws = web.WebSocketResponse(protocols=(protocol,), max_msg_size=16 << 20)
+        await ws.prepare(request)
+        return ws
+
+    async def _sandbox(self, kubelet: Kubelet, record: PodRecord, container: Obj,
+                       tty: bool) -> sandboxes.Sandbox:
+        pod = record.pod
+        namespace = pod["metadata"].get("namespace", "default")
+        names_cm, names_secret = sandboxes.references(pod, container)
+        client = self.pool.client
+        configmaps = {n: o for n in names_cm
+                      if (o := await _get_or_none(client, CONFIGMAPS, n, namespace)) is not None}
+        secrets = {n: o for n in names_secret
+                   if (o := await _get_or_none(client, SECRETS, n, namespace)) is not None}
+        services: list[Obj] = []
+        if (pod.get("spec") or {}).get("enableServiceLinks", True) is not False:
+            try:
+                services = (await client.list(SERVICES, namespace))["items"]
+            except StatusError:
+                services = []
+        if namespace != "default" or not services:
+            master = await _get_or_none(client, SERVICES, "kubernetes", "default")
+            if master is not None and not any(s["metadata"]["name"] == "kubernetes"
+                                              for s in services):
+                services.append(master)
+        services.sort(key=lambda s: s["metadata"]["name"])
+        live = {r.uid for k in self.pool.kubelets.values() for r in k.workers.records.values()}
+        for stale in [key for key in self.layers if key[0] not in live]:
+            del self.layers[stale]
+        config = kubelet.config
+        return sandboxes.build(
+            pod, container, configmaps=configmaps, secrets=secrets, services=services,
+            pod_ip=record.ip or "", host_ip=self.pool.node_ip, tty=tty,
+            allocatable={"cpu": config.cpu, "memory": config.memory,
+                         "ephemeral-storage": config.ephemeral_storage},
+            written=self.layers.setdefault((record.uid, container.get("name", "")), {}))
+
+    # -- exec and attach ---------------------------------------------------------------------
+    async def exec(self, request: web.Request) -> web.StreamResponse:
+        kubelet, record = self._find(request)
+        container = self._container(request, record)
+        argv = request.query.getall("command", [])
+        if not argv:
+            raise web.HTTPBadRequest(text="you must specify at least one command for the container")
+        return await self._session(request, kubelet, record, container, argv, attach=False)
+
+    async def attach(self, request: web.Request) -> web.StreamResponse:
+        kubelet, record = self._find(request)
+        container = self._container(request, record)
+        argv = [str(a) for a in (container.get("command") or [])] + \
+            [str(a) for a in (container.get("args") or [])]
+        return await self._session(request, kubelet, record, container, argv, attach=True)
+
+    async def _session(self, request: web.Request, kubelet: Kubelet, record: PodRecord,
+                       container: Obj, argv: list[str], *, attach: bool) -> web.StreamResponse:
+        query = request.query
+        tty = query.get("tty") in ("true", "1")
+        ws = await self._upgrade(request, EXEC_PROTOCOLS)
+        channels = Channels(ws, ws.ws_protocol or "channel.k8s.io")
+        stdin = Stdin(query.get("stdin") in ("true", "1"), tty)
+        reader = asyncio.get_running_loop().create_task(self._read(channels, stdin))
+        code = 0
+        try:
+            if attach and not _interactive_shell(container, argv):
+                await self._follow_log(channels, record, container.get("name", ""), reader)
+            else:
+                box = await self._sandbox(kubelet, record, container, tty)
+                shell = Shell(box, tty=tty)
+                program = shell.interactive() if attach else shell.exec(argv)
+                log.info("exec", pod=record.key, container=container.get("name"),
+                         command=argv if not attach else "(attach)", tty=tty)
+                code = await self._drive(program, channels, stdin, reader, tty)
+            if not ws.closed:
+                await channels.status(code, argv)
+        finally:
+            reader.cancel()
+            await ws.close()
+        return ws
+
+    async def _read(self, channels: Channels, stdin: Stdin) -> None:
+        """Client -> server frames until the socket closes."""
+        try:
+            async for msg in channels.ws:
+                decoded = channels.decode(msg)
+                if decoded is None:
+                    continue
+                channel, data = decoded
+                if channel == STDIN:
+                    echo = stdin.feed(data)
+                    if echo:
+                        await channels.send(STDOUT, echo)
+                elif channel == CLOSE and data[:1] == bytes([STDIN]):
+                    stdin.end()  # v5: the client closed its stdin
+                # RESIZE: a simulated terminal has no size to change
+        finally:
+            stdin.end()
+
+    async def _drive(self, program: Program, channels: Channels, stdin: Stdin,
+                     reader: asyncio.Task, tty: bool) -> int:
+        """Perform what the shell asks until it returns its exit status (or the client goes)."""
+        reply: str | None = None
+        try:
+            action = next(program)
+            while True:
+                reply = None
+                if isinstance(action, Write):
+                    data = LineDiscipline.output(action.data) if tty else action.data
+                    await channels.send(STDERR if action.fd == 2 and not tty else STDOUT, data)
+                elif isinstance(action, Sleep):
+                    if math.isinf(action.seconds):
+                        await reader
+                    else:
+                        await asyncio.wait([reader], timeout=action.seconds)
+                    if reader.done():
+                        program.close()
+                        return 130
+                elif isinstance(action, Read):
+                    reply = await stdin.readline()
+                action = program.send(reply)
+        except StopIteration as stop:
+            return int(stop.value or 0)
+
+    async def _follow_log(self, channels: Channels, record: PodRecord, container: str,
+                          reader: asyncio.Task) -> None:
+        """Attach to a container that is not a shell: its output from now on, until it ends."""
+        ns, _, pod = record.key.partition("/")
+        span = self.pool.log_span(ns, pod, container, False)
+        if span is None:
+            return
+        started = span[0]
+        sent = lines_until(started, time.time(), self.log_interval)
+        while not reader.done():
+            await asyncio.wait([reader], timeout=self.log_interval)
+            span = self.pool.log_span(ns, pod, container, False)
+            if span is None or span[0] != started:
+                return
+            end = span[1] if span[1] is not None else time.time()
+            total = lines_until(started, end, self.log_interval)
+            if total > sent:
+                await channels.send(STDOUT, render(ns, pod, container, sent, total, started,
+                                                   self.log_interval, False))
+                sent = total
+            if span[1] is not None:
+                return
+
+    # -- port-forward ----------------------------------------------------------------------
+    def _connector(self, record: PodRecord):
+        name = record.key.partition("/")[2]
+
+        def connect(port: int) -> http_sim.HTTPConnection | str:
+            if http_sim.serves(record.pod, port, self._running(record)) is None:
+                return (f"error forwarding port {port} to pod {record.uid}, uid : failed to "
+                        f"connect to localhost:{port} inside namespace \"{name}\", IPv4: dial "
+                        f"tcp4 127.0.0.1:{port}: connect: connection refused")
+            return http_sim.HTTPConnection(name, record.ip or "")
+
+        return connect
+
+    async def port_forward(self, request: web.Request) -> web.StreamResponse:
+        _, record = self._find(request)
+        ports = _ports(request.query.getall("ports", []))
+        ws = await self._upgrade(request, PORTFORWARD_PROTOCOLS)
+        log.info("port-forward", pod=record.key, protocol=ws.ws_protocol)
+        try:
+            if ws.ws_protocol == PORTFORWARD_TUNNEL:
+                await self._spdy_tunnel(ws, record)
+            else:
+                await self._channel_ports(Channels(ws, ws.ws_protocol or "channel.k8s.io"),
+                                          record, ports)
+        finally:
+            await ws.close()
+        return ws
+
+    async def _spdy_tunnel(self, ws: web.WebSocketResponse, record: PodRecord) -> None:
+        session = PortForwardSession(self._connector(record))
+        async for msg in ws:
+            if msg.type != WSMsgType.BINARY:
+                continue
+            try:
+                out = session.receive(msg.data)
+            except ProtocolError as exc:
+                log.warning("port-forward: bad SPDY from client", pod=record.key, error=str(exc))
+                return
+            if out:
+                await ws.send_bytes(out)
+            if session.closed:
+                return
+
+    async def _channel_ports(self, channels: Channels, record: PodRecord,
+                             ports: list[int]) -> None:
+        """The WebSocket port-forward protocol (no SPDY): ports from `?ports=`, data on
+        channel 2i and errors on 2i+1, each opened with the port as 2 little-endian bytes."""
+        if not ports:
+            await channels.send(1, b"query parameter \"port\" is required")
+            return
+        connect = self._connector(record)
+        conns: dict[int, http_sim.HTTPConnection] = {}
+        for i, port in enumerate(ports):
+            await channels.send(2 * i, port.to_bytes(2, "little"))
+            await channels.send(2 * i + 1, port.to_bytes(2, "little"))
+            connected = connect(port)
+            if isinstance(connected, str):
+                await channels.send(2 * i + 1, connected.encode())
+            else:
+                conns[2 * i] = connected
+        async for msg in channels.ws:
+            decoded = channels.decode(msg)
+            if decoded is None or decoded[0] not in conns:
+                continue
+            out = conns[decoded[0]].feed(decoded[1])
+            if out:
+                await channels.send(decoded[0], out)
+
+    # -- the pods' HTTP servers (pods/proxy, services/proxy) ---------------------------------
+    async def pod_proxy(self, request: web.Request) -> web.Response:
+        _, record = self._find(request)
+        port = int(request.match_info["port"])
+        name = record.key.partition("/")[2]
+        if http_sim.serves(record.pod, port, self._running(record)) is None:
+            return _text(503, f"dial tcp {record.ip or ''}:{port}: connect: connection refused")
+        await request.read()
+        target = "/" + request.match_info["path"]
+        if request.query_string:
+            target += "?" + request.query_string
+        status, headers, body = http_sim.answer(name, record.ip or "", request.method, target)
+        headers.pop("Content-Length", None)
+        return web.Response(status=status, body=body, headers=headers)
+
+
+def _interactive_shell(container: Obj, argv: list[str]) -> bool:
+    """A container attach can talk to: `stdin: true` and a shell without a script."""
+    if not container.get("stdin"):
+        return False
+    if not argv:
+        return True
+    return argv[0].rsplit("/", 1)[-1] in SHELLS and "-c" not in argv[1:]
+
+
+def _ports(values: list[str]) -> list[int]:
+    out = []
+    for value in values:
+        for part in value.split(","):
+            if part.strip().isdigit():
+                out.append(int(part.strip()))
+    return out
+
+
+async def _get_or_none(client: Any, resource: Any, name: str, namespace: str) -> Obj | None:
+    try:
+        return await client.get(resource, name, namespace)
+    except StatusError as exc:
+        if exc.code in (403, 404):
+            return None
+        raise

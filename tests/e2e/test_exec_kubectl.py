@@ -1,0 +1,135 @@
+"""`kubectl exec`, `port-forward` and `get --raw .../proxy/` with the real kubectl against
+`minikube-py start` as a subprocess: the API server proxies to the kubelet, which runs the
+simulated shell and HTTP server. kubectl binaries are picked by version (the
+/usr/bin/kubectl dispatcher would pick by the server's version); a missing one is skipped."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cluster_process import ClusterProcesses, running
+
+pytestmark = pytest.mark.slow
+
+SDK = Path("/usr/lib/google-cloud-sdk/bin")
+NEW = SDK / "kubectl.1.32"  # WebSockets for exec (1.30+) and port-forward (1.31+)
+OLD = SDK / "kubectl.1.27"  # SPDY only
+
+MANIFEST = """apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web}}
+spec:
+  nodeName: node-0   # placed directly: this file is about streaming, not scheduling
+  containers:
+  - name: web
+    image: nginx
+    ports: [{containerPort: 80, name: http}]
+    env: [{name: GREETING, value: hi-there}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 8080, targetPort: 80}]
+"""
+
+
+def need(binary: Path) -> str:
+    if not binary.exists():
+        pytest.skip(f"{binary} not found (the machine image provides kubectl 1.27-1.33)")
+    return str(binary)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterProcesses]:
+    need(NEW)
+    tmp = tmp_path_factory.mktemp("exec")
+    procs = ClusterProcesses(tmp, nodes=1).start()
+    try:
+        kubectl(procs, NEW, "apply", "-f", "-", input=MANIFEST)
+        procs.wait(lambda: running(procs.get("/api/v1/namespaces/default/pods/web")),
+                   what="pod web running")
+        yield procs
+    finally:
+        procs.stop()
+
+
+def kubectl(cluster: ClusterProcesses, binary: Path, *args: str, input: str | None = None,
+            check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([need(binary), "-s", cluster.url, *args], input=input, text=True,
+                          capture_output=True, timeout=60,
+                          env={**os.environ, "HOME": str(cluster.tmp)})
+    if check and done.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed ({done.returncode}): "
+                             f"{done.stderr}{done.stdout}")
+    return done
+
+
+def pod_ip(cluster: ClusterProcesses) -> str:
+    return cluster.get("/api/v1/namespaces/default/pods/web")["status"]["podIP"]
+
+
+def test_exec_prints_the_output(cluster: ClusterProcesses) -> None:
+    assert kubectl(cluster, NEW, "exec", "web", "--", "echo", "hi").stdout == "hi\n"
+
+
+def test_exec_exit_code_is_kubectls(cluster: ClusterProcesses) -> None:
+    done = kubectl(cluster, NEW, "exec", "web", "--", "sh", "-c", "exit 3", check=False)
+    assert done.returncode == 3
+    assert "command terminated with exit code 3" in done.stderr
+
+
+def test_exec_env_shows_the_containers_variables(cluster: ClusterProcesses) -> None:
+    out = kubectl(cluster, NEW, "exec", "web", "--", "env").stdout
+    assert "GREETING=hi-there\n" in out and "HOSTNAME=web\n" in out
+
+
+def test_exec_with_stdin(cluster: ClusterProcesses) -> None:
+    done = kubectl(cluster, NEW, "exec", "-i", "web", "--", "sh",
+                   input="echo one\nhostname\nexit 4\n", check=False)
+    assert (done.stdout, done.returncode) == ("one\nweb\n", 4)
+
+
+def test_port_forward_then_http_get(cluster: ClusterProcesses) -> None:
+    proc = subprocess.Popen([need(NEW), "-s", cluster.url, "port-forward", "pod/web", ":80"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "HOME": str(cluster.tmp)})
+    try:
+        line = proc.stdout.readline()  # Forwarding from 127.0.0.1:PORT -> 80
+        match = re.search(r"127\.0\.0\.1:(\d+) -> 80", line)
+        assert match, line + proc.stderr.read() if proc.poll() is not None else line
+        url = f"http://127.0.0.1:{match.group(1)}/hello"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.read().decode() == f"pod web ({pod_ip(cluster)}) GET /hello\n"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_get_raw_pod_proxy(cluster: ClusterProcesses) -> None:
+    done = kubectl(cluster, NEW, "get", "--raw", "/api/v1/namespaces/default/pods/web/proxy/")
+    assert done.stdout == f"pod web ({pod_ip(cluster)}) GET /\n"
+
+
+def test_get_raw_service_proxy(cluster: ClusterProcesses) -> None:
+    cluster.wait(lambda: cluster.get("/api/v1/namespaces/default/endpoints/web").get("subsets"),
+                 what="endpoints of web")
+    done = kubectl(cluster, NEW, "get", "--raw",
+                   "/api/v1/namespaces/default/services/web:http/proxy/x")
+    assert done.stdout == f"pod web ({pod_ip(cluster)}) GET /x\n"
+
+
+def test_spdy_only_kubectl_gets_a_clear_error(cluster: ClusterProcesses) -> None:
+    started = time.monotonic()
+    done = kubectl(cluster, OLD, "exec", "web", "--", "echo", "hi", check=False)
+    assert done.returncode == 1 and time.monotonic() - started < 30
+    assert "needs kubectl 1.30 or newer" in done.stderr, done.stderr

@@ -1,0 +1,252 @@
+"""exec, attach, port-forward and proxy through a real API server to a real kubelet pool:
+the client speaks what kubectl 1.30+ speaks (WebSocket `v5.channel.k8s.io`; SPDY tunnelled
+in a WebSocket for port-forward), the API server proxies to the kubelet, the kubelet runs the
+simulated shell / HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from minikube_py.client import Client, HTTPTransport
+from minikube_py.client.resources import CONFIGMAPS, ENDPOINTS, PODS, SERVICES
+from minikube_py.kubelet import KubeletConfig, KubeletPool, spdy
+from tests.apiserver.conftest import API, start_api
+
+FAST = KubeletConfig(node_status_update_frequency=0.2, image_pull_seconds=0.01,
+                     container_start_seconds=0.01)
+SLOW = KubeletConfig(node_status_update_frequency=0.2, image_pull_seconds=60)
+V5 = "v5.channel.k8s.io"
+PODS_PATH = "/api/v1/namespaces/default/pods"
+
+
+class Env:
+    def __init__(self, api: API, client: Client, session: aiohttp.ClientSession) -> None:
+        self.api, self.client, self.session = api, client, session
+
+    async def pod(self, name: str, node: str = "n-0", volumes: list | None = None,
+                  **container: Any) -> dict:
+        """A pod placed on `node` directly (spec.nodeName), running by the time it returns."""
+        body = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
+                "spec": {"nodeName": node, "volumes": volumes or [], "containers": [
+                    {"name": "web", "image": "nginx", "ports": [{"containerPort": 80}],
+                     **container}]}}
+        await self.client.create(PODS, body)
+        if node != "slow-0":
+            for _ in range(500):
+                pod = await self.client.get(PODS, name, "default")
+                if (pod.get("status") or {}).get("phase") == "Running":
+                    return pod
+                await asyncio.sleep(0.01)
+            raise AssertionError(f"pod {name} never ran")
+        return body
+
+    async def exec(self, pod: str, *command: str, stdin: bytes | None = None,
+                   protocol: str = V5, sub: str = "exec") -> tuple[bytes, bytes, dict]:
+        query = [("command", c) for c in command] + [("stdout", "true"), ("stderr", "true")]
+        if stdin is not None:
+            query.append(("stdin", "true"))
+        async with self.session.ws_connect(f"{self.api.url}{PODS_PATH}/{pod}/{sub}",
+                                           params=query, protocols=[protocol]) as ws:
+            assert ws.protocol == protocol
+            if stdin is not None:
+                await ws.send_bytes(b"\x00" + stdin)
+                await ws.send_bytes(b"\xff\x00")  # v5: stdin closed
+            return await channels(ws)
+
+
+async def channels(ws: aiohttp.ClientWebSocketResponse) -> tuple[bytes, bytes, dict]:
+    out, err, status = b"", b"", {}
+    async for msg in ws:
+        assert msg.type == aiohttp.WSMsgType.BINARY
+        channel, data = msg.data[0], msg.data[1:]
+        if channel == 1:
+            out += data
+        elif channel == 2:
+            err += data
+        elif channel == 3:
+            status = orjson.loads(data)
+    return out, err, status
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    api, runner, store, session = await start_api(tmp_path)
+    client = Client(HTTPTransport(api.url))
+    pool = KubeletPool(client, port=0, log_interval=0.05)
+    pool.add_nodes("n", 1, FAST)
+    pool.add_nodes("slow", 1, SLOW)
+    await pool.start()
+    try:
+        await pool.wait_ready(5)
+        await pool.wait_synced(5)
+        yield Env(api, client, session)
+    finally:
+        await pool.stop()
+        await client.close()
+        await session.close()
+        await runner.cleanup()
+        await store.close()
+
+
+async def test_exec_returns_output_and_success(env: Env) -> None:
+    await env.pod("web")
+    out, err, status = await env.exec("web", "echo", "hi")
+    assert (out, err, status) == (b"hi\n", b"", {"metadata": {}, "status": "Success"})
+
+
+async def test_exec_exit_code_and_stderr(env: Env) -> None:
+    await env.pod("web")
+    out, err, status = await env.exec("web", "sh", "-c", "echo out; foo; exit 3")
+    assert (out, err) == (b"out\n", b"sh: foo: not found\n")
+    assert status["status"] == "Failure" and status["reason"] == "NonZeroExitCode"
+    assert status["details"]["causes"] == [{"reason": "ExitCode", "message": "3"}]
+
+
+async def test_exec_sees_env_and_configmap_volume(env: Env) -> None:
+    await env.client.create(CONFIGMAPS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                         "metadata": {"name": "cfg", "namespace": "default"},
+                                         "data": {"greeting": "hello\n", "mode": "prod"}})
+    await env.pod("web", env=[{"name": "GREETING", "value": "hi-there"},
+                              {"name": "MODE", "valueFrom": {"configMapKeyRef": {
+                                  "name": "cfg", "key": "mode"}}}],
+                  volumeMounts=[{"name": "c", "mountPath": "/etc/config"}],
+                  volumes=[{"name": "c", "configMap": {"name": "cfg"}}])
+    out, _, _ = await env.exec("web", "env")
+    assert b"GREETING=hi-there\n" in out and b"MODE=prod\n" in out and b"HOSTNAME=web\n" in out
+    out, _, _ = await env.exec("web", "sh", "-c", "ls /etc/config; cat /etc/config/greeting")
+    assert out == b"greeting\nmode\nhello\n"
+
+
+async def test_exec_reads_stdin_until_the_v5_close_signal(env: Env) -> None:
+    await env.pod("web")
+    out, _, status = await env.exec("web", "sh", stdin=b"echo one\nhostname\n")
+    assert out == b"one\nweb\n" and status["status"] == "Success"
+
+
+async def test_older_channel_protocols_still_work(env: Env) -> None:
+    await env.pod("web")
+    out, _, status = await env.exec("web", "sh", "-c", "exit 2", protocol="v4.channel.k8s.io")
+    assert status["details"]["causes"][0]["message"] == "2"
+    async with env.session.ws_connect(f"{env.api.url}{PODS_PATH}/web/exec",
+                                      params=[("command", "hostname"), ("stdout", "true")],
+                                      protocols=["base64.channel.k8s.io"]) as ws:
+        texts = [msg.data async for msg in ws]
+    assert texts == ["1d2ViCg=="]  # channel 1, base64 of "web\n"; success: no error frame
+
+
+async def test_attach_streams_the_containers_output(env: Env) -> None:
+    await env.pod("web")
+    async with env.session.ws_connect(f"{env.api.url}{PODS_PATH}/web/attach",
+                                      params={"container": "web", "stdout": "true"},
+                                      protocols=[V5]) as ws:
+        msg = await ws.receive(timeout=5)
+    assert msg.data[0] == 1 and b"web: heartbeat" in msg.data
+
+
+async def test_errors_before_the_upgrade_are_statuses(env: Env) -> None:
+    await env.pod("web")
+    await env.pod("slow", node="slow-0")
+    await env.client.create(PODS, {"apiVersion": "v1", "kind": "Pod",
+                                   "metadata": {"name": "floating", "namespace": "default"},
+                                   "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    url = f"{env.api.url}{PODS_PATH}"
+    cases = [
+        ("slow/exec", 400, 'container not found ("web")'),
+        ("floating/exec", 400, "pod floating does not have a host assigned"),
+        ("web/exec?container=nope", 400, "container nope is not valid for pod web"),
+        ("nope/exec", 404, 'pods "nope" not found'),
+    ]
+    for path, code, message in cases:
+        sep = "&" if "?" in path else "?"
+        with pytest.raises(aiohttp.WSServerHandshakeError) as failed:
+            await env.session.ws_connect(f"{url}/{path}{sep}command=true&stdout=true",
+                                         protocols=[V5])
+        assert failed.value.status == code, path
+        async with env.session.get(f"{url}/{path}{sep}command=true&stdout=true") as resp:
+            body = await resp.json()
+        assert (resp.status, body["message"]) == (code, message)
+
+
+async def test_spdy_only_kubectl_is_told_the_version_it_needs(env: Env) -> None:
+    await env.pod("web")
+    headers = {"Connection": "Upgrade", "Upgrade": "SPDY/3.1",
+               "X-Stream-Protocol-Version": "v4.channel.k8s.io"}
+    async with env.session.post(f"{env.api.url}{PODS_PATH}/web/exec?command=true&stdout=true",
+                                headers=headers) as resp:
+        body = await resp.json()
+    assert resp.status == 400 and body["reason"] == "BadRequest"
+    assert "needs kubectl 1.30 or newer" in body["message"]
+    async with env.session.post(f"{env.api.url}{PODS_PATH}/web/portforward",
+                                headers=headers) as resp:
+        assert "needs kubectl 1.31 or newer" in (await resp.json())["message"]
+
+
+async def test_port_forward_over_the_spdy_websocket_tunnel(env: Env) -> None:
+    pod = await env.pod("web")
+    codec, reader = spdy.HeaderCodec(), spdy.FrameReader()
+
+    def syn(stream: int, kind: str, port: int) -> bytes:
+        block = codec.encode({"streamtype": kind, "port": str(port), "requestid": "0"})
+        return spdy.control(spdy.SYN_STREAM, 0, struct.pack(">IIBB", stream, 0, 0, 0) + block)
+
+    async with env.session.ws_connect(f"{env.api.url}{PODS_PATH}/web/portforward",
+                                      protocols=["SPDY/3.1+portforward.k8s.io"]) as ws:
+        await ws.send_bytes(syn(1, "error", 80))
+        await ws.send_bytes(syn(3, "data", 80))
+        await ws.send_bytes(spdy.data(3, b"GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"))
+        frames: list = []
+        while not any(isinstance(f, spdy.DataFrame) and f.data for f in frames):
+            frames += reader.feed((await ws.receive(timeout=5)).data)
+    answer = next(f for f in frames if isinstance(f, spdy.DataFrame) and f.data)
+    assert answer.stream_id == 3
+    assert answer.data.endswith(f"pod web ({pod['status']['podIP']}) GET /hello\n".encode())
+
+
+async def test_pod_proxy_and_service_proxy(env: Env) -> None:
+    pod = await env.pod("web")
+    ip = pod["status"]["podIP"]
+    async with env.session.get(f"{env.api.url}{PODS_PATH}/web/proxy/") as resp:
+        assert (resp.status, await resp.text()) == (200, f"pod web ({ip}) GET /\n")
+    async with env.session.post(f"{env.api.url}{PODS_PATH}/web:80/proxy/a/b?x=1",
+                                data=b"body") as resp:
+        assert await resp.text() == f"pod web ({ip}) POST /a/b?x=1\n"
+    async with env.session.get(f"{env.api.url}{PODS_PATH}/web:81/proxy/") as resp:
+        body = await resp.json()
+        assert resp.status == 503 and "connection refused" in body["message"]
+    await env.client.create(SERVICES, {"apiVersion": "v1", "kind": "Service",
+                                       "metadata": {"name": "web", "namespace": "default"},
+                                       "spec": {"selector": {"app": "web"}, "ports": [
+                                           {"name": "http", "port": 8080,
+                                            "targetPort": 80}]}})
+    svc_url = f"{env.api.url}/api/v1/namespaces/default/services"
+    async with env.session.get(f"{svc_url}/web/proxy/x") as resp:
+        body = await resp.json()
+        assert resp.status == 503
+        assert body["message"] == 'no endpoints available for service "web"'
+    await env.client.create(ENDPOINTS, {
+        "apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": "web", "namespace": "default"},
+        "subsets": [{"addresses": [{"ip": ip, "nodeName": "n-0", "targetRef": {
+            "kind": "Pod", "name": "web", "namespace": "default"}}],
+            "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}]})
+    for ident in ("web", "web:http", "web:8080"):
+        async with env.session.get(f"{svc_url}/{ident}/proxy/svc") as resp:
+            assert (resp.status, await resp.text()) == (200, f"pod web ({ip}) GET /svc\n")
+
+
+async def test_discovery_lists_the_connect_subresources(env: Env) -> None:
+    async with env.session.get(f"{env.api.url}/api/v1") as resp:
+        names = {r["name"]: r for r in (await resp.json())["resources"]}
+    for sub in ("pods/exec", "pods/attach", "pods/portforward", "pods/proxy",
+                "services/proxy"):
+        assert sub in names
+    assert names["pods/exec"]["verbs"] == ["create", "get"]
