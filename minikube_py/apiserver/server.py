@@ -45,7 +45,11 @@ from .watch import WatchClock
 
 log = structlog.get_logger(component="apiserver")
 
-KUBE_VERSION = {"major": "1", "minor": "30", "gitVersion": "v1.30.0-minikube-py",
+#: the Kubernetes version /version reports. 31: kubectl prints no version-skew warning for
+#: 1.30-1.32, and gcloud's kubectl dispatcher (/usr/bin/kubectl), which runs the client matching
+#: the server, then picks 1.31 — the first kubectl whose exec *and* port-forward speak the
+#: WebSocket protocols this server streams over (docs/kubelet.md)
+KUBE_VERSION = {"major": "1", "minor": "31", "gitVersion": "v1.31.0-minikube-py",
                 "gitCommit": "", "gitTreeState": "clean", "buildDate": "",
                 "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
                 "platform": f"{platform.system().lower()}/{platform.machine()}"}

@@ -22,6 +22,8 @@ pytestmark = pytest.mark.slow
 SDK = Path("/usr/lib/google-cloud-sdk/bin")
 NEW = SDK / "kubectl.1.32"  # WebSockets for exec (1.30+) and port-forward (1.31+)
 OLD = SDK / "kubectl.1.27"  # SPDY only
+#: gcloud's dispatcher: runs the kubectl matching the server's reported version (1.31)
+PLAIN = Path("/usr/bin/kubectl")
 
 MANIFEST = """apiVersion: v1
 kind: Pod
@@ -78,8 +80,9 @@ def pod_ip(cluster: ClusterProcesses) -> str:
     return cluster.get("/api/v1/namespaces/default/pods/web")["status"]["podIP"]
 
 
-def test_exec_prints_the_output(cluster: ClusterProcesses) -> None:
-    assert kubectl(cluster, NEW, "exec", "web", "--", "echo", "hi").stdout == "hi\n"
+@pytest.mark.parametrize("binary", [NEW, PLAIN], ids=["kubectl.1.32", "kubectl"])
+def test_exec_prints_the_output(cluster: ClusterProcesses, binary: Path) -> None:
+    assert kubectl(cluster, binary, "exec", "web", "--", "echo", "hi").stdout == "hi\n"
 
 
 def test_exec_exit_code_is_kubectls(cluster: ClusterProcesses) -> None:
@@ -99,8 +102,9 @@ def test_exec_with_stdin(cluster: ClusterProcesses) -> None:
     assert (done.stdout, done.returncode) == ("one\nweb\n", 4)
 
 
-def test_port_forward_then_http_get(cluster: ClusterProcesses) -> None:
-    proc = subprocess.Popen([need(NEW), "-s", cluster.url, "port-forward", "pod/web", ":80"],
+@pytest.mark.parametrize("binary", [NEW, PLAIN], ids=["kubectl.1.32", "kubectl"])
+def test_port_forward_then_http_get(cluster: ClusterProcesses, binary: Path) -> None:
+    proc = subprocess.Popen([need(binary), "-s", cluster.url, "port-forward", "pod/web", ":80"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "HOME": str(cluster.tmp)})
     try:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from minikube_py.apiserver.server import KUBE_VERSION
 from minikube_py.kubelet.logs import LogServer
 from tests.apiserver_thread import ServerThread
 
@@ -106,7 +107,7 @@ class Cluster:
                 "addresses": [{"type": "InternalIP", "address": "127.0.0.1"},
                               {"type": "Hostname", "address": name}],
                 "daemonEndpoints": {"kubeletEndpoint": {"Port": self.kubelet_port}},
-                "nodeInfo": {"kubeletVersion": "v1.30.0-minikube-py", "osImage": "simulated",
+                "nodeInfo": {"kubeletVersion": KUBE_VERSION["gitVersion"], "osImage": "simulated",
                              "kernelVersion": "none", "containerRuntimeVersion": "simulated://0",
                              "architecture": "amd64", "operatingSystem": "linux"},
             },
@@ -193,7 +194,7 @@ def rows(output: str) -> list[list[str]]:
 
 def test_version_and_cluster_info_and_raw_healthz(kubectl: Kubectl):
     out = kubectl("version", namespace=False).stdout
-    assert "Server Version" in out and "v1.30.0-minikube-py" in out
+    assert "Server Version" in out and KUBE_VERSION["gitVersion"] in out
     info = kubectl("cluster-info", namespace=False).stdout
     assert "is running at" in info and kubectl.cluster.server.url in info
     assert kubectl("get", "--raw", "/healthz", namespace=False).stdout == "ok"
@@ -211,7 +212,7 @@ def test_get_nodes_and_describe_node(kubectl: Kubectl):
     header, *nodes = rows(kubectl("get", "nodes", namespace=False).stdout)
     assert header == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     assert nodes[0][0] == "node-1" and nodes[0][1] == "Ready"
-    assert nodes[0][4] == "v1.30.0-minikube-py"
+    assert nodes[0][4] == KUBE_VERSION["gitVersion"]
     described = kubectl("describe", "node", "node-1", namespace=False).stdout
     assert re.search(r"^Name:\s+node-1$", described, re.M) and "KubeletReady" in described
 
