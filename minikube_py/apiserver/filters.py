@@ -24,6 +24,7 @@ import structlog
 from aiohttp import web
 
 from ..api import errors
+from ..client.inprocess import IN_PROCESS_PEER as IN_PROCESS
 from ..logs import debug_enabled
 from . import render
 from .authz.guard import USER
@@ -82,7 +83,13 @@ class Instruments:
 class InFlight:
     """At most `readonly` reads and `mutating` writes at once (0 = no limit); beyond that,
     429 with Retry-After (v1.0 MaxInFlightLimit). Watches and logs are long-running and
-    exempt, as upstream. The in-flight gauge reads the counters when scraped."""
+    exempt, as upstream. The in-flight gauge reads the counters when scraped.
+
+    Requests of this process's own components (the in-process transport) are counted but never
+    refused: the limit protects the server from outside clients, while the components inside
+    `start` share its event loop and are bounded by their own workers. Refusing them only
+    added a 1 s retry stall each (5000 kubelets' status updates at a burst of pod creations
+    went past 200 writes in flight) — upstream likewise exempts its loopback client."""
 
     def __init__(self, metrics: APIServerMetrics, *, readonly: int, mutating: int) -> None:
         self.counts = {"readOnly": 0, "mutating": 0}
@@ -97,9 +104,9 @@ class InFlight:
             return None
         return "mutating" if info.verb in _MUTATING else "readOnly"
 
-    def enter(self, kind: str) -> None:
+    def enter(self, kind: str, *, refusable: bool = True) -> None:
         limit = self.limits[kind]
-        if limit and self.counts[kind] >= limit:
+        if refusable and limit and self.counts[kind] >= limit:
             self.rejected[kind].inc()
             raise errors.too_many_requests(1)
         self.counts[kind] += 1
@@ -138,7 +145,7 @@ class WatchesPerClient:
         self.open: dict[str, int] = {}
 
     def client(self, request: web.Request) -> str | None:
-        if not self.limit or request.remote == "in-process":
+        if not self.limit or request.remote == IN_PROCESS:
             return None
         user = request.get(USER)
         return f"user:{user.name}" if user is not None else f"address:{request.remote}"
@@ -232,7 +239,7 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
                 guard(request, info)
             kind = in_flight.kind(info)
             if kind is not None:
-                in_flight.enter(kind)
+                in_flight.enter(kind, refusable=request.remote != IN_PROCESS)
                 task = deadlines.enter() if deadlines is not None else None
                 try:
                     response = await handler(request)

@@ -33,6 +33,10 @@ from yarl import URL
 from .errors import error_from_response
 from .transport import RawResponse
 
+#: the peer address in-process requests carry (`request.remote`); the API server exempts them
+#: from the in-flight and watches-per-client limits
+IN_PROCESS_PEER = "in-process"
+
 _END = b""  # queued by the server side when the response is complete
 
 
@@ -152,7 +156,7 @@ class InProcessTransport:
     """
 
     def __init__(self, app: web.Application, *, token: str | None = None,
-                 user_agent: str = "minikube-py/in-process", peername: str = "in-process",
+                 user_agent: str = "minikube-py/in-process", peername: str = IN_PROCESS_PEER,
                  client_max_size: int = 4 * 1024 * 1024) -> None:
         self.app = app
         self.peername = peername

@@ -173,3 +173,43 @@ async def test_a_body_or_patch_result_without_the_urls_name_is_400(api: API):
         assert resp.status == 400
         assert "does not match the name on the URL (named)" in (await resp.json())["message"]
     assert await api.server.store.current_revision() == before
+
+
+async def test_in_process_requests_are_counted_but_never_refused(tmp_path: Path, monkeypatch):
+    """The components inside `start` (the in-process transport) share the server's loop and
+    are bounded by their own workers: past the limit they still get through, while they count
+    against it, so an outside client is refused meanwhile."""
+    from minikube_py.client import Client, InProcessTransport
+    from minikube_py.client.resources import CONFIGMAPS
+
+    api, runner, store, session = await start_api(tmp_path, max_mutating_requests_inflight=2)
+    client = Client(InProcessTransport(runner.app))
+    try:
+        registry = api.server.registry_for("", "v1", "configmaps")
+        real = registry.create
+        gate = asyncio.Event()
+
+        async def slow_create(*args, **kwargs):
+            await gate.wait()
+            return await real(*args, **kwargs)
+
+        monkeypatch.setattr(registry, "create", slow_create)
+        inside = [asyncio.create_task(client.create(CONFIGMAPS, {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"in-{i}"}}, "default"))
+            for i in range(5)]
+        await asyncio.sleep(0.3)
+        code, body = await api.post("/api/v1/namespaces/default/configmaps", {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "outside"}})
+        assert code == 429, body
+        gate.set()
+        created = await asyncio.gather(*inside)
+        assert sorted(c["metadata"]["name"] for c in created) == [f"in-{i}" for i in range(5)]
+        # exactly one refusal: the outside client's (the in-process client would have retried
+        # its refusals transparently, so only the counter tells)
+        _, metrics = await api.get("/metrics")
+        assert 'apiserver_dropped_requests_total{request_kind="mutating"} 1.0' in metrics
+    finally:
+        await client.close()
+        await session.close()
+        await runner.cleanup()
+        await store.close()
