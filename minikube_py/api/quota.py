@@ -15,6 +15,7 @@ Shared by the ResourceQuota admission plugin (the API server) and the resourcequ
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -121,6 +122,27 @@ def update_delta(group: str, resource: str, old: Obj, new: Obj) -> Usage:
     return {name: amount - before.get(name, Fraction(0))
             for name, amount in usage(group, resource, new).items()
             if amount > before.get(name, Fraction(0))}
+
+
+def tracked_resources(quota: Obj) -> list[tuple[str, str]]:
+    """(group, resource) of every kind of object `quota` counts, in a stable order."""
+    return sorted({t for t in map(tracked_resource, hard_of(quota)) if t is not None})
+
+
+def no_usage(quota: Obj) -> Usage:
+    """Zero for every name `quota` limits: where a recalculation starts."""
+    return {name: Fraction(0) for name in hard_of(quota)}
+
+
+def tally(quota: Obj, group: str, resource: str, objects: Iterable[Obj], used: Usage) -> None:
+    """Add what `objects` (of one resource) cost against `quota` to `used`: the quota
+    controller's recalculation, shared by the controller and the admission plugin."""
+    for obj in objects:
+        if not scopes_match(quota, group, resource, obj):
+            continue
+        for name, amount in usage(group, resource, obj).items():
+            if name in used:
+                used[name] += amount
 
 
 def scopes_match(quota: Obj, group: str, resource: str, obj: Obj) -> bool:

@@ -9,13 +9,14 @@ pod finishes ("replenishment"), so freed usage shows without waiting for the per
 Why it exists beside the ResourceQuota admission plugin: admission charges usage *before* a
 write and never gives back what an update frees (upstream does the same), and usage can drift
 when a charged write then fails. Recalculating from the objects themselves is what makes
-`status.used` true again. The cost model is api/quota.py, shared with the plugin.
+`status.used` true again. The cost model is api/quota.py, shared with the plugin. Pods and
+services are counted from the shared informer caches the controller watches anyway (as
+upstream's listers); other counted resources are listed through the API.
 """
 
 from __future__ import annotations
 
 import asyncio
-from fractions import Fraction
 from typing import Any
 
 from ..api import quota as qu
@@ -45,10 +46,13 @@ class ResourceQuotaController(Controller):
             on_add=lambda q: enqueue_key(self.queue, q),
             on_update=self._quota_updated)
         # replenishment: usage goes down when a tracked object goes away or a pod finishes
-        ctx.informers.informer(PODS).add_event_handler(
-            on_update=self._pod_updated, on_delete=self._namespace_changed)
-        ctx.informers.informer(SERVICES).add_event_handler(
-            on_update=self._service_updated, on_delete=self._namespace_changed)
+        pods = ctx.informers.informer(PODS, indexers=NAMESPACE_INDEXERS)
+        services = ctx.informers.informer(SERVICES, indexers=NAMESPACE_INDEXERS)
+        pods.add_event_handler(on_update=self._pod_updated, on_delete=self._namespace_changed)
+        services.add_event_handler(on_update=self._service_updated,
+                                   on_delete=self._namespace_changed)
+        #: resources counted from the shared caches; anything else a quota counts is listed
+        self.cached = {("", "pods"): pods, ("", "services"): services}
 
     def _quota_updated(self, old: Obj, new: Obj) -> None:
         if (old.get("spec") != new.get("spec")
@@ -96,17 +100,14 @@ class ResourceQuotaController(Controller):
                       used=status["used"])
 
     async def calculate(self, quota: Obj, namespace: str) -> qu.Usage:
-        used: qu.Usage = {name: Fraction(0) for name in qu.hard_of(quota)}
-        targets = {t for t in map(qu.tracked_resource, used) if t is not None}
-        for group, plural in sorted(targets):
-            resource = _RESOURCES.get((group, plural))
-            if resource is None:
+        used = qu.no_usage(quota)
+        for group, plural in qu.tracked_resources(quota):
+            informer = self.cached.get((group, plural))
+            if informer is not None:
+                objects = informer.indexer.by_index(NAMESPACE_INDEX, namespace)
+            elif (resource := _RESOURCES.get((group, plural))) is not None:
+                objects = (await self.client.list(resource, namespace)).get("items") or []
+            else:
                 continue  # a count/ of something this server does not serve counts 0
-            listing = await self.client.list(resource, namespace)
-            for obj in listing.get("items") or []:
-                if not qu.scopes_match(quota, group, plural, obj):
-                    continue
-                for item, amount in qu.usage(group, plural, obj).items():
-                    if item in used:
-                        used[item] += amount
+            qu.tally(quota, group, plural, objects, used)
         return used

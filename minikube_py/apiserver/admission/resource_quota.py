@@ -18,7 +18,6 @@ Reads and writes go through the server's own registries.
 from __future__ import annotations
 
 from collections.abc import Callable
-from fractions import Fraction
 
 import structlog
 
@@ -53,17 +52,11 @@ class ResourceQuota:
     async def recompute(self, quota: qu.Obj, namespace: str,
                         exclude: tuple[str, str, str] | None = None) -> qu.Usage:
         """The quota's usage from the namespace's objects (upstream quota controller sync)."""
-        used: qu.Usage = {name: Fraction(0) for name in qu.hard_of(quota)}
-        targets = {t for t in map(qu.tracked_resource, used) if t is not None}
-        for group, resource in sorted(targets):
-            for obj in await self._list(group, resource, namespace):
-                if exclude == (group, resource, obj["metadata"]["name"]):
-                    continue
-                if not qu.scopes_match(quota, group, resource, obj):
-                    continue
-                for name, amount in qu.usage(group, resource, obj).items():
-                    if name in used:
-                        used[name] += amount
+        used = qu.no_usage(quota)
+        for group, resource in qu.tracked_resources(quota):
+            objects = [obj for obj in await self._list(group, resource, namespace)
+                       if exclude != (group, resource, obj["metadata"]["name"])]
+            qu.tally(quota, group, resource, objects, used)
         return used
 
     async def admit(self, attrs: Attributes) -> None:
@@ -72,15 +65,17 @@ class ResourceQuota:
                 or attrs.operation not in ("CREATE", "UPDATE", "DELETE")
                 or (attrs.operation == "DELETE" and attrs.dry_run)):
             return
+        if attrs.operation == "UPDATE" and \
+                (strategy.group, strategy.resource) not in qu.UPDATE_CHARGED:
+            return
         old: qu.Obj | None = None
-        if attrs.operation == "UPDATE":
-            if (strategy.group, strategy.resource) not in qu.UPDATE_CHARGED:
-                return
-            old = await self._current(attrs)  # None: an update that creates, charged as one
-        for _ in range(_ATTEMPTS):
+        for attempt in range(_ATTEMPTS):
             quotas = await self._list("", "resourcequotas", attrs.namespace)
             if not quotas:
                 return
+            if attrs.operation == "UPDATE" and attempt == 0:
+                # read only where a quota could charge it; None: an update that creates
+                old = await self._current(attrs)
             try:
                 if attrs.operation == "DELETE":
                     await self._release(attrs, quotas)
