@@ -96,8 +96,7 @@ class APIRequestHandler(RequestHandler):
 def parse_error_status(exc: BaseException) -> errors.StatusError:
     """The Status for a request aiohttp's parser rejected: 431 when a line or header passed
     the size limit (kube-apiserver's Go server answers 431 there), else 400."""
-    if isinstance(exc, LineTooLong) or "too long" in str(exc).lower() \
-            or "too large" in str(exc).lower():
+    if isinstance(exc, LineTooLong):
         return errors.StatusError(
             431, "", f"request header fields too large: the request line and each header "
                      f"may be at most {MAX_HEADER_BYTES} bytes")
