@@ -8,6 +8,11 @@ survive a serving-cert re-issue. The serving cert's SANs are 127.0.0.1, localhos
 name, the in-cluster `kubernetes` service names, and the given hosts (e.g. the first service
 IP). On later calls the same files are returned untouched; only when a requested host is
 not covered is a new serving cert issued by the SAME CA.
+
+Files and modes, whatever the umask (as client-go's keyutil/certutil that kubeadm uses): the
+directory 0700 when created here, keys 0600, certificates 0644. Before a file is reused, it and
+the directory are checked (fileperms.py): one that another user owns, or that group or others
+can write, is refused with UnsafePermissionsError naming the file and the chmod that fixes it.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from ..fileperms import (PRIVATE_FILE, PUBLIC_FILE, check_dir, check_file, create_file,
+                         make_private_dir)
 
 CA_CERT, CA_KEY = "ca.crt", "ca.key"
 SERVING_CERT, SERVING_KEY = "apiserver.crt", "apiserver.key"
@@ -56,9 +64,9 @@ def _new_key() -> ec.EllipticCurvePrivateKey:
 
 
 def _write(path: Path, data: bytes, private: bool = False) -> None:
-    """Atomic write (temp file + rename), 0600 for keys."""
+    """Atomic write (temp file + rename), 0600 for keys, 0644 for certificates."""
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+    fd = create_file(tmp, PRIVATE_FILE if private else PUBLIC_FILE)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
@@ -81,6 +89,8 @@ def _builder(subject: x509.Name, issuer: x509.Name, public_key, days: int) -> x5
 def _load_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
     ca_cert_path, ca_key_path = cert_dir / CA_CERT, cert_dir / CA_KEY
     if ca_cert_path.exists() and ca_key_path.exists():
+        check_file(ca_key_path, "the CA key", generated=True)
+        check_file(ca_cert_path, "the CA certificate", private=False, generated=True)
         cert = x509.load_pem_x509_certificate(ca_cert_path.read_bytes())
         key = serialization.load_pem_private_key(ca_key_path.read_bytes(), None)
         assert isinstance(key, ec.EllipticCurvePrivateKey)
@@ -130,14 +140,25 @@ def _covers(cert_path: Path, ips: set[IPAddr], names: set[str]) -> bool:
     return fresh and ips <= have_ips and names <= have_names
 
 
+def private_cert_dir(cert_dir: Path | str) -> Path:
+    """`cert_dir`, created 0700 (with its missing parents) or, when it exists, checked: a
+    directory others can write lets them swap the keys in it."""
+    cert_dir = Path(cert_dir)
+    if cert_dir.is_dir():
+        check_dir(cert_dir, "the certificate directory")
+    return make_private_dir(cert_dir)
+
+
 def ensure_serving_cert(cert_dir: Path, hosts: list[str]) -> tuple[Path, Path, Path]:
     """(serving cert, serving key, CA cert) in `cert_dir`, generated on first call and reused
     (same files, same bytes) while they cover `hosts` and are not about to expire."""
-    cert_dir = Path(cert_dir)
-    cert_dir.mkdir(parents=True, exist_ok=True)
+    cert_dir = private_cert_dir(cert_dir)
     ca, ca_key = _load_ca(cert_dir)
     cert_path, key_path = cert_dir / SERVING_CERT, cert_dir / SERVING_KEY
     ips, names = serving_hosts(hosts)
+    if key_path.exists() and cert_path.exists():
+        check_file(key_path, "the serving key", generated=True)
+        check_file(cert_path, "the serving certificate", private=False, generated=True)
     if not (key_path.exists() and _covers(cert_path, ips, names)):
         san = x509.SubjectAlternativeName(
             [x509.DNSName(n) for n in sorted(names)] +
@@ -153,7 +174,7 @@ def issue_client_cert(cert_dir: Path, user: str, groups: list[str],
                       name: str | None = None) -> tuple[Path, Path]:
     """(cert, key) of a client certificate for `user` (CN) in `groups` (O), signed by the CA
     in `cert_dir` — what --client-ca-file authenticates (e.g. an admin kubeconfig)."""
-    cert_dir = Path(cert_dir)
+    cert_dir = private_cert_dir(cert_dir)
     ca, ca_key = _load_ca(cert_dir)
     subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups] +
                         [x509.NameAttribute(NameOID.COMMON_NAME, user)])

@@ -3,6 +3,10 @@
 Kubernetes piece: what `kubectl config set-cluster/set-context` (and local-up-cluster.sh's
 closing hint) produce: one cluster, one user, one context, current-context set. For the
 secure port: the CA to trust and a bearer token; for the insecure port: no credentials.
+
+It carries the admin token, so it is written as kubeadm writes admin.conf: 0600, and its
+directory (when created here, e.g. ~/.minikube-py) 0700, whatever the umask. It is never
+reused: each start writes it anew (temp file + rename), so an old file's mode does not matter.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import tempfile
 from pathlib import Path
 
 import yaml
+
+from ..fileperms import PRIVATE_FILE, make_private_dir
 
 CLUSTER_NAME = "minikube-py"
 
@@ -41,12 +47,12 @@ def render(server: str, name: str = CLUSTER_NAME, *, ca_data: bytes | None = Non
 def write(path: Path, server: str, *, ca_data: bytes | None = None,
           token: str | None = None) -> None:
     """Atomically (temp file + rename), so kubectl never reads half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    make_private_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # 0600 already
     try:
         with os.fdopen(fd, "w") as f:
             f.write(render(server, ca_data=ca_data, token=token))
-        os.chmod(tmp, 0o600)
+        os.chmod(tmp, PRIVATE_FILE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

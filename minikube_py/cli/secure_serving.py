@@ -6,6 +6,12 @@ serves anonymous users.
 Kubernetes v1.0 piece: kube-apiserver's --secure-port/--tls-cert-file/--tls-private-key-file
 with its self-signed fallback in --cert-dir (pkg/util/crypto GenerateSelfSignedCert), and the
 admin bearer token that cluster/kube-up.sh wrote into known_tokens.csv and the kubeconfig.
+
+Every file of key material the secure port is about to use — generated ones when reused, and
+the ones given by flag — is checked first (fileperms.py): one that another user (root aside)
+owns, or that group or others can write, stops the start with a usage error (exit 2) naming
+the file and the fix. Upstream loads such files without looking; an admin token or CA key
+anyone can rewrite makes everyone admin.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..fileperms import PRIVATE_FILE, UnsafePermissionsError, check_file, create_file
 from .start_options import StartOptions
 from .storage_target import ConfigError
 
@@ -37,30 +44,56 @@ def first_service_ip(cidr: str) -> str:
 
 
 def ensure_admin_token(cert_dir: Path) -> tuple[Path, str]:
-    """`<cert-dir>/tokens.csv` with one admin token, created once and reused."""
+    """`<cert-dir>/tokens.csv` with one admin token, created once (0600, in a 0700 directory,
+    whatever the umask) and reused. UnsafePermissionsError for a file others could rewrite."""
+    from ..apiserver.certs import private_cert_dir
+
     path = cert_dir / "tokens.csv"
+    private_cert_dir(cert_dir)
     if path.exists():
+        check_file(path, "the token file", generated=True)
         for line in path.read_text().splitlines():
             fields = line.split(",")
             if len(fields) >= 3 and fields[1] == ADMIN_USER:
                 return path, fields[0]
-    cert_dir.mkdir(parents=True, exist_ok=True)
     token = secrets.token_hex(16)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(f'{token},{ADMIN_USER},{ADMIN_USER},"{ADMIN_GROUP}"\n')
-    os.chmod(tmp, 0o600)
+    with os.fdopen(create_file(tmp, PRIVATE_FILE), "w") as f:
+        f.write(f'{token},{ADMIN_USER},{ADMIN_USER},"{ADMIN_GROUP}"\n')
     os.replace(tmp, path)
     return path, token
 
 
+def check_given_files(options: StartOptions) -> None:
+    """The key material named by flags, checked before use (UnsafePermissionsError)."""
+    api = options.apiserver
+    given = [(options.tls_private_key_file, "--tls-private-key-file", True),
+             (options.tls_cert_file, "--tls-cert-file", False),
+             (api.client_ca_file, "--client-ca-file", False),
+             (api.token_auth_file, "--token-auth-file", True),
+             (api.basic_auth_file, "--basic-auth-file", True)]
+    for path, flag, private in given:
+        if path and os.path.exists(path):  # a missing file is reported by whoever loads it
+            check_file(path, flag, private=private)
+
+
 def prepare(options: StartOptions) -> tuple[StartOptions, SecureServing | None]:
     """Options with the generated token file filled in, and the TLS material; (options,
-    None) when the secure port is disabled. Unreadable or bad files are usage errors."""
+    None) when the secure port is disabled. Unreadable, bad or unsafe (UnsafePermissionsError)
+    files are usage errors."""
     if not options.secure_port:
         return options, None
+    try:
+        return _prepare(options)
+    except UnsafePermissionsError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _prepare(options: StartOptions) -> tuple[StartOptions, SecureServing]:
     from ..apiserver.certs import ensure_serving_cert, server_ssl_context
 
     api = options.apiserver
+    check_given_files(options)
     try:
         if options.tls_cert_file and options.tls_private_key_file:
             cert, key, ca = Path(options.tls_cert_file), Path(options.tls_private_key_file), None
@@ -71,6 +104,8 @@ def prepare(options: StartOptions) -> tuple[StartOptions, SecureServing | None]:
             cert, key, ca = ensure_serving_cert(options.cert_dir, hosts)
         context = server_ssl_context(cert, key,
                                      Path(api.client_ca_file) if api.client_ca_file else None)
+    except UnsafePermissionsError:
+        raise
     except (OSError, ValueError, ssl.SSLError) as exc:
         raise ConfigError(f"the secure port's TLS material: {exc}") from None
     token = None

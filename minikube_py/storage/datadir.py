@@ -6,6 +6,11 @@ etcd on the same directory fails at once). Layout:
     <data-dir>/LOCK          flock held while a store is open; holds the owner's pid
     <data-dir>/wal/*.wal     write-ahead log segments (wal.py)
     <data-dir>/snap/*.snap   snapshots (snapshot.py)
+
+Modes, as etcd's fileutil (PrivateDirMode, PrivateFileMode): the directories are created 0700
+and the files 0600 whatever the umask — the store holds every Secret. An existing data dir
+that another user owns, or that group or others can write, is used with a warning naming the
+fix, as etcd warns (CheckDirPermission) rather than refusing a directory the user chose.
 """
 
 from __future__ import annotations
@@ -14,7 +19,12 @@ import fcntl
 import os
 from pathlib import Path
 
+import structlog
+
+from ..fileperms import PRIVATE_FILE, create_file, dir_problem, make_private_dir
 from .errors import StorageError
+
+log = structlog.get_logger(component="storage", backend="embedded")
 
 
 class DataDirLockedError(StorageError):
@@ -41,8 +51,15 @@ class DataDir:
         self._lock_fd: int | None = None
 
     def ensure(self) -> None:
+        """The directories, created 0700 (parents too) whatever the umask; an existing root
+        others could write is warned about."""
+        if self.root.is_dir():
+            problem = dir_problem(self.root)
+            if problem is not None:
+                log.warning("data dir permissions", data_dir=str(self.root), problem=problem,
+                            fix=f"chmod 700 {self.root}")
         for path in (self.root, self.wal, self.snap):
-            path.mkdir(parents=True, exist_ok=True)
+            make_private_dir(path)
 
     def holder_pid(self) -> int | None:
         """Pid written by the current (or last) holder, if any."""
@@ -68,7 +85,8 @@ class DataDir:
     def lock(self) -> None:
         """Take the exclusive lock or raise DataDirLockedError naming the holder."""
         self.ensure()
-        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = (os.open(self.lock_file, os.O_RDWR) if self.lock_file.exists()
+              else create_file(self.lock_file, PRIVATE_FILE, os.O_RDWR | os.O_CREAT))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -8,6 +8,9 @@ chunks of key-value rows — followed by a footer `b"MKS1" + crc32(body)`. It is
 temporary name, fsynced and renamed, so a crash leaves either the old snapshot or the new one,
 never half of one.
 
+The file holds every object, Secrets included: it is created 0600 whatever the umask (etcd's
+PrivateFileMode), in snap/ which the data dir creates 0700.
+
 Packing 100k values takes a noticeable slice of a second, so `write_snapshot` packs a chunk at
 a time and yields to the event loop between chunks; the file writes run in a worker thread.
 """
@@ -24,6 +27,7 @@ from pathlib import Path
 import msgpack
 from sortedcontainers import SortedDict
 
+from ..fileperms import PRIVATE_FILE, create_file
 from .errors import StorageError
 from .kv import KeyValue
 from .mvcc import Lease, MVCCState
@@ -112,7 +116,7 @@ async def _write_image(loop: asyncio.AbstractEventLoop, tmp: Path, header: dict,
     """The snapshot's bytes into `tmp`: header, kv chunks, checksum footer."""
     packer = msgpack.Packer(use_bin_type=True)
     crc = 0
-    with open(tmp, "wb") as out:
+    with os.fdopen(create_file(tmp, PRIVATE_FILE), "wb") as out:
         first = packer.pack(header)
         crc = zlib.crc32(first, crc)
         out.write(first)

@@ -40,6 +40,7 @@ from typing import Callable, Iterator
 import msgpack
 import structlog
 
+from ..fileperms import PRIVATE_FILE, create_file
 from .errors import StorageError, StorageFullError, UnavailableError
 
 log = structlog.get_logger(component="storage", backend="embedded")
@@ -250,10 +251,11 @@ class WAL:
 
     def _open_segment(self, seq: int) -> int:
         path = segment_path(self._dir, seq)
-        existed = path.exists()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        if not existed:
-            fsync_dir(self._dir)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        if path.exists():
+            return os.open(path, flags)
+        fd = create_file(path, PRIVATE_FILE, flags)  # 0600 whatever the umask (etcd's)
+        fsync_dir(self._dir)
         return fd
 
     def check(self) -> None:
