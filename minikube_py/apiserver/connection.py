@@ -17,6 +17,11 @@ an API server; this module closes them and nothing else:
   plain-text 400 and logs a traceback at ERROR. Here the answer is a `Status` — 431 for a request
   line or header over the 1 MiB limit (Go's code for it), 400 otherwise — logged as one WARNING
   line, because it is the client's error, not the server's.
+- **A client going away is not an error.** A client that stops `kubectl logs -f`, or sends
+  `Expect: 100-continue` and leaves before (or after) the 100, makes the next read or write fail
+  with ConnectionResetError; aiohttp logs that at ERROR with a traceback ("Error handling
+  request"), and our recovery filter would call it a panic. Go's server just ends the request.
+  Here such an error, when the connection is indeed gone (`client_left`), is one DEBUG line.
 - **Disconnects are noticed at once.** aiohttp does not cancel a handler when its client goes
   away (that would interrupt writes half-way); a watch stream registers `on_lost` and wakes up
   to end itself as soon as its connection is lost, rather than at its next write.
@@ -81,8 +86,14 @@ class APIRequestHandler(RequestHandler):
     def handle_error(self, request: BaseRequest, status: int = 500,
                      exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
-        """aiohttp calls this for a request its parser rejected (status 400) and for failures
-        outside our middleware (which answers everything else itself)."""
+        """aiohttp calls this for a request its parser rejected (status 400), for failures
+        outside our middleware (its `Expect: 100-continue` answer), and for a client's
+        departure the middleware passes on; the middleware answers everything else itself."""
+        if exc is not None and client_left(request, exc):
+            log.debug("client went away", remote=request.remote, method=request.method,
+                      uri=request.path_qs, error=str(exc) or type(exc).__name__)
+            # nobody to answer: aiohttp ends the connection quietly on a ConnectionError
+            raise ConnectionError("the client went away") from exc
         if status >= 500 or exc is None:
             return super().handle_error(request, status, exc, message)
         error = parse_error_status(exc)
@@ -91,6 +102,16 @@ class APIRequestHandler(RequestHandler):
         response = render.status_response(error)
         response.force_close()
         return response
+
+
+def client_left(request: BaseRequest, exc: BaseException) -> bool:
+    """Whether `exc` is the client going away: a connection error (a write to a closing
+    transport, a body cut short by a lost connection) while this request's connection is gone
+    or closing. A ConnectionError with the client still there (say, from a backend) is not."""
+    if not isinstance(exc, ConnectionError):
+        return False
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 def parse_error_status(exc: BaseException) -> errors.StatusError:

@@ -28,6 +28,8 @@ from ..client.inprocess import IN_PROCESS_PEER as IN_PROCESS
 from ..logs import debug_enabled
 from . import render
 from .authz.guard import USER
+from .connection import client_left
+from .hostcheck import HostCheck
 from .metrics import APIServerMetrics
 from .requestinfo import RequestInfo, resolve_cached
 
@@ -128,6 +130,8 @@ def recover(request: web.Request, exc: BaseException) -> web.Response:
         message = ("the server could not find the requested resource" if exc.status == 404
                    else exc.text or exc.reason)
         return render.status_response(errors.StatusError(exc.status, reason, message))
+    if client_left(request, exc):
+        raise exc  # no panic, nobody to answer: connection.py logs one debug line
     log.error("panic serving request", method=request.method, uri=request.path_qs,
               error=repr(exc), traceback="".join(traceback.format_exception(exc)))
     return render.status_response(errors.internal_error(
@@ -229,6 +233,7 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
     in_flight = InFlight(metrics, readonly=readonly, mutating=mutating)
     watches = WatchesPerClient(max_watches_per_client)
     deadlines = Deadlines(request_timeout) if request_timeout else None
+    hosts = HostCheck()
 
     @web.middleware
     async def chain(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -237,6 +242,8 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
         try:
             if guard is not None and request.secure:
                 guard(request, info)
+            elif not request.secure:
+                hosts.check(request)  # DNS rebinding: 403 for a foreign Host (hostcheck.py)
             kind = in_flight.kind(info)
             if kind is not None:
                 in_flight.enter(kind, refusable=request.remote != IN_PROCESS)

@@ -20,6 +20,7 @@ from ..registry import pods
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import proxy, render, streaming
+from .connection import client_left
 from .negotiation import (
     Output,
     decode_body,
@@ -234,6 +235,8 @@ async def _proxy_stream(request: web.Request, url: str, params: dict[str, str],
                     await response.write(chunk)
                 return response
     except aiohttp.ClientError as exc:
+        if client_left(request, exc):
+            raise  # our client (kubectl logs -f) left, not the kubelet: one debug line
         raise errors.StatusError(
             502, "InternalError",
             f'Get "{url}": {exc} (is the kubelet for node {node} running?)') from None

@@ -7,7 +7,8 @@ container runs, so the log is generated: the same pod and container always produ
 lines, one per `interval` seconds since the container instance started, so `kubectl logs` is
 testable and `-f` streams. A restarted container starts a new log (its instance started later);
 `previous` shows the instance before. A finished instance's log stops at its finish time, and a
-followed log ends when its instance ends. One server answers for every simulated node.
+followed log ends when its instance ends. One server answers for every simulated node. A
+follower that leaves is normal (Ctrl-C on `kubectl logs -f`): one debug line.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ import time
 from datetime import datetime, timezone
 from typing import Callable
 
+import structlog
 from aiohttp import web
+
+log = structlog.get_logger(component="kubelet")
 
 LINES_AT_START = 3
 DEFAULT_INTERVAL = 1.0
@@ -122,14 +126,26 @@ class LogServer:
             return web.Response(body=body, content_type="text/plain")
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
         await response.prepare(request)
-        await response.write(body)
-        sent_bytes = len(body)
-        sent = total
-        while True:  # follow: one more line per interval until the instance ends
+        try:
+            await response.write(body)
+            await self._follow(response, ns, pod, container, started, total, len(body), limit,
+                               timestamps)
+        except ConnectionError as exc:
+            # the reader left (`kubectl logs -f` stopped, so the API server dropped its
+            # proxy connection): normal, one debug line — not aiohttp's ERROR traceback
+            log.debug("log reader went away", namespace=ns, pod=pod, container=container,
+                      error=str(exc) or type(exc).__name__)
+        return response
+
+    async def _follow(self, response: web.StreamResponse, ns: str, pod: str, container: str,
+                      started: float, sent: int, sent_bytes: int, limit: int | None,
+                      timestamps: bool) -> None:
+        """One more line per interval until the instance ends (or `limit` bytes are out)."""
+        while True:
             await asyncio.sleep(self.interval)
             now_span = self.source(ns, pod, container, False)
             if now_span is None or now_span[0] != started:
-                return response  # gone or restarted: end the stream like the kubelet
+                return  # gone or restarted: end the stream like the kubelet
             end = now_span[1] if now_span[1] is not None else self.clock()
             now_total = lines_until(started, end, self.interval)
             if now_total > sent:
@@ -141,4 +157,4 @@ class LogServer:
                 sent_bytes += len(chunk)
                 sent = now_total
             if now_span[1] is not None or (limit is not None and sent_bytes >= limit):
-                return response
+                return

@@ -113,7 +113,7 @@ async def test_a_watch_ends_as_soon_as_its_client_leaves(tmp_path: Path) -> None
     try:
         host, port = api.url.removeprefix("http://").split(":")
         reader, writer = await asyncio.open_connection(host, int(port))
-        writer.write(f"GET {PODS}?watch=true HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        writer.write(f"GET {PODS}?watch=true HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
         await writer.drain()
         assert b" 200 " in await asyncio.wait_for(reader.readline(), 5)
         code, status = await api.get(PODS + "?watch=true&timeoutSeconds=1")

@@ -100,7 +100,7 @@ async def test_slow_watcher_is_closed_not_buffered(tmp_path: Path):
         _, start = await api.get(PODS)
         rv = start["metadata"]["resourceVersion"]
         reader, writer = await asyncio.open_connection("127.0.0.1", int(api.url.rsplit(":", 1)[1]))
-        writer.write(f"GET {PODS}?watch=true&resourceVersion={rv} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        writer.write(f"GET {PODS}?watch=true&resourceVersion={rv} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
         await writer.drain()
         await asyncio.sleep(0.2)
         cacher = api.server.cachers["pods", ""]

@@ -22,7 +22,7 @@ async def test_a_body_trickled_in_past_the_request_timeout_is_504_and_writes_not
                              "metadata": {"name": "slow"}, "data": {"a": "b"}})
         host, port = api.url.removeprefix("http://").split(":")
         reader, writer = await asyncio.open_connection(host, int(port))
-        writer.write(f"POST {CMS} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        writer.write(f"POST {CMS} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                      f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
         await writer.drain()
         head = await asyncio.wait_for(reader.read(4096), 5)  # the rest never comes

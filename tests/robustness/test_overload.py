@@ -69,7 +69,7 @@ async def test_slow_reader_cut_off_idle_watchers_and_fast_readers_fine(tmp_path:
         raw.setblocking(False)
         await asyncio.get_running_loop().sock_connect(raw, (host, int(port)))
         slow_reader, slow_writer = await asyncio.open_connection(sock=raw, limit=1024)
-        slow_writer.write(f"GET {NS_PATH}?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        slow_writer.write(f"GET {NS_PATH}?watch=1 HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
         await slow_writer.drain()
         await asyncio.sleep(0.2)
 
