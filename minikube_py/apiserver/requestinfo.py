@@ -8,15 +8,25 @@ URL shapes (after /api/v1 or /apis/<group>/<version>):
     <resource>[/<name>[/<subresource>]]                          cluster scope / all namespaces
     namespaces/<namespace>/<resource>[/<name>[/<subresource>]]   namespaced
     watch/...                                                     legacy watch prefix
+
+The verb comes from the HTTP method as upstream's resolver maps it — POST create, GET and HEAD
+get, PUT update, PATCH patch, DELETE delete, any other method (OPTIONS, ...) the empty verb —
+then, without a name, get becomes list (or watch) and delete deletecollection. That mapping is
+also what authorizes a connect subresource: `pods/{name}/proxy` (and `services/`, `nodes/`)
+is get, create, update, patch or delete by the proxied request's method, never a verb of its
+own. One addition of ours: `?watch=true` on a named object (not a subresource) is a watch of
+that object, which our handlers serve.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-_LIST_VERBS = {"GET": "list", "POST": "create", "DELETE": "deletecollection"}
-_ITEM_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete",
-               "POST": "create"}
+#: upstream's method -> verb switch; any other method resolves to the empty verb
+_METHOD_VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update",
+                 "PATCH": "patch", "DELETE": "delete"}
+#: without a name, these verbs mean the collection
+_COLLECTION_VERBS = {"get": "list", "delete": "deletecollection"}
 #: subresources of a namespace object, not resources inside it
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 
@@ -63,14 +73,11 @@ def resolve(method: str, path: str, query_watch: bool) -> RequestInfo:
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
     extra = tuple(rest[3:])
-    if name:
-        verb = _ITEM_VERBS.get(method, method.lower())
-        if verb == "get" and watch:
-            verb = "watch"
-    else:
-        verb = _LIST_VERBS.get(method, method.lower())
-        if verb == "list" and watch:
-            verb = "watch"
+    verb = _METHOD_VERBS.get(method, "")
+    if not name:
+        verb = _COLLECTION_VERBS.get(verb, verb)
+    if watch and verb in ("get", "list") and not subresource:
+        verb = "watch"
     return RequestInfo(True, verb, path, group, version, namespace, resource, name, subresource,
                        extra)
 

@@ -6,11 +6,19 @@ AlwaysDeny authorizers) and pkg/apiserver/authz.go's NewAuthorizerFromAuthorizat
 allows it (later union.New). Deny messages follow later apiserver's responsewriters.Forbidden
 (`pods is forbidden: User "bob" cannot create resource "pods" in API group "" in the
 namespace "default": No policy matched.`) with the reasons the authorizers give.
+
+A request is authorized as its RequestInfo resolves it, and a WebSocket upgrade into
+`pods/exec`, `pods/attach` or `pods/portforward` — a GET, so verb `get` — must then ALSO be
+allowed `create` on that subresource (upstream's compound check of KEP-4006, feature gate
+AuthorizePodWebsocketUpgradeCreatePermission, on by default since 1.35): otherwise read access
+to pods would be a shell in them, and through the shell every Secret they mount. SPDY clients
+POST, which is `create` already. The proxies (`pods/proxy`, `services/proxy`, `nodes/proxy`)
+are not in that list: their verb is the proxied request's method.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -19,6 +27,9 @@ from ..authn import UserInfo
 
 MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC")
 _READONLY_VERBS = frozenset({"get", "list", "watch"})
+#: (group, resource, subresource) a connection into which also needs `create` (KEP-4006)
+CREATE_TO_CONNECT = frozenset({("", "pods", "exec"), ("", "pods", "attach"),
+                               ("", "pods", "portforward")})
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +83,27 @@ class UnionAuthorizer:
             if reason:
                 reasons.append(reason)
         return False, "\n".join(reasons)
+
+
+def required_checks(attrs: Attributes) -> tuple[Attributes, ...]:
+    """What a request must be allowed, in order: itself, and for a connection into a pod that
+    was not resolved to `create` (the WebSocket upgrade's GET) the synthetic `create` on the
+    same subresource (upstream's compound authorization for connectible resources)."""
+    if (attrs.is_resource and attrs.verb != "create"
+            and (attrs.api_group, attrs.resource, attrs.subresource) in CREATE_TO_CONNECT):
+        return attrs, replace(attrs, verb="create")
+    return (attrs,)
+
+
+def first_denied(authorizer: Authorizer, attrs: Attributes) -> tuple[Attributes, str] | None:
+    """The first of `required_checks` the authorizer denies, with its reason; None when every
+    one is allowed. The denied attributes are what the 403 names (`cannot create resource
+    "pods/exec"` for a read-only user's exec)."""
+    for check in required_checks(attrs):
+        allowed, reason = authorizer.authorize(check)
+        if not allowed:
+            return check, reason
+    return None
 
 
 def build_authorizer(modes: str, policy_file: str | Path | None = None) -> Authorizer:

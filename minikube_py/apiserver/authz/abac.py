@@ -4,13 +4,17 @@ Kubernetes v1.0 piece: pkg/auth/authorizer/abac. Two line forms:
 - v1.0's unversioned (v0) policy: `{"user":"bob","readonly":true,"resource":"pods",
   "namespace":"projectCaribou"}` with optional `group`. Converted as upstream's v0
   conversion does: a missing user and group, or `*` in either, means every authenticated user
-  (group system:authenticated); a missing namespace/resource means any; apiGroup and
-  nonResourcePath are always `*`.
+  (group system:authenticated); a missing namespace/resource means any; apiGroup is always
+  `*`; nonResourcePath is `*` only when the line names neither a namespace nor a resource —
+  `{"user":"bob","resource":"pods"}` grants pods, not /metrics, /debug/pprof or /openapi.
 - the later `{"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy",
   "spec":{...}}`, taken literally: `*` is the wildcard, an empty field matches only empty.
 Matching is upstream's `matches`: subject, then verb (a readonly policy allows only
 get/list/watch), then resource attributes or (exclusively) the non-resource path, where a
-trailing `*` is a prefix match. Blank lines and `#` comments are skipped; any other bad line
+trailing `*` is a prefix match. `resource` is compared with the resource only, the
+subresource ignored (as upstream's resourceMatches): `"resource":"pods"` covers pods/exec,
+pods/log, pods/proxy — a readonly line covers their reads only, and a WebSocket exec needs
+`create` too (authz.required_checks). Blank lines and `#` comments are skipped; any other bad line
 raises ValueError naming file and line.
 """
 
@@ -72,12 +76,17 @@ def parse_policy(obj: object, where: str = "policy") -> Policy:
         return Policy(spec.get("user", ""), spec.get("group", ""), spec.get("readonly", False),
                       spec.get("apiGroup", ""), spec.get("resource", ""),
                       spec.get("namespace", ""), spec.get("nonResourcePath", ""))
-    v0 = _typed(obj, _V0_FIELDS, where)
+    return convert_v0(_typed(obj, _V0_FIELDS, where))
+
+
+def convert_v0(v0: dict) -> Policy:
+    """upstream's pkg/apis/abac/v0 conversion to the internal PolicySpec."""
     user, group = v0.get("user", ""), v0.get("group", "")
     if (not user and not group) or user == "*" or group == "*":
         user, group = "", ALL_AUTHENTICATED
-    return Policy(user, group, v0.get("readonly", False), "*", v0.get("resource") or "*",
-                  v0.get("namespace") or "*", "*")
+    namespace, resource = v0.get("namespace", ""), v0.get("resource", "")
+    return Policy(user, group, v0.get("readonly", False), "*", resource or "*", namespace or "*",
+                  "" if namespace or resource else "*")
 
 
 def parse_policy_lines(text: str, source: str) -> list[Policy]:

@@ -5,7 +5,8 @@ pkg/auth/handlers (NewRequestAuthenticator, which answers 401 when no authentica
 recognises the request), run by cmd/kube-apiserver only on the secure (TLS) port; the
 insecure port skipped both. Anonymous requests may reach /healthz, /livez, /readyz and /version
 (and nothing else); an authenticated user's request is authorized from the resolved
-RequestInfo.
+RequestInfo — plus, for a WebSocket exec/attach/port-forward, `create` on the subresource
+(authz.required_checks).
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from ...api import errors
 from ..authn import UnionAuthenticator, UserInfo, build_authenticator
 from ..options import APIServerOptions
 from ..requestinfo import RequestInfo
-from . import AlwaysAllow, Attributes, Authorizer, build_authorizer, forbidden_error
+from . import (
+    AlwaysAllow,
+    Attributes,
+    Authorizer,
+    build_authorizer,
+    first_denied,
+    forbidden_error,
+)
 
 #: where the authenticated user travels with the request (for admission, audit)
 USER: web.RequestKey[UserInfo] | str = (
@@ -51,10 +59,9 @@ class Guard:
                 raise errors.unauthorized()
             return
         request[USER] = user
-        attrs = attributes(user, info)
-        allowed, reason = self.authorizer.authorize(attrs)
-        if not allowed:
-            raise forbidden_error(attrs, reason)
+        denied = first_denied(self.authorizer, attributes(user, info))
+        if denied is not None:
+            raise forbidden_error(*denied)
 
 
 def build_guard(options: APIServerOptions) -> Guard | None:

@@ -7,8 +7,19 @@ from pathlib import Path
 import pytest
 
 from minikube_py.apiserver.authn import ALL_AUTHENTICATED, UserInfo
-from minikube_py.apiserver.authz import Attributes, build_authorizer, forbidden_error
-from minikube_py.apiserver.authz.abac import ABACAuthorizer, parse_policy_lines
+from minikube_py.apiserver.authz import (
+    Attributes,
+    build_authorizer,
+    first_denied,
+    forbidden_error,
+    required_checks,
+)
+from minikube_py.apiserver.authz.abac import (
+    ABACAuthorizer,
+    Policy,
+    parse_policy,
+    parse_policy_lines,
+)
 
 ALICE = UserInfo("alice", "1", (ALL_AUTHENTICATED,))
 BOB = UserInfo("bob", "2", (ALL_AUTHENTICATED,))
@@ -29,8 +40,8 @@ POLICY = "\n".join([
 
 
 def res(user: UserInfo, verb: str, resource: str, namespace: str = "", group: str = "",
-        name: str = "") -> Attributes:
-    return Attributes(user, verb, True, "", namespace, resource, "", name, group, "v1")
+        name: str = "", subresource: str = "") -> Attributes:
+    return Attributes(user, verb, True, "", namespace, resource, subresource, name, group, "v1")
 
 
 def path(user: UserInfo, verb: str, p: str) -> Attributes:
@@ -47,8 +58,8 @@ def path(user: UserInfo, verb: str, p: str) -> Attributes:
     (res(BOB, "delete", "pods", "projectCaribou", name="x"), False),
     (res(BOB, "list", "pods", "default"), False),  # other namespace
     (res(BOB, "list", "services", "projectCaribou"), False),  # other resource
-    (path(BOB, "get", "/api"), True),  # v0 policies allow every non-resource path
-    (path(BOB, "post", "/api"), False),
+    (path(BOB, "get", "/api"), False),  # a v0 line naming a resource: no non-resource path
+    (path(ALICE, "post", "/metrics"), True),  # naming neither namespace nor resource: every path
     (res(CAROL, "create", "deployments", "any", "apps"), True),  # v0: any apiGroup
     (res(CAROL, "create", "pods", "any"), False),
     (res(DAVE, "create", "replicasets", "ns1", "apps"), True),
@@ -131,3 +142,88 @@ def test_forbidden_status_shapes() -> None:
     assert err.message.endswith('cannot list resource "nodes" in API group "" at the cluster scope')
     err = forbidden_error(path(BOB, "get", "/apis"), "Everything is forbidden.")
     assert err.message == 'forbidden: User "bob" cannot get path "/apis": Everything is forbidden.'
+
+
+# -- ABAC v0 lines and non-resource paths (upstream's v0 conversion) ---------------------------
+@pytest.mark.parametrize("line,policy", [
+    ({"user": "bob"}, Policy("bob", "", False, "*", "*", "*", "*")),
+    ({"user": "bob", "resource": "pods"}, Policy("bob", "", False, "*", "pods", "*", "")),
+    ({"user": "bob", "namespace": "ns"}, Policy("bob", "", False, "*", "*", "ns", "")),
+    ({"user": "bob", "readonly": True, "resource": "pods", "namespace": "ns"},
+     Policy("bob", "", True, "*", "pods", "ns", "")),
+    ({"readonly": True}, Policy("", ALL_AUTHENTICATED, True, "*", "*", "*", "*")),
+    ({"user": "*", "group": "dev", "resource": "pods"},
+     Policy("", ALL_AUTHENTICATED, False, "*", "pods", "*", "")),
+])
+def test_v0_conversion(line: dict, policy: Policy) -> None:
+    assert parse_policy(line) == policy
+
+
+@pytest.mark.parametrize("line,allowed", [
+    ('{"user":"bob","resource":"pods"}', False),
+    ('{"user":"bob","namespace":"default"}', False),
+    ('{"user":"bob","readonly":true,"resource":"pods","namespace":"default"}', False),
+    ('{"user":"bob","readonly":true}', True),
+    ('{"user":"bob"}', True),
+    ('{"group":"*","resource":"*"}', False),  # an explicit `*` resource is a resource line
+])
+def test_v0_resource_line_grants_no_metrics_pprof_or_openapi(line: str, allowed: bool) -> None:
+    authorizer = ABACAuthorizer(parse_policy_lines(line, "p"))
+    for p in ("/metrics", "/debug/pprof/", "/debug/pprof/profile", "/openapi/v2", "/openapi/v3",
+              "/api", "/apis/apps/v1"):
+        assert authorizer.authorize(path(BOB, "get", p))[0] is allowed, (line, p)
+
+
+def test_abac_resource_ignores_the_subresource() -> None:
+    """upstream's resourceMatches compares `resource` with the resource only."""
+    pods = ABACAuthorizer(parse_policy_lines('{"user":"bob","resource":"pods"}', "p"))
+    assert pods.authorize(res(BOB, "create", "pods", "default", name="web", subresource="exec"))[0]
+    exec_only = ABACAuthorizer(parse_policy_lines('{"user":"bob","resource":"pods/exec"}', "p"))
+    assert not exec_only.authorize(
+        res(BOB, "create", "pods", "default", name="web", subresource="exec"))[0]
+
+
+# -- the compound `create` check for WebSocket exec/attach/portforward (KEP-4006) ----------------
+READER_POLICY = '{"user":"bob","readonly":true,"resource":"pods"}\n{"user":"alice"}'
+
+
+@pytest.mark.parametrize("sub", ["exec", "attach", "portforward"])
+def test_websocket_upgrade_into_a_pod_also_needs_create(sub: str) -> None:
+    authorizer = ABACAuthorizer(parse_policy_lines(READER_POLICY, "p"))
+    upgrade = res(BOB, "get", "pods", "default", name="web", subresource=sub)
+    assert authorizer.authorize(upgrade) == (True, "")  # get pods/<sub> alone: allowed (ABAC)
+    assert [a.verb for a in required_checks(upgrade)] == ["get", "create"]
+    denied, reason = first_denied(authorizer, upgrade)
+    err = forbidden_error(denied, reason)
+    assert (err.code, err.reason) == (403, "Forbidden")
+    assert err.message == (f'pods "web" is forbidden: User "bob" cannot create resource '
+                           f'"pods/{sub}" in API group "" in the namespace "default": '
+                           f'No policy matched.')
+    assert err.details == {"name": "web", "kind": "pods"}
+    spdy = res(BOB, "create", "pods", "default", name="web", subresource=sub)  # SPDY: a POST
+    assert required_checks(spdy) == (spdy,)
+    assert first_denied(authorizer, spdy) == (spdy, "No policy matched.")
+    for writer in (res(ALICE, "get", "pods", "default", name="web", subresource=sub),
+                   res(ALICE, "create", "pods", "default", name="web", subresource=sub)):
+        assert first_denied(authorizer, writer) is None
+
+
+@pytest.mark.parametrize("attrs", [
+    res(BOB, "get", "pods", "default", name="web"),
+    res(BOB, "get", "pods", "default", name="web", subresource="log"),
+    res(BOB, "get", "pods", "default", name="web", subresource="proxy"),  # by the proxied method
+    res(BOB, "get", "services", "default", name="web", subresource="proxy"),
+    res(BOB, "get", "nodes", name="n", subresource="proxy"),
+    res(BOB, "get", "pods", "default", "example.com", "web", "exec"),  # not the core group
+])
+def test_only_pod_connections_get_the_compound_check(attrs: Attributes) -> None:
+    assert required_checks(attrs) == (attrs,)
+
+
+def test_the_first_denial_is_reported() -> None:
+    """A user who may not even read the pod is told about `get`, as upstream's filter does
+    before the registry's compound check."""
+    authorizer = ABACAuthorizer(parse_policy_lines('{"user":"alice","resource":"nodes"}', "p"))
+    upgrade = res(ALICE, "get", "pods", "default", name="web", subresource="exec")
+    denied, _ = first_denied(authorizer, upgrade)
+    assert denied is upgrade
