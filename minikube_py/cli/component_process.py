@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import structlog
 
+from .. import loopwatch
 from . import runtime
 from .storage_target import CommandError
 
@@ -73,6 +74,7 @@ async def run_component(name: str, client: "Client", health_app: "web.Applicatio
         log.info(f"{name} starting", master=getattr(client.transport, "base_url", ""),
                  port=settings["port"], leader_elect=bool(settings.get("leader_elect")),
                  **describe)
+        loopwatch.mark_ready()  # from now on a stall of the loop is a warning
         task = asyncio.create_task(run_work(client, settings, settings["lock_object_name"], work))
         stopper = asyncio.create_task(stop.wait())
         await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)

@@ -4,7 +4,9 @@ clean stop on signals.
 Kubernetes v1.0 piece: the `util.Until(..., util.NeverStop)` plus signal handling in each
 cmd/*/app server. A command is one coroutine; SIGINT and SIGTERM set an event the coroutine
 waits on, so it leaves through its own clean-up (store closed, data dir lock released)
-instead of being torn down by KeyboardInterrupt in the middle of a write.
+instead of being torn down by KeyboardInterrupt in the middle of a write. A long-running
+command (a component) also names itself: its loop is then watched for stalls
+(loopwatch.LoopMonitor, `--loop-stall-threshold`) from start to stop.
 """
 
 from __future__ import annotations
@@ -13,13 +15,25 @@ import asyncio
 import gc
 import signal
 import threading
-from typing import Any, Callable, Coroutine, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, TypeVar
+
+from .settings import Setting, duration
+
+if TYPE_CHECKING:
+    from ..loopwatch import LoopMonitor
 
 T = TypeVar("T")
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: cyclic-GC thresholds for a long-running server (CPython's defaults are 700, 10, 10)
 GC_THRESHOLDS = (50_000, 50, 100)
+
+#: every component command's flag for its event-loop watchdog
+LOOP_WATCH = (
+    Setting("loop-stall-threshold", 0.1, "log a WARNING (stack, task, request) when one "
+            "callback holds the event loop longer than this; every stall is counted in "
+            "/metrics (minikube_py_event_loop_*)", duration, metavar="DURATION"),
+)
 
 
 def tune_gc() -> None:
@@ -44,11 +58,28 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run `coro` to completion on a fresh event loop (uvloop's when installed)."""
+def run(coro: Coroutine[Any, Any, T], *, component: str | None = None,
+        stall_threshold: float = LOOP_WATCH[0].default) -> T:
+    """Run `coro` to completion on a fresh event loop (uvloop's when installed); with a
+    `component` name, under a LoopMonitor for the whole run. Its stalls are warnings once
+    the command calls loopwatch.mark_ready() (serving), debug lines before."""
     tune_gc()
+    if component is not None:
+        from ..loopwatch import LoopMonitor
+
+        monitor = LoopMonitor(component=component, stall_threshold=stall_threshold, ready=False)
+        coro = watched(coro, monitor)
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(coro)
+
+
+async def watched(coro: Coroutine[Any, Any, T], monitor: "LoopMonitor") -> T:
+    """`coro`, with `monitor` watching the loop it runs on until it ends."""
+    monitor.start()
+    try:
+        return await coro
+    finally:
+        await monitor.stop()
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -29,7 +29,7 @@ OWN = (
     Setting("lock-object-name", "kube-scheduler", "the Endpoints object in kube-system used as "
             "the leader-election lock"),
 )
-SETTINGS = (*API_CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION)
+SETTINGS = (*API_CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *runtime.LOOP_WATCH)
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -41,7 +41,9 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
 
 
 def run(args: argparse.Namespace) -> int:
-    return runtime.run(serve(resolve(args, SETTINGS, {})))
+    settings = resolve(args, SETTINGS, {})
+    return runtime.run(serve(settings), component="scheduler",
+                       stall_threshold=settings["loop_stall_threshold"])
 
 
 async def serve(settings: dict) -> int:
