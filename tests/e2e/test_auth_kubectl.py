@@ -15,10 +15,13 @@ import asyncio
 import base64
 import json
 import os
+import ssl
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -323,3 +326,41 @@ def test_v0_resource_line_grants_no_metrics(secure_cluster, binary):
         assert done.returncode != 0 and "Forbidden" in done.stderr, (path, done.stderr)
     done = kubectl_as(secure_cluster, binary, "reader-token")("get", "--raw", "/metrics")
     assert done.returncode == 0 and "apiserver_request_total" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("binary", KUBECTLS[-1:], ids=lambda p: Path(p).name)
+def test_proxy_is_authorized_by_the_proxied_method(secure_cluster, binary):
+    """upstream's resolver: GET/HEAD through pods/proxy is `get`, POST `create`, PUT `update`,
+    DELETE `delete`, any other method the empty verb — so a read-only user may read through
+    the proxy and nothing else."""
+    proxy = "/api/v1/namespaces/default/pods/web:80/proxy/x"
+    body = secure_cluster.tmp / "body.json"
+    body.write_text('{"a": 1}')
+    reader = kubectl_as(secure_cluster, binary, "podreader-token")
+    done = reader("get", "--raw", proxy)
+    assert (done.returncode, done.stdout) == (0, "pod web (10.244.0.2) GET /x\n"), done.stderr
+    for args, verb in ((("create", "--raw", proxy, "-f", str(body)), "create"),
+                       (("replace", "--raw", proxy, "-f", str(body)), "update"),
+                       (("delete", "--raw", proxy), "delete")):
+        done = reader(*args)
+        assert done.returncode != 0, args
+        assert (f'pods "web:80" is forbidden: User "podreader" cannot {verb} resource '
+                f'"pods/proxy" in API group ""') in done.stderr, done.stderr
+    writer = kubectl_as(secure_cluster, binary, "writer-token")
+    done = writer("create", "--raw", proxy, "-f", str(body))
+    assert (done.returncode, done.stdout) == (0, "pod web (10.244.0.2) POST /x\n"), done.stderr
+
+    context = ssl.create_default_context(cafile=str(secure_cluster.tmp / "certs" / "ca.crt"))
+
+    def call(method: str, token: str) -> int:
+        request = urllib.request.Request(secure_cluster.url + proxy, method=method,
+                                         headers={"Authorization": f"Bearer {token}"})
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    assert call("HEAD", "podreader-token") == 200  # get
+    assert call("OPTIONS", "podreader-token") == 403  # the empty verb: not read-only
+    assert call("OPTIONS", "writer-token") != 403
