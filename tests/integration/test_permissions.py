@@ -95,7 +95,7 @@ def test_start_refuses_world_writable_key_material(tmp_path: Path) -> None:
             done = _start(tmp_path, port)
             os.chmod(path, before)
             assert done.returncode == 2, done.stderr
-            assert f"refusing to use the" in done.stderr and f" {path}: group or others can " \
+            assert "refusing to use the" in done.stderr and f" {path}: group or others can " \
                    f"write it (mode 0666)" in done.stderr, done.stderr
             assert f"Fix: {fix} {path}" in done.stderr
             assert "Traceback" not in done.stderr
