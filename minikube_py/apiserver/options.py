@@ -53,6 +53,12 @@ class APIServerOptions:
     authorization_mode: str = "AlwaysAllow"
     #: --authorization-policy-file: ABAC policy, one JSON object per line
     authorization_policy_file: str | None = None
+    # -- how the API server reaches kubelets (kubelet_client.py): any of these set, https ----
+    #: --kubelet-client-certificate / --kubelet-client-key: presented to kubelets
+    kubelet_client_certificate: str | None = None
+    kubelet_client_key: str | None = None
+    #: --kubelet-certificate-authority: verifies the kubelets' serving certificates
+    kubelet_certificate_authority: str | None = None
     # -- the v1.0 APIServer struct's extras (bootstrap.py, cors.py, profiling.py,
     # runtime_config.py) ------------------------------------------------------------------
     #: --cors-allowed-origins: comma list of origin regexes (empty: no CORS headers at all)

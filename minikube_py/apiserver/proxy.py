@@ -10,6 +10,12 @@ container's simulated HTTP server (kubelet/http_sim.py). Upstream's errors are k
 without an IP is 400 `address not allowed`, a closed port or an unreachable backend is 503
 `error trying to reach service: ...`, a service without ready endpoints 503
 `no endpoints available for service "web"`.
+
+`nodes/{name}[:port]/proxy/{path}` (upstream's NodeProxyOptions / node ResourceLocation) goes
+to the node's kubelet API itself — `/pods`, `/containerLogs/...`, the simulated nodes' stop/start
+toggle — answered as the kubelet answers. Every request to a kubelet carries the API server's
+kubelet-client identity (kubelet_client.py), so users reach the kubelet API through the API
+server's own authentication and authorization, as upstream.
 """
 
 from __future__ import annotations
@@ -26,10 +32,11 @@ from ..api import errors
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from .negotiation import read_body
-from . import subresources  # kubelet_base_url, shared with pods/log
+from . import kubelet_client
 
 if TYPE_CHECKING:
     from .handlers import ResourceHandlers
+    from .options import APIServerOptions
     from .requestinfo import RequestInfo
 
 #: hop-by-hop headers (RFC 7230 6.1) and those the proxy recomputes
@@ -73,12 +80,14 @@ def proxied_path(request: web.Request, ident: str) -> str:
 
 async def handle(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
                  registry: Registry) -> web.StreamResponse:
-    kind = "pod" if info.resource == "pods" else "service"
+    kind = {"pods": "pod", "nodes": "node"}.get(info.resource, "service")
     parsed = split_scheme_name_port(info.name)
     if parsed is None:
         raise errors.bad_request(f"invalid {kind} request {info.name!r}")
     _, name, port = parsed
     path = proxied_path(request, info.name)
+    if info.resource == "nodes":
+        return await _to_node(handlers, request, await registry.get("", name), port, path)
     if info.resource == "pods":
         pod = await registry.get(info.namespace, name)
         return await _to_pod(handlers, request, pod, port, path)
@@ -140,16 +149,38 @@ async def _to_pod(handlers: ResourceHandlers, request: web.Request, pod: Obj, po
     node_name = (pod.get("spec") or {}).get("nodeName") or ""
     node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
     md = pod["metadata"]
-    url = (f"{subresources.kubelet_base_url(node)}/podProxy/{quote(md.get('namespace', ''))}/"
-           f"{quote(md['name'])}/{number}{path}")
+    options = handlers.server.options
+    url = (f"{kubelet_client.base_url(node, options)}/podProxy/"
+           f"{quote(md.get('namespace', ''))}/{quote(md['name'])}/{number}{path}")
+    return await _forward(request, url, options, backend_errors=True)
+
+
+async def _to_node(handlers: ResourceHandlers, request: web.Request, node: Obj, port: str,
+                   path: str) -> web.StreamResponse:
+    """The node's kubelet API (its own port unless the request names one)."""
+    options = handlers.server.options
+    base = kubelet_client.base_url(node, options)
+    if port:
+        if not port.isdigit():
+            raise errors.bad_request(f"invalid node request {node['metadata']['name']}:{port!r}")
+        base = base.rsplit(":", 1)[0] + f":{port}"
+    return await _forward(request, base + path, options, backend_errors=False)
+
+
+async def _forward(request: web.Request, url: str, options: "APIServerOptions", *,
+                   backend_errors: bool) -> web.StreamResponse:
+    """One request to a kubelet and its answer; `backend_errors`: the kubelet's 404/503 mean
+    the pod's server is not there (503 `error trying to reach service`), else they are
+    relayed as they are."""
     body = await read_body(request) if request.can_read_body else None
     headers = {k: v for k, v in request.headers.items() if k.lower() not in _REQUEST_DROP}
     try:
-        async with aiohttp.ClientSession(timeout=_TIMEOUT, auto_decompress=False) as session:
+        async with kubelet_client.session(options, timeout=_TIMEOUT,
+                                          auto_decompress=False) as session:
             async with session.request(request.method, URL(url, encoded=True), data=body, headers=headers,
                                        allow_redirects=False) as answer:
                 content = await answer.read()
-                if answer.status == 503 or answer.status == 404:
+                if backend_errors and answer.status in (503, 404):
                     raise errors.StatusError(503, "ServiceUnavailable",
                                              "error trying to reach service: "
                                              + content.decode(errors="replace").strip())

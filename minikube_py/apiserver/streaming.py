@@ -4,6 +4,8 @@ to the kubelet of the pod's node.
 Kubernetes v1.0 piece: pkg/registry/pod/etcd's ExecREST / AttachREST / PortForwardREST
 (Connect: find the pod's node and its kubelet, `streamLocation` validates the container) and
 pkg/apiserver's UpgradeAwareProxyHandler, which relays the upgraded connection byte for byte.
+The connection to the kubelet is made with the API server's kubelet-client identity
+(kubelet_client.py: https and a client certificate when configured).
 The protocols are today's (KEP-4006): kubectl 1.30+ execs over a WebSocket with the
 remotecommand subprotocol `v5.channel.k8s.io` (older `v4.channel.k8s.io`, `channel.k8s.io`,
 `base64.channel.k8s.io` are accepted too), and kubectl 1.31+ port-forwards over a WebSocket
@@ -30,7 +32,7 @@ from aiohttp import WSMsgType, web
 from ..api import errors
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
-from . import subresources  # kubelet_base_url, shared with pods/log
+from . import kubelet_client
 
 if TYPE_CHECKING:
     from .handlers import ResourceHandlers
@@ -109,9 +111,10 @@ async def connect(handlers: ResourceHandlers, request: web.Request, info: Reques
     if not node_name:
         raise errors.bad_request(f"pod {name} does not have a host assigned")
     node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
-    url = subresources.kubelet_base_url(node) + path
+    options = handlers.server.options
+    url = kubelet_client.base_url(node, options) + path
     query = request.query_string
-    async with aiohttp.ClientSession(timeout=_KUBELET_TIMEOUT) as session:
+    async with kubelet_client.session(options, timeout=_KUBELET_TIMEOUT) as session:
         await _preflight(session, url, query, node_name)
         if request.headers.get("Upgrade", "").lower() == "websocket":
             return await _relay(session, request, url, query, node_name, pod)

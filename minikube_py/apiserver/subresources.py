@@ -19,7 +19,7 @@ from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_mer
 from ..registry import pods
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
-from . import proxy, render, streaming
+from . import kubelet_client, proxy, render, streaming
 from .connection import client_left
 from .negotiation import (
     Output,
@@ -31,6 +31,7 @@ from .negotiation import (
 
 if TYPE_CHECKING:
     from .handlers import ResourceHandlers
+    from .options import APIServerOptions
     from .requestinfo import RequestInfo
 
 
@@ -188,41 +189,30 @@ async def pod_log(handlers: ResourceHandlers, request: web.Request, registry: Re
                 f'container "{container}" in pod "{name}" is waiting to start: '
                 f'{waiting.get("reason", "")}')
     node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
-    url = kubelet_log_url(node, namespace, name, container)
+    options = handlers.server.options
+    url = kubelet_log_url(node, namespace, name, container, options)
     params = {k: v for k, v in request.query.items()
               if k in ("follow", "tailLines", "timestamps", "previous", "sinceSeconds",
                        "limitBytes")}
-    return await _proxy_stream(request, url, params, node_name)
+    return await _proxy_stream(request, url, params, node_name, options)
 
 
-def kubelet_log_url(node: Obj, namespace: str, pod: str, container: str) -> str:
-    return f"{kubelet_base_url(node)}/containerLogs/{namespace}/{pod}/{container}"
+def kubelet_log_url(node: Obj, namespace: str, pod: str, container: str,
+                    options: APIServerOptions | None = None) -> str:
+    return f"{kubelet_base_url(node, options)}/containerLogs/{namespace}/{pod}/{container}"
 
 
-def kubelet_base_url(node: Obj) -> str:
-    """`http://<InternalIP>:<kubelet port>` from the Node's status (as the v1.0 API server
-    reached kubelets); 400 when the node does not say."""
-    status = node.get("status") or {}
-    address = ""
-    for kind in ("InternalIP", "Hostname", "ExternalIP"):
-        for entry in status.get("addresses") or []:
-            if entry.get("type") == kind and entry.get("address"):
-                address = entry["address"]
-                break
-        if address:
-            break
-    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
-    if not address or not port:
-        raise errors.bad_request(
-            f'node "{node["metadata"]["name"]}" has no kubelet address or port in its status')
-    return f"http://{address}:{port}"
+def kubelet_base_url(node: Obj, options: APIServerOptions | None = None) -> str:
+    """`https://<InternalIP>:<kubelet port>` from the Node's status, http when the API server
+    has no kubelet TLS configured (kubelet_client.py); 400 when the node does not say."""
+    return kubelet_client.base_url(node, options)
 
 
 async def _proxy_stream(request: web.Request, url: str, params: dict[str, str],
-                        node: str) -> web.StreamResponse:
+                        node: str, options: APIServerOptions) -> web.StreamResponse:
     timeout = aiohttp.ClientTimeout(total=None, connect=5)
     try:
-        async with aiohttp.ClientSession(timeout=timeout) as session:
+        async with kubelet_client.session(options, timeout=timeout) as session:
             async with session.get(url, params=params) as upstream:
                 if upstream.status != 200:
                     text = (await upstream.read()).decode(errors="replace")

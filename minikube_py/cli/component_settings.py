@@ -88,6 +88,12 @@ APISERVER = (
             "list allows what any allows", metavar="MODES"),
     Setting("authorization-policy-file", None, "ABAC policy: one JSON object per line",
             metavar="FILE"),
+    Setting("kubelet-client-certificate", None, "client certificate the API server presents "
+            "to kubelets; with it or --kubelet-certificate-authority kubelets are dialled over "
+            "https (start: generated into --cert-dir)", metavar="FILE"),
+    Setting("kubelet-client-key", None, "its private key", metavar="FILE"),
+    Setting("kubelet-certificate-authority", None, "CA that signs the kubelets' serving "
+            "certificates", metavar="FILE"),
     Setting("admission-control", "NamespaceLifecycle", "ordered admission plugins: "
             "AlwaysAdmit, AlwaysDeny, NamespaceLifecycle, NamespaceExists, "
             "NamespaceAutoProvision, LimitRanger, ResourceQuota, ServiceAccount, "

@@ -7,6 +7,13 @@ Kubernetes v1.0 piece: cmd/kubelet/app/server.go (KubeletServer: --api-servers, 
 (--image-pull-duration, --container-start-duration) and how many nodes one process simulates
 (--nodes) are this project's additions. The kubelets reach the cluster only through the API
 server (HTTP transport), exactly as the v1.0 component did.
+
+The kubelet API (--port) is secured as upstream's: --tls-cert-file/--tls-private-key-file
+make it HTTPS, --client-ca-file authenticates client certificates (the API server's
+--kubelet-client-certificate), --anonymous-auth and --authorization-mode (Webhook: only
+`system:masters`; see kubelet/auth.py) decide the rest. Without --tls-cert-file it is plain HTTP
+and open, as v1.0's was, and says so at startup. Bearer tokens need a TokenReview API this
+project does not serve, so a separate kubelet authenticates client certificates only.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ import structlog
 from . import runtime
 from .component_settings import KUBELET
 from .node_pools import TAINT_EFFECTS
-from .settings import add_flags, resolve
+
+AUTHORIZATION_MODES = ("Webhook", "AlwaysAllow")  # kubelet/auth.py's, without importing aiohttp
+from .settings import add_flags, boolean, resolve
 from .storage_target import CommandError, ConfigError
 
 log = structlog.get_logger(component="kubelet")
@@ -86,6 +95,21 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     parser.add_argument("--memory", default="8Gi", help="memory each node reports (default 8Gi)")
     parser.add_argument("--max-pods", type=int, default=110,
                         help="pods each node accepts (default 110)")
+    secure = parser.add_argument_group("the kubelet API's TLS and authentication")
+    secure.add_argument("--tls-cert-file", default=None, metavar="FILE",
+                        help="serving certificate: the port serves HTTPS (default: plain HTTP, "
+                             "no authentication)")
+    secure.add_argument("--tls-private-key-file", default=None, metavar="FILE",
+                        help="its private key")
+    secure.add_argument("--client-ca-file", default=None, metavar="FILE",
+                        help="client certificates signed by this CA authenticate (CN user, "
+                             "O groups), e.g. the API server's kubelet-client certificate")
+    secure.add_argument("--anonymous-auth", default=None, type=boolean, metavar="BOOL",
+                        help="requests without credentials are system:anonymous instead of "
+                             "401 (default false with --tls-cert-file)")
+    secure.add_argument("--authorization-mode", default=None, choices=AUTHORIZATION_MODES,
+                        help="Webhook (only system:masters may use the API; the default with "
+                             "--tls-cert-file) or AlwaysAllow")
     add_flags(parser.add_argument_group("simulation (shared with minikube-py start)"), KUBELET)
     parser.set_defaults(run=run, command="kubelet")
 
@@ -109,6 +133,32 @@ def _config(args: argparse.Namespace):
         max_termination_grace_seconds=timings["max_termination_grace_period"])
 
 
+def serving_of(args: argparse.Namespace):
+    """The pool's server.Serving from the TLS/auth flags; None: plain HTTP, open."""
+    if not args.tls_cert_file:
+        if args.tls_private_key_file or args.client_ca_file or args.anonymous_auth is False \
+                or args.authorization_mode == "Webhook":
+            raise ConfigError("--tls-private-key-file, --client-ca-file, --anonymous-auth=false "
+                              "and --authorization-mode Webhook need --tls-cert-file (the "
+                              "kubelet port is plain HTTP and open without it)")
+        return None
+    if not args.tls_private_key_file:
+        raise ConfigError("--tls-cert-file and --tls-private-key-file go together")
+    from pathlib import Path
+
+    from .kubelet_tls import auth_settings, serving
+
+    anonymous = bool(args.anonymous_auth)
+    if not anonymous and not args.client_ca_file:
+        raise ConfigError("--tls-cert-file without --client-ca-file: no request could "
+                          "authenticate (give --client-ca-file, or --anonymous-auth=true)")
+    auth = auth_settings(token_auth_file=None, client_certificates=bool(args.client_ca_file),
+                         anonymous=anonymous,
+                         authorization_mode=args.authorization_mode or "Webhook")
+    cas = [Path(args.client_ca_file)] if args.client_ca_file else []
+    return serving(Path(args.tls_cert_file), Path(args.tls_private_key_file), cas, auth)
+
+
 async def serve(args: argparse.Namespace) -> int:
     from ..kubelet import KubeletPool
     from .component_process import http_client
@@ -125,7 +175,8 @@ async def serve(args: argparse.Namespace) -> int:
     client = http_client({"master": args.master, "kubeconfig": args.kubeconfig}, "kubelet")
     pool = KubeletPool(client, address=args.address, port=args.port,
                        node_ip=args.node_ip or (args.address if args.address not in
-                                                ("0.0.0.0", "::", "") else "127.0.0.1"))
+                                                ("0.0.0.0", "::", "") else "127.0.0.1"),
+                       serving=serving_of(args))
     if args.nodes:
         pool.add_nodes(name, args.nodes, config)
     else:

@@ -1,9 +1,12 @@
 """`minikube-py node stop|start NAME`: kill or revive a simulated node's kubelet.
 
 Kubernetes piece: none — on a real cluster a learner would `systemctl stop kubelet` on the
-machine. Here the node's kubelet is found the way the API server finds it for logs (the
-Node's InternalIP and status.daemonEndpoints.kubeletEndpoint.Port) and told over its HTTP
-toggle (`POST /nodes/{name}/stop|start`). A stopped kubelet posts no heartbeats: after
+machine. Here the node's kubelet is told over its HTTP toggle (`POST /nodes/{name}/stop|start`),
+reached the way upstream users reach a kubelet's API: through the API server's
+`nodes/{name}/proxy` (`kubectl get --raw /api/v1/nodes/node-1/proxy/pods`). So the command
+needs only the API server's credentials (--master, or --kubeconfig: the admin token `start`
+writes), and the API server, which knows how its kubelets are secured, presents its
+kubelet-client certificate. A stopped kubelet posts no heartbeats: after
 --node-monitor-grace-period the node controller marks the node Ready=Unknown, after
 --pod-eviction-timeout its pods are evicted; `start` makes it Ready again.
 """
@@ -12,6 +15,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from urllib.parse import quote
+
+import orjson
 
 from . import runtime
 from .component_settings import API_CLIENT
@@ -34,36 +40,39 @@ def run(args: argparse.Namespace) -> int:
     return runtime.run(toggle(args))
 
 
+def failure_message(status: int, body: bytes) -> str:
+    """What went wrong, from a Status (the API server's), the kubelet's JSON `message`, or
+    its plain text (401 `Unauthorized`, 403 `Forbidden (user=...)`)."""
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        doc = None
+    if isinstance(doc, dict) and doc.get("message"):
+        return str(doc["message"])
+    return body.decode(errors="replace").strip() or f"the server answered {status}"
+
+
+def toggle_path(name: str, action: str) -> str:
+    """The API path of a node's toggle, through the nodes/proxy subresource."""
+    node = quote(name, safe="")
+    return f"/api/v1/nodes/{node}/proxy/nodes/{node}/{action}"
+
+
 async def toggle(args: argparse.Namespace) -> int:
     import aiohttp
 
-    from ..api.errors import StatusError
-    from ..apiserver.subresources import kubelet_base_url
-    from ..client.resources import NODES
     from .component_process import http_client
 
     settings = resolve(args, API_CLIENT, {})
-    server = settings["master"]
     client = http_client(settings, "minikube-py")
+    where = getattr(client.transport, "base_url", settings["master"])
     try:
-        node = await client.get(NODES, args.name)
-    except StatusError as exc:
-        raise CommandError(exc.message) from None
+        answer = await client.transport.request("POST", toggle_path(args.name, args.action))
     except aiohttp.ClientError as exc:
-        raise CommandError(f"cannot reach the API server at {server}: {exc}") from None
+        raise CommandError(f"cannot reach the API server at {where}: {exc}") from None
     finally:
         await client.close()
-    try:
-        url = f"{kubelet_base_url(node)}/nodes/{args.name}/{args.action}"
-    except StatusError as exc:
-        raise CommandError(exc.message) from None
-    try:
-        async with aiohttp.ClientSession() as session:
-            async with session.post(url) as response:
-                text = await response.text()
-                if response.status != 200:
-                    raise CommandError(f"the kubelet at {url} answered {response.status}: {text}")
-    except aiohttp.ClientError as exc:
-        raise CommandError(f"cannot reach the kubelet of {args.name} at {url}: {exc}") from None
+    if answer.status != 200:
+        raise CommandError(f"node {args.name}: {failure_message(answer.status, answer.body)}")
     sys.stdout.write(f"node {args.name}: kubelet {'stopped' if args.action == 'stop' else 'started'}\n")
     return 0

@@ -123,9 +123,11 @@ async def running_cluster(options: StartOptions,
     # Imported here, not at the top: the API server (aiohttp) costs a quarter of a second to
     # import, which every `minikube-py storage ...` command would otherwise pay for nothing.
     from ..apiserver.server import APIServer
+    from . import kubelet_tls
     from .secure_serving import prepare
 
     options, secure = prepare(options)
+    options = kubelet_tls.with_kubelet_client(options)  # the API server's identity to kubelets
     store, backend = await open_store(options)
     try:
         try:
@@ -319,10 +321,13 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
     from ..kubelet.config import KubeletConfig
     from ..kubelet.pool import KubeletPool
 
+    from .kubelet_tls import pool_serving
+
+    serving = pool_serving(options)  # HTTPS + authn/authz with the secure port, else open HTTP
     client = in_process_client(app, "kubelet")
     port = options.kubelet_port if options.kubelet_port else -1
     pool = KubeletPool(client, address=options.address, port=port, node_ip=options.address,
-                       informers=informers)
+                       informers=informers, serving=serving)
     for spec in options.node_pools:
         config = KubeletConfig(
             cpu=spec.cpu, memory=spec.memory, pods=spec.pods, labels=dict(spec.labels),
@@ -348,8 +353,10 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
 
     count = sum(p.count for p in options.node_pools)
     url = pool.url if options.kubelet_port else None
-    return Component("kubelet", url, stop, f"{count} node{'s' if count != 1 else ''}",
-                     pending=pending)
+    detail = f"{count} node{'s' if count != 1 else ''}" + (
+        "; TLS, authentication" if serving is not None and serving.secured
+        else "; no authentication" if url else "")
+    return Component("kubelet", url, stop, detail, pending=pending)
 
 
 def _stopper(task: asyncio.Task, runner: "web.AppRunner | None",

@@ -27,6 +27,7 @@ from .settings import (
     Setting,
     add_flags,
     as_is,
+    boolean,
     config_keys,
     integer,
     options_from,
@@ -45,6 +46,12 @@ ALL_IN_ONE = (
             "(0 disables the listener)", port),
     Setting("kubelet-port", 10250, "the simulated kubelets' port: logs, /pods, the node "
             "stop/start toggle (0 disables the listener)", port),
+    Setting("kubelet-anonymous-auth", False, "with the secure port on, let requests without "
+            "credentials reach the kubelet port as system:anonymous (the kubelet's "
+            "--anonymous-auth)", boolean, metavar="BOOL"),
+    Setting("kubelet-authorization-mode", "Webhook", "with the secure port on, who may use the "
+            "kubelet port: Webhook (system:masters only) or AlwaysAllow (the kubelet's "
+            "--authorization-mode)", choices=("Webhook", "AlwaysAllow")),
     Setting("nodes", None, "simulated nodes named node-0..node-N-1 (replaces the config's "
             "node-pools; default 1)", integer, metavar="N"),
     Setting("node-pools", None, "pools of simulated nodes (config file only)", as_is, flag=False),
@@ -99,6 +106,8 @@ class StartOptions:
     disabled: frozenset[str]
     kubeconfig_out: Path | None
     ready_timeout: float
+    kubelet_anonymous_auth: bool = False
+    kubelet_authorization_mode: str = "Webhook"
 
     def runs(self, component: str) -> bool:
         return component not in self.disabled
@@ -176,6 +185,8 @@ class StartOptions:
             disabled=disabled,
             kubeconfig_out=Path(v["kubeconfig_out"]).expanduser() if v["kubeconfig_out"] else None,
             ready_timeout=float(v["ready_timeout"]),
+            kubelet_anonymous_auth=bool(v["kubelet_anonymous_auth"]),
+            kubelet_authorization_mode=str(v["kubelet_authorization_mode"]),
         )
 
 

@@ -37,7 +37,7 @@ from .config import KubeletConfig
 from .kubelet import Kubelet
 from .pod_status import generate
 from .podworker import pod_key
-from .server import build_app
+from .server import Serving, build_app
 
 log = structlog.get_logger(component="kubelet")
 
@@ -61,14 +61,18 @@ class KubeletPool:
     def __init__(self, client: Client, *, address: str = "127.0.0.1", port: int = 10250,
                  node_ip: str = "127.0.0.1", node_writers: int = 8, pod_writers: int = 16,
                  event_writers: int = 4, event_queue_size: int = 10_000,
-                 log_interval: float = 1.0, informers: InformerFactory | None = None) -> None:
+                 log_interval: float = 1.0, informers: InformerFactory | None = None,
+                 serving: Serving | None = None) -> None:
         """`informers`: the process's shared informers (all-in-one): the pool then views the
-        shared pod informer, filtered to its nodes, instead of opening its own watch."""
+        shared pod informer, filtered to its nodes, instead of opening its own watch.
+        `serving`: TLS and authentication of the HTTP server (server.Serving; default: plain
+        HTTP, open)."""
         self.client = client
         self._shared = informers
         self.address = address
         self.port = port
         self.node_ip = node_ip
+        self.serving = serving or Serving()
         self.kubelets: dict[str, Kubelet] = {}
         self._owner: dict[str, Kubelet] = {}  # pod key -> the kubelet running it
         self._node_writers = node_writers
@@ -92,7 +96,7 @@ class KubeletPool:
     # -- building the pool -------------------------------------------------------------------
     @property
     def url(self) -> str:
-        return f"http://{self.address}:{self.port}"
+        return f"{self.serving.scheme}://{self.address}:{self.port}"
 
     def add_node(self, name: str, config: KubeletConfig, *,
                  pod_cidr: str | None = None) -> Kubelet:
@@ -121,10 +125,11 @@ class KubeletPool:
         if self._started:
             return
         if self.port != -1:
-            self._runner = web.AppRunner(build_app(self, log_interval=self._log_interval),
-                                         access_log=None)
+            self._runner = web.AppRunner(build_app(self, log_interval=self._log_interval,
+                                                   auth=self.serving.auth), access_log=None)
             await self._runner.setup()
-            await web.TCPSite(self._runner, self.address, self.port).start()
+            await web.TCPSite(self._runner, self.address, self.port,
+                              ssl_context=self.serving.ssl_context).start()
             self.port = self._runner.addresses[0][1]
         self._started = True
         loop = asyncio.get_running_loop()
@@ -140,7 +145,9 @@ class KubeletPool:
             self._node_queue.add(name)
         self._start_watch()
         log.info("kubelet pool started", nodes=len(self.kubelets), port=self.port,
-                 selector=self._selector)
+                 selector=self._selector, scheme=self.serving.scheme,
+                 authentication="required" if self.serving.secured else
+                 "none: anyone who can reach the port may use it")
 
     def _wanted_selector(self) -> str:
         if len(self.kubelets) == 1:

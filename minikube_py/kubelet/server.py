@@ -7,27 +7,56 @@ for learning: `GET /nodes` (the simulated nodes and their state) and
 `POST /nodes/{name}/stop` / `POST /nodes/{name}/start`, the failure toggle (a stopped node
 stops posting status and handling pods, so the node controller's grace periods and evictions
 can be watched).
+
+Secured (`Serving` with a TLS context and a KubeletAuth, see auth.py), the port is HTTPS and
+every route goes through the authentication/authorization filter, as upstream's
+InstallAuthFilter wraps every route of the kubelet server; without them it is plain HTTP and
+open, as v1.0's kubelet was (the pool logs which at startup).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import orjson
 from aiohttp import web
 
+from .auth import KubeletAuth, middleware
 from .logs import LogServer
 from .streaming import StreamingServer
 
 if TYPE_CHECKING:
+    import ssl
+
     from .pool import KubeletPool
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How the kubelet port is served: --tls-cert-file/--tls-private-key-file (with
+    --client-ca-file loaded for client certificates) as `ssl_context`, and the auth filter.
+    The default — neither — is plain HTTP with no authentication."""
+
+    ssl_context: "ssl.SSLContext | None" = None
+    auth: KubeletAuth | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.ssl_context is not None else "http"
+
+    @property
+    def secured(self) -> bool:
+        return self.ssl_context is not None and self.auth is not None and not self.auth.open
 
 
 def _json(data: object, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(data), status=status, content_type="application/json")
 
 
-def build_app(pool: KubeletPool, *, log_interval: float = 1.0) -> web.Application:
+def build_app(pool: KubeletPool, *, log_interval: float = 1.0,
+              auth: KubeletAuth | None = None) -> web.Application:
+    """The kubelet's routes; with `auth`, behind the authentication/authorization filter."""
     logs = LogServer(pool.log_span, interval=log_interval)
 
     async def healthz(request: web.Request) -> web.Response:
@@ -43,6 +72,14 @@ def build_app(pool: KubeletPool, *, log_interval: float = 1.0) -> web.Applicatio
     async def nodes(request: web.Request) -> web.Response:
         return _json({"items": [k.summary() for k in pool.kubelets.values()]})
 
+    async def metrics(request: web.Request) -> web.Response:
+        """The process's Prometheus metrics (upstream's kubelet serves /metrics on this port
+        too): here the event-loop watchdog's minikube_py_event_loop_*."""
+        from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+        return web.Response(body=generate_latest(REGISTRY),
+                            headers={"Content-Type": CONTENT_TYPE_LATEST})
+
     async def toggle(request: web.Request) -> web.Response:
         name, action = request.match_info["name"], request.match_info["action"]
         if name not in pool.kubelets:
@@ -53,12 +90,13 @@ def build_app(pool: KubeletPool, *, log_interval: float = 1.0) -> web.Applicatio
             await pool.start_node(name)
         return _json(pool.kubelet(name).summary())
 
-    app = web.Application()
+    app = web.Application(middlewares=[middleware(auth)] if auth and not auth.open else [])
     streaming = StreamingServer(pool, log_interval=log_interval)  # exec, attach, portForward
     app.add_routes(logs.routes() + streaming.routes() + [
         web.get("/healthz", healthz),
         web.get("/pods", pods),
         web.get("/nodes", nodes),
+        web.get("/metrics", metrics),
         web.post(r"/nodes/{name}/{action:stop|start}", toggle),
     ])
     return app

@@ -80,7 +80,9 @@ PODS = Strategy(
 
 NODES = Strategy(
     group="", version="v1", resource="nodes", kind="Node", namespaced=False, key_root="minions",
-    short_names=("no",), subresources=(STATUS,), has_status=True, spec_fields=(),
+    short_names=("no",), has_status=True, spec_fields=(),
+    # proxy: to the node's kubelet API (apiserver/proxy.py), as upstream's NodeProxyOptions
+    subresources=(STATUS, SubresourceSpec("proxy", PROXY_VERBS, kind="NodeProxyOptions")),
     field_attrs=field_getter("spec.unschedulable"), selectable_fields=("spec.unschedulable",),
 )
 

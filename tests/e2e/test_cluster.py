@@ -150,7 +150,9 @@ def test_stopped_kubelet_goes_not_ready_its_pods_are_evicted_and_it_comes_back(c
                         running_pods(cluster, "spread"), 30, "6 running replicas")
     victim = pods[0]["spec"]["nodeName"]
     on_victim = {p["metadata"]["name"] for p in pods if p["spec"]["nodeName"] == victim}
-    toggle = f"http://127.0.0.1:{cluster.kubelet_port}/nodes/{victim}"
+    # the kubelet's toggle through the API server's nodes/proxy (the kubelet port is HTTPS with
+    # authentication when the secure port is on; the API server presents its client cert)
+    toggle = f"{cluster.url}/api/v1/nodes/{victim}/proxy/nodes/{victim}"
     stopped = subprocess.run([*CLI, "node", "stop", victim, "--server", cluster.url],
                              capture_output=True, text=True, timeout=30)  # the learner's CLI
     assert stopped.returncode == 0 and stopped.stdout == f"node {victim}: kubelet stopped\n", \
@@ -170,7 +172,7 @@ def test_stopped_kubelet_goes_not_ready_its_pods_are_evicted_and_it_comes_back(c
             and all(p["spec"]["nodeName"] != victim for p in live)
     cluster.wait(evicted_and_replaced, 30, "eviction from the dead node and replacement")
 
-    assert cluster.post(toggle + "/start") == 200  # the kubelet's HTTP toggle
+    assert cluster.post(toggle + "/start") == 200  # the HTTP toggle, via nodes/proxy
     cluster.wait(lambda: node_ready() == "True", 15, f"{victim} Ready again")
     # the revived kubelet finishes the evictions it missed
     cluster.wait(lambda: not ({p["metadata"]["name"] for p in cluster.pods("default", "app=spread")}
