@@ -8,6 +8,8 @@ import argparse
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 from minikube_py.cli import kubelet, kubelet_tls
 from minikube_py.cli.main import build_parser
@@ -134,14 +136,11 @@ def test_start_fills_the_apiserver_kubelet_client_and_keeps_given_flags(tmp_path
     api = options.apiserver
     assert api.kubelet_client_certificate.endswith("apiserver-kubelet-client.crt")
     assert api.kubelet_certificate_authority == str(tmp_path / "certs" / "ca.crt")
-    from cryptography import x509
-
     cert = x509.load_pem_x509_certificate(Path(api.kubelet_client_certificate).read_bytes())
     assert cert.subject.rfc4514_string() == "CN=kube-apiserver-kubelet-client,O=system:masters"
     again = kubelet_tls.with_kubelet_client(start(tmp_path))  # reused, not re-issued
     assert Path(again.apiserver.kubelet_client_certificate).read_bytes() == cert.public_bytes(
-        __import__("cryptography.hazmat.primitives.serialization", fromlist=["Encoding"])
-        .Encoding.PEM)
+        serialization.Encoding.PEM)
     given = start(tmp_path, "--kubelet-certificate-authority", "/x/ca.crt")
     assert kubelet_tls.with_kubelet_client(given) is given
 
