@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from . import errors
+from .bounds import check_json_body
 from .protobuf_schemas import KINDS, SCHEMAS
 
 PROTOBUF_CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
@@ -207,9 +208,11 @@ def _bytes_value(f: _Field, raw: bytes) -> Any:
     if f.kind == _BYTES:
         return base64.b64encode(raw).decode("ascii")
     try:
-        return orjson.loads(raw) if raw else None
+        value = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:
         raise _DecodeError(f"invalid JSON in {f.name}: {exc}") from None
+    check_json_body(raw, value, f"{f.name} (embedded JSON)")  # the one unbounded-depth field
+    return value
 
 
 def _message(buf: bytes, pos: int, end: int, table: dict[int, _Field],

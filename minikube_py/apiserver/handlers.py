@@ -20,6 +20,7 @@ from ..api.fields import parse_field_selector
 from ..api.labels import parse_label_selector
 from ..api.managedfields import record_update, server_side_apply
 from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
+from .. import offload
 from ..registry import codec
 from ..registry.generic import Registry, check_name
 from ..registry.strategy import Obj
@@ -28,7 +29,9 @@ from .admission import Attributes
 from .filters import WARNINGS
 from .negotiation import (
     Output,
+    body_type,
     decode_body,
+    decode_cost,
     decode_json_object,
     output_format,
     read_body,
@@ -74,6 +77,21 @@ def _dry_run(query: Any) -> bool:
     return bool(values)
 
 
+def decode_checked(data: bytes, content_type: str | None, registry: Registry,
+                   field_validation: str) -> tuple[Obj, list[str]]:
+    """A write's body decoded and type-checked, unknown fields handled per `fieldValidation`:
+    the pure first step of create and update, run on the worker when the body is big."""
+    body = decode_json_object(data, content_type)
+    strictness.check_type_meta(body, registry.strategy)
+    return body, strictness.check_fields(body, registry.strategy, field_validation)
+
+
+def _copies(operations: Any) -> bool:
+    """Whether a JSON patch has `copy` operations (the ones that can multiply its size)."""
+    return isinstance(operations, list) and any(
+        isinstance(op, dict) and op.get("op") == "copy" for op in operations)
+
+
 class ResourceHandlers:
     """Dispatch of resource requests (everything under /api/v1 and /apis/<g>/<v>)."""
 
@@ -81,6 +99,13 @@ class ResourceHandlers:
         self.server = server
 
     async def handle(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
+        token = offload.begin()  # heavy steps of this request run off the loop (offload.py)
+        try:
+            return await self._dispatch(request, info)
+        finally:
+            offload.end(token)
+
+    async def _dispatch(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
         registry = self.server.registry_for(info.group, info.version, info.resource)
         strategy = registry.strategy
         if info.namespace and not strategy.namespaced and info.resource != "namespaces":
@@ -133,6 +158,18 @@ class ResourceHandlers:
             raise errors.bad_request(f'includeObject: Unsupported value: "{include}"')
         return render.table(registry.strategy.kind, objects, md, include)
 
+    async def _table_response(self, request: web.Request, registry: Registry, page: Any,
+                              md: dict[str, Any]) -> web.Response:
+        """A Table of a list page: decoding and printing every row is Python work per object,
+        so a big page is printed on the worker (offload.py)."""
+        weight = sum(len(kv.value) for kv in page.kvs)
+
+        def build() -> dict[str, Any]:
+            return self._table(request, registry, page.decoded(), md)
+
+        table = await offload.run(build, weight=weight)
+        return render.object_response(table, Output.JSON)
+
     def selectors(self, request: web.Request, registry: Registry):
         query = request.query
         labels = parse_label_selector(query.get("labelSelector", ""))
@@ -154,8 +191,7 @@ class ResourceHandlers:
         )
         md = render.list_metadata(page.revision, page.continue_token, page.remaining)
         if output is Output.TABLE:
-            return render.object_response(self._table(request, registry, page.decoded(), md),
-                                          Output.JSON)
+            return await self._table_response(request, registry, page, md)
         if output is Output.JSON:
             if page.objects is None:
                 items = [codec.raw(kv) for kv in page.kvs]
@@ -177,10 +213,11 @@ class ResourceHandlers:
 
     # -- writes -------------------------------------------------------------------------
     async def decode_object(self, request: web.Request, registry: Registry) -> Obj:
-        body = decode_json_object(await read_body(request), request.content_type)
-        strictness.check_type_meta(body, registry.strategy)
-        warnings = strictness.check_fields(body, registry.strategy,
-                                           request.query.get("fieldValidation", ""))
+        data = await read_body(request)
+        body, warnings = await offload.run(
+            decode_checked, data, body_type(request), registry,
+            request.query.get("fieldValidation", ""),
+            weight=decode_cost(data, body_type(request)))
         if warnings:
             request[WARNINGS] = warnings
         return body
@@ -208,7 +245,8 @@ class ResourceHandlers:
         manager = self._manager(request, "Update")
         await self.admit(request, "CREATE", registry, namespace, md.get("name", ""), "", body)
         if manager:
-            record_update(None, body, manager=manager, operation="Update", now=meta.now_rfc3339())
+            await offload.run(record_update, None, body, manager=manager, operation="Update",
+                              now=meta.now_rfc3339())
         created = await registry.create(namespace, body, dry_run=_dry_run(request.query))
         return self.respond(request, created, 201)
 
@@ -241,12 +279,15 @@ class ResourceHandlers:
         manager = self._manager(request, "Update")
         await self.admit(request, "UPDATE", registry, namespace, name, subresource, body)
 
-        def produce(old: Obj | None) -> Obj:
+        def fresh(old: Obj | None) -> Obj:
             new = codec.clone(body)
             if manager:
                 record_update(old, new, manager=manager, operation="Update",
                               now=meta.now_rfc3339())
             return new
+
+        async def produce(old: Obj | None) -> Obj:
+            return await offload.run(fresh, old)
 
         obj, created = await registry.update(namespace, name, produce, subresource=subresource or None,
                                              dry_run=_dry_run(request.query))
@@ -262,7 +303,11 @@ class ResourceHandlers:
                 f"the body of the request was in an unknown format - accepted media types "
                 f"include: {', '.join(PATCH_TYPES)}")
         data = await read_body(request)
-        patch_doc = decode_body(data, "application/yaml" if patch_type == "apply" else None)
+        doc_type = "application/yaml" if patch_type == "apply" else None
+        patch_doc = await offload.run(decode_body, data, doc_type,
+                                      weight=decode_cost(data, doc_type))
+        if patch_type == "json" and _copies(patch_doc):
+            offload.weigh(offload.HEAVY_BYTES + 1)  # copies may add up to MAX_COPY_BYTES
         kind = registry.strategy.kind
         query = request.query
         if patch_type == "apply":
@@ -282,8 +327,8 @@ class ResourceHandlers:
         now = meta.now_rfc3339()
         admitted = False
 
-        async def produce(old: Obj | None) -> Obj:
-            nonlocal admitted
+        def patched(old: Obj | None) -> tuple[Obj, list[str]]:
+            """The pure part: the patched object and its unknown-field warnings."""
             current_rv = (old or {}).get("metadata", {}).get("resourceVersion")
             if patch_type == "apply":
                 new = server_side_apply(old, codec.clone(patch_doc), kind=kind, manager=manager,
@@ -309,10 +354,15 @@ class ResourceHandlers:
             # unknown fields are judged on the result: patch documents carry directives
             # ($setElementOrder/...) that are not fields
             warnings = strictness.check_fields(new, registry.strategy, field_validation)
-            if warnings:
-                request[WARNINGS] = warnings
             if old is not None and patch_type != "apply" and manager:
                 record_update(old, new, manager=manager, operation="Update", now=now)
+            return new, warnings
+
+        async def produce(old: Obj | None) -> Obj:
+            nonlocal admitted
+            new, warnings = await offload.run(patched, old)
+            if warnings:
+                request[WARNINGS] = warnings
             if not admitted:
                 await self.admit(request, "CREATE" if old is None else "UPDATE", registry, namespace,
                                  name, subresource, new)
@@ -329,7 +379,7 @@ class ResourceHandlers:
         data = await read_body(request)
         options: dict[str, Any] = {}
         if data.strip():
-            options = decode_json_object(data, request.content_type)
+            options = decode_json_object(data, body_type(request))
         query = request.query
         grace = _int_param(query, "gracePeriodSeconds")
         if grace is not None:

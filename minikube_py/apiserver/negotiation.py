@@ -15,11 +15,13 @@ from typing import Any
 import orjson
 import yaml
 from aiohttp import web
+from aiohttp.http_exceptions import ContentEncodingError
+from aiohttp.web_protocol import RequestPayloadError
 
-from ..api import errors
+from ..api import bounds, errors, yamljson
 from ..api.protobuf import PROTOBUF_CONTENT_TYPE, decode_object
 
-MAX_BODY_BYTES = 3 * 1024 * 1024  # upstream: "Request entity too large: limit is 3145728"
+MAX_BODY_BYTES = bounds.MAX_BODY_BYTES  # upstream: "Request entity too large: limit is 3145728"
 
 
 class Output(enum.Enum):
@@ -71,56 +73,47 @@ def output_format(accept: str | None) -> Output:
     return result
 
 
+#: media types a request body may be in (upstream's serializers for built-in kinds)
+_JSON_TYPES = frozenset({"application/json", ""})
+_YAML_TYPES = frozenset({"application/yaml", "text/yaml", "application/apply-patch+yaml"})
+
+
 def decode_body(data: bytes, content_type: str | None) -> Any:
-    """JSON (the default) or YAML; 415 for anything else, 400 for a malformed document."""
+    """JSON (the default), YAML or protobuf, as a bounded tree (api/bounds.py); 415 for any
+    other media type — `text/plain` included, which a web page may send cross-site without a
+    CORS preflight (upstream answers it 415 too) — and 400 for a malformed document."""
     media = (content_type or "application/json").split(";")[0].strip().lower()
-    if media in ("application/json", "", "text/plain", "application/octet-stream"):
+    if media in _JSON_TYPES:
         try:
-            return orjson.loads(data)
+            doc = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise errors.bad_request(f"error decoding request body: invalid JSON: {exc}") from None
-    if media in ("application/yaml", "text/yaml", "application/apply-patch+yaml"):
-        return decode_yaml(data)
+        bounds.check_json_body(data, doc)
+        return doc
+    if media in _YAML_TYPES:
+        return yamljson.load(data)
     if media == PROTOBUF_CONTENT_TYPE:  # kubectl 1.32+ typed `create` subcommands
         return decode_object(data)
     raise errors.unsupported_media_type(content_type or "")
 
 
+def body_type(request: web.Request) -> str:
+    """The Content-Type a client sent ("" when it sent none). Not `request.content_type`:
+    aiohttp reports a missing header as application/octet-stream, while a missing type means
+    JSON to the API server (the official python client sends none on creates)."""
+    return request.headers.get("Content-Type", "")
+
+
 def decode_yaml(data: bytes) -> Any:
-    try:
-        return _as_json_numbers(yaml.load(data, Loader=_SafeLoader))
-    except yaml.YAMLError as exc:
-        raise errors.bad_request(f"error decoding YAML: {exc}") from None
+    """A YAML document as a JSON value (sigs.k8s.io/yaml's conversion, bounded)."""
+    return yamljson.load(data)
 
 
-_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
-
-
-def _as_json_numbers(doc: Any) -> Any:
-    """Integers beyond 64 bits become floats, as the JSON decoder (orjson) reads them: YAML
-    gives Python's unbounded ints, which no later JSON encoding could write."""
-    stack = [doc]
-    while stack:
-        node = stack.pop()
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        for key, value in items:
-            if isinstance(value, int) and not isinstance(value, bool) and not _INT_MIN <= value <= _INT_MAX:
-                node[key] = float(value)
-            elif isinstance(value, (dict, list)):
-                stack.append(value)
-    if isinstance(doc, int) and not isinstance(doc, bool) and not _INT_MIN <= doc <= _INT_MAX:
-        return float(doc)
-    return doc
-
-
-class _SafeLoader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """YAML 1.1 SafeLoader; timestamps stay strings as in Kubernetes' YAML-to-JSON."""
-
-
-_SafeLoader.yaml_implicit_resolvers = {
-    k: [r for r in v if r[0] != "tag:yaml.org,2002:timestamp"]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+def decode_cost(data: bytes, content_type: str | None) -> int:
+    """A weight for `offload`: bytes for JSON and protobuf; YAML costs about eight times more
+    per byte to decode (libyaml composes, Python resolves every scalar)."""
+    media = (content_type or "").split(";")[0].strip().lower()
+    return len(data) * 8 if media in _YAML_TYPES else len(data)
 
 
 def decode_json_object(data: bytes, content_type: str | None) -> dict[str, Any]:
@@ -139,10 +132,22 @@ def dump_yaml(obj: Any) -> bytes:
 
 async def read_body(request: web.Request) -> bytes:
     """The request body, refused with 413 once it passes 3 MiB (upstream reads limit+1 bytes
-    rather than trusting Content-Length, and so do we)."""
+    rather than trusting Content-Length, and so do we). A compressed body (Content-Encoding
+    gzip/deflate) is inflated as it streams in, so the limit applies to what it inflates to —
+    a "zip bomb" stops at 3 MiB — and a body that does not inflate is a 400."""
     data = bytearray()
-    async for chunk in request.content.iter_chunked(65536):
-        data += chunk
-        if len(data) > MAX_BODY_BYTES:
-            raise errors.request_entity_too_large(MAX_BODY_BYTES)
+    try:
+        async for chunk in request.content.iter_chunked(65536):
+            data += chunk
+            if len(data) > MAX_BODY_BYTES:
+                raise errors.request_entity_too_large(MAX_BODY_BYTES)
+    except (ContentEncodingError, RequestPayloadError) as exc:
+        if isinstance(exc, RequestPayloadError) and not isinstance(
+                exc.__cause__ or exc.__context__, ContentEncodingError):
+            raise  # the body was cut short: the client went away (connection.py)
+        request.content.feed_eof()  # nothing more to read: aiohttp must not drain it again
+        encoding = request.headers.get("Content-Encoding", "")
+        raise errors.bad_request(
+            f'error decoding request body: it is not valid "{encoding}" data (Content-Encoding)'
+        ) from None
     return bytes(data)

@@ -23,6 +23,7 @@ from . import kubelet_client, proxy, render, streaming
 from .connection import client_left
 from .negotiation import (
     Output,
+    body_type,
     decode_body,
     decode_json_object,
     output_format,
@@ -73,7 +74,7 @@ async def create_binding(handlers: ResourceHandlers, request: web.Request, info:
                          pod_name: str | None) -> web.Response:
     """`POST pods/{name}/binding` or v1.0's `POST bindings`: assign a pod to a node."""
     server = handlers.server
-    binding = decode_json_object(await read_body(request), request.content_type)
+    binding = decode_json_object(await read_body(request), body_type(request))
     if pod_name is None:  # POST .../bindings: the pod is named in the body
         pod_name = (binding.get("metadata") or {}).get("name") or ""
         if not pod_name:
@@ -128,7 +129,7 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
         return render.object_response(scale_of(await registry.get(namespace, name), registry),
                                       Output.JSON)
     if verb == "update":
-        body = decode_json_object(await read_body(request), request.content_type)
+        body = decode_json_object(await read_body(request), body_type(request))
         patch_type, patch_doc = None, None
     else:
         patch_type = PATCH_TYPES.get(request.content_type)

@@ -21,6 +21,7 @@ finalizer is removed, and an update that removes it deletes the object), and ove
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
@@ -38,6 +39,7 @@ from ..storage import (
     Store,
     encode_continue,
 )
+from .. import offload
 from . import codec
 from .errors import interpret
 from .strategy import Obj, Strategy
@@ -230,6 +232,7 @@ class Registry:
             if not page.continue_token:
                 return ListResult(kvs, objects, revision, None, None)
             token = page.continue_token
+            await asyncio.sleep(0)  # decoding a page is ~10 ms of work: let the loop breathe
 
     # -- create -------------------------------------------------------------------------
     async def create(self, namespace: str, obj: Obj, *, dry_run: bool = False) -> Obj:
@@ -238,8 +241,7 @@ class Registry:
         strategy = self.strategy
         md = meta.metadata(obj)
         self._fill_create_meta(namespace, obj, md)
-        apply_defaults(strategy.kind, obj)
-        errs = validate_create(strategy.kind, obj)
+        errs = await offload.run(_defaulted_create_errors, strategy.kind, obj)
         if errs:
             raise self._invalid(md.get("name") or md.get("generateName", ""), errs)
         if strategy.prepare_create is not None:
@@ -250,8 +252,9 @@ class Registry:
                 await strategy.release(self, obj)
             return obj
         lease = await self.leases.lease() if (strategy.ttl and self.leases) else 0
+        value = await offload.run(codec.encode, obj)
         try:
-            kv = await self.store.create(self.key(namespace, name), codec.encode(obj), lease=lease)
+            kv = await self.store.create(self.key(namespace, name), value, lease=lease)
         except StorageError as exc:
             if strategy.release is not None:
                 await strategy.release(self, obj)
@@ -309,6 +312,7 @@ class Registry:
                     raise
             except StorageError as exc:
                 raise interpret(exc, strategy, name) from None
+            offload.weigh(len(kv.value))  # a big object makes every later step heavy
             old = codec.decode(kv)
             body = await _call(produce, codec.decode(kv))
             self._check_identity(body, namespace, name)
@@ -317,25 +321,25 @@ class Registry:
                 if parse_resource_version(str(precondition)) != kv.mod_revision:
                     raise self._conflict(name)
             if subresource == "status":
-                new = self._status_update(old, body, kv.mod_revision)
-                errs = validate_status_update(strategy.kind, new, old)
+                new = await offload.run(self._status_update, old, body, kv.mod_revision)
+                errs = await offload.run(validate_status_update, strategy.kind, new, old)
             elif subresource in strategy.subresource_updates:
                 new = strategy.subresource_updates[subresource](old, body)
                 new["metadata"] = dict(new["metadata"], resourceVersion=str(kv.mod_revision))
-                errs = validate_update(strategy.kind, new, old)
+                errs = await offload.run(validate_update, strategy.kind, new, old)
             elif subresource:
                 # a server-computed change (pods/binding): `produce` built the final object
                 new = body
                 new["metadata"]["resourceVersion"] = str(kv.mod_revision)
                 errs = []
             else:
-                new = self._main_update(old, body, kv.mod_revision)
+                new = await offload.run(self._main_update, old, body, kv.mod_revision)
                 if strategy.prepare_update is not None:
                     await strategy.prepare_update(self, new, old)
-                errs = validate_update(strategy.kind, new, old)
+                errs = await offload.run(validate_update, strategy.kind, new, old)
             if errs:
                 raise self._invalid(name, errs)
-            value = codec.encode(new)
+            value = await offload.run(codec.encode, new)
             if value == kv.value:
                 return old, False  # nothing changed: no write, no new revision
             if dry_run:
@@ -533,6 +537,13 @@ class Registry:
                 raise
             deleted.append(item)
         return deleted
+
+
+def _defaulted_create_errors(kind: str, obj: Obj) -> list:
+    """Defaults applied to a new object, then its validation errors (the pure part of create,
+    run on the worker for a big object)."""
+    apply_defaults(kind, obj)
+    return validate_create(kind, obj)
 
 
 def _finalized(obj: Obj) -> bool:
