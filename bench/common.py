@@ -289,3 +289,40 @@ def run_fresh(module_args: list[str], timeout: float = 900) -> dict[str, Any]:
     if out.returncode != 0:
         raise RuntimeError(f"run {' '.join(module_args)} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------------------ raw HTTP
+
+
+def http_call(url: str, method: str, path: str, body: bytes | None = None,
+              headers: dict[str, str] | None = None, *, timeout: float = 10.0,
+              connection: Any = None) -> tuple[int, str, bytes]:
+    """One blocking request: (status, Content-Type, body). Blocking I/O releases the GIL, so a
+    caller in a thread beside an event loop never competes with that loop. A fresh connection
+    unless `connection` (an http.client.HTTPConnection to reuse) is given. A server that answers
+    an oversized body before reading all of it may close the socket under the send; its answer
+    is still read. Raises TimeoutError (socket.timeout) when no answer comes within `timeout`."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    conn = connection
+    if conn is None:
+        parts = urlsplit(url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    try:
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        for name, value in (headers or {}).items():
+            conn.putheader(name, value)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders()
+        if body:
+            try:
+                conn.send(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        resp = conn.getresponse()
+        return resp.status, resp.getheader("Content-Type", ""), resp.read()
+    finally:
+        if connection is None:
+            conn.close()

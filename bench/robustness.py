@@ -5,7 +5,7 @@ Kubernetes piece: none by itself — this checks the promises issue 6 makes of k
 Status with a 4xx code, overload is answered with 429 + Retry-After and never a 5xx, and no
 acknowledged write is lost however often the process is SIGKILLed.
 
-Three phases, each against the real command in a subprocess (`--fsync always`):
+Four phases, each against the real command in a subprocess (`--fsync always`):
 
 - bad input: a few hundred malformed requests of several kinds (bad JSON bodies, bad label and
   field selectors, bad patches, bad query values, unknown paths); "rejected correctly" means a
@@ -13,21 +13,31 @@ Three phases, each against the real command in a subprocess (`--fsync always`):
 - overload: many more concurrent creates than --max-mutating-requests-inflight; counts 429s
   (with Retry-After) and 5xx, then checks later requests all succeed;
 - kill cycles: a mixed create/update/delete load, SIGKILL mid-load, restart, compare the store
-  with every acknowledged operation (tests/robustness/test_faults.py runs the same driver).
+  with every acknowledged operation (tests/robustness/test_faults.py runs the same driver);
+- hostile bodies (issue 14): each request of bench/hostile.py -- the reported decoder and patch
+  abuses (YAML self-aliases and billion laughs, JSON patch self-copies, deep merge patches,
+  non-string YAML keys, `!!binary`, fake gzip, text/plain) and the fuzzer's worst shapes (bodies
+  near the 3 MiB limit, deep nesting, wide alias fan-out, long copy chains, a gzip bomb, wide
+  protobuf) -- sent one by one while /healthz is probed every 20 ms from another connection;
+  per case the answer, its latency and the worst /healthz latency during it, against the
+  targets (answer <= 100 ms, /healthz <= 50 ms: no request may hold the shared event loop).
 
     python -m bench.robustness [--cycles 5] [--bad-requests 300] [--seed N]
+    python -m bench.robustness --phases hostile [--hostile-url http://127.0.0.1:8080]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import random
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -37,7 +47,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from bench import common
+from bench import common, hostile
 
 CLI = [sys.executable, "-m", "minikube_py.cli.main"]
 NAMESPACE = "default"
@@ -372,24 +382,184 @@ async def kill_cycles(data_dir: Path, cycles: int, *, seed: int = 6, workers: in
             "crashes": crashes}
 
 
+# ------------------------------------------------------------------------------ hostile bodies
+
+HEALTHZ_EVERY = 0.020  # s between /healthz probes
+HEALTHZ_TARGET_MS = 50.0  # worst /healthz latency while hostile requests run
+HOSTILE_TARGET_MS = 100.0  # each hostile request answered (4xx, or upstream's 2xx) within
+
+
+class HealthProber:
+    """Probes /healthz every HEALTHZ_EVERY from its own thread over one kept-alive connection:
+    every component of a process shares one event loop, so the probe's latency is how long any
+    watch, heartbeat or lease renewal would have waited. Samples are (start, end) monotonic
+    times; `worst_during(a, b)` is the slowest probe that overlapped [a, b]."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.samples: list[tuple[float, float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="healthz-prober", daemon=True)
+
+    def __enter__(self) -> "HealthProber":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(15)
+
+    def _run(self) -> None:
+        import http.client
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        while not self._stop.is_set():
+            start = time.monotonic()
+            try:
+                status = common.http_call(self.url, "GET", "/healthz", connection=conn)[0]
+            except (OSError, http.client.HTTPException):
+                status = 0
+                conn.close()
+                conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+            end = time.monotonic()
+            self.samples.append((start, end, status))
+            self._stop.wait(max(0.0, HEALTHZ_EVERY - (end - start)))
+        conn.close()
+
+    def worst_during(self, start: float, end: float) -> float:
+        """Seconds of the slowest probe overlapping [start, end + two probe periods]: the probes
+        in flight while the request ran, and the next one (which work the request left behind
+        on the loop, or in threads holding the GIL, would slow)."""
+        end += 2 * HEALTHZ_EVERY
+        samples = list(self.samples)
+        during = [e - s for s, e, _ in samples if s <= end and e >= start]
+        if not during:  # no probe then (one was reconnecting): the first one after counts
+            during = [e - s for s, e, _ in samples if s >= start][:1]
+        return max(during, default=math.nan)
+
+    def worst(self) -> float:
+        return max((e - s for s, e, _ in self.samples), default=math.nan)
+
+    def failures(self) -> int:
+        return sum(status != 200 for _, _, status in self.samples)
+
+
+def _answer_reason(status: int, data: bytes) -> str:
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return "(not JSON)"
+    if is_status(doc):
+        return str(doc.get("reason", ""))
+    return str(doc.get("kind", "")) if isinstance(doc, dict) else ""
+
+
+def hostile_phase(url: str) -> dict[str, Any]:
+    """Every case of bench/hostile.py (issue 14's reports and the fuzzer's worst shapes) sent
+    once, one after another, while /healthz is probed from another connection. Blocking: run it
+    in a thread (the prober is a second thread; neither shares the bench's event loop)."""
+    target = "hostile-target"
+    cm = hostile.splice(hostile.object_template("ConfigMap", name=target), '"x"')
+    status, _, data = common.http_call(url, "POST", CM_PATH, cm, {"Content-Type": hostile.JSON})
+    if status != 201:
+        raise RuntimeError(f"could not create {target}: {status} {data[:300]!r}")
+    created = orjson.loads(data)
+    cases = hostile.issue_cases(target) + hostile.heavy_cases(target)  # built before the clock runs
+    rows = []
+    with HealthProber(url) as prober:
+        time.sleep(0.2)  # a few quiet probes first: the baseline
+        for case in cases:
+            headers = {"Content-Type": case.content_type, **dict(case.headers)}
+            start = time.monotonic()
+            try:
+                status, _, data = common.http_call(url, case.method, f"/api/v1/namespaces/{NAMESPACE}/{case.path}",
+                                                   case.body, headers, timeout=30)
+                reason = _answer_reason(status, data)
+            except (OSError, TimeoutError) as exc:
+                status, data, reason = 0, b"", f"no answer ({type(exc).__name__})"
+            end = time.monotonic()
+            time.sleep(3 * HEALTHZ_EVERY)  # the probe in flight finishes and is counted
+            expected = case.expect
+            ok_status = status == expected if expected is not None else 400 <= status < 500
+            latency_ms = (end - start) * 1e3
+            healthz_ms = prober.worst_during(start, end) * 1e3
+            rows.append({"case": case.name, "bytes": len(case.body), "status": status, "reason": reason,
+                         "expected": expected if expected is not None else "4xx",
+                         "latency_ms": latency_ms, "worst_healthz_ms": healthz_ms,
+                         "ok": ok_status and latency_ms <= HOSTILE_TARGET_MS and healthz_ms <= HEALTHZ_TARGET_MS})
+            if 200 <= status < 300 and case.method == "POST":
+                name = orjson.loads(data).get("metadata", {}).get("name")
+                if name:
+                    common.http_call(url, "DELETE", f"{CM_PATH}/{name}")
+        worst = prober.worst() * 1e3
+        failed_probes = prober.failures()
+        probes = len(prober.samples)
+    status, _, data = common.http_call(url, "GET", f"{CM_PATH}/{target}")
+    unchanged = status == 200 and orjson.loads(data) == created  # every patch of it was refused
+    return {"cases": rows, "worst_healthz_ms": worst, "healthz_probes": probes, "healthz_failures": failed_probes,
+            "target_unchanged": unchanged,
+            "targets": {"worst_healthz_ms": HEALTHZ_TARGET_MS, "hostile_answer_ms": HOSTILE_TARGET_MS}}
+
+
 # ------------------------------------------------------------------------------ main
+
+
+PHASES = ("bad", "overload", "kill", "hostile")
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(args.seed)
+    phases = set(args.phases.split(","))
+    result: dict[str, Any] = {}
+    crashed = False
     with tempfile.TemporaryDirectory(prefix="robustness-") as tmp:
-        server = Server(Path(tmp) / "data", ("--max-requests-inflight", "4",
-                                             "--max-mutating-requests-inflight", "2"))
-        await server.start()
-        try:
-            bad = await bad_input_phase(server.url, args.bad_requests, rng)
-            overload = await overload_burst(server.url, args.concurrent)
-            crashed = not server.alive()
-        finally:
-            exit_code = server.stop()
-        kills = await kill_cycles(Path(tmp) / "kill-data", args.cycles, seed=args.seed)
-    return {"bad_input": bad, "overload": overload, "kill": kills,
-            "crashes": int(crashed) + kills["crashes"], "clean_exit_code": exit_code}
+        if phases & {"bad", "overload"}:
+            server = Server(Path(tmp) / "data", ("--max-requests-inflight", "4",
+                                                 "--max-mutating-requests-inflight", "2"))
+            await server.start()
+            try:
+                if "bad" in phases:
+                    result["bad_input"] = await bad_input_phase(server.url, args.bad_requests, rng)
+                if "overload" in phases:
+                    result["overload"] = await overload_burst(server.url, args.concurrent)
+                crashed |= not server.alive()
+            finally:
+                result["clean_exit_code"] = server.stop()
+        if "kill" in phases:
+            result["kill"] = await kill_cycles(Path(tmp) / "kill-data", args.cycles, seed=args.seed)
+            crashed |= bool(result["kill"]["crashes"])
+        if "hostile" in phases:
+            if args.hostile_url:  # e.g. a running `minikube-py start` (http://127.0.0.1:8080)
+                result["hostile"] = await asyncio.to_thread(hostile_phase, args.hostile_url)
+            else:
+                server = Server(Path(tmp) / "hostile-data")
+                await server.start()
+                try:
+                    result["hostile"] = await asyncio.to_thread(hostile_phase, server.url)
+                    crashed |= not server.alive()
+                finally:
+                    server.stop()
+    result["crashes"] = int(crashed)
+    return result
+
+
+def print_hostile(hostile_result: dict[str, Any]) -> None:
+    targets = hostile_result["targets"]
+    rows = [[r["case"], common.fmt(r["bytes"]), f"{r['status']} {r['reason']}", str(r["expected"]),
+             common.fmt(r["latency_ms"]), common.fmt(r["worst_healthz_ms"]), "ok" if r["ok"] else "MISSED"]
+            for r in hostile_result["cases"]]
+    print(common.render_table(["hostile request", "bytes", "answer", "expected",
+                               f"latency ms (target <= {targets['hostile_answer_ms']:.0f})",
+                               f"worst /healthz ms during (target <= {targets['worst_healthz_ms']:.0f})",
+                               "verdict"], rows))
+    missed = sum(not r["ok"] for r in hostile_result["cases"])
+    print(f"\nworst /healthz over the phase: {common.fmt(hostile_result['worst_healthz_ms'])} ms "
+          f"(target <= {targets['worst_healthz_ms']:.0f} ms; {hostile_result['healthz_probes']} probes, "
+          f"{hostile_result['healthz_failures']} failed)   cases missing a target: {missed} of "
+          f"{len(hostile_result['cases'])}   target object unchanged: "
+          f"{common.fmt(hostile_result['target_unchanged'])}")
 
 
 def main() -> None:
@@ -398,27 +568,49 @@ def main() -> None:
     parser.add_argument("--bad-requests", type=int, default=300)
     parser.add_argument("--concurrent", type=int, default=200, help="concurrent creates in the burst")
     parser.add_argument("--seed", type=int, default=int(os.environ.get("ROBUSTNESS_SEED", "6")))
-    parser.add_argument("--json", default=str(RESULTS))
+    parser.add_argument("--phases", default=",".join(PHASES),
+                        help=f"comma-separated subset of {','.join(PHASES)} (default: all)")
+    parser.add_argument("--hostile-url", default="",
+                        help="send the hostile phase to this running server (e.g. `minikube-py start`'s "
+                             "http://127.0.0.1:8080) instead of a fresh `minikube-py apiserver`")
+    parser.add_argument("--json", default="", help=f"results file (default {RESULTS}, or "
+                                                   "robustness-<phases>.json for a subset)")
     args = parser.parse_args()
+    unknown = set(args.phases.split(",")) - set(PHASES)
+    if unknown:
+        parser.error(f"unknown phases: {', '.join(sorted(unknown))}")
+    if not args.json:
+        subset = args.phases.split(",")
+        args.json = str(RESULTS if set(subset) == set(PHASES) else
+                        RESULTS.with_name(f"robustness-{'-'.join(subset)}.json"))
     loop_name = common.choose_loop("asyncio")
     common.quiet_logs()
     result = asyncio.run(run(args))
-    bad, over, kill = result["bad_input"], result["overload"], result["kill"]
-    rows = [
-        ["bad input", common.fmt(bad["tried"]), common.fmt(bad["rejected_correctly"]), common.fmt(bad["5xx"]),
-         f"accepted {bad['accepted']}, 4xx without Status {bad['4xx_not_status']}, "
-         f"target unchanged {common.fmt(bad['target_unchanged'])}"],
-        ["overload", common.fmt(over["tried"]), f"{over['429']} x 429", common.fmt(over["5xx"]),
-         f"{over['ok']} created, Retry-After ok {common.fmt(over['retry_after_ok'])}, "
-         f"later failures {over['later_failures']}"],
-        ["kill -9 cycles", common.fmt(kill["acknowledged_writes"]), "-", "-",
-         f"{kill['cycles']} cycles, unanswered {kill['unanswered']}, acknowledged lost {kill['lost']}"],
-    ]
-    print(common.render_table(["phase", "requests tried", "rejected correctly", "5xx", "notes"], rows))
-    print(f"\ncrashes: {result['crashes']}   5xx total: {bad['5xx'] + over['5xx']}   "
-          f"acknowledged writes lost after {kill['cycles']} kill cycles: {kill['lost']}")
-    for line in kill["lost_detail"]:
-        print("  LOST", line)
+    rows = []
+    bad, over, kill = result.get("bad_input"), result.get("overload"), result.get("kill")
+    if bad:
+        rows.append(["bad input", common.fmt(bad["tried"]), common.fmt(bad["rejected_correctly"]),
+                     common.fmt(bad["5xx"]),
+                     f"accepted {bad['accepted']}, 4xx without Status {bad['4xx_not_status']}, "
+                     f"target unchanged {common.fmt(bad['target_unchanged'])}"])
+    if over:
+        rows.append(["overload", common.fmt(over["tried"]), f"{over['429']} x 429", common.fmt(over["5xx"]),
+                     f"{over['ok']} created, Retry-After ok {common.fmt(over['retry_after_ok'])}, "
+                     f"later failures {over['later_failures']}"])
+    if kill:
+        rows.append(["kill -9 cycles", common.fmt(kill["acknowledged_writes"]), "-", "-",
+                     f"{kill['cycles']} cycles, unanswered {kill['unanswered']}, acknowledged lost {kill['lost']}"])
+    if rows:
+        print(common.render_table(["phase", "requests tried", "rejected correctly", "5xx", "notes"], rows))
+        five_xx = (bad or {}).get("5xx", 0) + (over or {}).get("5xx", 0)
+        print(f"\ncrashes: {result['crashes']}   5xx total: {five_xx}" + (
+            f"   acknowledged writes lost after {kill['cycles']} kill cycles: {kill['lost']}" if kill else ""))
+        for line in (kill or {}).get("lost_detail", []):
+            print("  LOST", line)
+    if "hostile" in result:
+        if rows:
+            print()
+        print_hostile(result["hostile"])
     path = common.write_json(args.json, {"machine": common.machine_facts(loop_name), "args": vars(args), **result})
     print(f"wrote {path}")
 

@@ -33,7 +33,6 @@ Bounded for CI (about a minute on 2 cores): fixed example counts, derandomized, 
 from __future__ import annotations
 
 import asyncio
-import http.client
 import itertools
 import json
 import socket
@@ -46,7 +45,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from bench import hostile
+from bench import common, hostile
 from tests.apiserver_thread import ServerThread
 
 from minikube_py.loopwatch import LoopMonitor
@@ -84,26 +83,9 @@ class Answer:
 
 def _http(port: int, method: str, path: str, body: bytes | None,
           headers: dict[str, str]) -> tuple[int, str, bytes]:
-    """One request on a fresh connection from the test thread (blocking I/O releases the GIL,
-    so the client never competes with the server's loop). A server that answers an oversized
-    body before reading it all may close the socket under our send; its answer is still read."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=HANG_AFTER)
-    try:
-        conn.putrequest(method, path, skip_accept_encoding=True)
-        for name, value in headers.items():
-            conn.putheader(name, value)
-        if body is not None:
-            conn.putheader("Content-Length", str(len(body)))
-        conn.endheaders()
-        if body:
-            try:
-                conn.send(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-        resp = conn.getresponse()
-        return resp.status, resp.getheader("Content-Type", ""), resp.read()
-    finally:
-        conn.close()
+    """One request on a fresh connection from the test thread (blocking I/O: the client never
+    competes with the server's loop)."""
+    return common.http_call(f"http://127.0.0.1:{port}", method, path, body, headers, timeout=HANG_AFTER)
 
 
 class Pipeline:
