@@ -125,6 +125,13 @@ def json_patch_many_ops(count: int, path: str = "/metadata/labels/fz") -> bytes:
     return json.dumps([{"op": "add", "path": path, "value": str(i % 10)} for i in range(count)]).encode()
 
 
+def json_many_finalizers(count: int, name: str = "fz-finalizers") -> bytes:
+    """A ConfigMap whose metadata.finalizers repeats an invalid name `count` times: one field
+    error per element (600,000 fit in 3 MiB), so the cost -- and the Status -- grow with it."""
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": name, "finalizers": ["f"] * count}}).encode()
+
+
 # ------------------------------------------------------------------------------ documents
 
 
@@ -284,6 +291,7 @@ def heavy_cases(target: str) -> list[Case]:
         Case("json patch 40 self-copies", "PATCH", f"configmaps/{target}", JSON_PATCH, json_patch_copy_chain(40), 422),
         Case("json patch 20000 ops", "PATCH", f"configmaps/{target}", JSON_PATCH, json_patch_many_ops(20000), 413),
         Case("gzip bomb 64 MiB", "POST", "configmaps", JSON, gzip_bomb(64 << 20), 413, (("Content-Encoding", "gzip"),)),
+        Case("json 600k invalid finalizers", "POST", "configmaps", JSON, json_many_finalizers(600_000), None),
         Case("protobuf 1M finalizers", "POST", "configmaps", PROTOBUF,
              protobuf_configmap("pb-wide", {}, finalizers=near_limit // 3), None),
         Case("protobuf lying length", "POST", "configmaps", PROTOBUF, protobuf_lying_length(1 << 60), 400),
