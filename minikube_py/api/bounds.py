@@ -39,6 +39,16 @@ MAX_COPY_BYTES = MAX_BODY_BYTES
 #: values all `copy` operations of one patch may add: our cost is per value (~0.6 µs each to
 #: build), not per byte, so 3 MiB of one-character strings would be 800k values and a second
 MAX_COPY_VALUES = 50_000
+#: requirements a label or field selector query may have: each is checked against every object
+#: a list reads and every event a watch sees (upstream has no limit; the URL's 1 MiB allows
+#: ~60,000, which would make every event of that watch cost milliseconds)
+MAX_SELECTOR_REQUIREMENTS = 1000
+
+
+def too_many_requirements(kind: str, count: int) -> StatusError:
+    return StatusError(400, "BadRequest",
+                       f"{kind}: too many requirements ({count}; at most "
+                       f"{MAX_SELECTOR_REQUIREMENTS})")
 
 
 def too_deep(what: str, limit: int = MAX_DEPTH) -> StatusError:

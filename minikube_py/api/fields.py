@@ -20,6 +20,7 @@ import functools
 from collections.abc import Collection, Mapping
 
 from minikube_py.api import errors
+from minikube_py.api.bounds import MAX_SELECTOR_REQUIREMENTS, too_many_requirements
 
 Fields = Mapping[str, str]
 
@@ -159,6 +160,8 @@ def parse_field_selector(text: str, allowed: Collection[str] | None = None) -> F
         selector = _parse_cached(text)
     except _SelectorError as err:
         raise errors.bad_request(str(err)) from None
+    if len(selector.requirements) > MAX_SELECTOR_REQUIREMENTS:
+        raise too_many_requirements("fieldSelector", len(selector.requirements))
     if allowed is not None:
         for name, _op, _value in selector.requirements:
             if name not in allowed:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minikube_py.api import errors, naming
+from minikube_py.api.bounds import MAX_SELECTOR_REQUIREMENTS, too_many_requirements
 
 Labels = Mapping[str, str]
 _Matcher = Callable[[Labels], bool]
@@ -315,9 +316,12 @@ def parse_label_selector(text: str) -> LabelSelector:
     if not text:
         return EVERYTHING
     try:
-        return _parse_cached(text)
+        selector = _parse_cached(text)
     except _SelectorError as err:
         raise errors.bad_request(str(err)) from None
+    if len(selector.requirements) > MAX_SELECTOR_REQUIREMENTS:
+        raise too_many_requirements("labelSelector", len(selector.requirements))
+    return selector
 
 
 @functools.lru_cache(maxsize=512)

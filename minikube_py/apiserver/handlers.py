@@ -86,6 +86,10 @@ def decode_checked(data: bytes, content_type: str | None, registry: Registry,
     return body, strictness.check_fields(body, registry.strategy, field_validation)
 
 
+def _parse_selectors(label_text: str, field_text: str, allowed: Any) -> tuple[Any, Any]:
+    return parse_label_selector(label_text), parse_field_selector(field_text, allowed)
+
+
 def _copies(operations: Any) -> bool:
     """Whether a JSON patch has `copy` operations (the ones that can multiply its size)."""
     return isinstance(operations, list) and any(
@@ -149,7 +153,8 @@ class ResourceHandlers:
         if output is Output.TABLE:
             md = {"resourceVersion": obj["metadata"]["resourceVersion"]}
             return render.object_response(self._table(request, registry, [obj], md), Output.JSON)
-        return render.object_response(obj, output)
+        # YAML: PyYAML's emitter is Python, ~8x slower per byte than decoding JSON
+        return await offload.run(render.object_response, obj, output, weight=len(kv.value) * 8)
 
     def _table(self, request: web.Request, registry: Registry, objects: list[Obj],
                md: dict[str, Any]) -> dict[str, Any]:
@@ -170,18 +175,21 @@ class ResourceHandlers:
         table = await offload.run(build, weight=weight)
         return render.object_response(table, Output.JSON)
 
-    def selectors(self, request: web.Request, registry: Registry):
+    async def selectors(self, request: web.Request, registry: Registry):
+        """The request's label and field selectors; a long one (up to the 1 MiB a URL may
+        carry) is parsed on the worker: the parsers are Python, a few µs per character."""
         query = request.query
-        labels = parse_label_selector(query.get("labelSelector", ""))
-        fields = parse_field_selector(query.get("fieldSelector", ""),
-                                      registry.strategy.allowed_fields())
-        return labels, fields
+        label_text = query.get("labelSelector", "")
+        field_text = query.get("fieldSelector", "")
+        return await offload.run(_parse_selectors, label_text, field_text,
+                                 registry.strategy.allowed_fields(),
+                                 weight=4 * (len(label_text) + len(field_text)))
 
     async def list(self, request: web.Request, registry: Registry,
                    namespace: str) -> web.Response:
         query = request.query
         output = output_format(request.headers.get("Accept"))
-        labels, fields = self.selectors(request, registry)
+        labels, fields = await self.selectors(request, registry)
         page = await registry.list(
             namespace or None, labels=labels, fields=fields,
             limit=_int_param(query, "limit", 0) or 0,
@@ -198,12 +206,15 @@ class ResourceHandlers:
             else:
                 items = [orjson.dumps(obj) for obj in page.objects]
             return render.json_response(render.list_bytes(registry.strategy, md, items))
-        return render.object_response(render.list_object(registry.strategy, md, page.decoded()),
-                                      output)
+        def as_yaml() -> web.Response:
+            return render.object_response(
+                render.list_object(registry.strategy, md, page.decoded()), output)
+
+        return await offload.run(as_yaml, weight=8 * sum(len(kv.value) for kv in page.kvs))
 
     async def watch(self, request: web.Request, registry: Registry, namespace: str,
                     name: str) -> web.StreamResponse:
-        labels, fields = self.selectors(request, registry)
+        labels, fields = await self.selectors(request, registry)
         if name:  # GET .../pods/web?watch=true: the legacy single-object watch
             fields = parse_field_selector(
                 ",".join(filter(None, [f"metadata.name={name}", str(fields)])),
@@ -248,9 +259,9 @@ class ResourceHandlers:
             await offload.run(record_update, None, body, manager=manager, operation="Update",
                               now=meta.now_rfc3339())
         created = await registry.create(namespace, body, dry_run=_dry_run(request.query))
-        return self.respond(request, created, 201)
+        return await self.respond(request, created, 201)
 
-    def respond(self, request: web.Request, obj: Obj, status: int = 200) -> web.Response:
+    async def respond(self, request: web.Request, obj: Obj, status: int = 200) -> web.Response:
         output = output_format(request.headers.get("Accept"))
         headers = None
         warnings = request.get(WARNINGS)
@@ -258,7 +269,10 @@ class ResourceHandlers:
             headers = {"Warning": ", ".join(f'299 - "{warning_text(w)}"' for w in warnings)}
         if output is Output.TABLE:
             output = Output.JSON
-        resp = render.object_response(obj, output, status)
+        if output is Output.YAML and offload.is_heavy():
+            resp = await offload.run(render.object_response, obj, output, status)
+        else:
+            resp = render.object_response(obj, output, status)
         if headers:
             resp.headers.update(headers)
         return resp
@@ -291,7 +305,7 @@ class ResourceHandlers:
 
         obj, created = await registry.update(namespace, name, produce, subresource=subresource or None,
                                              dry_run=_dry_run(request.query))
-        return self.respond(request, obj, 201 if created else 200)
+        return await self.respond(request, obj, 201 if created else 200)
 
     async def patch(self, request: web.Request, registry: Registry, namespace: str, name: str,
                     subresource: str) -> web.Response:
@@ -373,7 +387,7 @@ class ResourceHandlers:
             namespace, name, produce, subresource=subresource or None,
             allow_create=patch_type == "apply" and not subresource,
             dry_run=_dry_run(query))
-        return self.respond(request, obj, 201 if created else 200)
+        return await self.respond(request, obj, 201 if created else 200)
 
     async def delete_options(self, request: web.Request) -> dict[str, Any]:
         data = await read_body(request)
@@ -400,11 +414,11 @@ class ResourceHandlers:
         options = await self.delete_options(request)
         await self.admit(request, "DELETE", registry, namespace, name, "", None)
         obj, _ = await registry.delete(namespace, name, options, dry_run=_dry_run(request.query))
-        return self.respond(request, obj, 200)
+        return await self.respond(request, obj, 200)
 
     async def delete_collection(self, request: web.Request, registry: Registry,
                                 namespace: str) -> web.Response:
-        labels, fields = self.selectors(request, registry)
+        labels, fields = await self.selectors(request, registry)
         options = await self.delete_options(request)
         deleted = await registry.delete_collection(
             namespace or None, labels=labels, fields=fields, options=options,

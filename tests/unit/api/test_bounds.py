@@ -172,3 +172,20 @@ def test_a_patch_cannot_nest_its_result_deeper_than_the_bound():
     ops = [{"op": "copy", "from": "", "path": "/x" * 60 + "/y"}]
     err = status(json_patch, doc, ops)
     assert err.code == 400 and "the patched object: exceeded max depth" in err.message
+
+
+# -- selectors ------------------------------------------------------------------------------
+
+
+def test_selector_queries_have_a_requirement_cap():
+    from minikube_py.api.fields import parse_field_selector
+    from minikube_py.api.labels import parse_label_selector
+
+    assert len(parse_label_selector(",".join(f"k{i}=v" for i in range(1000))).requirements) == 1000
+    err = status(parse_label_selector, ",".join(f"k{i}=v" for i in range(1001)))
+    assert err.code == 400 and "labelSelector: too many requirements (1001; at most 1000)" == err.message
+    err = status(parse_field_selector, ",".join(f"metadata.name=v{i}" for i in range(1001)))
+    assert err.code == 400 and err.message.startswith("fieldSelector: too many requirements")
+    # one `in` list of many values is one requirement (a frozenset lookup per object)
+    many = parse_label_selector("a in (" + ",".join(f"v{i}" for i in range(5000)) + ")")
+    assert many.matches({"a": "v4999"}) and not many.matches({"a": "x"})
