@@ -189,3 +189,13 @@ def test_selector_queries_have_a_requirement_cap():
     # one `in` list of many values is one requirement (a frozenset lookup per object)
     many = parse_label_selector("a in (" + ",".join(f"v{i}" for i in range(5000)) + ")")
     assert many.matches({"a": "v4999"}) and not many.matches({"a": "x"})
+
+
+def test_an_invalid_object_reports_at_most_100_errors():
+    from minikube_py.api.errors import FieldError, FieldErrorType, invalid_object
+
+    errs = [FieldError(FieldErrorType.INVALID, f"metadata.finalizers[{i}]", "bad", "x")
+            for i in range(600)]
+    err = invalid_object("ConfigMap", "c", errs)
+    assert len(err.details["causes"]) == 100
+    assert err.message.endswith(", and 500 more errors]")
