@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
                         "these flags; flags win over it")
     add_flags(parser.add_argument_group("storage"), STORAGE)
     add_flags(parser.add_argument_group("kube-apiserver"), (*APISERVER, *PROBES))
+    add_flags(parser, runtime.LOOP_WATCH)
     parser.set_defaults(run=run, command="apiserver")
 
 
@@ -51,4 +52,6 @@ def options_of(args: argparse.Namespace) -> StartOptions:
 def run(args: argparse.Namespace) -> int:
     from .start import serve
 
-    return runtime.run(serve(options_of(args)))
+    options = options_of(args)
+    return runtime.run(serve(options), component="apiserver",
+                       stall_threshold=options.loop_stall_threshold)

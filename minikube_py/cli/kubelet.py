@@ -23,6 +23,7 @@ import socket
 
 import structlog
 
+from .. import loopwatch
 from . import runtime
 from .component_settings import KUBELET
 from .node_pools import TAINT_EFFECTS
@@ -111,11 +112,14 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
                         help="Webhook (only system:masters may use the API; the default with "
                              "--tls-cert-file) or AlwaysAllow")
     add_flags(parser.add_argument_group("simulation (shared with minikube-py start)"), KUBELET)
+    add_flags(parser, runtime.LOOP_WATCH)
     parser.set_defaults(run=run, command="kubelet")
 
 
 def run(args: argparse.Namespace) -> int:
-    return runtime.run(serve(args))
+    watch = resolve(args, runtime.LOOP_WATCH, {})
+    return runtime.run(serve(args), component="kubelet",
+                       stall_threshold=watch["loop_stall_threshold"])
 
 
 def _config(args: argparse.Namespace):
@@ -190,6 +194,7 @@ async def serve(args: argparse.Namespace) -> int:
                                f"{exc.strerror or exc}") from exc
         log.info("kubelet starting", master=getattr(client.transport, "base_url", ""),
                  nodes=len(pool.kubelets), port=pool.port)
+        loopwatch.mark_ready()  # from now on a stall of the loop is a warning
         await stop.wait()
     finally:
         await pool.stop()

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 import structlog
 
+from .. import loopwatch
 from ..storage import EmbeddedStore, Store
 from . import runtime
 from .start_options import StartOptions, add_start_flags
@@ -57,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
 
 
 def run(args: argparse.Namespace) -> int:
-    return runtime.run(serve(StartOptions.from_args(args)))
+    options = StartOptions.from_args(args)
+    return runtime.run(serve(options), component="minikube-py",
+                       stall_threshold=options.loop_stall_threshold)
 
 
 async def open_store(options: StartOptions) -> tuple[Store, str]:
@@ -185,6 +188,7 @@ async def serve(options: StartOptions) -> int:
                      kubeconfig=str(options.kubeconfig_out or ""), **where,
                      inspect=inspect_hint(options))
             print_summary(options, cluster, seconds)
+            loopwatch.mark_ready()  # from now on a stall of the loop is a warning
             await stop.wait()
             log.info("stopping")
     finally:

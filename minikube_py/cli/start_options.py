@@ -23,6 +23,7 @@ from .component_settings import (
 )
 from .config import load_config
 from .node_pools import NodePool, default_pools, parse_pools
+from .runtime import LOOP_WATCH
 from .settings import (
     Setting,
     add_flags,
@@ -63,7 +64,8 @@ ALL_IN_ONE = (
             integer),
 )
 
-SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE)
+SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE,
+            *LOOP_WATCH)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ class StartOptions:
     disabled: frozenset[str]
     kubeconfig_out: Path | None
     ready_timeout: float
+    loop_stall_threshold: float = LOOP_WATCH[0].default
     kubelet_anonymous_auth: bool = False
     kubelet_authorization_mode: str = "Webhook"
 
@@ -185,6 +188,7 @@ class StartOptions:
             disabled=disabled,
             kubeconfig_out=Path(v["kubeconfig_out"]).expanduser() if v["kubeconfig_out"] else None,
             ready_timeout=float(v["ready_timeout"]),
+            loop_stall_threshold=v["loop_stall_threshold"],
             kubelet_anonymous_auth=bool(v["kubelet_anonymous_auth"]),
             kubelet_authorization_mode=str(v["kubelet_authorization_mode"]),
         )
@@ -214,5 +218,6 @@ def add_start_flags(parser: argparse.ArgumentParser) -> None:
     for title, group in (("storage", STORAGE), ("kube-apiserver", APISERVER),
                          ("kube-scheduler", SCHEDULER),
                          ("kube-controller-manager", CONTROLLER_MANAGER),
-                         ("kubelets (simulated nodes)", KUBELET), ("all-in-one", ALL_IN_ONE)):
+                         ("kubelets (simulated nodes)", KUBELET), ("all-in-one", ALL_IN_ONE),
+                         ("event-loop watchdog", LOOP_WATCH)):
         add_flags(parser.add_argument_group(title), group)
