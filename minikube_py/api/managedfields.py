@@ -19,6 +19,9 @@ Simplifications, chosen and kept honest:
 - `status` is never tracked and never applied (the main resource resets it upstream), and
   neither are apiVersion, kind and the server-set metadata fields (upstream stripMeta).
 - Update managers are not capped at 10 (upstream merges the oldest into "ancient-changes").
+
+The wire format (decoding, canonical FieldsV1, the path-set conversions) is managedfields_codec:
+managedFields are decoded and re-encoded on every write, so junk sent by a client never lands.
 """
 
 from __future__ import annotations
@@ -30,14 +33,34 @@ from typing import Any
 import orjson
 
 from .errors import StatusError, bad_request
+from .managedfields_codec import (
+    APPLY,
+    UPDATE,
+    FieldSet,
+    Path,
+    decode_entries,
+    fields_v1,
+    ident,
+    is_reset,
+    json_text,
+    parse_fields_v1,
+    printable,
+    remember,
+    sort_key,
+    tree_paths,
+)
 from .patch import deep_copy
 from .patch_strategies import Field, Struct, child, kind_schema
 
-Path = tuple[str, ...]
-FieldSet = set[Path]
+__all__ = [
+    "APPLY", "UNKNOWN_MANAGER", "UPDATE", "field_set", "fields_tree", "fields_v1",
+    "parse_fields_v1", "path_string", "record_update", "server_side_apply", "update_manager",
+]
 
-APPLY = "Apply"
-UPDATE = "Update"
+#: the manager of a write that names none (upstream buildManagerInfo)
+UNKNOWN_MANAGER = "unknown"
+#: upstream validation.FieldManagerMaxLength
+FIELD_MANAGER_MAX_BYTES = 128
 _STRIPPED_META = frozenset({
     "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
     "generation", "managedFields", "resourceVersion",
@@ -76,125 +99,52 @@ class _Entry:
         return text
 
     def encode(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {"manager": self.manager, "operation": self.operation,
-                                 "apiVersion": self.api_version}
-        if self.time is not None:
-            entry["time"] = self.time
-        entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = fields_v1(self.fields)
-        if self.subresource:
-            entry["subresource"] = self.subresource
-        return entry
+        return _entry(self.manager, self.operation, self.api_version, self.time,
+                      fields_v1(self.fields), self.subresource)
 
 
-def _entry_ok(entry: Any) -> bool:
-    """Upstream DecodeManagedFields' checks: operation, apiVersion and fieldsType."""
-    return (isinstance(entry, dict) and entry.get("operation") in (APPLY, UPDATE)
-            and bool(entry.get("apiVersion")) and entry.get("fieldsType") == "FieldsV1"
-            and isinstance(entry.get("fieldsV1", {}), dict))
-
-
-def _raw_entries(meta: Any) -> list[dict] | None:
-    """`metadata.managedFields` when non-empty and valid, else None (callers fall back)."""
-    raw = meta.get("managedFields") if isinstance(meta, dict) else None
-    if isinstance(raw, list) and raw and all(_entry_ok(e) for e in raw):
-        return raw
-    return None
-
-
-def _ident_of(entry: dict) -> tuple[str, str, str, str]:
-    """The identity of a raw entry, as `_Entry.ident`."""
-    operation = entry["operation"]
-    return (str(entry.get("manager", "")), operation,
-            "" if operation == APPLY else str(entry["apiVersion"]),
-            str(entry.get("subresource") or ""))
-
-
-def _sort_key(entry: dict) -> tuple[str, ...]:
-    """Upstream's order of entries: operation, time, manager, apiVersion, subresource."""
-    return (entry["operation"], str(entry.get("time") or ""), str(entry.get("manager", "")),
-            str(entry["apiVersion"]), str(entry.get("subresource") or ""))
+def update_manager(user_agent: str) -> str:
+    """The manager of an Update that names no fieldManager: the User-Agent's product (the part
+    before the first `/`, unprintable characters dropped, cut at 128 bytes: upstream
+    prefixFromUserAgent), or "unknown" when that leaves nothing (buildManagerInfo)."""
+    name = user_agent.split("/", 1)[0]
+    kept: list[str] = []
+    size = 0
+    for char in name:
+        if not printable(char):
+            continue
+        size += len(char.encode())
+        if size > FIELD_MANAGER_MAX_BYTES:
+            break
+        kept.append(char)
+    return "".join(kept) or UNKNOWN_MANAGER
 
 
 def _decode_entries(meta: Any) -> list[_Entry]:
-    entries: list[_Entry] = []
-    for item in _raw_entries(meta) or []:
-        fields = parse_fields_v1(item.get("fieldsV1") or {})
-        if fields is None:
-            return []
-        entries.append(_Entry(str(item.get("manager", "")), item["operation"],
-                              str(item["apiVersion"]), item.get("time"),
-                              str(item.get("subresource") or ""), fields))
-    return entries
+    """The live object's entries as field sets; none when they do not decode (upstream's
+    Apply would fail with "failed to decode managed fields"; starting afresh is kinder)."""
+    raw = meta.get("managedFields") if isinstance(meta, dict) else None
+    return [_Entry(item.get("manager", ""), item["operation"], item["apiVersion"],
+                   item.get("time"), item.get("subresource", ""), tree_paths(item["fieldsV1"]))
+            for item in decode_entries(raw) or []]
 
 
 def _encode_entries(meta: dict, entries: Iterable[_Entry]) -> None:
-    kept = sorted((e.encode() for e in entries if e.fields), key=_sort_key)
+    kept = sorted((e.encode() for e in entries if e.fields), key=sort_key)
     if kept:
+        remember(kept)
         meta["managedFields"] = kept
     else:
         meta.pop("managedFields", None)
 
 
-def parse_fields_v1(tree: Any, prefix: Path = ()) -> FieldSet | None:
-    """FieldsV1 JSON -> set of paths; None if it is not FieldsV1-shaped."""
-    if not isinstance(tree, dict):
-        return None
-    out: FieldSet = set()
-    for key, sub in tree.items():
-        if not isinstance(sub, dict):
-            return None
-        if key == ".":
-            out.add(prefix)
-        elif not sub:
-            out.add(prefix + (key,))
-        else:
-            nested = parse_fields_v1(sub, prefix + (key,))
-            if nested is None:
-                return None
-            out |= nested
-    return out
-
-
-def fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
-    """Set of paths -> FieldsV1 JSON: leaves are `{}`, a member with children gets `.`.
-
-    Walking the paths in sorted order creates every map's keys already sorted (`.` first,
-    as upstream prints them) and lets each path reuse the walk of its predecessor."""
-    root: dict[str, Any] = {}
-    members = []
-    stack = [root]
-    previous: Path = ()
-    for path in sorted(paths):
-        common = 0
-        limit = min(len(previous), len(path))
-        while common < limit and previous[common] == path[common]:
-            common += 1
-        del stack[common + 1:]
-        node = stack[common]
-        for element in path[common:]:
-            node = node.setdefault(element, {})
-            stack.append(node)
-        node.setdefault(".", {})
-        members.append(node)
-        previous = path
-    for node in members:
-        if len(node) == 1:
-            node.clear()  # a member without children is a plain leaf
-    return root
-
-
 # --- paths ---------------------------------------------------------------------------------
-
-
-def _json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def _item_element(item: Any, fld: Field) -> str | None:
     """The path element of a keyed/set list item; None when the list must be atomic."""
     if not isinstance(item, dict):
-        return None if fld.keys else "v:" + _json(item)
+        return None if fld.keys else "v:" + json_text(item)
     keys = fld.keys
     if not keys:
         return None
@@ -204,7 +154,7 @@ def _item_element(item: Any, fld: Field) -> str | None:
         if value is None:
             return None
         values[key] = value
-    return "k:" + _json(values)
+    return "k:" + json_text(values)
 
 
 def _list_elements(items: list, fld: Field) -> list[str] | None:
@@ -229,7 +179,7 @@ def path_string(path: Path) -> str:
             parts.append("." + body)
         elif kind == "k:":
             keys = orjson.loads(body)
-            parts.append("[" + ",".join(f"{k}={_json(v)}" for k, v in sorted(keys.items()))
+            parts.append("[" + ",".join(f"{k}={json_text(v)}" for k, v in sorted(keys.items()))
                          + "]")
         elif kind == "v:":
             parts.append(f"[={body}]")
@@ -400,7 +350,7 @@ def _compare_objects(old: dict | None, new: dict, kind: str) -> _Changes:
 
 
 def record_update(old: dict | None, new: dict, *, manager: str, operation: str,
-                  now: str) -> None:
+                  now: str, subresource: str = "") -> None:
     """Record a create/update/patch by `manager` in `new["metadata"]["managedFields"]`.
 
     The fields that changed between `old` and `new` (every set field on create) join the
@@ -409,59 +359,88 @@ def record_update(old: dict | None, new: dict, *, manager: str, operation: str,
     `now` when it took any field. Untracked: apiVersion, kind, status and the server-set
     metadata (name, namespace, uid, resourceVersion, generation, creationTimestamp, ...).
 
-    Entries sent with `new` win when non-empty and valid (how a client edits managedFields
-    upstream); `[]` or `[{}]` resets them; otherwise the live object's are carried over.
-    This runs on every write, so it edits the FieldsV1 trees along the changed paths instead
-    of re-encoding them."""
+    The entries start from `new`'s when they decode and are not empty (how a client edits
+    managedFields upstream), `[]` or `[{}]` resets them, otherwise the live object's are
+    carried over (and when those do not decode either, none): upstream decodeLiveOrNew. The
+    result is always re-encoded (managedfields_codec.decode_entries), so entries a client
+    sent are stored canonical or not at all, whatever the headers; entries left without
+    fields go. A write to a `subresource` starts from the live object's entries whatever it
+    sent (upstream ignoreManagedFieldsFromRequestObject) and records its entry under that
+    subresource. This runs on every write, so it edits the FieldsV1 trees along the changed
+    paths instead of converting whole trees to path sets."""
     meta = new.get("metadata")
     if not isinstance(meta, dict):
         return
-    if old is None and "managedFields" not in meta:
+    api_version = str(new.get("apiVersion", ""))
+    if old is None and "managedFields" not in meta and not subresource:
         # a create with no entries to merge: every set field is the manager's, so build the
         # FieldsV1 tree in one walk (same result as the path-set route below, ~5x cheaper)
         tree = fields_tree(new, str(new.get("kind", "")))
         if tree:
-            meta["managedFields"] = [{
-                "manager": manager, "operation": operation,
-                "apiVersion": str(new.get("apiVersion", "")), "time": now,
-                "fieldsType": "FieldsV1", "fieldsV1": tree}]
+            meta["managedFields"] = [_entry(manager, operation, api_version, now, tree)]
+            remember(meta["managedFields"])
         return
+    entries = _starting_entries(None if subresource else meta.get("managedFields"), old)
+    decoded = len(entries)
     changes = _compare_objects(old, new, str(new.get("kind", "")))
-    sent = meta.get("managedFields")
-    if sent == [] or sent == [{}]:
-        raw: list[dict] = []
-    else:
-        raw = _raw_entries(meta) or []
-        if not raw:
-            raw = deep_copy(_raw_entries((old or {}).get("metadata")) or [])
-        elif changes:
-            raw = deep_copy(raw)  # `new` may share its entries with `old`
     if changes:
-        raw = _take(raw, changes, (manager, operation, str(new.get("apiVersion", "")), now))
-    if raw:
-        meta["managedFields"] = raw
+        entries = _take(entries, changes, (manager, operation, api_version, now, subresource))
+    else:
+        entries = [entry for entry in entries if entry["fieldsV1"]]
+    if entries:
+        if changes or len(entries) != decoded:
+            remember(entries)  # the next write decodes them from the live object
+        meta["managedFields"] = entries
     else:
         meta.pop("managedFields", None)
 
 
-def _take(raw: list[dict], changes: _Changes, who: tuple[str, str, str, str]) -> list[dict]:
-    """Entries after `who` = (manager, operation, apiVersion, now) made `changes`."""
-    manager, operation, api_version, now = who
-    ident = (manager, operation, "" if operation == APPLY else api_version, "")
+def _starting_entries(sent: Any, old: dict | None) -> list[dict]:
+    """Upstream decodeLiveOrNew: fresh (unshared) canonical entries to edit."""
+    if is_reset(sent):
+        return []
+    if sent is not None:
+        decoded = decode_entries(sent)
+        if decoded:
+            return decoded
+    old_meta = (old or {}).get("metadata")
+    return decode_entries(old_meta.get("managedFields") if isinstance(old_meta, dict) else None
+                          ) or []
+
+
+def _entry(manager: str, operation: str, api_version: str, time: str | None,
+           tree: dict, subresource: str = "") -> dict[str, Any]:
+    """An encoded entry (upstream omits an empty manager, time and subresource)."""
+    entry: dict[str, Any] = {"manager": manager} if manager else {}
+    entry.update(operation=operation, apiVersion=api_version)
+    if time is not None:
+        entry["time"] = time
+    entry.update(fieldsType="FieldsV1", fieldsV1=tree)
+    if subresource:
+        entry["subresource"] = subresource
+    return entry
+
+
+def _take(entries: list[dict], changes: _Changes,
+          who: tuple[str, str, str, str, str]) -> list[dict]:
+    """Entries after `who` = (manager, operation, apiVersion, now, subresource) made
+    `changes`; edits the (decoded, so unshared) entries in place."""
+    manager, operation, api_version, now, subresource = who
+    mine_ident = (manager, operation, "" if operation == APPLY else api_version, subresource)
     taken = changes.added | changes.modified
     dropped = taken | changes.removed
     kept: list[dict] = []
     mine: dict | None = None
-    for entry in raw:
-        if _ident_of(entry) == ident:
+    for entry in entries:
+        if ident(entry) == mine_ident:
             mine = entry
             continue
-        tree = entry.setdefault("fieldsV1", {})
+        tree = entry["fieldsV1"]
         for path in dropped:
             _tree_remove(tree, path)
         if tree:
             kept.append(entry)
-    tree = mine.get("fieldsV1", {}) if mine else {}
+    tree = mine["fieldsV1"] if mine else {}
     for path in changes.removed:
         _tree_remove(tree, path)
     if tree:
@@ -470,10 +449,9 @@ def _take(raw: list[dict], changes: _Changes, who: tuple[str, str, str, str]) ->
     else:
         tree = fields_v1(taken)  # a first write: build the tree in one go
     if tree:
-        kept.append({"manager": manager, "operation": operation, "apiVersion": api_version,
-                     "time": now if taken or mine is None else mine.get("time"),
-                     "fieldsType": "FieldsV1", "fieldsV1": tree})
-    kept.sort(key=_sort_key)
+        time = now if taken or mine is None else mine.get("time")
+        kept.append(_entry(manager, operation, api_version, time, tree, subresource))
+    kept.sort(key=sort_key)
     return kept
 
 

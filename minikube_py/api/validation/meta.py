@@ -5,6 +5,9 @@ ValidateObjectMetaUpdate, ValidateAnnotations, ValidateOwnerReferences, Validate
 and the core additions in pkg/apis/core/validation (validateKubeFinalizerName). Every kind's
 validator starts here with its own name rule: DNS-1123 subdomain for most, DNS-1123 label for
 Namespaces, DNS-1035 label for Services, URL path segment for Events.
+managedFields entries get apimachinery/pkg/apis/meta/v1/validation ValidateManagedFields (and
+ValidateFieldManager for their manager); the field manager has already re-encoded them by then
+(api/managedfields.py), so these rules catch what decodes but may not be stored.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from minikube_py.api import naming
 from minikube_py.api.errors import forbidden, invalid, required, too_long
+from minikube_py.api.managedfields_codec import APPLY, FIELDS_V1, UPDATE, printable
 from minikube_py.api.validation.common import (
     NameFn,
     ValidMemo,
@@ -38,6 +42,8 @@ from minikube_py.api.validation.typed import (
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
 BANNED_OWNERS = frozenset({("", "v1", "Event")})
+FIELD_MANAGER_MAX_LENGTH = 128
+MAX_SUBRESOURCE_NAME_LENGTH = 256
 META = "metadata"
 
 
@@ -80,8 +86,52 @@ def _validate_common(meta: dict[str, Any], errs: Errs) -> None:
                          errs)
     _validate_owner_references(meta, errs)
     _validate_finalizers(get_str_list(meta, "finalizers", META, errs), errs)
-    for _ in iter_dicts(meta, "managedFields", META, errs):
-        pass  # entries are only type-checked
+    validate_managed_fields(meta, errs)
+
+
+def validate_managed_fields(meta: dict[str, Any], errs: Errs) -> None:
+    """ValidateManagedFields: operation Apply or Update, fieldsType FieldsV1 when set, a valid
+    manager name, a subresource of at most 256 bytes; the other fields are only type-checked
+    (upstream's decoder does that)."""
+    for _, entry, path in iter_dicts(meta, "managedFields", META, errs):
+        operation = _string(entry, "operation", path, errs)
+        if operation is not None and operation not in (APPLY, UPDATE):
+            errs.append(invalid(child(path, "operation"), operation,
+                                "must be `Apply` or `Update`"))
+        fields_type = _string(entry, "fieldsType", path, errs)
+        if fields_type and fields_type != FIELDS_V1:
+            errs.append(invalid(child(path, "fieldsType"), fields_type, "must be `FieldsV1`"))
+        manager = _string(entry, "manager", path, errs)
+        if manager:
+            validate_field_manager(manager, child(path, "manager"), errs)
+        subresource = _string(entry, "subresource", path, errs)
+        if subresource and len(subresource.encode()) > MAX_SUBRESOURCE_NAME_LENGTH:
+            errs.append(too_long(child(path, "subresource"), MAX_SUBRESOURCE_NAME_LENGTH))
+        get_str(entry, "apiVersion", path, errs)
+        get_str(entry, "time", path, errs)
+        get_dict(entry, "fieldsV1", path, errs)
+
+
+def _string(obj: dict[str, Any], name: str, path: str, errs: Errs) -> str | None:
+    """obj[name] as a string ("" when absent); None when of the wrong type (reported)."""
+    value = obj.get(name)
+    if value is not None and not isinstance(value, str):
+        get_str(obj, name, path, errs)
+        return None
+    return value or ""
+
+
+def validate_field_manager(manager: str, path: str, errs: Errs) -> None:
+    """ValidateFieldManager: at most 128 bytes, printable characters only (positions are byte
+    offsets, as Go's range over a string gives them)."""
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        errs.append(too_long(path, FIELD_MANAGER_MAX_LENGTH))
+    position = 0
+    for char in manager:
+        if not printable(char):
+            errs.append(invalid(path, manager, f"invalid character U+{ord(char):04X} (at "
+                                               f"position {position})"))
+        position += len(char.encode())
 
 
 def validate_annotations(annotations: dict[str, str], path: str, errs: Errs) -> None:

@@ -366,3 +366,156 @@ def test_fields_tree_equals_the_path_set_route_on_varied_objects():
         # byte-identical, key order included (upstream prints FieldsV1 keys sorted)
         assert orjson.dumps(fields_tree(obj, kind)) == orjson.dumps(
             fields_v1(field_set(obj, kind))), kind
+
+
+# --- junk managedFields: decoded and re-encoded, never stored as sent ---------------------
+
+
+def _sent(live: dict, managed: Any) -> dict:
+    new = copy.deepcopy(live)
+    new["metadata"]["managedFields"] = managed
+    return new
+
+
+@pytest.mark.parametrize("junk", [
+    [{"manager": "junk-writer", "operation": "Bogus", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+      "fieldsV1": {"f:spec": {}}}],
+    [{"manager": "junk-writer", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {}}],
+    [{"manager": "junk-writer", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV2"}],
+    [{"manager": "junk-writer", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+      "fieldsV1": "f:spec"}],
+    [{"manager": 7, "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1"}],
+    [{"manager": "junk-writer", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+      "time": "yesterday"}],
+    [{"manager": "junk-writer", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+      "fieldsV1": {"f:spec": {"bogus": {}}}}],
+    [{"manager": "junk-writer", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+      "fieldsV1": {"f:spec": {"k:{not json": {}}}}],
+    [{"manager": "junk-writer", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+      "fieldsV1": {"f:spec": {"i:one": {}}}}],
+    [{"manager": "junk-writer", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+      "fieldsV1": {"f:spec": {"k:[1]": {}}}}],
+    [{"manager": "junk-writer", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+      "fieldsV1": {"f:spec": {"f:x": 3}}}],
+    ["not an entry"],
+    "not a list",
+])
+def test_record_update_falls_back_to_live_entries_when_sent_ones_do_not_decode(junk: Any) -> None:
+    live = apply(None, deployment())
+    new = _sent(live, junk)
+    new["spec"]["replicas"] = 5
+    record_update(live, new, manager="unknown", operation="Update", now=T2)
+    assert set(entries(new)) == {("kubectl", "Apply"), ("unknown", "Update")}
+    assert entries(new)[("unknown", "Update")]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    assert "junk-writer" not in str(new["metadata"]["managedFields"])
+
+
+def test_record_update_on_create_with_junk_records_only_the_writer() -> None:
+    obj = deployment()
+    obj["metadata"]["managedFields"] = [{"manager": "junk-writer", "operation": "Bogus"}]
+    record_update(None, obj, manager="unknown", operation="Update", now=T1)
+    (entry,) = obj["metadata"]["managedFields"]
+    assert (entry["manager"], entry["operation"], entry["time"]) == ("unknown", "Update", T1)
+    assert parse_fields_v1(entry["fieldsV1"]) == field_set(deployment(), "Deployment")
+
+
+def test_record_update_stores_sent_entries_canonical() -> None:
+    """Unknown keys go, path elements are re-serialised, times become UTC seconds, unknown
+    element types are dropped and `.` stays only on members with children (upstream decodes
+    and re-encodes every write)."""
+    live = apply(None, deployment())
+    sent = [{"manager": "edited", "operation": "Update", "apiVersion": "apps/v1",
+             "time": "2024-01-01T02:30:00.5+02:00", "fieldsType": "FieldsV1", "junk": "x" * 99,
+             "fieldsV1": {".": {}, "f:metadata": {".": {}, "f:labels": {"f:app": None}},
+                          "f:spec": {"f:template": {"f:spec": {"f:containers": {
+                              'k:{ "name" : "c" }': {".": {}, "f:image": {}}}}},
+                              "f:strategy": {"x:future": {}}, "f:replicas": {".": {}}}}}]
+    new = _sent(live, sent)
+    record_update(live, new, manager="kubectl-edit", operation="Update", now=T2)
+    assert new["metadata"]["managedFields"] == [{
+        "manager": "edited", "operation": "Update", "apiVersion": "apps/v1",
+        "time": "2024-01-01T00:30:00Z", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:metadata": {".": {}, "f:labels": {"f:app": {}}},
+                     "f:spec": {"f:replicas": {}, "f:strategy": {}, "f:template": {"f:spec": {
+                         "f:containers": {'k:{"name":"c"}': {".": {}, "f:image": {}}}}}}}}]
+
+
+def test_record_update_drops_entries_left_without_fields_and_collapses_duplicates() -> None:
+    live = apply(None, deployment())
+    entry = {"manager": "a", "operation": "Update", "apiVersion": "apps/v1",
+             "fieldsType": "FieldsV1"}
+    sent = [dict(entry, fieldsV1={"f:spec": {"f:paused": {}}}), dict(entry, manager="empty"),
+            dict(entry, fieldsV1={"f:spec": {"f:replicas": {}}})]
+    new = _sent(live, sent)
+    record_update(live, new, manager="kubectl-edit", operation="Update", now=T2)
+    assert new["metadata"]["managedFields"] == [
+        dict(entry, fieldsV1={"f:spec": {"f:replicas": {}}})]
+
+
+def _chain(depth: int, leaves: int) -> dict:
+    tree: dict = {f"f:leaf{i}": {} for i in range(leaves)}
+    for level in range(depth):
+        tree = {f"f:l{level}": tree}
+    return tree
+
+
+def test_fieldsv1_walks_are_iterative_whatever_the_depth() -> None:
+    paths = parse_fields_v1(_chain(1200, 2))  # past Python's recursion limit
+    assert paths is not None and len(paths) == 2 and {len(p) for p in paths} == {1201}
+
+
+def test_fieldsv1_expanding_past_the_bound_is_not_decoded() -> None:
+    """100 levels with 20000 leaves would be 2 million path elements: refused, quickly."""
+    import time
+
+    live = apply(None, deployment())
+    sent = [{"manager": "big", "operation": "Update", "apiVersion": "apps/v1",
+             "fieldsType": "FieldsV1", "fieldsV1": _chain(99, 20000)}]
+    new = _sent(live, sent)
+    started = time.perf_counter()
+    record_update(live, new, manager="kubectl-edit", operation="Update", now=T2)
+    assert time.perf_counter() - started < 2
+    assert new["metadata"]["managedFields"] == live["metadata"]["managedFields"]
+
+
+def test_apply_over_live_entries_that_do_not_decode_starts_afresh() -> None:
+    """A stored entry whose FieldsV1 holds a `k:` that is not JSON used to reach the pruning
+    code and fail with a JSONDecodeError (a 500)."""
+    live = apply(None, deployment())
+    live["metadata"]["managedFields"] = [{
+        "manager": "kubectl", "operation": "Apply", "apiVersion": "apps/v1", "time": T1,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {
+            "k:{broken": {".": {}, "f:name": {}, "f:image": {}}}}}}}}]
+    obj = apply(live, deployment(replicas=2), now=T2)
+    assert obj["spec"]["replicas"] == 2
+    assert set(entries(obj)) == {("kubectl", "Apply")}
+
+
+@pytest.mark.parametrize(("agent", "manager"), [
+    ("", "unknown"),
+    ("/1.0", "unknown"),
+    ("kubectl/v1.31.0 (linux/amd64)", "kubectl"),
+    ("a\x00b\tc d/x", "abc d"),
+    ("é" * 100, "é" * 64),
+    ("x" * 300, "x" * 128),
+])
+def test_update_manager_is_upstreams_prefix_from_user_agent(agent: str, manager: str) -> None:
+    from minikube_py.api.managedfields import update_manager
+
+    assert update_manager(agent) == manager
+
+
+def test_record_update_through_a_subresource_ignores_sent_entries() -> None:
+    """upstream ignoreManagedFieldsFromRequestObject: a subresource write keeps the live
+    entries whatever it sends, and its own entry names the subresource."""
+    live = apply(None, deployment())
+    new = _sent(live, [{"manager": "rewritten", "operation": "Update", "apiVersion": "apps/v1",
+                        "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}])
+    record_update(live, new, manager="kubectl", operation="Update", now=T2,
+                  subresource="status")
+    assert new["metadata"]["managedFields"] == live["metadata"]["managedFields"]
+    new["spec"]["paused"] = True
+    record_update(live, new, manager="ctl", operation="Update", now=T2, subresource="finalize")
+    mine = entries(new)[("ctl", "Update")]
+    assert mine["subresource"] == "finalize" and mine["fieldsV1"] == {"f:spec": {"f:paused": {}}}

@@ -214,3 +214,57 @@ def test_no_new_finalizers_while_deleting() -> None:
 def test_update_validates_new_labels() -> None:
     errs = validate_update("Secret", updated(labels={"bad key": "x"}), OLD)
     assert [(e.field, e.value) for e in errs] == [("metadata.labels", "bad key")]
+
+
+def _entry(**fields: Any) -> dict[str, Any]:
+    entry = {"manager": "kubectl", "operation": "Update", "apiVersion": "v1",
+             "fieldsType": "FieldsV1", "fieldsV1": {}}
+    entry.update(fields)
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+def test_valid_managed_fields() -> None:
+    assert validate_create("Secret", secret(managedFields=[
+        _entry(), _entry(operation="Apply", subresource="status", time="2024-01-01T00:00:00Z"),
+        _entry(fieldsType=None, manager=None)])) == []
+
+
+@pytest.mark.parametrize(("entry", "expected"), [
+    (_entry(operation="Bogus"),
+     ['metadata.managedFields[0].operation: Invalid value: "Bogus": must be `Apply` or `Update`']),
+    (_entry(operation=None),
+     ['metadata.managedFields[0].operation: Invalid value: "": must be `Apply` or `Update`']),
+    (_entry(fieldsType="FieldsV2"),
+     ['metadata.managedFields[0].fieldsType: Invalid value: "FieldsV2": must be `FieldsV1`']),
+    (_entry(manager="m" * 129),
+     ["metadata.managedFields[0].manager: Too long: may not be more than 128 bytes"]),
+    (_entry(manager="é" * 65),
+     ["metadata.managedFields[0].manager: Too long: may not be more than 128 bytes"]),
+    (_entry(manager="a\tb\x00"),
+     ['metadata.managedFields[0].manager: Invalid value: "a\\tb\\u0000": invalid character '
+      "U+0009 (at position 1)",
+      'metadata.managedFields[0].manager: Invalid value: "a\\tb\\u0000": invalid character '
+      "U+0000 (at position 3)"]),
+    (_entry(subresource="s" * 257),
+     ["metadata.managedFields[0].subresource: Too long: may not be more than 256 bytes"]),
+    (_entry(operation=3, manager=["x"], apiVersion={}, time=5, fieldsV1="f:a"),
+     ['metadata.managedFields[0].operation: Invalid value: "number": must be a string',
+      'metadata.managedFields[0].manager: Invalid value: "array": must be a string',
+      'metadata.managedFields[0].apiVersion: Invalid value: "object": must be a string',
+      'metadata.managedFields[0].time: Invalid value: "number": must be a string',
+      'metadata.managedFields[0].fieldsV1: Invalid value: "string": must be an object']),
+])
+def test_managed_fields_entries_are_upstreams_validate_managed_fields(
+        entry: dict[str, Any], expected: list[str]) -> None:
+    assert messages(validate_create("Secret", secret(managedFields=[entry]))) == expected
+    old = secret(resourceVersion="1")
+    new = secret(resourceVersion="1", managedFields=[_entry(), entry])
+    assert messages(validate_update("Secret", new, old)) == [
+        m.replace("managedFields[0]", "managedFields[1]") for m in expected]
+
+
+def test_managed_fields_of_the_wrong_shape() -> None:
+    assert messages(validate_create("Secret", secret(managedFields=["x"]))) == [
+        'metadata.managedFields[0]: Invalid value: "string": must be an object']
+    assert messages(validate_create("Secret", secret(managedFields={}))) == [
+        'metadata.managedFields: Invalid value: "object": must be an array']
