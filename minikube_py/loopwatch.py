@@ -21,6 +21,9 @@ How it measures, and why this way:
   culprit is gone and the stack it would see belongs to whatever ran next. So the thread
   notices when it woke late itself and then stays silent, and the ticker logs the stall after
   the fact (its duration, no stack). A small lock makes sure exactly one of the two logs it.
+- **Startup.** The CLI starts a command's monitor not ready: lazy imports and opening the
+  store hold the loop by design before anyone is served, so those stalls are debug lines
+  until the command calls mark_ready() (they are counted all the same).
 
 Metrics, labelled `component` (on prometheus_client's default registry unless told):
 `minikube_py_event_loop_lag_seconds` (histogram, 1 ms - 10 s: every tick's lateness, so a
@@ -62,7 +65,9 @@ Description = str | Callable[..., str]
 #: what each task is doing, for the stall log (a text, or a function and its arguments);
 #: set and cleared by the task itself
 _DESCRIPTIONS: dict[asyncio.Task, str | tuple[Callable[..., str], tuple]] = {}
-_current_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
+#: asyncio's own map of the task each loop is running (the dict asyncio.current_task reads)
+_current_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task] = \
+    asyncio.tasks._current_tasks  # type: ignore[attr-defined]
 _get_running_loop = asyncio.events._get_running_loop
 #: the started monitors, by loop (for mark_ready)
 _MONITORS: dict[asyncio.AbstractEventLoop, "LoopMonitor"] = {}
