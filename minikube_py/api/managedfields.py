@@ -444,8 +444,7 @@ def _take(entries: list[dict], changes: _Changes,
     for path in changes.removed:
         _tree_remove(tree, path)
     if tree:
-        for path in taken:
-            _tree_insert(tree, path)
+        _tree_insert(tree, taken)
     else:
         tree = fields_v1(taken)  # a first write: build the tree in one go
     if tree:
@@ -455,19 +454,28 @@ def _take(entries: list[dict], changes: _Changes,
     return kept
 
 
-def _tree_insert(tree: dict, path: Path) -> None:
-    """Add `path` to a FieldsV1 tree in place, keeping upstream's canonical shape (a member
-    with children carries `.`) and its sorted keys."""
+def _tree_insert(tree: dict, paths: Iterable[Path]) -> None:
+    """Add `paths` to a FieldsV1 tree in place, keeping upstream's canonical shape (a member
+    with children carries `.`) and sorted keys. Each node that got a key is sorted once, when
+    every path is in: sorting per insert made 14,000 new labels take minutes."""
+    touched: dict[int, dict] = {}
+    for path in paths:
+        _insert_one(tree, path, touched)
+    for node in touched.values():
+        _sort_in_place(node)
+
+
+def _insert_one(tree: dict, path: Path, touched: dict[int, dict]) -> None:
     node = tree
     last = len(path) - 1
     for depth, element in enumerate(path):
         sub = node.get(element)
         if not isinstance(sub, dict):
             sub = node[element] = {}
-            _sort_in_place(node)
+            touched[id(node)] = node
         elif depth == last and sub and "." not in sub:
             sub["."] = {}
-            _sort_in_place(sub)
+            touched[id(sub)] = sub
         elif depth < last and not sub:
             sub["."] = {}  # a member leaf about to get children stays a member
         node = sub

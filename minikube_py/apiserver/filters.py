@@ -26,6 +26,7 @@ from aiohttp import web
 from ..api import errors
 from ..client.inprocess import IN_PROCESS_PEER as IN_PROCESS
 from ..logs import debug_enabled
+from ..loopwatch import current_task, describe_task, forget_task
 from . import render
 from .authz.guard import USER
 from .connection import client_left
@@ -51,6 +52,15 @@ _HTTP_REASONS = {404: "NotFound", 405: "MethodNotAllowed", 413: "RequestEntityTo
 def request_info(request: web.Request) -> RequestInfo:
     watch = request.query.get("watch", "") in ("true", "1") if request.query_string else False
     return resolve_cached(request.method, request.path, watch)
+
+
+def what(request: web.Request) -> str:
+    """The request as the event-loop watchdog names it in a stall log (loopwatch.py): verb,
+    path without the query, and the user once authenticated. Called only if a stall is
+    logged, so the hot path formats nothing."""
+    user = request.get(USER)
+    text = f"{request.method} {request.path}"
+    return f"{text} user={user.name}" if user is not None else text
 
 
 class Instruments:
@@ -239,6 +249,8 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
     async def chain(request: web.Request, handler: Handler) -> web.StreamResponse:
         info = request[INFO] = request_info(request)
         started = time.perf_counter()
+        running = current_task()
+        describe_task(running, what, request)  # named if it stalls the loop
         try:
             if guard is not None and request.secure:
                 guard(request, info)
@@ -274,6 +286,8 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
             response = recover(request, exc)
         except Exception as exc:  # noqa: BLE001 - the point of RecoverPanics
             response = recover(request, exc)
+        finally:
+            forget_task(running)
         instruments.record(request, info, response.status, time.perf_counter() - started)
         return response
 

@@ -18,7 +18,7 @@ from aiohttp import web
 from ..api import errors, meta
 from ..api.fields import parse_field_selector
 from ..api.labels import parse_label_selector
-from ..api.managedfields import record_update, server_side_apply
+from ..api.managedfields import record_update, server_side_apply, update_manager
 from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
 from .. import offload
 from ..registry import codec
@@ -282,8 +282,7 @@ class ResourceHandlers:
         if len(manager) > 128:
             raise errors.bad_request("fieldManager: Too long: may not be more than 128 bytes")
         if not manager and operation == "Update":
-            agent = request.headers.get("User-Agent", "")
-            manager = agent.split("/")[0] if agent else ""
+            manager = update_manager(request.headers.get("User-Agent", ""))
         return manager
 
     async def update(self, request: web.Request, registry: Registry, namespace: str, name: str,
@@ -297,7 +296,7 @@ class ResourceHandlers:
             new = codec.clone(body)
             if manager:
                 record_update(old, new, manager=manager, operation="Update",
-                              now=meta.now_rfc3339())
+                              now=meta.now_rfc3339(), subresource=subresource)
             return new
 
         async def produce(old: Obj | None) -> Obj:
@@ -369,7 +368,8 @@ class ResourceHandlers:
             # ($setElementOrder/...) that are not fields
             warnings = strictness.check_fields(new, registry.strategy, field_validation)
             if old is not None and patch_type != "apply" and manager:
-                record_update(old, new, manager=manager, operation="Update", now=now)
+                record_update(old, new, manager=manager, operation="Update", now=now,
+                              subresource=subresource)
             return new, warnings
 
         async def produce(old: Obj | None) -> Obj:

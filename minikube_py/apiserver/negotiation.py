@@ -16,7 +16,7 @@ import orjson
 import yaml
 from aiohttp import web
 from aiohttp.http_exceptions import ContentEncodingError
-from aiohttp.web_protocol import RequestPayloadError
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 
 from ..api import bounds, errors, yamljson
 from ..api.protobuf import PROTOBUF_CONTENT_TYPE, decode_object
@@ -93,7 +93,10 @@ def decode_body(data: bytes, content_type: str | None) -> Any:
     if media in _YAML_TYPES:
         return yamljson.load(data)
     if media == PROTOBUF_CONTENT_TYPE:  # kubectl 1.32+ typed `create` subcommands
-        return decode_object(data)
+        doc = decode_object(data)
+        if bounds.might_be_large(data):
+            bounds.measure(doc)
+        return doc
     raise errors.unsupported_media_type(content_type or "")
 
 
@@ -140,14 +143,26 @@ async def read_body(request: web.Request) -> bytes:
         async for chunk in request.content.iter_chunked(65536):
             data += chunk
             if len(data) > MAX_BODY_BYTES:
+                _stop_reading(request)
                 raise errors.request_entity_too_large(MAX_BODY_BYTES)
     except (ContentEncodingError, RequestPayloadError) as exc:
         if isinstance(exc, RequestPayloadError) and not isinstance(
                 exc.__cause__ or exc.__context__, ContentEncodingError):
             raise  # the body was cut short: the client went away (connection.py)
-        request.content.feed_eof()  # nothing more to read: aiohttp must not drain it again
+        _stop_reading(request)
         encoding = request.headers.get("Content-Encoding", "")
         raise errors.bad_request(
             f'error decoding request body: it is not valid "{encoding}" data (Content-Encoding)'
         ) from None
     return bytes(data)
+
+
+def _stop_reading(request: web.Request) -> None:
+    """Read nothing more of a refused body. Left alone, aiohttp would drain the rest after the
+    answer ("lingering") and inflate it on the loop — a 64 MiB gzip bomb held the loop half a
+    second after its 413. The connection stops parsing (and closes once answered) and the body
+    is marked complete, so there is nothing to drain."""
+    if isinstance(request.protocol, RequestHandler):  # not the in-process transport's
+        request.protocol.close()
+    if not request.content.is_eof():
+        request.content.feed_eof()
