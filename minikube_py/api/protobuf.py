@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from . import errors
-from .bounds import check_json_body
+from .bounds import MAX_NODES, check_json_body, too_large
 from .protobuf_schemas import KINDS, SCHEMAS
 
 PROTOBUF_CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
@@ -274,7 +274,10 @@ def _field(f: _Field, wire: int, buf: bytes, pos: int, end: int, out: dict[str, 
     else:
         value, pos = _scalar(f, buf, pos, end)
     if f.repeated:
-        out.setdefault(f.name, []).append(value)
+        values = out.setdefault(f.name, [])
+        values.append(value)
+        if len(values) > MAX_NODES:  # stop decoding a list that can only be refused
+            raise too_large("request body", len(values))
     elif value or f.keep_zero:  # omitempty: Go's JSON drops the zero gogo always writes
         out[f.name] = value
     else:
@@ -292,6 +295,8 @@ def _unexpected_wire(f: _Field, wire: int, buf: bytes, pos: int, end: int,
     while start < stop:
         value, start = _scalar(f, buf, start, stop)
         values.append(value)
+    if len(values) > MAX_NODES:
+        raise too_large("request body", len(values))
     return stop
 
 
