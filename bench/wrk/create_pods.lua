@@ -24,7 +24,9 @@ function init(args)
   tail = string.sub(template, at + string.len("__NAME__"))
   path = args[2]
   prefix = args[3] .. "-" .. id .. "-"
-  headers = { ["Content-Type"] = "application/json", ["Accept"] = "application/json" }
+  -- a User-Agent as every real client sends: without one the manager is "unknown" (upstream)
+  headers = { ["Content-Type"] = "application/json", ["Accept"] = "application/json",
+              ["User-Agent"] = "wrk-bench/1.0" }
   counter = 0
   created = 0
   others = 0

@@ -108,6 +108,8 @@ def update_manager(user_agent: str) -> str:
     before the first `/`, unprintable characters dropped, cut at 128 bytes: upstream
     prefixFromUserAgent), or "unknown" when that leaves nothing (buildManagerInfo)."""
     name = user_agent.split("/", 1)[0]
+    if name.isascii() and name.isprintable() and len(name) <= FIELD_MANAGER_MAX_BYTES:
+        return name or UNKNOWN_MANAGER  # the usual User-Agent: nothing to drop or cut
     kept: list[str] = []
     size = 0
     for char in name:

@@ -252,9 +252,10 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
         running = current_task()
         describe_task(running, what, request)  # named if it stalls the loop
         try:
-            if guard is not None and request.secure:
-                guard(request, info)
-            elif not request.secure:
+            if request.secure:
+                if guard is not None:
+                    guard(request, info)
+            else:
                 hosts.check(request)  # DNS rebinding: 403 for a foreign Host (hostcheck.py)
             kind = in_flight.kind(info)
             if kind is not None:

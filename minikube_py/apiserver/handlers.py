@@ -103,13 +103,7 @@ class ResourceHandlers:
         self.server = server
 
     async def handle(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
-        token = offload.begin()  # heavy steps of this request run off the loop (offload.py)
-        try:
-            return await self._dispatch(request, info)
-        finally:
-            offload.end(token)
-
-    async def _dispatch(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
+        offload.begin()  # not heavy until a step weighs it so (offload.py)
         registry = self.server.registry_for(info.group, info.version, info.resource)
         strategy = registry.strategy
         if info.namespace and not strategy.namespaced and info.resource != "namespaces":

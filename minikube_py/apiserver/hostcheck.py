@@ -75,14 +75,14 @@ class HostCheck:
 
     def check(self, request: web.BaseRequest) -> None:
         value = request.headers.get("Host")
-        if value is None or request.remote == IN_PROCESS_PEER:
+        if value is None:
             return
         verdict = self._verdicts.get(value)
         if verdict is None:
             if len(self._verdicts) >= _CACHE_SIZE:
                 self._verdicts.clear()
             verdict = self._verdicts[value] = allowed(value, self.hostname)
-        if not verdict:
+        if not verdict and request.remote != IN_PROCESS_PEER:  # (peername costs ~1 µs)
             raise errors.forbidden_request(
                 f'Host "{value}" is not allowed on the insecure port ({_port_of(request)}): use '
                 f"a loopback address, localhost or this host's name ({self.hostname}), or "

@@ -124,6 +124,8 @@ def _string(obj: dict[str, Any], name: str, path: str, errs: Errs) -> str | None
 def validate_field_manager(manager: str, path: str, errs: Errs) -> None:
     """ValidateFieldManager: at most 128 bytes, printable characters only (positions are byte
     offsets, as Go's range over a string gives them)."""
+    if manager.isascii() and manager.isprintable() and len(manager) <= FIELD_MANAGER_MAX_LENGTH:
+        return  # the usual name: printable ASCII (Python's and Go's rules agree there)
     if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
         errs.append(too_long(path, FIELD_MANAGER_MAX_LENGTH))
     position = 0
