@@ -49,8 +49,8 @@ from typing import Any
 import structlog
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["LoopMonitor", "RecentMax", "current_task", "describe_task", "forget_task",
-           "loop_stack", "mark_ready"]
+__all__ = ["DESCRIPTIONS", "LoopMonitor", "RecentMax", "current_task", "describe_task",
+           "forget_task", "loop_stack", "mark_ready"]
 
 #: histogram buckets: 1 ms (ordinary scheduling noise) to 10 s (a frozen cluster)
 LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -65,6 +65,9 @@ Description = str | Callable[..., str]
 #: what each task is doing, for the stall log (a text, or a function and its arguments);
 #: set and cleared by the task itself
 _DESCRIPTIONS: dict[asyncio.Task, str | tuple[Callable[..., str], tuple]] = {}
+#: the same map, for a hot path that sets `DESCRIPTIONS[task] = (function, args)` and pops it
+#: itself: the API server's filter chain, where two function calls per request are ~1% of a GET
+DESCRIPTIONS = _DESCRIPTIONS
 #: asyncio's own map of the task each loop is running (the dict asyncio.current_task reads)
 _current_tasks: dict[asyncio.AbstractEventLoop, asyncio.Task] = \
     asyncio.tasks._current_tasks  # type: ignore[attr-defined]

@@ -26,7 +26,8 @@ from aiohttp import web
 from ..api import errors
 from ..client.inprocess import IN_PROCESS_PEER as IN_PROCESS
 from ..logs import debug_enabled
-from ..loopwatch import current_task, describe_task, forget_task
+from ..loopwatch import DESCRIPTIONS as DOING
+from ..loopwatch import current_task
 from . import render
 from .authz.guard import USER
 from .connection import client_left
@@ -199,8 +200,9 @@ class Deadlines:
         self.expired: set[asyncio.Task] = set()
         self._sweeper: asyncio.Task | None = None
 
-    def enter(self) -> asyncio.Task | None:
-        task = asyncio.current_task()
+    def enter(self, task: asyncio.Task | None) -> asyncio.Task | None:
+        """Note the request's task (the chain's, from loopwatch.current_task: asyncio's own
+        is a Python function, ~0.3 µs)."""
         if task is None:
             return None
         loop = task.get_loop()
@@ -250,7 +252,7 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
         info = request[INFO] = request_info(request)
         started = time.perf_counter()
         running = current_task()
-        describe_task(running, what, request)  # named if it stalls the loop
+        DOING[running] = (what, (request,))  # loopwatch names it if it stalls the loop
         try:
             if request.secure:
                 if guard is not None:
@@ -260,7 +262,7 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
             kind = in_flight.kind(info)
             if kind is not None:
                 in_flight.enter(kind, refusable=request.remote != IN_PROCESS)
-                task = deadlines.enter() if deadlines is not None else None
+                task = deadlines.enter(running) if deadlines is not None else None
                 try:
                     response = await handler(request)
                 except asyncio.CancelledError:
@@ -288,7 +290,7 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
         except Exception as exc:  # noqa: BLE001 - the point of RecoverPanics
             response = recover(request, exc)
         finally:
-            forget_task(running)
+            DOING.pop(running, None)
         instruments.record(request, info, response.status, time.perf_counter() - started)
         return response
 
