@@ -63,7 +63,7 @@ def _new_key() -> ec.EllipticCurvePrivateKey:
     return ec.generate_private_key(ec.SECP256R1())
 
 
-def _write(path: Path, data: bytes, private: bool = False) -> None:
+def write_material(path: Path, data: bytes, private: bool = False) -> None:
     """Atomic write (temp file + rename), 0600 for keys, 0644 for certificates."""
     tmp = path.with_name(path.name + ".tmp")
     fd = create_file(tmp, PRIVATE_FILE if private else PUBLIC_FILE)
@@ -86,7 +86,9 @@ def _builder(subject: x509.Name, issuer: x509.Name, public_key, days: int) -> x5
             .not_valid_after(now + datetime.timedelta(days=days)))
 
 
-def _load_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+def load_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """The cluster CA in `cert_dir`, generated on first use (its key file must be safe to
+    reuse: fileperms). Public, like issue/covers/write_material, for the kubelet's certs."""
     ca_cert_path, ca_key_path = cert_dir / CA_CERT, cert_dir / CA_KEY
     if ca_cert_path.exists() and ca_key_path.exists():
         check_file(ca_key_path, "the CA key", generated=True)
@@ -106,12 +108,12 @@ def _load_ca(cert_dir: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateK
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
                            critical=False)
             .sign(key, hashes.SHA256()))
-    _write(ca_key_path, _pem_key(key), private=True)
-    _write(ca_cert_path, cert.public_bytes(serialization.Encoding.PEM))
+    write_material(ca_key_path, _pem_key(key), private=True)
+    write_material(ca_cert_path, cert.public_bytes(serialization.Encoding.PEM))
     return cert, key
 
 
-def _issue(ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, subject: x509.Name,
+def issue(ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, subject: x509.Name,
            usage: x509.ObjectIdentifier, san: x509.SubjectAlternativeName | None
            ) -> tuple[bytes, bytes]:
     """(cert PEM, key PEM) of a new leaf certificate signed by the CA."""
@@ -127,7 +129,8 @@ def _issue(ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, subject: x5
     return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
 
 
-def _covers(cert_path: Path, ips: set[IPAddr], names: set[str]) -> bool:
+def covers(cert_path: Path, ips: set[IPAddr], names: set[str]) -> bool:
+    """Whether the certificate at `cert_path` names every IP and DNS name (reuse it) or not."""
     try:
         cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
         san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
@@ -153,20 +156,20 @@ def ensure_serving_cert(cert_dir: Path, hosts: list[str]) -> tuple[Path, Path, P
     """(serving cert, serving key, CA cert) in `cert_dir`, generated on first call and reused
     (same files, same bytes) while they cover `hosts` and are not about to expire."""
     cert_dir = private_cert_dir(cert_dir)
-    ca, ca_key = _load_ca(cert_dir)
+    ca, ca_key = load_ca(cert_dir)
     cert_path, key_path = cert_dir / SERVING_CERT, cert_dir / SERVING_KEY
     ips, names = serving_hosts(hosts)
     if key_path.exists() and cert_path.exists():
         check_file(key_path, "the serving key", generated=True)
         check_file(cert_path, "the serving certificate", private=False, generated=True)
-    if not (key_path.exists() and _covers(cert_path, ips, names)):
+    if not (key_path.exists() and covers(cert_path, ips, names)):
         san = x509.SubjectAlternativeName(
             [x509.DNSName(n) for n in sorted(names)] +
             [x509.IPAddress(ip) for ip in sorted(ips, key=lambda ip: (ip.version, int(ip)))])
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
-        cert_pem, key_pem = _issue(ca, ca_key, subject, ExtendedKeyUsageOID.SERVER_AUTH, san)
-        _write(key_path, key_pem, private=True)
-        _write(cert_path, cert_pem)
+        cert_pem, key_pem = issue(ca, ca_key, subject, ExtendedKeyUsageOID.SERVER_AUTH, san)
+        write_material(key_path, key_pem, private=True)
+        write_material(cert_path, cert_pem)
     return cert_path, key_path, cert_dir / CA_CERT
 
 
@@ -175,14 +178,14 @@ def issue_client_cert(cert_dir: Path, user: str, groups: list[str],
     """(cert, key) of a client certificate for `user` (CN) in `groups` (O), signed by the CA
     in `cert_dir` — what --client-ca-file authenticates (e.g. an admin kubeconfig)."""
     cert_dir = private_cert_dir(cert_dir)
-    ca, ca_key = _load_ca(cert_dir)
+    ca, ca_key = load_ca(cert_dir)
     subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups] +
                         [x509.NameAttribute(NameOID.COMMON_NAME, user)])
-    cert_pem, key_pem = _issue(ca, ca_key, subject, ExtendedKeyUsageOID.CLIENT_AUTH, None)
+    cert_pem, key_pem = issue(ca, ca_key, subject, ExtendedKeyUsageOID.CLIENT_AUTH, None)
     stem = name or f"client-{user.replace(':', '_')}"
     cert_path, key_path = cert_dir / f"{stem}.crt", cert_dir / f"{stem}.key"
-    _write(key_path, key_pem, private=True)
-    _write(cert_path, cert_pem)
+    write_material(key_path, key_pem, private=True)
+    write_material(cert_path, cert_pem)
     return cert_path, key_path
 
 

@@ -69,7 +69,7 @@ def _reusable(cert_path: Path, key_path: Path, ca, hosts: list[str] | None) -> b
         return False
     if hosts is not None:
         ips, names = _split(hosts)
-        return certs._covers(cert_path, ips, names)
+        return certs.covers(cert_path, ips, names)
     left = cert.not_valid_after_utc - datetime.datetime.now(datetime.timezone.utc)
     return left > datetime.timedelta(days=1)
 
@@ -92,7 +92,7 @@ def ensure_kubelet_serving_cert(cert_dir: Path, addresses: list[str]) -> tuple[P
     from ..apiserver import certs
 
     cert_dir = certs.private_cert_dir(cert_dir)
-    ca, ca_key = certs._load_ca(cert_dir)
+    ca, ca_key = certs.load_ca(cert_dir)
     cert_path, key_path = cert_dir / KUBELET_CERT, cert_dir / KUBELET_KEY
     hosts = kubelet_hosts(addresses)
     if not _reusable(cert_path, key_path, ca, hosts):
@@ -102,10 +102,10 @@ def ensure_kubelet_serving_cert(cert_dir: Path, addresses: list[str]) -> tuple[P
             [x509.IPAddress(ip) for ip in sorted(ips, key=lambda ip: (ip.version, int(ip)))])
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME,
                                                 f"{socket.gethostname().lower()}@kubelet")])
-        cert_pem, key_pem = certs._issue(ca, ca_key, subject, ExtendedKeyUsageOID.SERVER_AUTH,
+        cert_pem, key_pem = certs.issue(ca, ca_key, subject, ExtendedKeyUsageOID.SERVER_AUTH,
                                          san)
-        certs._write(key_path, key_pem, private=True)
-        certs._write(cert_path, cert_pem)
+        certs.write_material(key_path, key_pem, private=True)
+        certs.write_material(cert_path, cert_pem)
     return cert_path, key_path, cert_dir / certs.CA_CERT
 
 
@@ -114,7 +114,7 @@ def ensure_kubelet_client_cert(cert_dir: Path) -> tuple[Path, Path]:
     from ..apiserver import certs
 
     cert_dir = certs.private_cert_dir(cert_dir)
-    ca, _ = certs._load_ca(cert_dir)
+    ca, _ = certs.load_ca(cert_dir)
     cert_path, key_path = cert_dir / f"{KUBELET_CLIENT}.crt", cert_dir / f"{KUBELET_CLIENT}.key"
     if _reusable(cert_path, key_path, ca, None):
         return cert_path, key_path
