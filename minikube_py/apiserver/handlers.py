@@ -200,7 +200,8 @@ class ResourceHandlers:
             else:
                 items = [orjson.dumps(obj) for obj in page.objects]
             return render.json_response(render.list_bytes(registry.strategy, md, items))
-        def as_yaml() -> web.Response:
+
+        def as_yaml() -> web.Response:  # PyYAML's emitter: printed on the worker when big
             return render.object_response(
                 render.list_object(registry.strategy, md, page.decoded()), output)
 

@@ -27,10 +27,12 @@ from .. import loopwatch
 from . import runtime
 from .component_settings import KUBELET
 from .node_pools import TAINT_EFFECTS
-
-AUTHORIZATION_MODES = ("Webhook", "AlwaysAllow")  # kubelet/auth.py's, without importing aiohttp
 from .settings import add_flags, boolean, resolve
 from .storage_target import CommandError, ConfigError
+
+#: kubelet/auth.py's modes, named here so `--help` does not import aiohttp
+#: (tests/unit/kubelet/test_auth.py checks the two agree)
+AUTHORIZATION_MODES = ("Webhook", "AlwaysAllow")
 
 log = structlog.get_logger(component="kubelet")
 

@@ -151,3 +151,10 @@ def test_start_open_mode_flags(tmp_path: Path) -> None:
     assert (options.kubelet_anonymous_auth, options.kubelet_authorization_mode) == (
         True, "AlwaysAllow")
     assert start(tmp_path).kubelet_authorization_mode == "Webhook"
+
+
+def test_the_cli_names_the_same_authorization_modes_as_the_kubelet() -> None:
+    from minikube_py.cli import kubelet as cli
+    from minikube_py.kubelet import auth
+
+    assert set(cli.AUTHORIZATION_MODES) == set(auth.AUTHORIZATION_MODES)
