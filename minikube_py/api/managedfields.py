@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from .bounds import sorted_in_runs
 from .errors import StatusError, bad_request
 from .managedfields_codec import (
     APPLY,
@@ -250,7 +251,7 @@ def _tree_of_map(value: dict, struct: Struct | None) -> dict[str, Any]:
         subtree = _tree_of(sub, child(struct, key))
         if subtree is not None:
             node["f:" + key] = subtree
-    return dict(sorted(node.items())) if len(node) > 1 else node
+    return dict(sorted_in_runs(node.items())) if len(node) > 1 else node
 
 
 def _tree_of(value: Any, fld: Field) -> dict[str, Any] | None:
@@ -266,7 +267,7 @@ def _tree_of(value: Any, fld: Field) -> dict[str, Any] | None:
         for element, item in zip(elements, value):
             children = _tree_of_map(item, fld.fields) if isinstance(item, dict) else {}
             node[element] = {".": {}, **children} if children else {}
-        return dict(sorted(node.items())) if len(node) > 1 else node
+        return dict(sorted_in_runs(node.items())) if len(node) > 1 else node
     if not isinstance(value, list) or not fld.is_merge_list:
         return {}  # scalar, atomic, or empty map/list
     return None  # an empty keyed list is nothing
@@ -484,7 +485,7 @@ def _insert_one(tree: dict, path: Path, touched: dict[int, dict]) -> None:
 
 
 def _sort_in_place(node: dict) -> None:
-    items = sorted(node.items())
+    items = sorted_in_runs(node.items())
     node.clear()
     node.update(items)
 

@@ -34,6 +34,8 @@ from typing import Any
 
 import orjson
 
+from .bounds import sorted_in_runs
+
 Path = tuple[str, ...]
 FieldSet = set[Path]
 
@@ -143,7 +145,7 @@ def canonical_tree(raw: Any, budget: int = MAX_PATH_ELEMENTS) -> tuple[dict[str,
 
 def _sort_keys(node: dict) -> None:
     if len(node) > 1:
-        items = sorted(node.items())
+        items = sorted_in_runs(node.items())
         node.clear()
         node.update(items)
 
@@ -182,7 +184,7 @@ def fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
     members = []
     stack = [root]
     previous: Path = ()
-    for path in sorted(paths):
+    for path in sorted_in_runs(paths):
         common = 0
         limit = min(len(previous), len(path))
         while common < limit and previous[common] == path[common]:

@@ -114,9 +114,11 @@ def decode_yaml(data: bytes) -> Any:
 
 def decode_cost(data: bytes, content_type: str | None) -> int:
     """A weight for `offload`: bytes for JSON and protobuf; YAML costs about eight times more
-    per byte to decode (libyaml composes, Python resolves every scalar)."""
+    per byte to decode (libyaml composes, Python resolves every scalar) unless it is JSON."""
     media = (content_type or "").split(";")[0].strip().lower()
-    return len(data) * 8 if media in _YAML_TYPES else len(data)
+    if media in _YAML_TYPES and data.lstrip()[:1] != b"{":  # JSON in a YAML body reads as JSON
+        return len(data) * 8
+    return len(data)
 
 
 def decode_json_object(data: bytes, content_type: str | None) -> dict[str, Any]:

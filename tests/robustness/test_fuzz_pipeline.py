@@ -33,6 +33,7 @@ Bounded for CI (about a minute on 2 cores): fixed example counts, derandomized, 
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import json
 import socket
@@ -46,6 +47,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from bench import common, hostile
+from minikube_py.cli.runtime import tune_gc
 from tests.apiserver_thread import ServerThread
 
 from minikube_py.loopwatch import LoopMonitor
@@ -216,10 +218,22 @@ def _show(body: bytes | None) -> str:
 
 @pytest.fixture(scope="module")
 def _pipelines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Pipeline]]:
+    """The servers of this module, in a process whose garbage collector is tuned as every
+    minikube-py command tunes it (cli/runtime.tune_gc: what exists is frozen, collections are
+    rarer). Without it a full collection of this pytest process's heap — everything the earlier
+    tests left — runs whenever the worker thread allocates enough, and holds the GIL (so the
+    loop) for over 100 ms: that is the test session's heap, not the server's."""
+    thresholds = gc.get_threshold()
+    gc.collect()
+    tune_gc()
     made: list[Pipeline] = []
-    yield made
-    for p in made:
-        p.close()
+    try:
+        yield made
+    finally:
+        for p in made:
+            p.close()
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
 
 
 @pytest.fixture

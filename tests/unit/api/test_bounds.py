@@ -199,3 +199,34 @@ def test_an_invalid_object_reports_at_most_100_errors():
     err = invalid_object("ConfigMap", "c", errs)
     assert len(err.details["causes"]) == 100
     assert err.message.endswith(", and 500 more errors]")
+
+
+def test_json_in_a_yaml_body_is_read_as_json_with_the_same_bounds():
+    assert yamljson.load(b' {"a": [1, 2], "b": {"c": null}}') == {"a": [1, 2], "b": {"c": None}}
+    assert yamljson.load(b"{a: 1}") == {"a": 1}  # a flow mapping, not JSON: YAML
+    err = status(yamljson.load, b"{\"a\":" + b"[" * 150 + b"]" * 150 + b"}")
+    assert err.code == 400 and "exceeded max depth of 100" in err.message
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (b"a: " + b"9" * 400, {"a": "9" * 400}),   # beyond a double: go-yaml keeps the string
+    (b"a: 1e400", {"a": "1e400"}),
+    (b"a: 1.0e+400", {"a": "1.0e+400"}),
+])
+def test_numbers_beyond_a_double_stay_strings_as_go_yaml_leaves_them(text, expected):
+    assert yamljson.load(text) == expected
+
+
+def test_explicit_infinity_cannot_be_json():
+    err = status(yamljson.load, b"a: .inf")
+    assert err.code == 400 and "unsupported value" in err.message
+
+
+def test_sorted_in_runs_sorts_like_sorted_without_one_long_sort():
+    import random
+
+    rng = random.Random(7)
+    items = [(f"k{rng.randrange(10**6)}", rng.randrange(5)) for _ in range(3 * bounds.SORT_RUN + 17)]
+    assert bounds.sorted_in_runs(items) == sorted(items)
+    assert bounds.sorted_in_runs(items, key=lambda t: t[1]) == sorted(items, key=lambda t: t[1])
+    assert bounds.sorted_in_runs(iter([3, 1, 2])) == [1, 2, 3]
