@@ -24,6 +24,7 @@ import structlog
 from aiohttp import web
 
 from ..api import errors
+from ..api.params import parse_bool
 from ..client.inprocess import IN_PROCESS_PEER as IN_PROCESS
 from ..logs import debug_enabled
 from ..loopwatch import DESCRIPTIONS as DOING
@@ -51,7 +52,7 @@ _HTTP_REASONS = {404: "NotFound", 405: "MethodNotAllowed", 413: "RequestEntityTo
 
 
 def request_info(request: web.Request) -> RequestInfo:
-    watch = request.query.get("watch", "") in ("true", "1") if request.query_string else False
+    watch = parse_bool(request.query.get("watch")) if request.query_string else False
     return resolve_cached(request.method, request.path, watch)
 
 

@@ -19,6 +19,7 @@ from ..api import errors, meta
 from ..api.fields import parse_field_selector
 from ..api.labels import parse_label_selector
 from ..api.managedfields import record_update, server_side_apply, update_manager
+from ..api.params import parse_bool
 from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
 from .. import offload
 from ..registry import codec
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 
 def _flag(query: Any, name: str) -> bool:
-    return query.get(name, "").lower() in ("true", "1")
+    return parse_bool(query.get(name))
 
 
 def _int_param(query: Any, name: str, default: int | None = None) -> int | None:

@@ -171,6 +171,7 @@ class APIServer:
         for path in ("/healthz", "/livez", "/readyz"):
             router.add_get(path, self.health)
         router.add_get("/version", self.version)
+        router.add_get("/version/", self.version)  # kr8s asks here; upstream's mux answers both
         router.add_get("/metrics", self.prometheus)
         router.add_get("/openapi/v2", self.openapi_v2)
         router.add_get("/openapi/v3", self.openapi_v3_index)

@@ -30,6 +30,7 @@ import structlog
 from aiohttp import WSMsgType, web
 
 from ..api import errors
+from ..api.params import parse_bool
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import kubelet_client
@@ -69,7 +70,7 @@ def container_for(pod: Obj, name: str, requested: str) -> str:
 
 
 def _flag(request: web.Request, name: str) -> bool:
-    return request.query.get(name) in ("true", "1")
+    return parse_bool(request.query.get(name))
 
 
 def validate_options(sub: str, request: web.Request) -> None:

@@ -25,6 +25,7 @@ from aiohttp import web
 from ..api import errors
 from ..api.fields import FieldSelector
 from ..api.labels import LabelSelector
+from ..api.params import parse_bool
 from ..registry.cacher import Watcher, json_line
 from ..registry.generic import Registry, parse_resource_version
 from . import render
@@ -75,7 +76,7 @@ async def serve_watch(
     include = query.get("includeObject", "Metadata")
     encoder = _encoder(registry, output, include)
     timeout = _timeout(server, request)
-    bookmarks = query.get("allowWatchBookmarks", "").lower() in ("true", "1")
+    bookmarks = parse_bool(query.get("allowWatchBookmarks"))
     cacher = server.cachers[registry.strategy.resource, registry.strategy.group]
     watcher = Watcher(namespace=namespace or None, labels=labels, fields=fields, encoder=encoder,
                       capacity=server.options.watch_buffer_events)

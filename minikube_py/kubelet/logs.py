@@ -21,6 +21,8 @@ from typing import Callable
 import structlog
 from aiohttp import web
 
+from ..api.params import parse_bool
+
 log = structlog.get_logger(component="kubelet")
 
 LINES_AT_START = 3
@@ -102,7 +104,7 @@ class LogServer:
     async def container_logs(self, request: web.Request) -> web.StreamResponse:
         ns, pod, container = (request.match_info[k] for k in ("namespace", "pod", "container"))
         query = request.query
-        previous = query.get("previous") in ("true", "1")
+        previous = parse_bool(query.get("previous"))
         span = self.source(ns, pod, container, previous)
         if span is None:
             if previous:
@@ -114,8 +116,8 @@ class LogServer:
         tail = _int_query(query, "tailLines")
         limit = _int_query(query, "limitBytes")
         since = _int_query(query, "sinceSeconds")
-        timestamps = query.get("timestamps") in ("true", "1")
-        follow = query.get("follow") in ("true", "1") and not previous
+        timestamps = parse_bool(query.get("timestamps"))
+        follow = parse_bool(query.get("follow")) and not previous
         end = finished if finished is not None else self.clock()
         total = lines_until(started, end, self.interval)
         first = self._first_line(started, total, tail, since)

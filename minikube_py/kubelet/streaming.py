@@ -32,6 +32,7 @@ import structlog
 from aiohttp import WSMsgType, web
 
 from ..api.errors import StatusError
+from ..api.params import parse_bool
 from ..client.resources import CONFIGMAPS, SECRETS, SERVICES
 from . import http_sim, sandbox as sandboxes
 from .command import SHELLS
@@ -270,10 +271,10 @@ class StreamingServer:
     async def _session(self, request: web.Request, kubelet: Kubelet, record: PodRecord,
                        container: Obj, argv: list[str], *, attach: bool) -> web.StreamResponse:
         query = request.query
-        tty = query.get("tty") in ("true", "1")
+        tty = parse_bool(query.get("tty"))
         ws = await self._upgrade(request, EXEC_PROTOCOLS)
         channels = Channels(ws, ws.ws_protocol or "channel.k8s.io")
-        stdin = Stdin(query.get("stdin") in ("true", "1"), tty)
+        stdin = Stdin(parse_bool(query.get("stdin")), tty)
         reader = asyncio.get_running_loop().create_task(self._read(channels, stdin))
         code = 0
         try:

@@ -32,7 +32,7 @@ from . import (
 USER: web.RequestKey[UserInfo] | str = (
     web.RequestKey("user", UserInfo) if hasattr(web, "RequestKey") else "user")
 #: paths an anonymous caller may read
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
 
 
 def attributes(user: UserInfo, info: RequestInfo) -> Attributes:
