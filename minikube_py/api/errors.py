@@ -139,6 +139,8 @@ class StatusError(Exception):
         return self.message
 
     def status(self) -> dict[str, Any]:
+        """metav1.Status in its Go struct's field order (kind, apiVersion, metadata, status,
+        message, reason, details, code): clients and tests compare the bytes."""
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
@@ -146,11 +148,23 @@ class StatusError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
-        if self.details:
-            body["details"] = self.details
+        if self.details is not None:
+            body["details"] = ordered_details(self.details)
+        body["code"] = self.code
         return body
+
+
+#: metav1.StatusDetails' fields in its Go struct's order, each `omitempty`
+_DETAIL_FIELDS = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+
+
+def ordered_details(details: dict[str, Any]) -> dict[str, Any]:
+    """StatusDetails as Go encodes it: upstream's field order, empty fields left out (a
+    details object with nothing in it is still `{}`: kubectl debug dereferences it)."""
+    ordered = {k: details[k] for k in _DETAIL_FIELDS if details.get(k) not in (None, "", 0, [])}
+    ordered.update((k, v) for k, v in details.items() if k not in _DETAIL_FIELDS)
+    return ordered
 
 
 def _qualified(resource: str, group: str) -> str:
@@ -259,7 +273,9 @@ def not_acceptable(accept: str) -> StatusError:
 
 
 def not_found_path() -> StatusError:
-    return StatusError(404, "NotFound", "the server could not find the requested resource")
+    """The 404 of upstream's NotFoundHandler, `details` included but empty (`"details":{}`):
+    kubectl debug dereferences it and panicked on our Status without one."""
+    return StatusError(404, "NotFound", "the server could not find the requested resource", {})
 
 
 def internal_error(message: str) -> StatusError:

@@ -35,7 +35,8 @@ def object_response(obj: Any, output: Output, status: int = 200) -> web.Response
 
 
 def status_response(error: StatusError) -> web.Response:
-    return json_response(orjson.dumps(error.status()), error.code, error.headers or None)
+    # Go's json.Encoder ends what it writes with a newline, and upstream's Status bodies too
+    return json_response(orjson.dumps(error.status()) + b"\n", error.code, error.headers or None)
 
 
 def success_status(code: int = 200, details: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -56,3 +56,20 @@ def test_exec_options_accept_capitalised_booleans() -> None:
     with pytest.raises(StatusError) as exc:
         validate_options("exec", none)
     assert exc.value.code == 400 and "at least 1 of stdin, stdout, stderr" in exc.value.message
+
+
+async def test_status_bytes_are_upstreams(api: API) -> None:
+    """Field order of metav1.Status, `details` on a path 404 (kubectl debug dereferences it),
+    omitempty details fields, and json.Encoder's trailing newline."""
+    async with api.session.get(f"{api.url}/api/v1/nosuchthing") as resp:
+        assert resp.status == 404
+        assert await resp.read() == (
+            b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+            b'"the server could not find the requested resource","reason":"NotFound",'
+            b'"details":{},"code":404}\n')
+    async with api.session.get(f"{api.url}/api/v1/namespaces/default/pods/nope") as resp:
+        assert resp.status == 404
+        assert await resp.read() == (
+            b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+            b'"pods \\"nope\\" not found","reason":"NotFound","details":{"name":"nope",'
+            b'"kind":"pods"},"code":404}\n')
