@@ -72,8 +72,10 @@ def _legacy_event(event: dict[str, Any], errs: Errs) -> None:
         if not involved_namespace and namespace not in ("default", "kube-system"):
             errs.append(invalid("involvedObject.namespace", involved_namespace,
                                 NAMESPACE_MISMATCH))
-        controller = get_str(event, "reportingController", "", errs, required_=True)
-        validate_qualified_name(controller, "reportingController", errs)
+        # the internal ReportingController is core/v1's `reportingComponent` (upstream names
+        # the field by the request's version: core/v1 reports `reportingComponent`)
+        controller = get_str(event, "reportingComponent", "", errs, required_=True)
+        validate_qualified_name(controller, "reportingComponent", errs)
         for name, limit in (("reportingInstance", REPORTING_INSTANCE_LIMIT),
                             ("action", ACTION_LIMIT), ("reason", REASON_LIMIT)):
             value = get_str(event, name, "", errs, required_=True)

@@ -178,12 +178,20 @@ def test_event_names_only_need_to_fit_a_url() -> None:
 def test_new_style_event_needs_reporting_fields() -> None:
     errs = validate_create("Event", event(eventTime="2024-01-01T00:00:00.000000Z", reason=""))
     assert [(e.type, e.field) for e in errs] == [
-        ("FieldValueRequired", "reportingController"),
-        ("FieldValueInvalid", "reportingController"),
+        ("FieldValueRequired", "reportingComponent"),  # core/v1's name for the field
+        ("FieldValueInvalid", "reportingComponent"),
         ("FieldValueRequired", "reportingInstance"),
         ("FieldValueRequired", "action"),
         ("FieldValueRequired", "reason"),
     ]
+
+
+def test_a_new_style_event_as_kopf_and_client_go_post_it_is_valid() -> None:
+    """core/v1 names the reporting controller `reportingComponent` (issue 15: every event kopf
+    posted was a 422 asking for `reportingController`)."""
+    e = event(eventTime="2024-01-01T00:00:00.000000Z", reportingComponent="kopf",
+              reportingInstance="dev", action="Logging", reason="Created")
+    assert validate_create("Event", e) == []
 
 
 # ---------------------------------------------------------------------------------------------
