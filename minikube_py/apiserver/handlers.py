@@ -265,7 +265,7 @@ class ResourceHandlers:
             headers = {"Warning": ", ".join(f'299 - "{warning_text(w)}"' for w in warnings)}
         if output is Output.TABLE:
             output = Output.JSON
-        if output is Output.YAML and offload.is_heavy():
+        if output is Output.YAML:  # PyYAML's emitter: on the worker when the request is heavy
             resp = await offload.run(render.object_response, obj, output, status)
         else:
             resp = render.object_response(obj, output, status)

@@ -107,16 +107,11 @@ def body_type(request: web.Request) -> str:
     return request.headers.get("Content-Type", "")
 
 
-def decode_yaml(data: bytes) -> Any:
-    """A YAML document as a JSON value (sigs.k8s.io/yaml's conversion, bounded)."""
-    return yamljson.load(data)
-
-
 def decode_cost(data: bytes, content_type: str | None) -> int:
     """A weight for `offload`: bytes for JSON and protobuf; YAML costs about eight times more
     per byte to decode (libyaml composes, Python resolves every scalar) unless it is JSON."""
     media = (content_type or "").split(";")[0].strip().lower()
-    if media in _YAML_TYPES and data.lstrip()[:1] != b"{":  # JSON in a YAML body reads as JSON
+    if media in _YAML_TYPES and not yamljson.is_json(data):  # JSON in YAML reads as JSON
         return len(data) * 8
     return len(data)
 
