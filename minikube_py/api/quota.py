@@ -1,9 +1,11 @@
 """What objects cost against a ResourceQuota, and the admission decision: pure functions.
 
-Kubernetes piece: pkg/quota/v1/evaluator/core (pods: pods, cpu/memory requests and limits,
-count/pods; services: services, services.nodeports, services.loadbalancers;
-persistentvolumeclaims: persistentvolumeclaims, requests.storage; the generic
-`count/<resource>[.<group>]` evaluator) and the checks of
+Kubernetes piece: pkg/quota/v1/evaluator/core (pods: pods, cpu/memory/ephemeral-storage
+requests and limits, hugepages, `requests.<extended resource>`, count/pods; services: services,
+services.nodeports, services.loadbalancers; persistentvolumeclaims: persistentvolumeclaims,
+requests.storage and their `<class>.storageclass.storage.k8s.io/` forms; the generic
+`count/<resource>[.<group>]` evaluator, and the object count of every legacy name such as
+`resourcequotas`, which counts the quotas themselves) and the checks of
 staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go (CheckRequest:
 Constraints -> `must specify ...`, exceeded -> `exceeded quota: ...`). Quota scopes
 Terminating, NotTerminating, BestEffort and NotBestEffort are understood; a quota with any other
@@ -21,6 +23,7 @@ from typing import Any
 
 from . import quantity
 from .defaults import qos_class
+from .validation.resources import HUGEPAGES_PREFIX, is_native
 
 Obj = dict[str, Any]
 Usage = dict[str, Fraction]
@@ -28,20 +31,27 @@ Usage = dict[str, Fraction]
 #: quota names upstream counts for core objects besides `count/<resource>`
 LEGACY_COUNTS = ("pods", "services", "replicationcontrollers", "resourcequotas", "secrets",
                  "configmaps", "persistentvolumeclaims")
-#: pod compute names -> (requests|limits, resource); `cpu`/`memory` mean the requests
-POD_COMPUTE = {"cpu": ("requests", "cpu"), "memory": ("requests", "memory"),
-               "requests.cpu": ("requests", "cpu"), "requests.memory": ("requests", "memory"),
-               "limits.cpu": ("limits", "cpu"), "limits.memory": ("limits", "memory")}
+#: pod compute names -> (requests|limits, resource); a bare name means the requests
+POD_COMPUTE = {f"{prefix}{res}": (kind, res)
+               for res in ("cpu", "memory", "ephemeral-storage")
+               for prefix, kind in (("", "requests"), ("requests.", "requests"),
+                                    ("limits.", "limits"))}
+#: the compute names a pod must state when a quota limits them (upstream's validationSet: "it
+#: was a mistake ... do not add more resources to this list", so not ephemeral-storage)
+POD_REQUIRED = frozenset(name for name in POD_COMPUTE if not name.endswith("ephemeral-storage"))
+#: upstream's storage-class-scoped claim names: `<class>.storageclass.storage.k8s.io/<name>`
+STORAGE_CLASS_SUFFIX = ".storageclass.storage.k8s.io/"
+CLAIM_NAMES = ("persistentvolumeclaims", "requests.storage")
 KNOWN_SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort")
 
 
 def tracked_resource(name: str) -> tuple[str, str] | None:
     """(group, resource) of the objects a quota name counts, or None when unknown."""
-    if name in POD_COMPUTE:
+    if name in POD_COMPUTE or _pod_prefixed(name):
         return "", "pods"
     if name in ("services.nodeports", "services.loadbalancers"):
         return "", "services"
-    if name == "requests.storage":
+    if name == "requests.storage" or _storage_class_name(name):
         return "", "persistentvolumeclaims"
     if name in LEGACY_COUNTS:
         return "", name
@@ -49,6 +59,18 @@ def tracked_resource(name: str) -> tuple[str, str] | None:
         resource, _, group = name[6:].partition(".")
         return group, resource
     return None
+
+
+def _pod_prefixed(name: str) -> bool:
+    """Hugepages (`hugepages-*`, `requests.hugepages-*`) and `requests.<extended resource>`:
+    upstream podEvaluator.MatchingResources beyond its fixed list."""
+    return (name.startswith((HUGEPAGES_PREFIX, "requests." + HUGEPAGES_PREFIX))
+            or (name.startswith("requests.") and not is_native(name)))
+
+
+def _storage_class_name(name: str) -> bool:
+    prefix, sep, rest = name.partition(STORAGE_CLASS_SUFFIX)
+    return bool(prefix and sep and rest in CLAIM_NAMES)
 
 
 def _value(raw: Any) -> Fraction:
@@ -81,20 +103,42 @@ def pod_compute(pod: Obj, kind: str, name: str) -> Fraction:
     return total
 
 
+def _requested_names(pod: Obj) -> set[str]:
+    names: set[str] = set()
+    for key in ("containers", "initContainers"):
+        for container in _containers(pod, key):
+            resources = container.get("resources")
+            requests = resources.get("requests") if isinstance(resources, dict) else None
+            if isinstance(requests, dict):
+                names.update(n for n in requests if isinstance(n, str))
+    return names
+
+
+def _pod_usage(pod: Obj, out: Usage) -> None:
+    """Upstream podComputeUsageHelper over the pod's requests and limits: the fixed names, then
+    hugepages (bare and `requests.`) and extended resources (`requests.` only)."""
+    out["pods"] = Fraction(1)
+    for name, (kind, res) in POD_COMPUTE.items():
+        out[name] = pod_compute(pod, kind, res)
+    for res in _requested_names(pod):
+        if res.startswith(HUGEPAGES_PREFIX):
+            out[res] = out["requests." + res] = pod_compute(pod, "requests", res)
+        elif not is_native(res):
+            out["requests." + res] = pod_compute(pod, "requests", res)
+
+
 def pod_terminal(pod: Obj) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 def usage(group: str, resource: str, obj: Obj) -> Usage:
-    """Everything one object counts against a quota."""
-    if not group and resource == "pods" and pod_terminal(obj):
-        return {}
+    """Everything one object counts against a quota. `count/pods` counts every stored pod;
+    `pods` and compute only pods that have not finished (upstream PodUsageFunc)."""
     out: Usage = {f"count/{resource}.{group}" if group else f"count/{resource}": Fraction(1)}
-    if not group and resource in LEGACY_COUNTS:
+    if not group and resource in LEGACY_COUNTS and resource != "pods":
         out[resource] = Fraction(1)
-    if not group and resource == "pods":
-        for name, (kind, res) in POD_COMPUTE.items():
-            out[name] = pod_compute(obj, kind, res)
+    if not group and resource == "pods" and not pod_terminal(obj):
+        _pod_usage(obj, out)
     if not group and resource == "services":
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         kind = spec.get("type")
@@ -107,6 +151,10 @@ def usage(group: str, resource: str, obj: Obj) -> Usage:
         resources = spec.get("resources") if isinstance(spec.get("resources"), dict) else {}
         requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
         out["requests.storage"] = _value(requests.get("storage", 0))
+        storage_class = spec.get("storageClassName")
+        if isinstance(storage_class, str) and storage_class:
+            for name in CLAIM_NAMES:
+                out[f"{storage_class}{STORAGE_CLASS_SUFFIX}{name}"] = out[name]
     return out
 
 
@@ -177,22 +225,20 @@ def used_of(quota: Obj) -> dict[str, Any] | None:
 
 
 def missing_requests(pod: Obj, hard: dict[str, Any]) -> str | None:
-    """Upstream podEvaluator.Constraints: a quota on cpu/memory needs every container to state
-    it; `must specify limits.cpu for: a; requests.cpu for: a,b` or None."""
-    missing: dict[str, list[str]] = {}
+    """Upstream podEvaluator.Constraints: a quota on cpu/memory needs every container (init
+    containers too) to state it, named as the quota names it;
+    `must specify limits.cpu for: a; requests.cpu for: a,b` or None."""
+    missing: dict[str, set[str]] = {}
     for name in hard:
-        if name not in POD_COMPUTE:
+        if name not in POD_REQUIRED:
             continue
         kind, res = POD_COMPUTE[name]
-        label = f"{kind}.{res}"
-        for container in _containers(pod, "containers"):
+        for container in _containers(pod, "containers") + _containers(pod, "initContainers"):
             if _amount(container, kind, res) is None:
-                missing.setdefault(label, [])
-                if container.get("name", "") not in missing[label]:
-                    missing[label].append(container.get("name", ""))
+                missing.setdefault(name, set()).add(str(container.get("name", "")))
     if not missing:
         return None
-    parts = [f"{label} for: {','.join(sorted(names))}" for label, names in sorted(missing.items())]
+    parts = [f"{name} for: {','.join(sorted(names))}" for name, names in sorted(missing.items())]
     return "must specify " + "; ".join(parts)
 
 

@@ -42,9 +42,11 @@ class ResourceQuotaController(Controller):
         self.workers = ctx.options.concurrent_resource_quota_syncs
         self.period = ctx.options.resource_quota_sync_period
         self.quotas = ctx.informers.informer(RESOURCE_QUOTAS, indexers=NAMESPACE_INDEXERS)
+        # a quota is itself counted (`resourcequotas`, `count/resourcequotas`): one going away
+        # replenishes the namespace's others
         self.quotas.add_event_handler(
             on_add=lambda q: enqueue_key(self.queue, q),
-            on_update=self._quota_updated)
+            on_update=self._quota_updated, on_delete=self._namespace_changed)
         # replenishment: usage goes down when a tracked object goes away or a pod finishes
         pods = ctx.informers.informer(PODS, indexers=NAMESPACE_INDEXERS)
         services = ctx.informers.informer(SERVICES, indexers=NAMESPACE_INDEXERS)

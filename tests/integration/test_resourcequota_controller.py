@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from minikube_py.api.errors import StatusError
 from minikube_py.client import Client, InProcessTransport
 from minikube_py.client.resources import CONFIGMAPS, NAMESPACES, PODS, RESOURCE_QUOTAS, SERVICES
 from minikube_py.controllers.resourcequota import ResourceQuotaController
@@ -103,3 +104,46 @@ async def test_the_periodic_resync_corrects_drift(client: Client) -> None:
             """the periodic resync counts it"""
             return await used(client) == {"count/configmaps": "1"}
         await eventually(resynced)
+
+
+async def test_quotas_count_themselves(tmp_path: Path) -> None:
+    """`resourcequotas` / `count/resourcequotas`: accepted (was 422), charged by admission when
+    another quota is created, recalculated by the controller, released when one goes away."""
+    _, runner, store, session = await start_api(tmp_path, admission_control=("ResourceQuota",))
+    c = Client(InProcessTransport(runner.app))
+    try:
+        await c.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
+                                    "metadata": {"name": NS}})
+
+        def quota(name: str, hard: dict) -> dict:
+            return {"apiVersion": "v1", "kind": "ResourceQuota",
+                    "metadata": {"name": name, "namespace": NS}, "spec": {"hard": hard}}
+
+        await c.create(RESOURCE_QUOTAS, quota("q", {"resourcequotas": "2",
+                                                    "count/resourcequotas": "2"}), NS)
+        async with running(c, ResourceQuotaController, resource_quota_sync_period=3600):
+            async def itself() -> bool:
+                """the quota counts itself"""
+                return await used(c) == {"resourcequotas": "1", "count/resourcequotas": "1"}
+            await eventually(itself)
+            await c.create(RESOURCE_QUOTAS, quota("other", {"pods": "1"}), NS)
+            assert await used(c) == {"resourcequotas": "2", "count/resourcequotas": "2"}
+            with pytest.raises(StatusError) as exc:
+                await c.create(RESOURCE_QUOTAS, quota("third", {"pods": "1"}), NS)
+            assert exc.value.code == 403
+            assert exc.value.status()["message"] == (
+                'resourcequotas "third" is forbidden: exceeded quota: q, requested: '
+                "count/resourcequotas=1,resourcequotas=1, used: "
+                "count/resourcequotas=2,resourcequotas=2, limited: "
+                "count/resourcequotas=2,resourcequotas=2")
+            await c.delete(RESOURCE_QUOTAS, "other", NS)
+
+            async def released() -> bool:
+                """a deleted quota frees its count"""
+                return await used(c) == {"resourcequotas": "1", "count/resourcequotas": "1"}
+            await eventually(released)
+    finally:
+        await c.close()
+        await session.close()
+        await runner.cleanup()
+        await store.close()

@@ -21,18 +21,18 @@ STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 STANDARD_RESOURCES = frozenset({
     "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
     "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage",
-    "pods", "quotas", "services", "replicationcontrollers", "secrets", "configmaps",
+    "pods", "resourcequotas", "services", "replicationcontrollers", "secrets", "configmaps",
     "persistentvolumeclaims", "storage", "requests.storage", "services.nodeports",
     "services.loadbalancers",
 })
 STANDARD_QUOTA_RESOURCES = frozenset({
     "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.storage",
     "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage",
-    "pods", "quotas", "services", "replicationcontrollers", "secrets", "persistentvolumeclaims",
-    "configmaps", "services.nodeports", "services.loadbalancers",
+    "pods", "resourcequotas", "services", "replicationcontrollers", "secrets",
+    "persistentvolumeclaims", "configmaps", "services.nodeports", "services.loadbalancers",
 })
 INTEGER_RESOURCES = frozenset({
-    "pods", "quotas", "services", "replicationcontrollers", "secrets", "configmaps",
+    "pods", "resourcequotas", "services", "replicationcontrollers", "secrets", "configmaps",
     "persistentvolumeclaims", "services.nodeports", "services.loadbalancers",
 })
 

@@ -111,7 +111,8 @@ def test_quota_usage_of_pods_and_services() -> None:
     assert u["pods"] == 1 and u["count/pods"] == 1
     assert u["requests.cpu"] == u["cpu"] == Fraction(1, 2)
     assert u["limits.cpu"] == 1 and u["memory"] == 64 * 2**20
-    assert qu.usage("", "pods", {**p, "status": {"phase": "Succeeded"}}) == {}
+    # count/pods tracks every stored pod; pods and compute only those not finished
+    assert qu.usage("", "pods", {**p, "status": {"phase": "Succeeded"}}) == {"count/pods": 1}
     svc = {"spec": {"type": "NodePort", "ports": [{"port": 80}, {"port": 81}]}}
     su = qu.usage("", "services", svc)
     assert su["services"] == 1 and su["services.nodeports"] == 2
