@@ -1,0 +1,113 @@
+"""The shared cluster of the client compatibility suite (tests/e2e/test_clients_*.py).
+
+Each client module gets one `minikube-py start` subprocess (one node, shortened timings, see
+`cluster_process.py`) and reaches it the way its users reach a cluster: through the kubeconfig
+that `start --kubeconfig-out` writes — HTTPS with the cluster CA and a bearer token, exactly as
+a kubeadm or minikube kubeconfig would. Nothing here talks to the clients under test; the
+helpers only prepare and observe through the plain insecure port, so a client's own failure is
+never hidden by the fixture.
+
+Import the fixtures into a test module with
+`from tests.e2e.client_cluster import cluster, kubeconfig, namespace  # noqa: F401`.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.cluster_process import ClusterProcesses, running
+
+#: the bound on any single client call in the suite: a wire defect must fail, never hang
+CALL_TIMEOUT = 20
+
+# Known server defects that other helpers are fixing during issue 15. Strict: once a fix lands
+# the test XPASSes, which fails the run and tells the lead to drop the mark.
+#: H2 (streaming) owns the fix
+TEXT_STDIN_DROPPED = pytest.mark.xfail(strict=True, reason=(
+    "H2 (streaming): the kubelet drops exec stdin sent as WebSocket TEXT frames on "
+    "channel.k8s.io and v4/v5 (kubelet/streaming.py accepts TEXT only for "
+    "base64.channel.k8s.io); upstream's wsstream reads TEXT and BINARY frames alike"))
+#: H4 (container lifecycle) owns the fix
+LOG_IS_NOT_COMMAND_OUTPUT = pytest.mark.xfail(strict=True, reason=(
+    "H4 (container lifecycle): a container's log is the simulator's lines ('container main "
+    "of pod NS/NAME started'), not what its command prints ('started' for "
+    "`echo started; sleep 3600`)"))
+
+#: a pod whose container runs until deleted, so exec and logs have something to talk to
+SLEEPER = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"labels": {"app": "sleeper"}},
+    "spec": {"terminationGracePeriodSeconds": 0,
+             "containers": [{"name": "main", "image": "busybox:1.36",
+                             "command": ["sh", "-c", "echo started; sleep 3600"]}]},
+}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterProcesses]:
+    """One all-in-one cluster per client module (one node: pods run, exec and logs work)."""
+    procs = ClusterProcesses(tmp_path_factory.mktemp("clients"), nodes=1).start()
+    try:
+        yield procs
+    finally:
+        procs.stop()
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(cluster: ClusterProcesses) -> Path:
+    """The kubeconfig `minikube-py start` wrote: HTTPS, CA data, a bearer token."""
+    return cluster.tmp / "kubeconfig"
+
+
+@pytest.fixture
+def namespace(cluster: ClusterProcesses) -> str:
+    """A fresh namespace per test, so tests never see each other's objects."""
+    name = f"c-{uuid.uuid4().hex[:8]}"
+    send(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    return name
+
+
+def send(cluster: ClusterProcesses, method: str, path: str,
+         body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One JSON request on the insecure port (fixture-side setup, not the client under test)."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(cluster.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=CALL_TIMEOUT) as response:
+        return json.loads(response.read())
+
+
+def sleeper(name: str) -> dict[str, Any]:
+    """The SLEEPER manifest named `name` (a fresh copy: clients may mutate what they send)."""
+    manifest = json.loads(json.dumps(SLEEPER))
+    manifest["metadata"]["name"] = name
+    return manifest
+
+
+def wait_running(cluster: ClusterProcesses, namespace: str, name: str,
+                 timeout: float = CALL_TIMEOUT) -> dict[str, Any]:
+    """Wait (on the insecure port) until the pod runs; returns it."""
+    return cluster.wait(lambda: _running_pod(cluster, namespace, name), timeout,
+                        f"pod {namespace}/{name} Running")
+
+
+def _running_pod(cluster: ClusterProcesses, namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        pod = cluster.get(f"/api/v1/namespaces/{namespace}/pods/{name}")
+    except urllib.error.HTTPError:
+        return None
+    return pod if running(pod) else None
+
+
+def events_for(cluster: ClusterProcesses, namespace: str, name: str) -> list[dict[str, Any]]:
+    """core/v1 Events whose involvedObject is `name` in `namespace`."""
+    items = cluster.get(f"/api/v1/namespaces/{namespace}/events")["items"]
+    return [e for e in items if (e.get("involvedObject") or {}).get("name") == name]

@@ -1,0 +1,273 @@
+"""The official `kubernetes` Python client (sync), as its README and examples/ use it.
+
+Against `minikube-py start` through its kubeconfig (HTTPS + token): the README's list and
+namespace watch, examples/deployment_crud.py (create, patch the image, delete in the
+foreground), utils.create_from_yaml, examples/pod_exec.py (one-shot exec, an interactive
+shell with stdin as TEXT frames, and `binary=True` with BINARY frames), and pod logs.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("kubernetes", reason="the official kubernetes client is a test dependency")
+from kubernetes import client, config, utils, watch  # noqa: E402
+from kubernetes.client.rest import ApiException  # noqa: E402
+from kubernetes.stream import stream  # noqa: E402
+
+from tests.e2e.client_cluster import (  # noqa: E402,F401
+    CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, TEXT_STDIN_DROPPED, cluster, kubeconfig, namespace,
+    sleeper, wait_running)
+from tests.e2e.cluster_process import ClusterProcesses  # noqa: E402
+
+NGINX_DEPLOYMENT = textwrap.dedent("""\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: nginx-deployment
+      labels: {app: nginx}
+    spec:
+      replicas: 2
+      selector:
+        matchLabels: {app: nginx}
+      template:
+        metadata:
+          labels: {app: nginx}
+        spec:
+          containers:
+          - name: nginx
+            image: nginx:1.15.4
+            ports:
+            - containerPort: 80
+    ---
+    apiVersion: v1
+    kind: Service
+    metadata:
+      name: nginx
+    spec:
+      selector: {app: nginx}
+      ports:
+      - port: 80
+    """)
+
+
+@pytest.fixture(scope="module")
+def api(kubeconfig: Path) -> client.ApiClient:
+    """`config.load_kube_config()` as the README does, on the cluster's kubeconfig."""
+    with config.new_client_from_config(config_file=str(kubeconfig)) as api_client:
+        yield api_client
+
+
+@pytest.fixture
+def pod(cluster: ClusterProcesses, api: client.ApiClient, namespace: str) -> str:
+    """A running pod to exec into and read logs from."""
+    client.CoreV1Api(api).create_namespaced_pod(namespace, sleeper("shell"),
+                                                _request_timeout=CALL_TIMEOUT)
+    wait_running(cluster, namespace, "shell")
+    return "shell"
+
+
+def test_readme_list_pods_for_all_namespaces(api: client.ApiClient, namespace: str,
+                                             pod: str):
+    ret = client.CoreV1Api(api).list_pod_for_all_namespaces(watch=False,
+                                                            _request_timeout=CALL_TIMEOUT)
+    mine = [p for p in ret.items if p.metadata.namespace == namespace]
+    assert [p.metadata.name for p in mine] == [pod]
+    assert mine[0].status.pod_ip
+
+
+def test_readme_watch_namespaces(api: client.ApiClient, namespace: str):
+    core = client.CoreV1Api(api)
+    w = watch.Watch()
+    seen = []
+    for event in w.stream(core.list_namespace, timeout_seconds=CALL_TIMEOUT,
+                          _request_timeout=CALL_TIMEOUT):
+        seen.append((event["type"], event["object"].metadata.name))
+        if {namespace, "default", "kube-system"} <= {name for _, name in seen}:
+            w.stop()
+    assert ("ADDED", namespace) in seen
+    assert {"default", "kube-system"} <= {name for _, name in seen}
+
+
+def test_watch_resumes_from_resource_version(api: client.ApiClient, namespace: str):
+    core = client.CoreV1Api(api)
+    listed = core.list_namespaced_config_map(namespace, _request_timeout=CALL_TIMEOUT)
+    core.create_namespaced_config_map(namespace, {"metadata": {"name": "one"}, "data": {"k": "1"}})
+    core.patch_namespaced_config_map("one", namespace, {"data": {"k": "2"}})
+    core.delete_namespaced_config_map("one", namespace)
+    w = watch.Watch()
+    events = []
+    for event in w.stream(core.list_namespaced_config_map, namespace,
+                          resource_version=listed.metadata.resource_version,
+                          timeout_seconds=CALL_TIMEOUT, _request_timeout=CALL_TIMEOUT):
+        events.append((event["type"], (event["object"].data or {}).get("k")))
+        if event["type"] == "DELETED":
+            w.stop()
+    assert events == [("ADDED", "1"), ("MODIFIED", "2"), ("DELETED", "2")]
+
+
+def test_deployment_crud_example(cluster: ClusterProcesses, api: client.ApiClient,
+                                 namespace: str):
+    """examples/deployment_crud.py: create, patch the image, delete in the foreground."""
+    apps = client.AppsV1Api(api)
+    container = client.V1Container(
+        name="nginx", image="nginx:1.15.4", ports=[client.V1ContainerPort(container_port=80)],
+        resources=client.V1ResourceRequirements(requests={"cpu": "100m", "memory": "200Mi"},
+                                                limits={"cpu": "500m", "memory": "500Mi"}))
+    template = client.V1PodTemplateSpec(
+        metadata=client.V1ObjectMeta(labels={"app": "nginx"}),
+        spec=client.V1PodSpec(containers=[container]))
+    deployment = client.V1Deployment(
+        api_version="apps/v1", kind="Deployment",
+        metadata=client.V1ObjectMeta(name="deployment-example"),
+        spec=client.V1DeploymentSpec(replicas=3, template=template,
+                                     selector={"matchLabels": {"app": "nginx"}}))
+    created = apps.create_namespaced_deployment(namespace, deployment,
+                                                _request_timeout=CALL_TIMEOUT)
+    assert created.spec.strategy.type == "RollingUpdate"
+
+    # the example patches with its local object (no resourceVersion: no precondition)
+    deployment.spec.template.spec.containers[0].image = "nginx:1.16.0"
+    patched = apps.patch_namespaced_deployment("deployment-example", namespace, deployment)
+    assert patched.spec.template.spec.containers[0].image == "nginx:1.16.0"
+    assert patched.metadata.generation == 2
+
+    def rolled_out():
+        d = apps.read_namespaced_deployment_status("deployment-example", namespace)
+        return (d.status.updated_replicas == 3 and d.status.ready_replicas == 3
+                and d.status.observed_generation == 2)
+    cluster.wait(rolled_out, CALL_TIMEOUT, "deployment rolled out")
+
+    status = apps.delete_namespaced_deployment(
+        "deployment-example", namespace,
+        body=client.V1DeleteOptions(propagation_policy="Foreground", grace_period_seconds=5))
+    # foreground: 200 with the object itself (the API's declared type is `object`: a dict)
+    assert status["kind"] == "Deployment" and status["metadata"]["deletionTimestamp"]
+    assert status["metadata"]["finalizers"] == ["foregroundDeletion"]
+
+    def gone():
+        try:
+            apps.read_namespaced_deployment("deployment-example", namespace)
+        except ApiException as exc:
+            return exc.status == 404
+        return False
+    cluster.wait(gone, CALL_TIMEOUT, "deployment deleted")
+
+
+def test_create_from_yaml(cluster: ClusterProcesses, api: client.ApiClient, namespace: str,
+                          tmp_path: Path):
+    manifest = tmp_path / "nginx-deployment.yaml"
+    manifest.write_text(NGINX_DEPLOYMENT)
+    created = utils.create_from_yaml(api, str(manifest), namespace=namespace)
+    kinds = [type(obj).__name__ for group in created for obj in group]
+    assert kinds == ["V1Deployment", "V1Service"]
+    assert created[1][0].spec.cluster_ip
+
+    apps = client.AppsV1Api(api)
+    cluster.wait(lambda: apps.read_namespaced_deployment(
+        "nginx-deployment", namespace).status.available_replicas == 2, CALL_TIMEOUT,
+        "two nginx replicas available")
+    with pytest.raises(utils.FailToCreateError) as info:
+        utils.create_from_yaml(api, str(manifest), namespace=namespace)
+    assert {e.status for e in info.value.api_exceptions} == {409}
+
+
+def test_pod_exec_one_shot(api: client.ApiClient, namespace: str, pod: str):
+    """examples/pod_exec.py, first part: a command, its output as one string."""
+    core = client.CoreV1Api(api)
+    resp = stream(core.connect_get_namespaced_pod_exec, pod, namespace,
+                  command=["/bin/sh", "-c",
+                           "echo This message goes to stderr; echo This message goes to stdout"],
+                  stderr=True, stdin=False, stdout=True, tty=False,
+                  _request_timeout=CALL_TIMEOUT)
+    assert resp == "This message goes to stderr\nThis message goes to stdout\n"
+
+
+def test_pod_exec_separates_stderr_and_exit_code(api: client.ApiClient, namespace: str,
+                                                 pod: str):
+    core = client.CoreV1Api(api)
+    resp = stream(core.connect_get_namespaced_pod_exec, pod, namespace,
+                  command=["sh", "-c", "echo out; ls /nonexistent; exit 3"],
+                  stderr=True, stdin=False, stdout=True, tty=False,
+                  _preload_content=False)
+    resp.run_forever(timeout=CALL_TIMEOUT)
+    assert resp.read_stdout() == "out\n"
+    assert "nonexistent" in resp.read_stderr()
+    assert resp.returncode == 3
+
+
+@TEXT_STDIN_DROPPED  # the client sends str stdin as TEXT frames
+def test_pod_exec_interactive_text_frames(api: client.ApiClient, namespace: str, pod: str):
+    """examples/pod_exec.py, second part: `sh` with stdin written as str (TEXT frames)."""
+    core = client.CoreV1Api(api)
+    resp = stream(core.connect_get_namespaced_pod_exec, pod, namespace, command=["/bin/sh"],
+                  stderr=True, stdin=True, stdout=True, tty=False, _preload_content=False)
+    try:
+        resp.write_stdin("echo This message goes to stdout\n")
+        assert resp.readline_stdout(timeout=5) == "This message goes to stdout"
+        resp.write_stdin("whoami\n")
+        assert resp.readline_stdout(timeout=5) == "root"
+        resp.write_stdin("exit 4\n")
+        resp.run_forever(timeout=5)
+        assert resp.returncode == 4
+    finally:
+        resp.close()
+
+
+def test_pod_exec_binary_mode(api: client.ApiClient, namespace: str, pod: str):
+    """`binary=True`: stdin written as bytes (BINARY frames), output read back as bytes."""
+    core = client.CoreV1Api(api)
+    resp = stream(core.connect_get_namespaced_pod_exec, pod, namespace, command=["sh"],
+                  stderr=True, stdin=True, stdout=True, tty=False, _preload_content=False,
+                  binary=True)
+    try:
+        resp.write_stdin(b"echo binary-mode\n")
+        assert resp.readline_stdout(timeout=5) == b"binary-mode"
+        resp.write_stdin(b"exit\n")
+        resp.run_forever(timeout=5)
+        assert resp.returncode == 0
+    finally:
+        resp.close()
+
+
+def test_pod_exec_binary_one_shot_returns_bytes(api: client.ApiClient, namespace: str,
+                                                pod: str):
+    core = client.CoreV1Api(api)
+    resp = stream(core.connect_get_namespaced_pod_exec, pod, namespace,
+                  command=["echo", "bytes"], stderr=True, stdin=False, stdout=True, tty=False,
+                  binary=True, _request_timeout=CALL_TIMEOUT)
+    assert resp == b"bytes\n"
+
+
+@LOG_IS_NOT_COMMAND_OUTPUT
+def test_pod_logs(api: client.ApiClient, namespace: str, pod: str):
+    core = client.CoreV1Api(api)
+    log = core.read_namespaced_pod_log(pod, namespace, _request_timeout=CALL_TIMEOUT)
+    assert log.splitlines()[0] == "started"
+    assert core.read_namespaced_pod_log(pod, namespace, container="main", tail_lines=1,
+                                        _request_timeout=CALL_TIMEOUT).count("\n") == 1
+
+
+@LOG_IS_NOT_COMMAND_OUTPUT
+def test_pod_logs_follow_with_watch(api: client.ApiClient, namespace: str, pod: str):
+    """`watch.Watch().stream(read_namespaced_pod_log, ...)` yields the log line by line."""
+    core = client.CoreV1Api(api)
+    w = watch.Watch()
+    lines = []
+    for line in w.stream(core.read_namespaced_pod_log, name=pod, namespace=namespace,
+                         _request_timeout=CALL_TIMEOUT):
+        lines.append(line)
+        w.stop()
+    assert lines == ["started"]
+
+
+def test_not_found_is_an_api_exception_with_status(api: client.ApiClient, namespace: str):
+    with pytest.raises(ApiException) as info:
+        client.CoreV1Api(api).read_namespaced_pod("missing", namespace,
+                                                  _request_timeout=CALL_TIMEOUT)
+    assert info.value.status == 404
+    assert info.value.reason == "Not Found"
+    assert '"reason":"NotFound"' in info.value.body
