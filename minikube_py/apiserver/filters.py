@@ -137,10 +137,11 @@ def recover(request: web.Request, exc: BaseException) -> web.Response:
         if exc.code == 413:
             response.force_close()  # do not read (linger on) the rest of an oversized body
         return response
+    if isinstance(exc, web.HTTPNotFound):
+        return render.status_response(errors.not_found_path())  # no route: upstream's NotFoundHandler
     if isinstance(exc, web.HTTPException) and exc.status >= 400:
         reason = _HTTP_REASONS.get(exc.status, "BadRequest" if exc.status < 500 else "InternalError")
-        message = ("the server could not find the requested resource" if exc.status == 404
-                   else exc.text or exc.reason)
+        message = exc.text or exc.reason
         return render.status_response(errors.StatusError(exc.status, reason, message))
     if client_left(request, exc):
         raise exc  # no panic, nobody to answer: connection.py logs one debug line

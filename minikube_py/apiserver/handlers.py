@@ -19,7 +19,7 @@ from ..api import errors, meta
 from ..api.fields import parse_field_selector
 from ..api.labels import parse_label_selector
 from ..api.managedfields import record_update, server_side_apply, update_manager
-from ..api.params import parse_bool
+from ..api.params import int_param, parse_bool
 from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
 from .. import offload
 from ..registry import codec
@@ -46,19 +46,6 @@ if TYPE_CHECKING:
 
 def _flag(query: Any, name: str) -> bool:
     return parse_bool(query.get(name))
-
-
-def _int_param(query: Any, name: str, default: int | None = None) -> int | None:
-    raw = query.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise errors.bad_request(f"{name}: Invalid value: {raw!r}: must be an integer") from None
-    if value < 0:
-        raise errors.bad_request(f"{name}: Invalid value: {value}: must be greater than or equal to 0")
-    return value
 
 
 def warning_text(text: str) -> str:
@@ -185,9 +172,10 @@ class ResourceHandlers:
         query = request.query
         output = output_format(request.headers.get("Accept"))
         labels, fields = await self.selectors(request, registry)
+        int_param(query, "timeoutSeconds")  # a list ignores it, but it must parse (ListOptions)
         page = await registry.list(
             namespace or None, labels=labels, fields=fields,
-            limit=_int_param(query, "limit", 0) or 0,
+            limit=max(int_param(query, "limit") or 0, 0),  # upstream: a limit <= 0 is no limit
             continue_token=query.get("continue") or None,
             resource_version=query.get("resourceVersion", ""),
             resource_version_match=query.get("resourceVersionMatch", ""),
@@ -391,7 +379,7 @@ class ResourceHandlers:
         if data.strip():
             options = decode_json_object(data, body_type(request))
         query = request.query
-        grace = _int_param(query, "gracePeriodSeconds")
+        grace = int_param(query, "gracePeriodSeconds")
         if grace is not None:
             options["gracePeriodSeconds"] = grace
         if "propagationPolicy" in query:
@@ -403,6 +391,8 @@ class ResourceHandlers:
         grace = options.get("gracePeriodSeconds")
         if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
             raise errors.bad_request("gracePeriodSeconds must be an integer")
+        if grace is not None and grace < 0:
+            options["gracePeriodSeconds"] = 1  # upstream BeforeDelete: a negative grace is 1 s
         return options
 
     async def delete(self, request: web.Request, registry: Registry, namespace: str,

@@ -11,6 +11,7 @@ exist, as the v1.0 master's bootstrap controller did.
 from __future__ import annotations
 
 import asyncio
+import functools
 import platform
 from typing import Any
 
@@ -27,7 +28,7 @@ from ..registry.cacher import Cacher
 from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
 from ..storage import Store
-from . import discovery, render, runtime_config
+from . import discovery, healthz, render, runtime_config
 from .admission import build_chain, registry_lookup
 from .authz.guard import build_guard
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
@@ -58,6 +59,7 @@ SERVER_KEY = web.AppKey("apiserver", object)
 
 class APIServer:
     def __init__(self, store: Store, options: APIServerOptions | None = None) -> None:
+        self._shutting_down = False  # /readyz's shutdown check
         self.store = store
         self.options = options = options or APIServerOptions()
         self.metrics = process_metrics()
@@ -168,8 +170,10 @@ class APIServer:
         router.add_route("*", "/apis/{tail:.*}", self.api)
         router.add_route("*", "/api", self.api)
         router.add_route("*", "/apis", self.api)
-        for path in ("/healthz", "/livez", "/readyz"):
-            router.add_get(path, self.health)
+        for endpoint in self._health_endpoints():
+            router.add_get(f"/{endpoint.name}", functools.partial(self.health, endpoint))
+            for check_name, check in endpoint.checks:
+                router.add_get(f"/{endpoint.name}/{check_name}", functools.partial(self.health_check, check))
         router.add_get("/version", self.version)
         router.add_get("/version/", self.version)  # kr8s asks here; upstream's mux answers both
         router.add_get("/metrics", self.prometheus)
@@ -186,6 +190,7 @@ class APIServer:
             await self.start()
 
         async def on_shutdown(_app: web.Application) -> None:
+            self._shutting_down = True
             self.close_watchers()  # open streams end now, not at their next wake-up
 
         async def on_cleanup(_app: web.Application) -> None:
@@ -197,15 +202,37 @@ class APIServer:
         return app
 
     # -- non-resource endpoints ---------------------------------------------------------
-    async def health(self, request: web.Request) -> web.Response:
-        try:
-            await asyncio.wait_for(self.store.current_revision(), 5.0)
-        except Exception as exc:  # any failure is the answer
-            return web.Response(status=500, text=f"[-]etcd failed: {exc or type(exc).__name__}\n"
-                                f"{request.path[1:]} check failed")
-        if request.path == "/readyz" and not all(c.ready.is_set() for c in self.cachers.values()):
-            return web.Response(status=500, text="[-]watch-cache not ready\nreadyz check failed")
-        return web.Response(text="ok")
+    def _health_endpoints(self) -> list[healthz.Endpoint]:
+        """/healthz, /livez and /readyz with the checks of upstream's that mean something here."""
+        async def ping() -> str | None:
+            return None
+
+        async def etcd() -> str | None:
+            try:
+                await asyncio.wait_for(self.store.current_revision(), 5.0)
+            except Exception as exc:  # any failure is the answer
+                return str(exc) or type(exc).__name__
+            return None
+
+        async def informer_sync() -> str | None:
+            waiting = sorted(name for name, c in self.cachers.items() if not c.ready.is_set())
+            return f"watch caches not synced: {waiting}" if waiting else None
+
+        async def shutdown() -> str | None:
+            return "process is shutting down" if self._shutting_down else None
+
+        live = [("ping", ping), ("log", ping), ("etcd", etcd)]
+        return [healthz.Endpoint("healthz", live), healthz.Endpoint("livez", live),
+                healthz.Endpoint("readyz", [*live, ("informer-sync", informer_sync),
+                                            ("shutdown", shutdown)])]
+
+    async def health(self, endpoint: healthz.Endpoint, request: web.Request) -> web.Response:
+        answer = await healthz.run_root(endpoint, "verbose" in request.query,
+                                        request.query.getall("exclude", []))
+        return _health_response(answer)
+
+    async def health_check(self, check: healthz.Check, request: web.Request) -> web.Response:
+        return _health_response(await healthz.run_one(check))
 
     async def version(self, request: web.Request) -> web.Response:
         body = dict(KUBE_VERSION, minikube_py=__version__, storage=self.options.backend)
@@ -280,3 +307,8 @@ class APIServer:
         body = orjson.dumps(discovery.aggregated(groups, version))
         return web.Response(body=body, headers={
             "Content-Type": discovery.aggregated_content_type(version)})
+
+
+def _health_response(answer: healthz.Answer) -> web.Response:
+    return web.Response(status=answer.status, text=answer.text, charset="utf-8",
+                        headers={"X-Content-Type-Options": "nosniff"})

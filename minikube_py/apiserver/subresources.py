@@ -15,6 +15,7 @@ from aiohttp import web
 
 from ..api import errors, meta
 from ..api.labels import selector_from_label_selector, selector_from_set
+from ..api.params import int_param
 from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
 from ..registry import pods
 from ..registry.generic import Registry
@@ -166,9 +167,27 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
 
 
 # -- log -------------------------------------------------------------------------------
+def validate_log_options(query: Any, name: str) -> None:
+    """PodLogOptions as upstream's LogREST checks them before it looks at the pod: the integers
+    parse as Go's (400 otherwise), then ValidatePodLogOptions (422)."""
+    tail, limit, since = (int_param(query, key) for key in ("tailLines", "limitBytes", "sinceSeconds"))
+    errs = []
+    if tail is not None and tail < 0:
+        errs.append(errors.invalid("tailLines", tail, "must be greater than or equal to 0"))
+    if limit is not None and limit < 1:
+        errs.append(errors.invalid("limitBytes", limit, "must be greater than 0"))
+    if since is not None and query.get("sinceTime") is not None:
+        errs.append(errors.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified"))
+    elif since is not None and since < 1:
+        errs.append(errors.invalid("sinceSeconds", since, "must be greater than 0"))
+    if errs:
+        raise errors.invalid_object("PodLogOptions", name, errs)
+
+
 async def pod_log(handlers: ResourceHandlers, request: web.Request, registry: Registry,
                   namespace: str, name: str) -> web.StreamResponse:
     """Proxy `pods/{name}/log` to the kubelet of the pod's node (v1.0 LogREST)."""
+    validate_log_options(request.query, name)
     pod = await registry.get(namespace, name)
     containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
     container = request.query.get("container", "")

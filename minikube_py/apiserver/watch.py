@@ -25,7 +25,7 @@ from aiohttp import web
 from ..api import errors
 from ..api.fields import FieldSelector
 from ..api.labels import LabelSelector
-from ..api.params import parse_bool
+from ..api.params import int_param, parse_bool
 from ..registry.cacher import Watcher, json_line
 from ..registry.generic import Registry, parse_resource_version
 from . import render
@@ -49,15 +49,12 @@ def _encoder(registry: Registry, output: Output, include: str):
 
 
 def _timeout(server: APIServer, request: web.Request) -> float:
-    raw = request.query.get("timeoutSeconds")
-    if raw not in (None, ""):
-        try:
-            value = int(raw)
-        except ValueError:
-            raise errors.bad_request(f"timeoutSeconds: Invalid value: {raw!r}") from None
-        if value < 0:
-            raise errors.bad_request("timeoutSeconds: must be greater than or equal to 0")
-        return float(value)
+    """The watch's lifetime as upstream's ListResource computes it: `timeoutSeconds` when set
+    and not 0 (a negative one ends the stream at once), else a random one between
+    --min-request-timeout and twice it."""
+    seconds = int_param(request.query, "timeoutSeconds")
+    if seconds:
+        return float(max(seconds, 0))
     base = server.options.min_request_timeout
     return base * (1 + random.random())
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import namespaces, pods, services
-from .strategy import Strategy, SubresourceSpec, field_getter, field_text
+from .strategy import Strategy, SubresourceSpec, field_getter, field_names, field_text
 
 STATUS = SubresourceSpec("status", ("get", "patch", "update"))
 #: verbs discovery lists for connect subresources (upstream: exec/attach/portforward are
@@ -56,7 +56,7 @@ def _event_fields(obj: dict[str, Any]) -> dict[str, str]:
 
 
 _POD_FIELDS = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-               "spec.serviceAccountName", "status.phase", "status.podIP",
+               "spec.serviceAccountName", "spec.hostNetwork:bool", "status.phase", "status.podIP",
                "status.nominatedNodeName")
 
 PODS = Strategy(
@@ -73,7 +73,7 @@ PODS = Strategy(
         SubresourceSpec("proxy", PROXY_VERBS, kind="PodProxyOptions"),
     ),
     has_status=True,
-    field_attrs=field_getter(*_POD_FIELDS), selectable_fields=_POD_FIELDS,
+    field_attrs=field_getter(*_POD_FIELDS), selectable_fields=field_names(*_POD_FIELDS),
     watch_index_field="spec.nodeName",
     prepare_create=pods.prepare_create, graceful_delete=pods.graceful_delete,
 )
@@ -83,7 +83,7 @@ NODES = Strategy(
     short_names=("no",), has_status=True, spec_fields=(),
     # proxy: to the node's kubelet API (apiserver/proxy.py), as upstream's NodeProxyOptions
     subresources=(STATUS, SubresourceSpec("proxy", PROXY_VERBS, kind="NodeProxyOptions")),
-    field_attrs=field_getter("spec.unschedulable"), selectable_fields=("spec.unschedulable",),
+    field_attrs=field_getter("spec.unschedulable:bool"), selectable_fields=("spec.unschedulable",),
 )
 
 NAMESPACES = Strategy(
@@ -125,7 +125,7 @@ REPLICATION_CONTROLLERS = Strategy(
     group="", version="v1", resource="replicationcontrollers", kind="ReplicationController",
     namespaced=True, key_root="controllers", short_names=("rc",), categories=("all",),
     subresources=(STATUS, SCALE), has_status=True,
-    field_attrs=field_getter("status.replicas"), selectable_fields=("status.replicas",),
+    field_attrs=field_getter("status.replicas:int"), selectable_fields=("status.replicas",),
     prepare_create=_reset_status({"replicas": 0}),
 )
 
@@ -171,7 +171,7 @@ REPLICASETS = Strategy(
     group="apps", version="v1", resource="replicasets", kind="ReplicaSet", namespaced=True,
     key_root="replicasets", short_names=("rs",), categories=("all",),
     subresources=(STATUS, SCALE), has_status=True,
-    field_attrs=field_getter("status.replicas"), selectable_fields=("status.replicas",),
+    field_attrs=field_getter("status.replicas:int"), selectable_fields=("status.replicas",),
     prepare_create=_reset_status({"replicas": 0}),
 )
 

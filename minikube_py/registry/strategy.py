@@ -39,18 +39,36 @@ def field_text(value: Any) -> str:
     return str(value)
 
 
+#: the string a field selector compares an absent field with: upstream's ToSelectableFields
+#: formats the Go field, so an unset bool is "false" and an unset integer "0", never ""
+_GO_ZERO = {"string": "", "bool": "false", "int": "0"}
+
+
 def field_getter(*paths: str) -> Callable[[Obj], dict[str, str]]:
-    """Field-selector attributes from dotted paths, plus metadata.name/namespace (always)."""
-    split = [(p, tuple(p.split("."))) for p in paths]
+    """Field-selector attributes from dotted paths, plus metadata.name/namespace (always).
+
+    A path may name its Go type after a colon (`spec.unschedulable:bool`, `status.replicas:int`;
+    string when omitted): an object without the field then matches the Go zero value, as
+    upstream, where `spec.unschedulable=false` selects every node that does not set it."""
+    split = []
+    for spec in paths:
+        name, _, go_type = spec.partition(":")
+        split.append((name, tuple(name.split(".")), _GO_ZERO[go_type or "string"]))
 
     def attrs(obj: Obj) -> dict[str, str]:
         meta = obj.get("metadata") or {}
         out = {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
-        for name, parts in split:
-            out[name] = field_text(_get(obj, *parts))
+        for name, parts, zero in split:
+            value = _get(obj, *parts)
+            out[name] = zero if value is None else field_text(value)
         return out
 
     return attrs
+
+
+def field_names(*paths: str) -> tuple[str, ...]:
+    """The selectable field names of `field_getter` paths (their types dropped)."""
+    return tuple(spec.partition(":")[0] for spec in paths)
 
 
 @dataclass(frozen=True)

@@ -73,3 +73,139 @@ async def test_status_bytes_are_upstreams(api: API) -> None:
             b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
             b'"pods \\"nope\\" not found","reason":"NotFound","details":{"name":"nope",'
             b'"kind":"pods"},"code":404}\n')
+
+
+# -- every integer and boolean parameter of every verb, as upstream's parameter codec reads it --
+
+_PODS = "/api/v1/namespaces/default/pods"
+
+
+def _bad_int(value: str) -> tuple[int, str]:
+    return 400, f'strconv.ParseInt: parsing "{value}": invalid syntax'
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    # ListOptions: limit and timeoutSeconds are int64 (a list parses timeoutSeconds too)
+    (f"{_PODS}?limit=abc", _bad_int("abc")),
+    (f"{_PODS}?limit=1.5", _bad_int("1.5")),
+    (f"{_PODS}?limit=%201", _bad_int(" 1")),
+    (f"{_PODS}?limit=", _bad_int("")),
+    (f"{_PODS}?limit=99999999999999999999",
+     (400, 'strconv.ParseInt: parsing "99999999999999999999": value out of range')),
+    (f"{_PODS}?limit=-1", (200, "PodList")),  # a limit <= 0 is no limit
+    (f"{_PODS}?limit=%2B1", (200, "PodList")),  # "+1": ParseInt takes a sign
+    (f"{_PODS}?timeoutSeconds=x", _bad_int("x")),
+    (f"{_PODS}?watch=1&timeoutSeconds=soon", _bad_int("soon")),
+    # PodLogOptions: integers parse first (400), then ValidatePodLogOptions (422)
+    (f"{_PODS}/p/log?tailLines=abc", _bad_int("abc")),
+    (f"{_PODS}/p/log?limitBytes=x", _bad_int("x")),
+    (f"{_PODS}/p/log?sinceSeconds=1e3", _bad_int("1e3")),
+    (f"{_PODS}/p/log?tailLines=-1",
+     (422, 'PodLogOptions "p" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0')),
+    (f"{_PODS}/p/log?limitBytes=0",
+     (422, 'PodLogOptions "p" is invalid: limitBytes: Invalid value: 0: must be greater than 0')),
+    (f"{_PODS}/p/log?sinceSeconds=0",
+     (422, 'PodLogOptions "p" is invalid: sinceSeconds: Invalid value: 0: must be greater than 0')),
+    (f"{_PODS}/p/log?sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z",
+     (422, "at most one of `sinceTime` or `sinceSeconds` may be specified")),
+    (f"{_PODS}/p/log?tailLines=0&follow=False&timestamps=FALSE&previous=0", (200, "")),
+])
+async def test_integer_parameters_parse_as_go(api: API, path: str, expected: tuple[int, str]) -> None:
+    assert (await api.post(_PODS, pod("p")))[0] == 201
+    async with api.session.get(f"{api.url}{path}", timeout=aiohttp.ClientTimeout(total=10)) as resp:
+        body = await resp.read()
+    status, text = expected
+    assert resp.status == status, body
+    if status >= 400:
+        assert orjson.loads(body)["message"].endswith(text) or text in orjson.loads(body)["message"]
+    elif text:
+        assert orjson.loads(body)["kind"] == text
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("gracePeriodSeconds=x", _bad_int("x")),
+    ("gracePeriodSeconds=", _bad_int("")),
+    ("gracePeriodSeconds=-5", (200, "")),  # upstream BeforeDelete: a negative grace is 1 s
+    ("gracePeriodSeconds=0", (200, "")),
+])
+async def test_delete_options_parse_as_go(api: API, query: str, expected: tuple[int, str]) -> None:
+    assert (await api.post(_PODS, pod("d")))[0] == 201
+    status, body = await api.delete(f"{_PODS}/d?{query}")
+    assert status == expected[0], body
+    if status >= 400:
+        assert body["message"] == expected[1] and body["reason"] == "BadRequest"
+
+
+async def test_a_negative_watch_timeout_ends_the_stream_at_once(api: API) -> None:
+    url = f"{api.url}{_PODS}?watch=true&timeoutSeconds=-1"
+    async with api.session.get(url, timeout=aiohttp.ClientTimeout(total=5)) as resp:
+        assert resp.status == 200
+        assert await asyncio.wait_for(resp.read(), 3) == b""
+
+
+# -- paths: what upstream's router answers for each trailing-slash form --
+
+@pytest.mark.parametrize(("path", "status", "kind"), [
+    ("/version/", 200, None),
+    ("/api/", 200, "APIVersions"),
+    ("/apis/", 200, "APIGroupList"),
+    ("/api/v1/", 200, "APIResourceList"),
+    ("/apis/apps/", 200, "APIGroup"),
+    ("/apis/apps/v1/", 200, "APIResourceList"),
+    (f"{_PODS}/", 200, "PodList"),  # go-restful trims the slash of resource paths
+    ("/api/v1/pods/", 200, "PodList"),
+    # exact-match paths of the non-go-restful mux: upstream's NotFoundHandler
+    ("/healthz/", 404, "Status"),
+    ("/livez/", 404, "Status"),
+    ("/readyz/", 404, "Status"),
+    ("/openapi/v2/", 404, "Status"),
+    ("/no/such/path", 404, "Status"),
+])
+async def test_trailing_slash_paths_as_upstreams_router(api: API, path: str, status: int, kind) -> None:
+    async with api.session.get(f"{api.url}{path}") as resp:
+        body = await resp.read()
+    assert resp.status == status, body
+    if kind:
+        assert orjson.loads(body)["kind"] == kind
+    if status == 404:  # the one NotFound body, details included (kubectl debug needs them)
+        assert body == (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+                        b'"the server could not find the requested resource","reason":"NotFound",'
+                        b'"details":{},"code":404}\n')
+
+
+@pytest.mark.parametrize("endpoint", ["healthz", "livez", "readyz"])
+async def test_health_endpoints_name_their_checks(api: API, endpoint: str) -> None:
+    async with api.session.get(f"{api.url}/{endpoint}") as resp:
+        assert resp.status == 200 and await resp.text() == "ok"
+        assert resp.headers["Content-Type"] == "text/plain; charset=utf-8"
+    async with api.session.get(f"{api.url}/{endpoint}?verbose") as resp:
+        text = await resp.text()
+    assert text.startswith("[+]ping ok\n[+]log ok\n[+]etcd ok\n")
+    assert text.endswith(f"{endpoint} check passed\n")
+    async with api.session.get(f"{api.url}/{endpoint}?verbose&exclude=etcd&exclude=nope") as resp:
+        text = await resp.text()
+    assert "[+]etcd excluded: ok\n" in text
+    assert 'warn: some health checks cannot be excluded: no matches for "nope"\n' in text
+    async with api.session.get(f"{api.url}/{endpoint}/etcd") as resp:
+        assert resp.status == 200 and await resp.text() == "ok"
+
+
+async def test_readyz_lists_the_watch_cache_and_shutdown_checks(api: API) -> None:
+    async with api.session.get(f"{api.url}/readyz?verbose=false") as resp:  # presence counts
+        text = await resp.text()
+    assert "[+]informer-sync ok\n[+]shutdown ok\nreadyz check passed\n" in text
+
+
+# -- field selectors: an absent field matches its Go zero value --
+
+async def test_field_selectors_match_absent_fields_by_go_zero_value(api: API) -> None:
+    for name, spec in (("plain", {}), ("cordoned", {"unschedulable": True})):
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": spec}
+        assert (await api.post("/api/v1/nodes", node))[0] == 201
+    _, listed = await api.get("/api/v1/nodes?fieldSelector=spec.unschedulable%3Dfalse")
+    assert [n["metadata"]["name"] for n in listed["items"]] == ["plain"]
+    _, listed = await api.get("/api/v1/nodes?fieldSelector=spec.unschedulable!%3Dtrue")
+    assert [n["metadata"]["name"] for n in listed["items"]] == ["plain"]
+    assert (await api.post(_PODS, pod("p")))[0] == 201
+    _, listed = await api.get(f"{_PODS}?fieldSelector=spec.hostNetwork%3Dfalse")
+    assert [p["metadata"]["name"] for p in listed["items"]] == ["p"]
