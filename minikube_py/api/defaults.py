@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from minikube_py.api import quantity
+from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
 
 __all__ = ["apply_defaults", "pod_initial_status", "qos_class"]
 
@@ -502,6 +503,12 @@ def _persistent_volume_claim(pvc: Obj) -> None:
         _setdefault(status, "phase", "Pending")
 
 
+def _priority_class(pc: Obj) -> None:
+    """scheduling/v1 SetDefaults_PriorityClass: a class preempts lower priorities."""
+    if pc.get("preemptionPolicy") is None:
+        pc["preemptionPolicy"] = PREEMPT_LOWER_PRIORITY
+
+
 _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Pod": _pod,
     "PodTemplate": _pod_template,
@@ -517,6 +524,7 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "ResourceQuota": _resource_quota,
     "PersistentVolume": _persistent_volume,
     "PersistentVolumeClaim": _persistent_volume_claim,
+    "PriorityClass": _priority_class,
 }
 
 

@@ -280,6 +280,22 @@ _COLUMNS["PersistentVolumeClaim"] = [
     _col("VolumeMode", "volumeMode defines what type of volume is required by the claim.",
          priority=1),
 ]
+_COLUMNS["PriorityClass"] = [
+    _name_col(),
+    _col("Value", "value represents the integer value of this priority class. This is the "
+         "actual priority that pods receive when they have the name of this class in their pod "
+         "spec.", "integer"),
+    _col("Global-Default", "globalDefault specifies whether this PriorityClass should be "
+         "considered as the default priority for pods that do not have any priority class. "
+         "Only one PriorityClass can be marked as `globalDefault`. However, if more than one "
+         "PriorityClasses exists with their `globalDefault` field set to true, the smallest "
+         "value of such global default PriorityClasses will be used as the default priority.",
+         "boolean"),
+    _age_col(),
+    _col("PreemptionPolicy", "preemptionPolicy is the Policy for preempting pods with lower "
+         "priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if "
+         "unset."),
+]
 # Kinds without an upstream printer get the apiserver's default table convertor.
 _DEFAULT_CONVERTOR_COLUMNS = [_name_col(), _col("Created At", _AGE_DOC, "date")]
 for _kind in ("LimitRange", "Binding"):
@@ -316,6 +332,12 @@ def _default_convertor_row(obj: Obj, _now: float) -> list:
     """`Created At` is creationTimestamp.UTC() in RFC 3339; Go's zero time when missing."""
     epoch = parse_timestamp(_d(obj.get("metadata")).get("creationTimestamp"))
     return [_name(obj), _GO_ZERO_TIME_TEXT if epoch is None else rfc3339(epoch)]
+
+
+def _priority_class_row(obj: Obj, now: float) -> list:
+    """printPriorityClass: name, value, globalDefault, age, preemptionPolicy."""
+    return [_name(obj), _n(obj.get("value")), obj.get("globalDefault") is True, _age(obj, now),
+            _s(obj.get("preemptionPolicy"))]
 
 
 def _namespace_row(obj: Obj, now: float) -> list:
@@ -456,4 +478,5 @@ _ROWS: dict[str, Row] = {
     "Binding": _default_convertor_row,
     "PersistentVolume": _persistent_volume_row,
     "PersistentVolumeClaim": _persistent_volume_claim_row,
+    "PriorityClass": _priority_class_row,
 }

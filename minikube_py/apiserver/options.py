@@ -39,8 +39,14 @@ class APIServerOptions:
     #: --enable-garbage-collector: Orphan/Foreground deletes add the `orphan` /
     #: `foregroundDeletion` finalizer for the garbage collector to finish
     enable_garbage_collector: bool = True
-    #: --admission-control: ordered admission plugin names (admission/registry.py PLUGINS)
+    #: the admission chain, in order (admission/registry.py PLUGINS). The CLI fills it from
+    #: --enable/--disable-admission-plugins (1.31's default chain, admission/order.py) or v1.0's
+    #: --admission-control; an APIServer built directly gets v1.0's NamespaceLifecycle alone
     admission_control: tuple[str, ...] = ("NamespaceLifecycle",)
+    #: DefaultTolerationSeconds: --default-not-ready-toleration-seconds and
+    #: --default-unreachable-toleration-seconds
+    default_not_ready_toleration_seconds: int = 300
+    default_unreachable_toleration_seconds: int = 300
     extra_version: dict[str, str] = field(default_factory=dict)
     # -- the secure port (TLS requests only; the insecure port stays unauthenticated) ----------
     #: --token-auth-file: CSV token,user,uid[,"group1,group2"]

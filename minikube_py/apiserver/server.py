@@ -27,6 +27,7 @@ from ..registry.allocators import NodePortAllocator, ServiceIPAllocator
 from ..registry.cacher import Cacher
 from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
+from ..registry.priorityclasses import ensure_system_priority_classes
 from ..storage import Store
 from . import discovery, healthz, render, runtime_config
 from .admission import build_chain, registry_lookup
@@ -88,7 +89,8 @@ class APIServer:
         services.extras["node_ports"] = NodePortAllocator(
             store, options.service_node_port_range, options.etcd_prefix)
         # --admission-control; ValueError on an unknown plugin name
-        self.admission = build_chain(options.admission_control, registry_lookup(self.registries))
+        self.admission = build_chain(options.admission_control, registry_lookup(self.registries),
+                                     options)
         self.guard = build_guard(options)  # secure-port authn/authz; ValueError on bad files
         self.component_statuses = ComponentStatuses(self._probes())
         self.handlers = ResourceHandlers(self)
@@ -135,6 +137,9 @@ class APIServer:
     async def start(self) -> None:
         await asyncio.gather(*(c.start() for c in self.cachers.values()))
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
+        # the post-start hook scheduling/bootstrap-system-priority-classes
+        await ensure_system_priority_classes(
+            self.registries["scheduling.k8s.io", "v1", "priorityclasses"])
 
     def close_watchers(self) -> None:
         for cacher in self.cachers.values():

@@ -94,10 +94,22 @@ APISERVER = (
     Setting("kubelet-client-key", None, "its private key", metavar="FILE"),
     Setting("kubelet-certificate-authority", None, "CA that signs the kubelets' serving "
             "certificates", metavar="FILE"),
-    Setting("admission-control", "NamespaceLifecycle", "ordered admission plugins: "
-            "AlwaysAdmit, AlwaysDeny, NamespaceLifecycle, NamespaceExists, "
+    Setting("admission-control", None, "v1.0's way: exactly these admission plugins, in this "
+            "order (e.g. NamespaceLifecycle, v1.0's default); overrides the two flags below. "
+            "Known: AlwaysAdmit, AlwaysDeny, NamespaceLifecycle, NamespaceExists, "
             "NamespaceAutoProvision, LimitRanger, ResourceQuota, ServiceAccount, "
-            "SecurityContextDeny", metavar="LIST"),
+            "SecurityContextDeny, Priority, DefaultTolerationSeconds", metavar="LIST"),
+    Setting("enable-admission-plugins", "", "admission plugins to run besides 1.31's default "
+            "ones (NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, "
+            "DefaultTolerationSeconds, ResourceQuota); they run in upstream's fixed order",
+            metavar="LIST"),
+    Setting("disable-admission-plugins", "", "default admission plugins not to run",
+            metavar="LIST"),
+    Setting("default-not-ready-toleration-seconds", 300, "tolerationSeconds of the "
+            "node.kubernetes.io/not-ready:NoExecute toleration DefaultTolerationSeconds adds "
+            "to every pod", integer),
+    Setting("default-unreachable-toleration-seconds", 300, "tolerationSeconds of the "
+            "node.kubernetes.io/unreachable:NoExecute toleration added to every pod", integer),
     Setting("request-timeout", 60.0, "requests other than watches and logs end with 504 "
             "after this long (a client trickling its body in too)", duration, metavar="DURATION"),
     Setting("max-watches-per-client", 2000, "open watches per client address or user before "

@@ -25,6 +25,7 @@ from .config import load_config
 from .node_pools import NodePool, default_pools, parse_pools
 from .runtime import LOOP_WATCH
 from .settings import (
+    Resolved,
     Setting,
     add_flags,
     as_is,
@@ -142,13 +143,7 @@ class StartOptions:
                               "have no listener")
         if bool(v["tls_cert_file"]) != bool(v["tls_private_key_file"]):
             raise ConfigError("--tls-cert-file and --tls-private-key-file go together")
-        from ..apiserver.admission import check_names
-
-        admission = tuple(p.strip() for p in str(v["admission_control"]).split(",") if p.strip())
-        try:
-            check_names(admission)
-        except ValueError as exc:
-            raise ConfigError(f"{v.where('admission_control')}: {exc}") from None
+        admission = admission_plugins(v)
         return cls(
             data_dir=Path(str(v["data_dir"])).expanduser(),
             etcd_servers=servers,
@@ -192,6 +187,30 @@ class StartOptions:
             kubelet_anonymous_auth=bool(v["kubelet_anonymous_auth"]),
             kubelet_authorization_mode=str(v["kubelet_authorization_mode"]),
         )
+
+
+def _names(text: object) -> list[str]:
+    return [name.strip() for name in str(text or "").split(",") if name.strip()]
+
+
+def admission_plugins(v: Resolved) -> tuple[str, ...]:
+    """v1.0's --admission-control list as written, else 1.31's default chain with
+    --enable-admission-plugins / --disable-admission-plugins applied (in upstream's order)."""
+    from ..apiserver.admission import PLUGINS, check_names
+    from ..apiserver.admission.order import enabled
+
+    if v["admission_control"] is not None:
+        admission = tuple(_names(v["admission_control"]))
+        try:
+            check_names(admission)
+        except ValueError as exc:
+            raise ConfigError(f"{v.where('admission_control')}: {exc}") from None
+        return admission
+    try:
+        return enabled(PLUGINS, _names(v["enable_admission_plugins"]),
+                       _names(v["disable_admission_plugins"]))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def apiserver_options(v: dict, etcd_servers: tuple[str, ...],

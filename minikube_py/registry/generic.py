@@ -420,8 +420,8 @@ class Registry:
         key = self.key(namespace, name)
         if name in strategy.undeletable:
             raise errors.forbidden_request(
-                f'{strategy.resource} "{name}" is forbidden: this namespace may not be deleted',
-                strategy.resource, name, strategy.group)
+                f'{strategy.qualified_resource} "{name}" is forbidden: '
+                f"{strategy.undeletable_reason}", strategy.resource, name, strategy.group)
         for _ in range(_MAX_RETRIES):
             kv = await self.get_kv(namespace, name)
             obj = codec.decode(kv)

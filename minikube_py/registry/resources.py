@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api.priority import SYSTEM_PRIORITY_CLASSES
 from . import namespaces, pods, services
 from .strategy import Strategy, SubresourceSpec, field_getter, field_names, field_text
 
@@ -200,6 +201,15 @@ PERSISTENT_VOLUME_CLAIMS = Strategy(
     selectable_fields=("name",), prepare_create=_reset_status({"phase": "Pending"}),
 )
 
+#: pkg/registry/scheduling/priorityclass: cluster-scoped; the system classes are created at
+#: startup (priorityclasses.py) and cannot be deleted
+PRIORITY_CLASSES = Strategy(
+    group="scheduling.k8s.io", version="v1", resource="priorityclasses", kind="PriorityClass",
+    namespaced=False, key_root="priorityclasses", short_names=("pc",), spec_fields=(),
+    undeletable=frozenset(SYSTEM_PRIORITY_CLASSES),
+    undeletable_reason="this is a system priority class and cannot be deleted",
+)
+
 #: served but not stored: componentstatuses are probed live; bindings are a pod write
 COMPONENT_STATUSES = Strategy(
     group="", version="v1", resource="componentstatuses", kind="ComponentStatus",
@@ -215,6 +225,7 @@ STORED: tuple[Strategy, ...] = (
     BINDINGS, COMPONENT_STATUSES, CONFIGMAPS, ENDPOINTS, EVENTS, LIMITRANGES, NAMESPACES, NODES,
     PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, PODTEMPLATES, REPLICATION_CONTROLLERS,
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS,
+    PRIORITY_CLASSES,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings"})
 

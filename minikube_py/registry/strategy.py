@@ -124,8 +124,10 @@ class Strategy:
     subresource_updates: Mapping[str, Callable[[Obj, Obj], Obj]] = field(default_factory=dict)
     #: events: keys carry a lease so they expire after --event-ttl
     ttl: bool = False
-    #: objects of this kind cannot be deleted (default namespaces)
+    #: objects of this kind cannot be deleted (default namespaces, system priority classes)
     undeletable: frozenset[str] = frozenset()
+    #: why, in the 403 a delete of one of them gets
+    undeletable_reason: str = "this namespace may not be deleted"
     singular: str = ""
 
     @property

@@ -15,7 +15,7 @@ Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volume
 `resources` (names and quantities), `service`, `node`, `namespace`, `workload` (RC, ReplicaSet,
 Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
-PersistentVolumeClaim); `typed` and `common` are shared helpers.
+PersistentVolumeClaim), `priorityclass`; `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from minikube_py.api.validation import (
     persistentvolumes,
     pod,
     pod_status,
+    priorityclass,
     quota,
     service,
     workload,
@@ -91,6 +92,7 @@ _CREATE: dict[str, Create] = {
     "Binding": misc.validate_binding,
     "PersistentVolume": persistentvolumes.validate_persistent_volume,
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim,
+    "PriorityClass": priorityclass.validate_priority_class,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -113,6 +115,7 @@ _UPDATE: dict[str, Update] = {
     "Binding": _binding_update,
     "PersistentVolume": persistentvolumes.validate_persistent_volume_update,
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_update,
+    "PriorityClass": priorityclass.validate_priority_class_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.

@@ -21,6 +21,7 @@ from minikube_py.api.errors import (
     not_supported,
     required,
 )
+from minikube_py.api.priority import PREEMPTION_POLICIES
 from minikube_py.api.validation.common import (
     NEGATIVE,
     inclusive_range_error,
@@ -71,7 +72,6 @@ from minikube_py.api.validation.volumes import validate_volumes
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
-PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 OPERATING_SYSTEMS = ("linux", "windows")
 MAX_INT32 = 2**31 - 1
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"

@@ -1,9 +1,11 @@
-"""Admission plugin names -> constructors, and the chain `--admission-control` asks for.
+"""Admission plugin names -> constructors, and the chain the flags ask for.
 
 Kubernetes v1.0 piece: pkg/admission/plugins.go (RegisterPlugin / InitPlugin /
 NewFromPlugins). Plugins are built from the API server's own registries (upstream hands them
-the server's client and informers). An unknown name is a startup error naming it and listing
-the known plugins, as upstream's "Unknown admission plugin" is.
+the server's client and informers) and the API server's options (the plugins' own flags, such as
+--default-not-ready-toleration-seconds). An unknown name is a startup error naming it and
+listing the known plugins, as upstream's "Unknown admission plugin" is. Which plugins run by
+default, and in which order, is order.py's.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from typing import Any
 from ...registry.generic import Registry
 from .always import AlwaysAdmit, AlwaysDeny
 from .chain import AdmissionChain, Plugin
+from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
 from .namespace_exists import NamespaceAutoProvision, NamespaceExists
 from .namespace_lifecycle import NamespaceLifecycle
+from .priority import Priority
 from .resource_quota import ResourceQuota
 from .security_context_deny import SecurityContextDeny
 from .service_account import ServiceAccount
@@ -40,33 +44,50 @@ async def _list_all(registry: Registry, namespace: str) -> list[dict[str, Any]]:
     return (await registry.list(namespace)).decoded()
 
 
-def _limit_ranger(lookup: Lookup) -> Plugin:
+def _limit_ranger(lookup: Lookup, options: Any) -> Plugin:
     limit_ranges = _required(lookup, "", "limitranges")
     return LimitRanger(lambda ns: _list_all(limit_ranges, ns))
 
 
-def _service_account(lookup: Lookup) -> Plugin:
+def _service_account(lookup: Lookup, options: Any) -> Plugin:
     accounts = _required(lookup, "", "serviceaccounts")
     return ServiceAccount(accounts.get)
 
 
-def _auto_provision(lookup: Lookup) -> Plugin:
+def _auto_provision(lookup: Lookup, options: Any) -> Plugin:
     namespaces = _namespaces(lookup)
     return NamespaceAutoProvision(lambda ns: namespaces.get("", ns),
                                   lambda obj: namespaces.create("", obj))
 
 
-PLUGINS: Mapping[str, Callable[[Lookup], Plugin]] = {
-    "AlwaysAdmit": lambda lookup: AlwaysAdmit(),
-    "AlwaysDeny": lambda lookup: AlwaysDeny(),
-    "NamespaceLifecycle": lambda lookup: NamespaceLifecycle(
+def _priority(lookup: Lookup, options: Any) -> Plugin:
+    classes = _required(lookup, "scheduling.k8s.io", "priorityclasses")
+    pods = _required(lookup, "", "pods")
+    return Priority(lambda: _list_all(classes, ""), lambda name: classes.get("", name), pods.get)
+
+
+def _default_toleration_seconds(lookup: Lookup, options: Any) -> Plugin:
+    if options is None:
+        return DefaultTolerationSeconds()
+    return DefaultTolerationSeconds(options.default_not_ready_toleration_seconds,
+                                    options.default_unreachable_toleration_seconds)
+
+
+#: plugin name -> constructor(lookup, API server options)
+PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
+    "AlwaysAdmit": lambda lookup, options: AlwaysAdmit(),
+    "AlwaysDeny": lambda lookup, options: AlwaysDeny(),
+    "NamespaceLifecycle": lambda lookup, options: NamespaceLifecycle(
         lambda ns: _namespaces(lookup).get("", ns)),
-    "NamespaceExists": lambda lookup: NamespaceExists(lambda ns: _namespaces(lookup).get("", ns)),
+    "NamespaceExists": lambda lookup, options: NamespaceExists(
+        lambda ns: _namespaces(lookup).get("", ns)),
     "NamespaceAutoProvision": _auto_provision,
     "LimitRanger": _limit_ranger,
-    "ResourceQuota": ResourceQuota,
+    "ResourceQuota": lambda lookup, options: ResourceQuota(lookup),
     "ServiceAccount": _service_account,
-    "SecurityContextDeny": lambda lookup: SecurityContextDeny(),
+    "SecurityContextDeny": lambda lookup, options: SecurityContextDeny(),
+    "Priority": _priority,
+    "DefaultTolerationSeconds": _default_toleration_seconds,
 }
 
 
@@ -78,11 +99,12 @@ def check_names(names: Iterable[str]) -> None:
                              f"plugins: {', '.join(sorted(PLUGINS))}")
 
 
-def build_chain(names: Iterable[str], lookup: Lookup) -> AdmissionChain:
-    """The chain for `--admission-control=<names>`, in the order given."""
+def build_chain(names: Iterable[str], lookup: Lookup, options: Any = None) -> AdmissionChain:
+    """The chain of `names`, in the order given (order.py decides the order of 1.31's flags;
+    v1.0's `--admission-control` is taken as written)."""
     names = [n.strip() for n in names if n.strip()]
     check_names(names)
-    return AdmissionChain([PLUGINS[name](lookup) for name in names])
+    return AdmissionChain([PLUGINS[name](lookup, options) for name in names])
 
 
 def registry_lookup(registries: Mapping[tuple[str, str, str], Registry]) -> Lookup:
