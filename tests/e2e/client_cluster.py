@@ -14,6 +14,7 @@ Import the fixtures into a test module with
 from __future__ import annotations
 
 import json
+import textwrap
 import urllib.error
 import urllib.request
 import uuid
@@ -41,6 +42,11 @@ LOG_IS_NOT_COMMAND_OUTPUT = pytest.mark.xfail(strict=True, reason=(
     "of pod NS/NAME started'), not what its command prints ('started' for "
     "`echo started; sleep 3600`)"))
 
+#: H3 (shell) owns the fix
+SHELL_LACKS_REDIRECT_TO_FD = pytest.mark.xfail(strict=True, reason=(
+    "H3 (shell): the simulated sh rejects `>&2` (sh: syntax error: unexpected '&'), which "
+    "the clients' exec examples use"))
+
 #: a pod whose container runs until deleted, so exec and logs have something to talk to
 SLEEPER = {
     "apiVersion": "v1", "kind": "Pod",
@@ -49,6 +55,37 @@ SLEEPER = {
              "containers": [{"name": "main", "image": "busybox:1.36",
                              "command": ["sh", "-c", "echo started; sleep 3600"]}]},
 }
+
+#: the Deployment + Service of the clients' create_from_yaml examples (nginx-deployment.yaml)
+NGINX_DEPLOYMENT = textwrap.dedent("""\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: nginx-deployment
+      labels: {app: nginx}
+    spec:
+      replicas: 2
+      selector:
+        matchLabels: {app: nginx}
+      template:
+        metadata:
+          labels: {app: nginx}
+        spec:
+          containers:
+          - name: nginx
+            image: nginx:1.15.4
+            ports:
+            - containerPort: 80
+    ---
+    apiVersion: v1
+    kind: Service
+    metadata:
+      name: nginx
+    spec:
+      selector: {app: nginx}
+      ports:
+      - port: 80
+    """)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ shell with stdin as TEXT frames, and `binary=True` with BINARY frames), and pod 
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,39 +18,9 @@ from kubernetes.client.rest import ApiException  # noqa: E402
 from kubernetes.stream import stream  # noqa: E402
 
 from tests.e2e.client_cluster import (  # noqa: E402,F401
-    CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, TEXT_STDIN_DROPPED, cluster, kubeconfig, namespace,
-    sleeper, wait_running)
+    CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, NGINX_DEPLOYMENT, TEXT_STDIN_DROPPED, cluster,
+    kubeconfig, namespace, sleeper, wait_running)
 from tests.e2e.cluster_process import ClusterProcesses  # noqa: E402
-
-NGINX_DEPLOYMENT = textwrap.dedent("""\
-    apiVersion: apps/v1
-    kind: Deployment
-    metadata:
-      name: nginx-deployment
-      labels: {app: nginx}
-    spec:
-      replicas: 2
-      selector:
-        matchLabels: {app: nginx}
-      template:
-        metadata:
-          labels: {app: nginx}
-        spec:
-          containers:
-          - name: nginx
-            image: nginx:1.15.4
-            ports:
-            - containerPort: 80
-    ---
-    apiVersion: v1
-    kind: Service
-    metadata:
-      name: nginx
-    spec:
-      selector: {app: nginx}
-      ports:
-      - port: 80
-    """)
 
 
 @pytest.fixture(scope="module")
