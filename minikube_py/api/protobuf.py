@@ -1,145 +1,45 @@
-"""Decode the protobuf request bodies kubectl sends into the dict their JSON would have been.
+"""Decode Kubernetes protobuf bodies into the dict their JSON would have been.
 
 Kubernetes piece: k8s.io/apimachinery/pkg/runtime/serializer/protobuf (the `k8s\\x00` envelope
 around a runtime.Unknown {typeMeta 1: {apiVersion 1, kind 2}, raw 2, contentEncoding 3,
-contentType 4}) and the gogo-generated Unmarshal methods of the API types. Why it exists: from
-1.32 on, kubectl's typed `create` subcommands (deployment, service *, configmap, secret *,
-namespace, serviceaccount, quota, job, cronjob; also token and autoscale, whose kinds have no
-table here) POST `application/vnd.kubernetes.protobuf`. The rest of our server speaks JSON-shaped
-dicts, so this module turns such a body into exactly the dict the JSON body would have been --
-same names, same omissions, `creationTimestamp: None` for a zero Time -- and everything after
-decoding stays one code path. Responses stay JSON, which kubectl accepts.
+contentType 4}) and the gogo-generated Unmarshal methods of the API types. Why it exists: client-go
+components (kube-scheduler, kube-controller-manager, kubelets) send `application/vnd.kubernetes.
+protobuf` bodies -- Binding, Event, DeleteOptions, status updates -- and kubectl 1.32+ does for its
+typed `create` subcommands. The rest of our server speaks JSON-shaped dicts, so this module turns
+such a body into exactly the dict the JSON body would have been -- same names, same omissions,
+`creationTimestamp: None` for a zero Time -- and everything after decoding stays one code path.
 
 The wire format is read by hand (varint, 64-bit, length-delimited, 32-bit); the field tables are
-data in protobuf_schemas.py. Unknown field numbers are skipped, as protobuf requires so newer
-clients keep working; malformed bodies are 400 BadRequest with upstream's decoder texts
-("unexpected EOF", "proto: integer overflow").
+compiled from upstream's descriptors (protobuf_tables.py, api/kinds/). Unknown field numbers are
+skipped, as protobuf requires so newer clients keep working; malformed bodies are 400 BadRequest
+with upstream's decoder texts ("unexpected EOF", "proto: integer overflow"). Encoding is
+protobuf_encode.py.
 """
 
 from __future__ import annotations
 
-import base64
 import struct
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+import threading
 from typing import Any
 
 import orjson
 
 from . import errors
 from .bounds import MAX_NODES, check_json_body, too_large
-from .protobuf_schemas import KINDS, SCHEMAS
+from .kinds import proto
+from .protobuf_tables import (
+    BOOL, BYTES, DOUBLE, I32, I64, INT32, INT64, LEN, MESSAGE, RAW, STRING, VARINT, DecodeError,
+    Field, Table, bytes_json, table as message_table,
+)
 
 PROTOBUF_CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
-
-_MAGIC = b"k8s\x00"
-_VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MAGIC = b"k8s\x00"
+_MAGIC = MAGIC
 _DOUBLE = struct.Struct("<d")
-
-# Field kinds: how one occurrence on the wire becomes a JSON value.
-_STRING, _INT32, _INT64, _BOOL, _BYTES, _DOUBLE_KIND, _JSON, _MESSAGE, _UNSUPPORTED = range(9)
-_SCALARS = {"string": _STRING, "int32": _INT32, "int64": _INT64, "bool": _BOOL,
-            "bytes": _BYTES, "double": _DOUBLE_KIND,
-            "json": _JSON}  # internal: bytes holding JSON (FieldsV1's raw)
-_WIRE = {_STRING: _LEN, _INT32: _VARINT, _INT64: _VARINT, _BOOL: _VARINT, _BYTES: _LEN,
-         _DOUBLE_KIND: _I64, _JSON: _LEN, _MESSAGE: _LEN, _UNSUPPORTED: _LEN}
-
-
-class _DecodeError(Exception):
-    """A malformed body; `path` names the field it was found in, outermost first."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.path: list[str] = []
-
-
-@dataclass(slots=True)
-class _Field:
-    """One compiled table entry (see protobuf_schemas.py for the notation it comes from)."""
-
-    name: str
-    kind: int
-    repeated: bool = False
-    is_map: bool = False
-    keep_zero: bool = False
-    table: dict[int, _Field] = field(default_factory=dict)  # message fields, or a map's value
-    convert: Callable[[dict[str, Any]], Any] | None = None  # special messages (Time, ...)
-    wire: int = field(init=False, default=_LEN)  # the wire type one occurrence has
-
-    def __post_init__(self) -> None:
-        self.wire = _WIRE[self.kind]
-
-
-# -- special messages: their JSON form is not an object ----------------------------------------
-
-def _time_json(m: dict[str, Any]) -> str | None:
-    """metav1.Time: the zero time (seconds 0, nanos 0) is JSON null, others RFC3339 in UTC."""
-    seconds, nanos = m.get("seconds", 0), m.get("nanos", 0)
-    if not seconds and not nanos:
-        return None
-    try:  # like Go's time.Unix, nanos outside [0, 1e9) carry into the seconds
-        t = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
-    except OverflowError:
-        raise _DecodeError("Time.MarshalJSON: year outside of range [0,9999]") from None
-    return (f"{t.year:04d}-{t.month:02d}-{t.day:02d}T"
-            f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z")
-
-
-def _int_or_string_json(m: dict[str, Any]) -> int | str:
-    kind = m.get("type", 0)
-    if kind == 0:
-        return m.get("intVal", 0)
-    if kind == 1:
-        return m.get("strVal", "")
-    raise _DecodeError("impossible IntOrString.Type")
-
-
-_SPECIALS: dict[str, tuple[dict[int, tuple[str, str]], Callable[[dict[str, Any]], Any]]] = {
-    "Time": ({1: ("seconds", "*int64"), 2: ("nanos", "*int32")}, _time_json),
-    "Quantity": ({1: ("string", "*string")}, lambda m: m.get("string") or "0"),
-    "IntOrString": ({1: ("type", "*int64"), 2: ("intVal", "*int32"), 3: ("strVal", "*string")},
-                    _int_or_string_json),
-    "FieldsV1": ({1: ("raw", "*json")}, lambda m: m.get("raw")),
-}
-
-
-# -- compiling the tables ----------------------------------------------------------------------
-
-def _compile_type(name: str, type_: str, tables: dict[str, dict[int, _Field]]) -> _Field:
-    if type_ == "-":
-        return _Field(name, _UNSUPPORTED)
-    repeated, is_map = type_.startswith("[]"), type_.startswith("{}")
-    if repeated or is_map:
-        type_ = type_[2:]
-    keep_zero = type_.startswith("*")
-    type_ = type_.lstrip("*")
-    if type_ in _SCALARS:
-        f = _Field(name, _SCALARS[type_], repeated, False, keep_zero)
-    elif type_ in _SPECIALS:
-        f = _Field(name, _MESSAGE, repeated, False, keep_zero, tables[type_],
-                   _SPECIALS[type_][1])
-    else:
-        f = _Field(name, _MESSAGE, repeated, False, keep_zero, tables[type_])
-    if is_map:  # a map is a repeated {key 1, value 2} entry; `table` holds the value's field
-        return _Field(name, _MESSAGE, False, True, False, {2: f})
-    return f
-
-
-def _compile(schemas: dict[str, dict[int, tuple[str, str]]]) -> dict[str, dict[int, _Field]]:
-    """Turn the name tables into linked _Field tables (filled in place, so cycles are fine)."""
-    sources = {**schemas, **{name: spec for name, (spec, _) in _SPECIALS.items()}}
-    tables: dict[str, dict[int, _Field]] = {name: {} for name in sources}
-    for name, spec in sources.items():
-        for number, (json_name, type_) in spec.items():
-            tables[name][number] = _compile_type(json_name, type_, tables)
-    return tables
-
-
-_TABLES = _compile(SCHEMAS)
-_SUPPORTED = ", ".join(f"{av} {kind}" for av, kind in sorted(KINDS))
+_DecodeError = DecodeError
+#: nested objects (RawExtension holding another `k8s\x00` envelope) allowed inside one body
+MAX_NESTED_OBJECTS = 8
+_nesting = threading.local()  # decoding may run on the offload worker thread
 
 
 # -- the wire format ---------------------------------------------------------------------------
@@ -168,11 +68,11 @@ def _length(buf: bytes, pos: int, end: int) -> tuple[int, int]:
 
 def _skip(buf: bytes, pos: int, end: int, wire: int) -> int:
     """Step over a field we have no table entry for (a newer sender's field)."""
-    if wire == _VARINT:
+    if wire == VARINT:
         return _varint(buf, pos, end)[1]
-    if wire == _LEN:
+    if wire == LEN:
         return _length(buf, pos, end)[1]
-    size = 8 if wire == _I64 else 4 if wire == _I32 else 0
+    size = 8 if wire == I64 else 4 if wire == I32 else 0
     if not size:
         raise _DecodeError(f"proto: illegal wireType {wire}")
     if pos + size > end:
@@ -182,19 +82,19 @@ def _skip(buf: bytes, pos: int, end: int, wire: int) -> int:
 
 def _signed(v: int, kind: int) -> int:
     """Go's int64(uint64) / int32(uint64) conversions of a decoded varint."""
-    if kind == _INT32:
+    if kind == INT32:
         v &= 0xFFFFFFFF
         return v - (1 << 32) if v >= 1 << 31 else v
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def _scalar(f: _Field, buf: bytes, pos: int, end: int) -> tuple[Any, int]:
+def _scalar(f: Field, buf: bytes, pos: int, end: int) -> tuple[Any, int]:
     """Read one occurrence of scalar field `f` starting at its payload."""
     kind = f.kind
-    if kind in (_INT32, _INT64, _BOOL):
+    if kind in (INT32, INT64, BOOL):
         v, pos = _varint(buf, pos, end)
-        return (v != 0 if kind == _BOOL else v if v < 1 << 31 else _signed(v, kind)), pos
-    if kind == _DOUBLE_KIND:
+        return (v != 0 if kind == BOOL else v if v < 1 << 31 else _signed(v, kind)), pos
+    if kind == DOUBLE:
         if pos + 8 > end:
             raise _DecodeError("unexpected EOF")
         return _DOUBLE.unpack_from(buf, pos)[0], pos + 8
@@ -202,11 +102,13 @@ def _scalar(f: _Field, buf: bytes, pos: int, end: int) -> tuple[Any, int]:
     return _bytes_value(f, buf[start:stop]), stop
 
 
-def _bytes_value(f: _Field, raw: bytes) -> Any:
-    if f.kind == _STRING:
+def _bytes_value(f: Field, raw: bytes) -> Any:
+    if f.kind == STRING:
         return raw.decode("utf-8", "replace")  # Go's JSON encoder replaces bad UTF-8 too
-    if f.kind == _BYTES:
-        return base64.b64encode(raw).decode("ascii")
+    if f.kind == BYTES:
+        return bytes_json(raw)
+    if f.kind == RAW and raw.startswith(MAGIC):  # an object a protobuf sender embedded
+        return _nested_object(raw)
     try:
         value = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:
@@ -215,7 +117,7 @@ def _bytes_value(f: _Field, raw: bytes) -> Any:
     return value
 
 
-def _message(buf: bytes, pos: int, end: int, table: dict[int, _Field],
+def _message(buf: bytes, pos: int, end: int, table: dict[int, Field],
              out: dict[str, Any]) -> None:
     """Decode the message in buf[pos:end] into `out`, one field occurrence at a time.
 
@@ -239,18 +141,18 @@ def _message(buf: bytes, pos: int, end: int, table: dict[int, _Field],
             raise
 
 
-def _path_step(f: _Field, out: dict[str, Any]) -> str:
-    if f.repeated and f.kind == _MESSAGE:
+def _path_step(f: Field, out: dict[str, Any]) -> str:
+    if f.repeated and f.kind == MESSAGE:
         return f"{f.name}[{len(out.get(f.name, ()))}]"  # the element being decoded
     return f.name
 
 
-def _field(f: _Field, wire: int, buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
+def _field(f: Field, wire: int, buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
     """Store one occurrence of `f` into `out` and return the position after it."""
     if wire != f.wire:
         return _unexpected_wire(f, wire, buf, pos, end, out)
     kind = f.kind
-    if wire == _LEN:
+    if wire == LEN:
         if pos < end and buf[pos] < 0x80:
             start = pos + 1
             stop = start + buf[pos]
@@ -258,18 +160,16 @@ def _field(f: _Field, wire: int, buf: bytes, pos: int, end: int, out: dict[str, 
                 raise _DecodeError("unexpected EOF")
         else:
             start, stop = _length(buf, pos, end)
-        if kind == _MESSAGE:
+        if kind == MESSAGE:
             _store_message(f, buf, start, stop, out)
             return stop
-        if kind == _UNSUPPORTED:
-            raise _DecodeError("not supported in protobuf bodies; send application/json")
         raw = buf[start:stop]
-        value = raw.decode("utf-8", "replace") if kind == _STRING else _bytes_value(f, raw)
+        value = raw.decode("utf-8", "replace") if kind == STRING else _bytes_value(f, raw)
         pos = stop
-    elif kind != _DOUBLE_KIND and pos < end and buf[pos] < 0x80:
+    elif kind != DOUBLE and pos < end and buf[pos] < 0x80:
         value = buf[pos]
         pos += 1
-        if kind == _BOOL:
+        if kind == BOOL:
             value = value != 0
     else:
         value, pos = _scalar(f, buf, pos, end)
@@ -285,10 +185,10 @@ def _field(f: _Field, wire: int, buf: bytes, pos: int, end: int, out: dict[str, 
     return pos
 
 
-def _unexpected_wire(f: _Field, wire: int, buf: bytes, pos: int, end: int,
+def _unexpected_wire(f: Field, wire: int, buf: bytes, pos: int, end: int,
                      out: dict[str, Any]) -> int:
     """Packed repeated scalars (one length-delimited run) are legal; anything else is not."""
-    if not (f.repeated and wire == _LEN and f.wire != _LEN):
+    if not (f.repeated and wire == LEN and f.wire != LEN):
         raise _DecodeError(f"proto: wrong wireType = {wire}")  # the path names the field
     start, stop = _length(buf, pos, end)
     values = out.setdefault(f.name, [])
@@ -300,33 +200,37 @@ def _unexpected_wire(f: _Field, wire: int, buf: bytes, pos: int, end: int,
     return stop
 
 
-def _store_message(f: _Field, buf: bytes, start: int, stop: int, out: dict[str, Any]) -> None:
+def _store_message(f: Field, buf: bytes, start: int, stop: int, out: dict[str, Any]) -> None:
     if f.is_map:
         key, value = _map_entry(f, buf, start, stop)
-        out.setdefault(f.name, {})[key] = value
+        values = out.setdefault(f.name, {})
+        values[key] = value
+        if len(values) > MAX_NODES:
+            raise too_large("request body", len(values))
     elif not f.name:  # Go embedded struct with json:",inline": its fields join the parent
-        _message(buf, start, stop, f.table, out)
+        _message(buf, start, stop, f.table.by_number, out)
     elif f.repeated:
-        out.setdefault(f.name, []).append(_submessage(f, buf, start, stop, {}))
+        out.setdefault(f.name, []).append(_submessage(f.table, buf, start, stop, {}))
     else:  # a repeated occurrence merges into the first, as protobuf specifies
         previous = out.get(f.name)
-        out[f.name] = _submessage(f, buf, start, stop,
-                                  previous if isinstance(previous, dict) and not f.convert else {})
+        out[f.name] = _submessage(f.table, buf, start, stop,
+                                  previous if isinstance(previous, dict)
+                                  and not f.table.convert else {})
 
 
-def _submessage(f: _Field, buf: bytes, start: int, stop: int, into: dict[str, Any]) -> Any:
-    _message(buf, start, stop, f.table, into)
-    return f.convert(into) if f.convert else into
+def _submessage(t: Table, buf: bytes, start: int, stop: int, into: dict[str, Any]) -> Any:
+    _message(buf, start, stop, t.by_number, into)
+    return t.convert(into) if t.convert else into
 
 
-def _map_entry(f: _Field, buf: bytes, start: int, stop: int) -> tuple[str, Any]:
+def _map_entry(f: Field, buf: bytes, start: int, stop: int) -> tuple[str, Any]:
     """A map entry {key 1, value 2}; a missing part is its zero value, as in Go."""
     entry: dict[str, Any] = {}
-    value_field = f.table[2]
+    value_field = f.table.by_number[2]
     key = ""
     while start < stop:
         tag, start = _varint(buf, start, stop)
-        if tag == (1 << 3 | _LEN):
+        if tag == (1 << 3 | LEN):
             a, start = _length(buf, start, stop)
             key = buf[a:start].decode("utf-8", "replace")
         elif tag >> 3 == 2:
@@ -338,10 +242,11 @@ def _map_entry(f: _Field, buf: bytes, start: int, stop: int) -> tuple[str, Any]:
     return key, _zero(value_field)
 
 
-def _zero(f: _Field) -> Any:
-    if f.kind == _MESSAGE:
-        return f.convert({}) if f.convert else {}
-    return {_STRING: "", _BYTES: "", _BOOL: False, _DOUBLE_KIND: 0.0, _JSON: None}.get(f.kind, 0)
+def _zero(f: Field) -> Any:
+    if f.kind == MESSAGE:
+        return f.table.convert({}) if f.table.convert else {}
+    return {STRING: "", BYTES: "", BOOL: False, DOUBLE: 0.0}.get(f.kind, None if f.kind == RAW
+                                                                  else 0)
 
 
 # -- the envelope ------------------------------------------------------------------------------
@@ -353,12 +258,12 @@ def _envelope(data: bytes) -> tuple[str, str, int, int]:
     pos, end = len(_MAGIC), len(data)
     while pos < end:
         key, pos = _varint(data, pos, end)
-        if key == (1 << 3 | _LEN):  # typeMeta {apiVersion 1, kind 2}
+        if key == (1 << 3 | LEN):  # typeMeta {apiVersion 1, kind 2}
             start, pos = _length(data, pos, end)
             meta: dict[str, Any] = {}
             _message(data, start, pos, _TYPE_META, meta)
             api_version, kind = meta.get("apiVersion", ""), meta.get("kind", "")
-        elif key == (2 << 3 | _LEN):
+        elif key == (2 << 3 | LEN):
             raw = _length(data, pos, end)
             pos = raw[1]
         else:  # contentEncoding 3 / contentType 4: upstream's decoder ignores them too
@@ -366,7 +271,7 @@ def _envelope(data: bytes) -> tuple[str, str, int, int]:
     return api_version, kind, raw[0], raw[1]
 
 
-_TYPE_META = {1: _Field("apiVersion", _STRING), 2: _Field("kind", _STRING)}
+_TYPE_META = {1: Field("apiVersion", 1, STRING), 2: Field("kind", 2, STRING)}
 
 
 def decode_object(data: bytes) -> dict[str, Any]:
@@ -386,19 +291,36 @@ def decode_object(data: bytes) -> dict[str, Any]:
         api_version, kind, start, stop = _envelope(data)
     except _DecodeError as exc:
         raise errors.bad_request(f"the object provided is unrecognized: {exc.message}") from None
-    table = _TABLES.get(KINDS.get((api_version, kind), ""))
-    if table is None:
+    if not kind:
+        raise errors.bad_request(f"Object 'Kind' is missing in 'runtime.TypeMeta{{APIVersion:"
+                                 f'"{api_version}", Kind:""}}\'')
+    message = proto.kind_message(api_version, kind)
+    table = message_table(message) if message else None
+    if table is None:  # upstream's scheme error, without its source location
         raise errors.bad_request(
-            f'the body of the request was in an unknown format - no protobuf decoding for '
-            f'{kind or "<no kind>"} in version "{api_version}": protobuf is supported for '
-            f"{_SUPPORTED}; use application/json")
+            f'no kind "{kind}" is registered for version "{api_version}" in scheme '
+            f'"pkg/runtime/scheme.go:100"')
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind}
+    depth = getattr(_nesting, "depth", 0)
+    if depth >= MAX_NESTED_OBJECTS:
+        raise _DecodeError(f"more than {MAX_NESTED_OBJECTS} nested objects")
+    _nesting.depth = depth + 1
     try:
-        _message(data, start, stop, table, obj)
+        _message(data, start, stop, table.by_number, obj)
     except _DecodeError as exc:
         where = ".".join(exc.path)
         detail = f"{where}: {exc.message}" if where else exc.message
         version = api_version.rpartition("/")[2]
         raise errors.bad_request(
             f'{kind} in version "{version}" cannot be handled as a {kind}: {detail}') from None
+    finally:
+        _nesting.depth = depth
     return obj
+
+
+def _nested_object(raw: bytes) -> dict[str, Any]:
+    """An object embedded in a RawExtension by a protobuf sender (List items, WatchEvent)."""
+    try:
+        return decode_object(raw)
+    except errors.StatusError as exc:
+        raise _DecodeError(exc.message) from None
