@@ -8,12 +8,14 @@ helpers only prepare and observe through the plain insecure port, so a client's 
 never hidden by the fixture.
 
 Import the fixtures into a test module with
-`from tests.e2e.client_cluster import cluster, kubeconfig, namespace  # noqa: F401`.
+`from tests.e2e.client_cluster import cluster, deadline, kubeconfig, namespace  # noqa: F401`
+(`deadline` is autouse: importing it arms it for every test of the module).
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import textwrap
 import urllib.error
 import urllib.request
@@ -28,6 +30,9 @@ from tests.e2e.cluster_process import ClusterProcesses, running
 
 #: the bound on any single client call in the suite: a wire defect must fail, never hang
 CALL_TIMEOUT = 20
+#: the bound on a whole test, for client loops that retry for ever (lightkube's and kr8s's
+#: watch reconnects, kopf's retries): SIGALRM interrupts even a blocking read
+TEST_DEADLINE = 60
 
 # Known server defects that other helpers are fixing during issue 15. Strict: once a fix lands
 # the test XPASSes, which fails the run and tells the lead to drop the mark.
@@ -96,6 +101,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterProcess
         yield procs
     finally:
         procs.stop()
+
+
+@pytest.fixture(autouse=True)
+def deadline() -> Iterator[None]:
+    """Fail a test that runs past TEST_DEADLINE instead of hanging the suite."""
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"test still running after {TEST_DEADLINE} s")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(TEST_DEADLINE)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from kubernetes.stream import stream  # noqa: E402
 
 from tests.e2e.client_cluster import (  # noqa: E402,F401
     CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, NGINX_DEPLOYMENT, TEXT_STDIN_DROPPED, cluster,
-    kubeconfig, namespace, sleeper, wait_running)
+    deadline, kubeconfig, namespace, sleeper, wait_running)
 from tests.e2e.cluster_process import ClusterProcesses  # noqa: E402
 
 

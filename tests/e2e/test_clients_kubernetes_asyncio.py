@@ -23,7 +23,7 @@ from kubernetes_asyncio.stream import WsApiClient  # noqa: E402
 
 from tests.e2e.client_cluster import (  # noqa: E402,F401
     CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, NGINX_DEPLOYMENT, SHELL_LACKS_REDIRECT_TO_FD, cluster,
-    kubeconfig, namespace, sleeper, wait_running)
+    deadline, kubeconfig, namespace, sleeper, wait_running)
 from tests.e2e.cluster_process import ClusterProcesses  # noqa: E402
 
 
