@@ -38,6 +38,7 @@ from .negotiation import (
     read_body,
 )
 from .requestinfo import RequestInfo
+from .warning import warning_headers
 from .watch import serve_watch
 
 if TYPE_CHECKING:
@@ -46,15 +47,6 @@ if TYPE_CHECKING:
 
 def _flag(query: Any, name: str) -> bool:
     return parse_bool(query.get(name))
-
-
-def warning_text(text: str) -> str:
-    """A warning as the quoted text of a `299` Warning header: `\\` and `"` escaped (upstream's
-    NewWarningHeader) and control characters as spaces (Go's server does the same to header
-    values), so user-chosen text such as an unknown field name cannot break the header."""
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return "".join(" " if ord(c) < 0x20 or ord(c) == 0x7F else "?" if 0xD800 <= ord(c) <= 0xDFFF else c
-                   for c in escaped)
 
 
 def _dry_run(query: Any) -> bool:
@@ -247,18 +239,15 @@ class ResourceHandlers:
 
     async def respond(self, request: web.Request, obj: Obj, status: int = 200) -> web.Response:
         output = output_format(request.headers.get("Accept"))
-        headers = None
-        warnings = request.get(WARNINGS)
-        if warnings:
-            headers = {"Warning": ", ".join(f'299 - "{warning_text(w)}"' for w in warnings)}
+        warnings = warning_headers(request.get(WARNINGS) or [])
         if output is Output.TABLE:
             output = Output.JSON
         if output is Output.YAML:  # PyYAML's emitter: on the worker when the request is heavy
             resp = await offload.run(render.object_response, obj, output, status)
         else:
             resp = render.object_response(obj, output, status)
-        if headers:
-            resp.headers.update(headers)
+        for header in warnings:
+            resp.headers.add("Warning", header)
         return resp
 
     def _manager(self, request: web.Request, operation: str) -> str:

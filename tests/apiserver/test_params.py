@@ -209,3 +209,13 @@ async def test_field_selectors_match_absent_fields_by_go_zero_value(api: API) ->
     assert (await api.post(_PODS, pod("p")))[0] == 201
     _, listed = await api.get(f"{_PODS}?fieldSelector=spec.hostNetwork%3Dfalse")
     assert [p["metadata"]["name"] for p in listed["items"]] == ["p"]
+
+
+async def test_each_warning_is_its_own_header(api: API) -> None:
+    """Upstream's recorder adds one `Warning` header per text (never a comma-joined list)."""
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w"}, "alpha": 1, "beta": 2}
+    async with api.session.post(f"{api.url}/api/v1/namespaces/default/configmaps?fieldValidation=Warn",
+                                json=body) as resp:
+        assert resp.status == 201
+        assert resp.headers.getall("Warning") == [
+            '299 - "unknown field \\"alpha\\""', '299 - "unknown field \\"beta\\""']
