@@ -153,7 +153,8 @@ SCHEDULER = (
 CONTROLLER_MANAGER = (
     Setting("controllers", "*", "controllers to run: * = all, name enables, -name disables "
             "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
-            "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder)",
+            "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder, "
+            "taint-eviction-controller)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
@@ -178,8 +179,13 @@ CONTROLLER_MANAGER = (
             "long is marked Ready=Unknown", duration, metavar="DURATION"),
     Setting("node-startup-grace-period", _CM.node_startup_grace_period, "a new node may stay "
             "silent this long before it is marked Unknown", duration, metavar="DURATION"),
-    Setting("pod-eviction-timeout", _CM.pod_eviction_timeout, "pods of a node not Ready this "
-            "long are deleted", duration, metavar="DURATION"),
+    Setting("pod-eviction-timeout", _CM.pod_eviction_timeout, "with "
+            "--enable-taint-manager=false (v1.0): pods of a node not Ready this long are "
+            "deleted", duration, metavar="DURATION"),
+    Setting("enable-taint-manager", _CM.enable_taint_manager, "a node not Ready is tainted "
+            "node.kubernetes.io/not-ready or unreachable:NoExecute and pods are evicted when "
+            "their tolerationSeconds run out (false: v1.0's --pod-eviction-timeout)", boolean,
+            metavar="BOOL"),
     Setting("deleting-pods-qps", _CM.deleting_pods_qps, "pod evictions per second", number),
     Setting("deleting-pods-burst", _CM.deleting_pods_burst, "pod evictions in a burst", integer),
 )

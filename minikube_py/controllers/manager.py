@@ -40,6 +40,7 @@ CONTROLLERS: dict[str, str] = {
     "serviceaccount": "serviceaccount:ServiceAccountsController",
     "resourcequota": "resourcequota:ResourceQuotaController",
     "persistentvolume-binder": "persistentvolume:PersistentVolumeController",
+    "taint-eviction-controller": "taint_eviction:TaintEvictionController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..api import meta
+from ..api.taints import NO_EXECUTE, NOT_READY, UNREACHABLE
 from .conditions import get_condition
 
 Obj = dict[str, Any]
@@ -125,3 +126,28 @@ def eviction_decision(ready_status: str | None, health: NodeHealth, now: float,
     if ready_status == "True":
         return Eviction.CANCEL
     return Eviction.NONE
+
+
+def no_execute_taint_key(ready_status: str | None) -> str | None:
+    """upstream doNoExecuteTaintingPass: the NoExecute taint a node's Ready status calls for
+    (False -> not-ready, Unknown -> unreachable, True -> none)."""
+    if ready_status == "False":
+        return NOT_READY
+    if ready_status == "True":
+        return None
+    return UNREACHABLE
+
+
+def with_no_execute_taint(node: Obj, key: str | None, now_text: str) -> list[Obj] | None:
+    """The node's taints with exactly the not-ready/unreachable NoExecute taint `key` (None:
+    neither); None when they already are so. A kept taint keeps its timeAdded (the moment the
+    taint eviction clock started)."""
+    taints = [t for t in (node.get("spec") or {}).get("taints") or () if isinstance(t, dict)]
+    ours = [t for t in taints if t.get("effect") == NO_EXECUTE
+            and t.get("key") in (NOT_READY, UNREACHABLE)]
+    if [t.get("key") for t in ours] == ([key] if key else []):
+        return None
+    kept = [t for t in taints if t not in ours]
+    if key:
+        kept.append({"key": key, "effect": NO_EXECUTE, "timeAdded": now_text})
+    return kept

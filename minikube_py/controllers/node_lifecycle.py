@@ -13,6 +13,12 @@ gets its conditions set to Unknown through nodes/{name}/status, a NodeNotReady e
 pods' Ready condition set False. A node NotReady or Unknown for longer than
 --pod-eviction-timeout has its pods deleted, one node per token of a bucket refilled at
 --deleting-pods-qps (burst --deleting-pods-burst); Ready again cancels a pending eviction.
+
+That is v1.0's eviction (--enable-taint-manager=false). By default, as in 1.31 (taint-based
+eviction, pkg/controller/nodelifecycle doNoExecuteTaintingPass), a node whose Ready is False
+gets the taint `node.kubernetes.io/not-ready:NoExecute`, Unknown gets `unreachable`, Ready
+removes them; the taint-eviction-controller then evicts each pod when its tolerations of that
+taint run out (300 s for pods DefaultTolerationSeconds admitted; at once for pods without).
 """
 
 from __future__ import annotations
@@ -33,8 +39,10 @@ from .node_health import (
     conditions_unknown,
     eviction_decision,
     grace_period,
+    no_execute_taint_key,
     observe,
     stale,
+    with_no_execute_taint,
 )
 from .rate_limited_queue import RateLimitedTimedQueue, TokenBucket
 
@@ -130,12 +138,18 @@ class NodeLifecycleController(Controller):
         else:
             self.log.warning("update node status exceeded retry count", node=name)
             return
-        health = self.health[name]
-        decision = eviction_decision(observed, health, now, self.options.pod_eviction_timeout)
-        if decision is Eviction.EVICT and self.evictor.add(name):
-            self.log.info("adding pods to evict", node=name, ready=observed)
-        elif decision is Eviction.CANCEL and self.evictor.remove(name):
-            self.log.info("node is ready again; its pods won't be evicted", node=name)
+        if self.options.enable_taint_manager:
+            # a node that has no Ready condition yet (its kubelet is starting) is left alone
+            # until the startup grace period has the condition written as Unknown
+            if get_condition(node, "Ready") is not None or current != observed:
+                await self._sync_no_execute_taint(node, current, now)
+        else:
+            health = self.health[name]
+            decision = eviction_decision(observed, health, now, self.options.pod_eviction_timeout)
+            if decision is Eviction.EVICT and self.evictor.add(name):
+                self.log.info("adding pods to evict", node=name, ready=observed)
+            elif decision is Eviction.CANCEL and self.evictor.remove(name):
+                self.log.info("node is ready again; its pods won't be evicted", node=name)
         if current != "True" and observed == "True":
             self.log.info("node is not ready", node=name, ready=current)
             self.recorder.event(node_ref(name), "Normal", "NodeNotReady",
@@ -163,6 +177,33 @@ class NodeLifecycleController(Controller):
         self.log.info("node stopped posting status; conditions set to Unknown", node=name,
                       reason=new_ready.get("reason"), silent_for=round(now - health.probe_timestamp, 3))
         return observed, "Unknown"
+
+    async def _sync_no_execute_taint(self, node: Obj, ready: str, now: float) -> None:
+        """upstream doNoExecuteTaintingPass: the node carries the NoExecute taint its Ready
+        status calls for; the taint-eviction-controller does the evicting."""
+        key = no_execute_taint_key(ready)
+        if with_no_execute_taint(node, key, "") is None:
+            return  # the cached node already agrees: no request
+        name = node["metadata"]["name"]
+        for _ in range(STATUS_UPDATE_RETRY):
+            try:
+                node = await self.client.get(NODES, name)
+                taints = with_no_execute_taint(node, key, meta.rfc3339(now))
+                if taints is None:
+                    return
+                spec = dict(node.get("spec") or {}, taints=taints)
+                if not taints:
+                    spec.pop("taints")
+                await self.client.update(NODES, {**node, "spec": spec})
+            except StatusError as exc:
+                if exc.code == 404:
+                    return
+                if exc.code == 409:
+                    continue
+                self.log.warning("could not taint node", node=name, error=str(exc))
+                return
+            self.log.info("node taints updated", node=name, no_execute=key)
+            return
 
     async def mark_all_pods_not_ready(self, node_name: str) -> None:
         """upstream MarkAllPodsNotReady: every Ready pod on the node gets Ready=False."""

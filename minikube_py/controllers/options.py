@@ -13,7 +13,7 @@ from dataclasses import dataclass
 #: controllers run by default, by the names `--controllers` takes (upstream's names)
 ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoint",
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
-                   "resourcequota", "persistentvolume-binder")
+                   "resourcequota", "persistentvolume-binder", "taint-eviction-controller")
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,11 @@ class ControllerOptions:
     node_monitor_period: float = 5.0             # --node-monitor-period
     node_monitor_grace_period: float = 40.0      # --node-monitor-grace-period
     node_startup_grace_period: float = 60.0      # --node-startup-grace-period
-    pod_eviction_timeout: float = 300.0          # --pod-eviction-timeout
+    pod_eviction_timeout: float = 300.0          # --pod-eviction-timeout (v1.0 eviction only)
+    #: --enable-taint-manager: a node that is not Ready gets a NoExecute taint and the
+    #: taint-eviction-controller evicts what does not tolerate it (1.31's only way); false:
+    #: v1.0's eviction of every pod after --pod-eviction-timeout
+    enable_taint_manager: bool = True
     deleting_pods_qps: float = 0.1               # --deleting-pods-qps (v1.0 eviction limiter)
     deleting_pods_burst: int = 10                # --deleting-pods-burst
     namespace_sync_period: float = 300.0         # --namespace-sync-period

@@ -260,7 +260,8 @@ async def test_publish_not_ready_addresses_and_unchanged_endpoints_are_not_rewri
 # -- node lifecycle ----------------------------------------------------------------------
 NODE_OPTIONS = dict(node_monitor_period=0.05, node_monitor_grace_period=0.4,
                     node_startup_grace_period=0.4, pod_eviction_timeout=1.0,
-                    deleting_pods_qps=100.0, deleting_pods_burst=10)
+                    deleting_pods_qps=100.0, deleting_pods_burst=10,
+                    enable_taint_manager=False)  # v1.0 eviction (test_taint_eviction.py: 1.31)
 
 
 class Kubelet:

@@ -21,23 +21,28 @@ from typing import TYPE_CHECKING, Any
 
 from ...api import errors, labels
 from ...api.quantity import parse_quantity
+from ...api.taints import (  # re-exported: the predicates import them from here
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    Taint,
+    Toleration,
+    pod_tolerations,
+    taint_of,
+    tolerates,
+)
 from ..nodeinfo import NodeInfo, pod_host_ports, pod_requests
+from .pod_affinity import PodAffinity, pod_affinity_of
 from .predicates_errors import (
     ERR_NODE_NETWORK_UNAVAILABLE,
     ERR_NODE_NOT_READY,
     ERR_NODE_OUT_OF_DISK,
 )
-from .pod_affinity import PodAffinity, pod_affinity_of
 from .predicates_volumes import Disk, pod_claims, pod_disks
 
 if TYPE_CHECKING:  # the table imports this module to fill its rows
     from ..nodetable import Mask, NodeTable
 
 Obj = dict[str, Any]
-#: (key, operator, value, effect) of one toleration, operator defaulted to "Equal"
-Toleration = tuple[str, str, str, str]
-#: (key, value, effect) of one node taint
-Taint = tuple[str, str, str]
 #: a compiled node-selector term: which rows of the table it selects
 TermMatcher = Callable[["NodeTable"], "Mask"]
 #: (fits, failure reasons in upstream's words) for one node; reasons empty when it fits
@@ -48,7 +53,6 @@ Failure = tuple[str, "Mask"]
 #: fails and where (an empty list: the pod fits everywhere as far as it is concerned)
 Predicate = Callable[["PodMeta", "NodeTable"], list[Failure]]
 
-NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 #: the taint node.spec.unschedulable stands for (upstream TaintNodeUnschedulable)
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
@@ -60,23 +64,6 @@ NODE_SELECTOR_OPERATORS = {
     "Gt": labels.Operator.GREATER_THAN, "Lt": labels.Operator.LESS_THAN,
 }
 _QOS_RESOURCES = ("cpu", "memory")
-
-
-def taint_of(taint: Obj) -> Taint:
-    return (taint.get("key") or "", taint.get("value") or "", taint.get("effect") or "")
-
-
-def tolerates(toleration: Toleration, taint: Taint) -> bool:
-    """Upstream Toleration.ToleratesTaint: an empty effect matches every effect, an empty key
-    (only valid with Exists) every key; Equal compares values, Exists ignores them."""
-    key, operator, value, effect = toleration
-    if effect and effect != taint[2]:
-        return False
-    if key and key != taint[0]:
-        return False
-    if operator == "Exists":
-        return True
-    return operator == "Equal" and value == taint[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,15 +122,6 @@ class PodMeta:
             pod_affinity=pod_affinity_of(pod),
             claims=pod_claims(pod),
         )
-
-
-def pod_tolerations(spec: Obj) -> tuple[Toleration, ...]:
-    """A pod spec's tolerations in the tuple form `tolerates` takes."""
-    return tuple(
-        (t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "",
-         t.get("effect") or "")
-        for t in spec.get("tolerations") or () if isinstance(t, dict)
-    )
 
 
 def _positive(quantity: Any) -> bool:

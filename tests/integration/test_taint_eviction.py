@@ -1,0 +1,103 @@
+"""Taint-based eviction, as 1.31: a node that stops reporting is tainted
+node.kubernetes.io/unreachable:NoExecute and each pod leaves when its toleration runs out — the
+one DefaultTolerationSeconds gave it, its own, or never."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from minikube_py.client import Client, InProcessTransport
+from minikube_py.client.resources import EVENTS, NODES, PODS
+from minikube_py.controllers.node_lifecycle import NodeLifecycleController
+from minikube_py.controllers.taint_eviction import TaintEvictionController
+from tests.apiserver.conftest import start_api
+from tests.integration.test_cluster_controllers import (
+    Kubelet,
+    eventually,
+    pod_body,
+    running,
+)
+
+NODE_OPTIONS = dict(node_monitor_period=0.05, node_monitor_grace_period=0.4,
+                    node_startup_grace_period=0.4, pod_eviction_timeout=0.1)
+UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+@pytest.fixture
+async def client(tmp_path: Path) -> AsyncIterator[Client]:
+    _, runner, store, session = await start_api(
+        tmp_path, admission_control=("DefaultTolerationSeconds",),
+        default_unreachable_toleration_seconds=2)
+    c = Client(InProcessTransport(runner.app))
+    try:
+        yield c
+    finally:
+        await c.close()
+        await session.close()
+        await runner.cleanup()
+        await store.close()
+
+
+def tolerating(name: str, **toleration) -> dict:
+    body = pod_body(name, node="dead")
+    body["spec"]["tolerations"] = [{"key": UNREACHABLE, "operator": "Exists",
+                                    "effect": "NoExecute", **toleration}]
+    return body
+
+
+async def deleting(client: Client, name: str) -> bool:
+    pod = await client.get(PODS, name, "default")
+    return bool(pod["metadata"].get("deletionTimestamp"))
+
+
+async def test_pods_leave_a_dead_node_when_their_tolerations_run_out(client: Client) -> None:
+    await client.create(NODES, {"metadata": {"name": "dead"}})
+    defaulted = await client.create(PODS, pod_body("defaulted", node="dead"))
+    assert [(t["key"], t["tolerationSeconds"]) for t in defaulted["spec"]["tolerations"]] == [
+        ("node.kubernetes.io/not-ready", 300), (UNREACHABLE, 2)]
+    await client.create(PODS, tolerating("at-once", tolerationSeconds=0))
+    await client.create(PODS, tolerating("forever"))
+    kubelet = Kubelet(client, "dead")
+    await kubelet.beat()
+    try:
+        async with running(client, NodeLifecycleController, TaintEvictionController,
+                           **NODE_OPTIONS):
+            await asyncio.sleep(0.2)
+            assert not (await client.get(NODES, "dead"))["spec"].get("taints")
+            kubelet.running.clear()  # the kubelet dies
+
+            async def tainted():
+                node = await client.get(NODES, "dead")
+                return node["spec"].get("taints")
+            taints = await eventually(tainted, 3)
+            tainted_at = time.monotonic()
+            assert [(t["key"], t["effect"]) for t in taints] == [(UNREACHABLE, "NoExecute")]
+            assert taints[0]["timeAdded"]
+
+            await eventually(lambda: deleting(client, "at-once"), 1)
+            assert not await deleting(client, "defaulted")  # its 2 s are not over
+            await eventually(lambda: deleting(client, "defaulted"), 4)
+            assert time.monotonic() - tainted_at >= 1.8  # not before its tolerationSeconds
+            pod = await client.get(PODS, "defaulted", "default")
+            target = [c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget"]
+            assert target and target[0]["reason"] == "DeletionByTaintManager"
+            assert not await deleting(client, "forever")
+
+            kubelet.running.set()  # back: the taint goes, the survivor stays
+
+            async def untainted():
+                node = await client.get(NODES, "dead")
+                return not node["spec"].get("taints")
+            await eventually(untainted, 3)
+            assert not await deleting(client, "forever")
+        events = (await client.list(EVENTS, "default"))["items"]
+        evictions = sorted(e["involvedObject"]["name"] for e in events
+                           if e["reason"] == "TaintManagerEviction")
+        assert evictions == ["at-once", "defaulted"]  # once each
+    finally:
+        await kubelet.stop()
