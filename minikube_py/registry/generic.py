@@ -297,6 +297,7 @@ class Registry:
         strategy = self.strategy
         key = self.key(namespace, name)
         for _ in range(_MAX_RETRIES):
+            finish: Callable[[bool], Awaitable[None]] | None = None
             try:
                 kv = await self.store.get(key)
             except KeyNotFoundError:
@@ -335,24 +336,30 @@ class Registry:
             else:
                 new = await offload.run(self._main_update, old, body, kv.mod_revision)
                 if strategy.prepare_update is not None:
-                    await strategy.prepare_update(self, new, old)
+                    # upstream BeginUpdate: a hook that allocates may hand back its FinishFunc
+                    finish = await strategy.prepare_update(self, new, old)
                 errs = await offload.run(validate_update, strategy.kind, new, old)
-            if errs:
-                raise self._invalid(name, errs)
-            value = await offload.run(codec.encode, new)
-            if value == kv.value:
-                return old, False  # nothing changed: no write, no new revision
-            if dry_run:
-                return new, False
+            written = None
             try:
-                written = await self.store.update(key, value, expected_mod_revision=kv.mod_revision,
-                                                  lease=kv.lease)
-            except ConflictError:
-                if precondition not in (None, ""):
-                    raise self._conflict(name) from None
-                continue
-            except StorageError as exc:
-                raise interpret(exc, strategy, name) from None
+                if errs:
+                    raise self._invalid(name, errs)
+                value = await offload.run(codec.encode, new)
+                if value == kv.value:
+                    return old, False  # nothing changed: no write, no new revision
+                if dry_run:
+                    return new, False
+                try:
+                    written = await self.store.update(
+                        key, value, expected_mod_revision=kv.mod_revision, lease=kv.lease)
+                except ConflictError:
+                    if precondition not in (None, ""):
+                        raise self._conflict(name) from None
+                    continue
+                except StorageError as exc:
+                    raise interpret(exc, strategy, name) from None
+            finally:
+                if finish is not None:  # keep what was allocated only if the update was written
+                    await finish(written is not None)
             new["metadata"]["resourceVersion"] = str(written.mod_revision)
             if (strategy.finalized or _finalized)(new):
                 await self._delete_kv(key, written, name)

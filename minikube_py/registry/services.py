@@ -2,21 +2,26 @@
 
 Kubernetes v1.0 piece: pkg/registry/service/rest.go (Create allocates `spec.portalIP` — later
 clusterIP — from the service range and node ports from the node-port range, releasing them if
-the create fails; Delete releases them; Update keeps the old clusterIP and node ports).
+the create fails; Delete releases them; Update keeps the old clusterIP and node ports), with
+1.31's type changes (pkg/registry/core/service/storage/alloc.go): an update to ExternalName
+releases the clusterIP(s), one from ExternalName allocates them, one leaving NodePort or
+LoadBalancer releases the node ports, each only once the update is written. Which fields an
+update keeps or drops is service_fields.py.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..api import errors
+from . import service_fields as fields
 
 if TYPE_CHECKING:
     from .allocators import NodePortAllocator, ServiceIPAllocator
     from .generic import Registry
 
 Obj = dict[str, Any]
-_NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
 
 
 def _allocators(registry: Registry) -> tuple[ServiceIPAllocator, NodePortAllocator]:
@@ -36,10 +41,10 @@ async def prepare_create(registry: Registry, service: Obj) -> None:
     taken_ip: str | None = None
     taken_ports: list[int] = []
     try:
-        if spec.get("type") != "ExternalName":
+        if fields.needs_cluster_ip(spec):
             taken_ip = await _allocate_cluster_ip(ips, service, spec)
-        if spec.get("type") in _NODE_PORT_TYPES:
-            taken_ports = await _allocate_node_ports(ports, service, spec, keep={})
+        if fields.needs_node_port(spec):
+            await _allocate_node_ports(ports, service, spec, set(), taken_ports)
     except BaseException:
         if taken_ip:
             await ips.release(taken_ip)
@@ -70,22 +75,18 @@ async def _allocate_cluster_ip(ips: ServiceIPAllocator, service: Obj, spec: Obj)
 
 
 async def _allocate_node_ports(ports: NodePortAllocator, service: Obj, spec: Obj,
-                               keep: dict[int, int]) -> list[int]:
-    """Give every port a nodePort: the requested one, the one it had (`keep`), or a new one."""
-    taken: list[int] = []
+                               owned: set[int], taken: list[int]) -> None:
+    """Give every port a nodePort: the requested one (already `owned` by the service or
+    taken now) or a new one; what is taken now is added to `taken` as it is taken."""
     for i, port in enumerate(spec.get("ports") or []):
         if not isinstance(port, dict):
             continue
         wanted = port.get("nodePort")
         if wanted in (None, 0):
-            previous = keep.get(port.get("port"))
-            if previous:
-                port["nodePort"] = previous
-                continue
             port["nodePort"] = await ports.allocate_next()
             taken.append(port["nodePort"])
             continue
-        if wanted in keep.values():
+        if wanted in owned:
             continue
         if not isinstance(wanted, int) or not ports.contains(wanted):
             raise _invalid(service, f"spec.ports[{i}].nodePort", wanted,
@@ -95,41 +96,65 @@ async def _allocate_node_ports(ports: NodePortAllocator, service: Obj, spec: Obj
             raise _invalid(service, f"spec.ports[{i}].nodePort", wanted,
                            "provided port is already allocated")
         taken.append(wanted)
-    return taken
 
 
-def _node_ports(service: Obj) -> dict[int, int]:
-    spec = service.get("spec") or {}
-    if spec.get("type") not in _NODE_PORT_TYPES:
-        return {}
-    return {
-        p.get("port"): p["nodePort"]
-        for p in spec.get("ports") or []
-        if isinstance(p, dict) and p.get("nodePort")
-    }
+def _node_ports(service: Obj) -> set[int]:
+    """The node ports a service holds (only node-port types hold any)."""
+    spec = fields.spec_of(service)
+    return fields.node_port_values(spec) if fields.needs_node_port(spec) else set()
 
 
-async def prepare_update(registry: Registry, new: Obj, old: Obj) -> None:
-    """Keep the clusterIP and node ports a client omitted; allocate/release on type change."""
+class _UpdateAllocation:
+    """What one update took from and gives back to the pools (upstream alloc.go's
+    transaction): what it took is returned if the update is not written (invalid, a
+    conflict, a dry run); what it gave up is released only once the update is written."""
+
+    def __init__(self, ips: ServiceIPAllocator, ports: NodePortAllocator) -> None:
+        self.ips, self.ports = ips, ports
+        self.taken_ips: list[str] = []
+        self.taken_ports: list[int] = []
+        self.freed_ips: list[str] = []
+        self.freed_ports: list[int] = []
+
+    async def finish(self, committed: bool) -> None:
+        ips = self.freed_ips if committed else self.taken_ips
+        ports = self.freed_ports if committed else self.taken_ports
+        for ip in ips:
+            await self.ips.release(ip)
+        for port in ports:
+            await self.ports.release(port)
+
+
+async def prepare_update(registry: Registry, new: Obj, old: Obj
+                         ) -> Callable[[bool], Awaitable[None]]:
+    """Upstream PrepareForUpdate + beginUpdate: carry over or drop the type-dependent fields,
+    then allocate what the new type needs (a clusterIP when leaving ExternalName, node ports)
+    and schedule the release of what it no longer holds. Returns the finish callback the
+    registry awaits with whether the update was written."""
     spec = new.setdefault("spec", {})
-    old_spec = old.get("spec") or {}
-    if not spec.get("clusterIP") and old_spec.get("clusterIP"):
-        spec["clusterIP"] = old_spec["clusterIP"]
-    if not spec.get("clusterIPs") and old_spec.get("clusterIPs"):
-        spec["clusterIPs"] = old_spec["clusterIPs"]
+    old_spec = fields.spec_of(old)
     new["status"] = old.get("status", {"loadBalancer": {}})
+    fields.normalize_cluster_ips(spec, old_spec)
+    fields.drop_type_dependent_fields(new, old)
+    fields.patch_allocated_values(spec, old_spec)
     ips, ports = _allocators(registry)
-    previous = _node_ports(old)
-    if spec.get("type") in _NODE_PORT_TYPES:
-        await _allocate_node_ports(ports, new, spec, keep=previous)
-    else:
-        for port in spec.get("ports") or []:
-            if isinstance(port, dict):
-                port.pop("nodePort", None)
-    still_used = set(_node_ports(new).values())
-    for port in previous.values():
-        if port not in still_used:
-            await ports.release(port)
+    change = _UpdateAllocation(ips, ports)
+    try:
+        had_ip, needs_ip = fields.needs_cluster_ip(old_spec), fields.needs_cluster_ip(spec)
+        if needs_ip and not had_ip:
+            taken = await _allocate_cluster_ip(ips, new, spec)
+            change.taken_ips += [taken] if taken else []
+        elif had_ip and not needs_ip:
+            held = old_spec.get("clusterIPs") or [old_spec.get("clusterIP")]
+            change.freed_ips = [ip for ip in held if isinstance(ip, str) and ip not in ("", "None")]
+        previous = _node_ports(old)
+        if fields.needs_node_port(spec):
+            await _allocate_node_ports(ports, new, spec, previous, change.taken_ports)
+        change.freed_ports = sorted(previous - _node_ports(new))
+    except BaseException:
+        await change.finish(False)
+        raise
+    return change.finish
 
 
 async def release(registry: Registry, service: Obj) -> None:
@@ -137,5 +162,5 @@ async def release(registry: Registry, service: Obj) -> None:
     ip = (service.get("spec") or {}).get("clusterIP")
     if ip and ip != "None":
         await ips.release(ip)
-    for port in _node_ports(service).values():
+    for port in _node_ports(service):
         await ports.release(port)

@@ -64,7 +64,8 @@ def _headless(spec: dict[str, Any]) -> bool:
     return isinstance(ips, list) and len(ips) == 1 and ips[0] == "None"
 
 
-def _externally_accessible(spec: dict[str, Any]) -> bool:
+def externally_accessible(spec: dict[str, Any]) -> bool:
+    """Upstream service.ExternallyAccessible: node ports, load balancers, external IPs."""
     kind = spec.get("type")
     return kind in ("LoadBalancer", "NodePort") or (kind == "ClusterIP"
                                                     and bool(spec.get("externalIPs")))
@@ -256,7 +257,7 @@ def _load_balancer_fields(spec: dict[str, Any], kind: str, errs: Errs) -> None:
 
 def _traffic_policies(spec: dict[str, Any], kind: str, errs: Errs) -> None:
     external = get_str(spec, "externalTrafficPolicy", "spec", errs)
-    if not _externally_accessible(spec):
+    if not externally_accessible(spec):
         if external:
             errs.append(invalid("spec.externalTrafficPolicy", external,
                                 "may only be set for externally-accessible services"))
@@ -306,13 +307,14 @@ def validate_service_update(new: dict[str, Any], old: dict[str, Any], errs: Errs
             "loadBalancerClass") != old_spec.get("loadBalancerClass"):
         errs.append(invalid("spec.loadBalancerClass", spec.get("loadBalancerClass"),
                             "may not change once set"))
-    if _needs_health_check(spec) and _needs_health_check(old_spec) and spec.get(
+    if needs_health_check(spec) and needs_health_check(old_spec) and spec.get(
             "healthCheckNodePort") != old_spec.get("healthCheckNodePort"):
         errs.append(forbidden("spec.healthCheckNodePort", IMMUTABLE))
     validate_service(new, errs)
 
 
-def _needs_health_check(spec: dict[str, Any]) -> bool:
+def needs_health_check(spec: dict[str, Any]) -> bool:
+    """Upstream needsHCNodePort: a LoadBalancer with the Local external policy."""
     return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
 
 
