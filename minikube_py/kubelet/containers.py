@@ -7,6 +7,10 @@ CrashLoopBackOff back-off (kubelet.go backOff: 10 s doubling to MaxContainerBack
 keyed per container), and convertToAPIContainerStatuses (v1.20 field shapes: state,
 lastState, ready, restartCount, image, imageID, containerID, started).
 
+Readiness (prober/prober_manager.go UpdatePodStatus): an app container is ready while running
+once its readiness probe has passed (`probe_ready`; no probe: at once); an init container
+(not a restartable one) is ready once it terminated with 0.
+
 Restart counting follows upstream: every run is a new container instance numbered by
 `restartCount`; a dead instance's terminated state becomes `lastState` once the container is
 back-off-waiting or running again. The first exit restarts at once; each exit after that waits
@@ -21,6 +25,7 @@ from typing import Any
 
 from ..api import meta
 from .command import Behaviour
+from .logs import ContainerLog
 
 Obj = dict[str, Any]
 
@@ -111,10 +116,30 @@ class Container:
     dead_span: tuple[float, float] | None = None
     #: the pending simulated step (a pool Step), if any
     step: Any = field(default=None, repr=False)
+    #: the command the simulated shell runs (process.py), None: `behaviour` decides
+    argv: tuple[str, ...] | None = None
+    #: the running instance's process.Process, when the shell runs it
+    process: Any = field(default=None, repr=False)
+    #: what the current / dead / previous instance wrote (None: a server's generated log)
+    log: ContainerLog | None = field(default=None, repr=False)
+    dead_log: ContainerLog | None = field(default=None, repr=False)
+    previous_log: ContainerLog | None = field(default=None, repr=False)
+    #: the readiness probe has passed for this instance (True: no probe)
+    probe_ready: bool = True
+    #: the termination message of the latest exit
+    term_message: str = ""
+    #: the container's spec (hooks, probes, terminationMessagePath, volumeMounts)
+    spec: Obj = field(default_factory=dict, repr=False)
+    #: the pending readiness probe, the running lifecycle hook (a Process) or its sleep
+    probe_step: Any = field(default=None, repr=False)
+    hook: Any = field(default=None, repr=False)
+    hook_step: Any = field(default=None, repr=False)
 
     @property
     def ready(self) -> bool:
-        return self.state == RUNNING
+        if self.init:
+            return self.succeeded
+        return self.state == RUNNING and self.probe_ready
 
     @property
     def succeeded(self) -> bool:
@@ -126,32 +151,46 @@ class Container:
             self.restart_count += 1
         if self.dead is not None:
             self.last_terminated, self.previous_span = self.dead, self.dead_span
+            self.previous_log = self.dead_log
         self.state, self.reason, self.message = RUNNING, "", ""
         self.started_at = now
         self.ever_ran = True
+        self.term_message = ""
+        self.log = ContainerLog() if self.argv is not None else None
         self.container_id = "containerd://" + hashlib.sha256(
             f"{uid}/{self.name}/{self.restart_count}".encode()).hexdigest()
 
-    def finish(self, now: float, exit_code: int, reason: str | None = None) -> None:
+    def finish(self, now: float, exit_code: int, reason: str | None = None,
+               message: str = "") -> None:
         """The instance exited (or was killed)."""
+        if self.process is not None:
+            self.process.stop()
+            self.process = None
         self.state = TERMINATED
         self.exit_code = exit_code
         self.reason = reason or ("Completed" if exit_code == 0 else "Error")
+        self.term_message = message
         self.finished_at = now
         self.exits += 1
         self.dead = self.terminated_state()
         self.dead_span = (self.started_at, now)
+        self.dead_log = self.log
+        if self.log is not None:
+            self.log.notify()  # a follower ends now
 
     def back_off(self, delay: float, pod_ref: str) -> None:
         """Waiting in CrashLoopBackOff; the dead instance becomes lastState."""
         self.last_terminated, self.previous_span = self.dead, self.dead_span
+        self.previous_log = self.dead_log
         self.state, self.reason = WAITING, CRASH_LOOP_BACK_OFF
         self.message = (f"back-off {go_duration(delay)} restarting failed "
                         f"container={self.name} pod={pod_ref}")
 
     def terminated_state(self) -> Obj:
-        return {"exitCode": self.exit_code, "reason": self.reason,
-                "startedAt": meta.rfc3339(self.started_at),
+        out: Obj = {"exitCode": self.exit_code, "reason": self.reason}
+        if self.term_message:
+            out["message"] = self.term_message
+        return {**out, "startedAt": meta.rfc3339(self.started_at),
                 "finishedAt": meta.rfc3339(self.finished_at),
                 "containerID": self.container_id}
 

@@ -1,9 +1,11 @@
 """One simulated node: it registers its Node, posts heartbeats, and writes its pods' status.
 
 Kubernetes piece: pkg/kubelet/kubelet.go's Kubelet as the API sees it — registerWithAPIServer
-(POST the Node; on AlreadyExists take the existing one over; register again if it vanished),
+(POST the Node; on AlreadyExists take the existing one over),
 updateNodeStatus every --node-status-update-frequency (v1.20 PATCHes nodes/{name}/status with
-a strategic merge patch of the conditions), and pkg/kubelet/status's manager (syncPod: write the
+a strategic merge patch of the conditions; registration happens once per kubelet run, so a
+Node deleted later stays deleted — its heartbeats fail with NotFound — until the kubelet
+restarts, which `start_node` stands for), and pkg/kubelet/status's manager (syncPod: write the
 pod's status when it differs from the API server's, then, for a pod whose containers are gone
 after a graceful deletion, DELETE it with grace 0 and a uid precondition).
 
@@ -25,6 +27,8 @@ from ..client.cache import strip_managed_fields
 from ..client.record import EventRecorder
 from ..client.resources import NODES, PODS
 from .config import KubeletConfig
+from .containers import Container
+from .environment import load_sandbox
 from .ipam import PodIPAllocator
 from .node_status import (
     heartbeat_patch,
@@ -33,7 +37,8 @@ from .node_status import (
     take_over,
     transitions,
 )
-from .pod_status import generate
+from .pod_status import PodRecord, generate
+from .shell import Sandbox
 from .podworker import PodWorkers, rv_of
 from .timers import Timers
 from .volumes import VolumeReader
@@ -58,9 +63,11 @@ class Kubelet:
         self.timers = Timers()
         self.workers = PodWorkers(self._node_object(), config, host_ip=pool.node_ip,
                                   pod_cidr=pod_cidr, timers=self.timers, hooks=self,
-                                  volumes=VolumeReader(pool.client))
+                                  volumes=VolumeReader(pool.client), sandboxes=self.sandbox)
         self.recorder = EventRecorder(pool.client, "kubelet", name)
         self.registered = False
+        #: the Node was deleted after registration: heartbeats fail until a restart
+        self.node_deleted = False
         self.running = True
         self.conditions: list[Obj] = []  # as last posted
         self.last_heartbeat = ""
@@ -93,6 +100,15 @@ class Kubelet:
                                 "resourceVersion": md.get("resourceVersion", "")}}
             self.pool.emit(self.recorder, ref, event_type, reason, message)
 
+    async def sandbox(self, record: PodRecord, container: Container) -> Sandbox:
+        """What a container's command sees (env, files), read through the API server."""
+        config = self.config
+        return await load_sandbox(
+            self.pool.client, record.pod, container.spec, pod_ip=record.ip or "",
+            host_ip=self.pool.node_ip,
+            allocatable={"cpu": config.cpu, "memory": config.memory,
+                         "ephemeral-storage": config.ephemeral_storage})
+
     def _node_event(self, reason: str, message: str) -> None:
         if self.config.record_events:
             ref = {"kind": "Node", "apiVersion": "v1",
@@ -115,10 +131,14 @@ class Kubelet:
         except StatusError as exc:
             if exc.code != 404:
                 raise
-            log.info("node was deleted, registering again", node=self.name)
-            self.registered = False
-            await self.register()
+            # registerWithAPIServer ran once; updateNodeStatus now fails with NotFound
+            if not self.node_deleted:
+                log.warning("node was deleted; it is registered again when its kubelet "
+                            "restarts (minikube-py node stop/start)", node=self.name)
+            self.node_deleted = True
+            self.ready_event.clear()
             return
+        self.node_deleted = False
         self._posted(node, patch["status"]["conditions"], now)
 
     def _posted(self, node: Obj, conditions: list[Obj], now: str) -> None:
@@ -156,6 +176,7 @@ class Kubelet:
         for reason in transitions(previous):
             self._node_event(reason, f"Node {self.name} status is now: {reason}")
         self.registered = True
+        self.node_deleted = False
         self._posted(node, conditions, now)
         self._mark_ready()
         log.debug("node registered", node=self.name)
@@ -273,6 +294,7 @@ class Kubelet:
         records = self.workers.records
         return {"name": self.name, "state": "running" if self.running else "stopped",
                 "registered": self.registered, "ready": self.ready,
+                "nodeDeleted": self.node_deleted,
                 "podCIDR": self.pod_cidr, "pods": len(records),
                 "activePods": len(self.workers.info.pods),
                 "lastHeartbeatTime": self.last_heartbeat or None,

@@ -1,22 +1,33 @@
-"""Container logs: deterministic synthetic lines, served on the kubelet port.
+"""Container logs: what a container's command wrote, or a server's synthetic lines, served on
+the kubelet port.
 
 Kubernetes v1.0 piece: pkg/kubelet/server.go's `/containerLogs/{namespace}/{pod}/{container}`
 handler (query `follow`, `tailLines`, `timestamps`, `previous`, `limitBytes`, `sinceSeconds`),
-which the API server proxies for `pods/{name}/log` (pkg/registry/pod/etcd LogREST). No
-container runs, so the log is generated: the same pod and container always produce the same
-lines, one per `interval` seconds since the container instance started, so `kubectl logs` is
-testable and `-f` streams. A restarted container starts a new log (its instance started later);
-`previous` shows the instance before. A finished instance's log stops at its finish time, and a
-followed log ends when its instance ends. One server answers for every simulated node. A
-follower that leaves is normal (Ctrl-C on `kubectl logs -f`): one debug line.
+which the API server proxies for `pods/{name}/log` (pkg/registry/pod/etcd LogREST), and the
+runtime's CRI log file (one timestamped entry per line, stdout and stderr interleaved as
+written; a line without its newline is a partial entry).
+
+Two kinds of log:
+- a command the simulated shell runs (process.py) writes a `ContainerLog`: its output, each
+  line stamped with the time it was written, bounded at `MAX_LOG_BYTES` (the oldest lines go
+  first, as a rotated log loses them);
+- a server (nginx, no command: nothing the shell can run) gets generated lines: the same pod
+  and container always produce the same lines, one per `interval` seconds since the container
+  instance started, so `kubectl logs` is testable and `-f` streams, at no memory cost.
+
+A restarted container starts a new log (its instance started later); `previous` shows the
+instance before. A finished instance's log stops at its finish time, and a followed log ends
+when its instance ends. One server answers for every simulated node. A follower that leaves is
+normal (Ctrl-C on `kubectl logs -f`): one debug line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from datetime import datetime, timezone
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import structlog
 from aiohttp import web
@@ -27,11 +38,87 @@ log = structlog.get_logger(component="kubelet")
 
 LINES_AT_START = 3
 DEFAULT_INTERVAL = 1.0
+MAX_LOG_BYTES = 1 << 20         # per container instance (upstream rotates at 10 MiB)
+#: FallbackToLogsOnError: upstream's MaxContainerTerminationMessageLogLines / ...LogLength
+FALLBACK_LINES = 80
+FALLBACK_BYTES = 2048
 
-#: (started, finished or None while running), epoch seconds, of one container instance
-LogSpan = tuple[float, "float | None"]
+
+class ContainerLog:
+    """What one container instance wrote: (time, fd, bytes) entries, one per line (the last
+    one partial when its newline has not come yet). `first` numbers the oldest entry kept, so
+    a follower can tell what it has already sent even after old entries were dropped."""
+
+    __slots__ = ("entries", "size", "first", "_changed")
+
+    def __init__(self) -> None:
+        self.entries: deque[tuple[float, int, bytes]] = deque()
+        self.size = 0
+        self.first = 0
+        self._changed: asyncio.Event | None = None
+
+    @property
+    def end(self) -> int:
+        """The number of the entry the next write makes."""
+        return self.first + len(self.entries)
+
+    def write(self, when: float, fd: int, data: bytes) -> None:
+        for line in data.splitlines(keepends=True):
+            self.entries.append((when, fd, line))
+            self.size += len(line)
+        while self.size > MAX_LOG_BYTES and self.entries:
+            self.size -= len(self.entries.popleft()[2])
+            self.first += 1
+        self.notify()
+
+    def notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+
+    async def wait(self, timeout: float) -> None:
+        """Until the next write (or `notify`), at most `timeout` seconds."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._changed.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+        self._changed.clear()
+
+    def select(self, tail: int | None, since: float | None) -> int:
+        """The number of the first entry to show for `tailLines` / a `sinceSeconds` cutoff."""
+        start = self.first if tail is None else max(self.first, self.end - tail)
+        if since is not None:
+            while start < self.end and self.entries[start - self.first][0] < since:
+                start += 1
+        return start
+
+    def render(self, start: int, timestamps: bool) -> bytes:
+        out = []
+        for when, _fd, line in list(self.entries)[max(0, start - self.first):]:
+            out.append(f"{_stamp(when)} ".encode() + line if timestamps else line)
+        return b"".join(out)
+
+    def tail_text(self, lines: int = FALLBACK_LINES, limit: int = FALLBACK_BYTES) -> str:
+        """The end of the log for a termination message (FallbackToLogsOnError)."""
+        return self.render(self.select(lines, None), False)[-limit:].decode(errors="replace")
+
+
+class LogSpan(NamedTuple):
+    """One container instance: started, finished (None while running), epoch seconds, and
+    what it wrote (None: a server, whose lines are generated)."""
+
+    started: float
+    finished: float | None
+    recorded: ContainerLog | None = None
+
+
 #: (namespace, pod, container, previous) -> the instance's span, None if there is none
-LogSource = Callable[[str, str, str, bool], "LogSpan | None"]
+LogSource = Callable[[str, str, str, bool], "tuple | LogSpan | None"]
+
+
+def _stamp(when: float) -> str:
+    return datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def log_line(namespace: str, pod: str, container: str, n: int) -> str:
@@ -60,9 +147,7 @@ def render(namespace: str, pod: str, container: str, start: int, stop: int, star
     for n in range(start, stop):
         line = log_line(namespace, pod, container, n)
         if timestamps:
-            stamp = datetime.fromtimestamp(line_time(started, n, interval),
-                                           timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-            line = f"{stamp} {line}"
+            line = f"{_stamp(line_time(started, n, interval))} {line}"
         out.append(line + "\n")
     return "".join(out).encode()
 
@@ -112,16 +197,21 @@ class LogServer:
                                               f'pod "{pod}" not found')
             raise web.HTTPNotFound(text=f'container "{container}" in pod "{pod}" is not known '
                                         f"to this kubelet")
-        started, finished = span
+        started, finished, recorded = LogSpan(*span)
         tail = _int_query(query, "tailLines")
         limit = _int_query(query, "limitBytes")
         since = _int_query(query, "sinceSeconds")
         timestamps = parse_bool(query.get("timestamps"))
         follow = parse_bool(query.get("follow")) and not previous
-        end = finished if finished is not None else self.clock()
-        total = lines_until(started, end, self.interval)
-        first = self._first_line(started, total, tail, since)
-        body = render(ns, pod, container, first, total, started, self.interval, timestamps)
+        if recorded is not None:
+            sent = recorded.end
+            body = recorded.render(recorded.select(
+                tail, None if since is None else self.clock() - since), timestamps)
+        else:
+            end = finished if finished is not None else self.clock()
+            sent = lines_until(started, end, self.interval)
+            first = self._first_line(started, sent, tail, since)
+            body = render(ns, pod, container, first, sent, started, self.interval, timestamps)
         if limit is not None:
             body = body[:limit]
         if not follow or finished is not None or (limit is not None and len(body) >= limit):
@@ -130,7 +220,7 @@ class LogServer:
         await response.prepare(request)
         try:
             await response.write(body)
-            await self._follow(response, ns, pod, container, started, total, len(body), limit,
+            await self._follow(response, ns, pod, container, started, sent, len(body), limit,
                                timestamps)
         except ConnectionError as exc:
             # the reader left (`kubectl logs -f` stopped, so the API server dropped its
@@ -142,21 +232,32 @@ class LogServer:
     async def _follow(self, response: web.StreamResponse, ns: str, pod: str, container: str,
                       started: float, sent: int, sent_bytes: int, limit: int | None,
                       timestamps: bool) -> None:
-        """One more line per interval until the instance ends (or `limit` bytes are out)."""
+        """What comes next, until the instance ends (or `limit` bytes are out): a recorded
+        log as soon as it is written, generated lines one per interval."""
         while True:
-            await asyncio.sleep(self.interval)
+            now_span = self.source(ns, pod, container, False)
+            recorded = LogSpan(*now_span).recorded if now_span is not None else None
+            if recorded is not None:
+                await recorded.wait(self.interval)
+            else:
+                await asyncio.sleep(self.interval)
             now_span = self.source(ns, pod, container, False)
             if now_span is None or now_span[0] != started:
                 return  # gone or restarted: end the stream like the kubelet
-            end = now_span[1] if now_span[1] is not None else self.clock()
-            now_total = lines_until(started, end, self.interval)
-            if now_total > sent:
+            _, finished, recorded = LogSpan(*now_span)
+            if recorded is not None:
+                chunk = recorded.render(max(sent, recorded.first), timestamps)
+                now_total = recorded.end
+            else:
+                end = finished if finished is not None else self.clock()
+                now_total = lines_until(started, end, self.interval)
                 chunk = render(ns, pod, container, sent, now_total, started, self.interval,
-                               timestamps)
+                               timestamps) if now_total > sent else b""
+            if chunk:
                 if limit is not None:
                     chunk = chunk[:limit - sent_bytes]
                 await response.write(chunk)
                 sent_bytes += len(chunk)
-                sent = now_total
-            if now_span[1] is not None or (limit is not None and sent_bytes >= limit):
+            sent = now_total
+            if finished is not None or (limit is not None and sent_bytes >= limit):
                 return

@@ -46,6 +46,7 @@ class PodRecord:
     killed: bool = False             # containers stopped for deletion: DELETE when written
     step: Any = field(default=None, repr=False)      # pod-level pending step
     deadline: Any = field(default=None, repr=False)  # activeDeadlineSeconds step
+    deadline_seconds: int | None = None  # the activeDeadlineSeconds it was armed for
 
     @property
     def restart_policy(self) -> str:
@@ -63,8 +64,12 @@ class PodRecord:
 
 
 def phase(record: PodRecord) -> str:
-    """getPhase over the simulated containers."""
-    if record.rejection is not None or record.failure is not None:
+    """getPhase over the simulated containers. A pod failed by the kubelet (deadline) turns
+    Failed once its containers have stopped (1.27+: no terminal phase while any runs)."""
+    if record.rejection is not None:
+        return "Failed"
+    if record.failure is not None and not any(c.state == RUNNING
+                                              for c in record.init + record.app):
         return "Failed"
     policy = record.restart_policy
     for c in record.init:

@@ -235,6 +235,38 @@ def _value_from(pod: Obj, container: Obj, source: Obj, configmaps: Objects, secr
 
 
 # -- files --------------------------------------------------------------------------------
+def subpath(mount: Obj, env: Mapping[str, str]) -> str:
+    """makeMounts: the mount's `subPath`, or its `subPathExpr` with `$(VAR)` expanded from the
+    container's env. Raises ValueError with upstream's message when the result is absolute
+    or climbs out of the volume with `..` (the container then fails with
+    CreateContainerConfigError)."""
+    sub = str(mount.get("subPath") or "")
+    if mount.get("subPathExpr"):
+        sub = expand(str(mount["subPathExpr"]), env)
+    if sub.startswith("/"):
+        raise ValueError(f"error SubPath `{sub}` must not be an absolute path")
+    if ".." in sub.split("/"):
+        raise ValueError(f"unable to provision SubPath `{sub}`: must not contain '..'")
+    return sub
+
+
+def config_error(pod: Obj, container: Obj) -> str | None:
+    """Why the runtime cannot be given this container's config (upstream's
+    generateContainerConfig errors that the spec alone decides): a bad subPath(Expr). The env
+    used is the spec's own (values, fieldRefs); variables from ConfigMaps and Secrets are not
+    known here and expand to nothing."""
+    if not any((m or {}).get("subPathExpr") or (m or {}).get("subPath")
+               for m in container.get("volumeMounts") or ()):
+        return None
+    env = container_env(pod, container, configmaps={}, secrets={}, services=[])
+    for mount in container.get("volumeMounts") or ():
+        try:
+            subpath(mount or {}, env)
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
 def _keyed(data: dict[str, bytes], items: list[Obj] | None) -> dict[str, bytes]:
     if not items:
         return dict(data)
@@ -274,9 +306,10 @@ def volume_contents(pod: Obj, volume: Obj, configmaps: Objects, secrets: Objects
 
 
 def mounted_files(pod: Obj, container: Obj, configmaps: Objects, secrets: Objects,
-                  pod_ip: str = "") -> tuple[dict[str, bytes], set[str]]:
+                  pod_ip: str = "", env: Mapping[str, str] | None = None
+                  ) -> tuple[dict[str, bytes], set[str]]:
     """(absolute path -> bytes, mount directories) for the container's volumeMounts;
-    `subPath` mounts one key as a file at mountPath."""
+    `subPath` (or `subPathExpr` expanded from `env`) mounts one key as a file at mountPath."""
     volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or []}
     files: dict[str, bytes] = {}
     dirs: set[str] = set()
@@ -286,7 +319,10 @@ def mounted_files(pod: Obj, container: Obj, configmaps: Objects, secrets: Object
         if volume is None or not path.startswith("/"):
             continue
         contents = volume_contents(pod, volume, configmaps, secrets, pod_ip) or {}
-        sub = (mount.get("subPath") or "").strip("/")
+        try:
+            sub = subpath(mount, env or {}).strip("/")
+        except ValueError:
+            continue  # the container cannot start with it (config_error)
         if sub:
             if sub in contents:
                 files[path] = contents[sub]
@@ -312,7 +348,7 @@ def build(pod: Obj, container: Obj, *, configmaps: Objects, secrets: Objects,
     env = container_env(pod, container, configmaps=configmaps, secrets=secrets,
                         services=services, pod_ip=pod_ip, host_ip=host_ip,
                         allocatable=allocatable, tty=tty)
-    files, dirs = mounted_files(pod, container, configmaps, secrets, pod_ip)
+    files, dirs = mounted_files(pod, container, configmaps, secrets, pod_ip, env)
     base = {
         "/etc/hostname": f"{name}\n".encode(),
         "/etc/hosts": (f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"

@@ -1,51 +1,66 @@
-"""The completion grammar: what a simulated container does, from its command and annotations."""
+"""What a simulated container runs: the exit annotations, and which commands the shell runs."""
 
 from __future__ import annotations
 
 import pytest
 
-from minikube_py.kubelet.command import FOREVER, Behaviour, behaviour, parse_seconds
+from minikube_py.kubelet.command import FOREVER, Behaviour, annotation_behaviour, parse_seconds
+from minikube_py.kubelet.process import SERVER, Plan, plan, term_policy, understood
 
 
 @pytest.mark.parametrize(("container", "expected"), [
-    ({"image": "nginx"}, FOREVER),
-    ({"command": ["nginx", "-g", "daemon off;"]}, FOREVER),
-    ({"command": ["sleep", "5"]}, Behaviour(5.0, 0)),
-    ({"command": ["/bin/sleep"], "args": ["1.5"]}, Behaviour(1.5, 0)),
-    ({"args": ["sleep", "2m"]}, Behaviour(120.0, 0)),
-    ({"command": ["sleep", "infinity"]}, FOREVER),
-    ({"command": ["true"]}, Behaviour(0.0, 0)),
-    ({"command": ["false"]}, Behaviour(0.0, 1)),
-    ({"command": ["exit", "1"]}, Behaviour(0.0, 1)),
-    ({"command": ["echo", "hello"]}, Behaviour(0.0, 0)),
-    ({"command": ["sh", "-c", "exit 1"]}, Behaviour(0.0, 1)),
-    ({"command": ["/bin/sh", "-c"], "args": ["sleep 2; exit 3"]}, Behaviour(2.0, 3)),
-    ({"command": ["bash", "-c", "echo hi && sleep 1 && sleep 0.5"]}, Behaviour(1.5, 0)),
-    ({"command": ["sh", "-c", "sleep 1; false"]}, Behaviour(1.0, 1)),
-    ({"command": ["sh", "-c", "exit 0; sleep 10"]}, Behaviour(0.0, 0)),
-    ({"command": ["sh", "-c", "sleep 1; sleep infinity"]}, FOREVER),
-    ({"command": ["sh", "-c", "while true; do sleep 1; done"]}, FOREVER),
-    ({"command": ["sh", "-c", "python app.py"]}, FOREVER),
-    ({"command": ["sleep", "soon"]}, FOREVER),
+    ({"image": "nginx"}, SERVER),
+    ({"command": ["nginx", "-g", "daemon off;"]}, SERVER),
+    ({"command": ["python", "app.py"]}, SERVER),
+    ({"command": ["sh", "-c", "python app.py"]}, SERVER),
+    ({"command": ["sh", "-c", "echo start; exec nginx"]}, SERVER),
+    ({"command": ["sh", "/scripts/run.sh"]}, SERVER),
+    ({"command": ["sleep", "5"]}, Plan(Behaviour(None, 0), ("sleep", "5"))),
+    ({"command": ["/bin/sleep"], "args": ["1.5"]}, Plan(Behaviour(None, 0), ("/bin/sleep", "1.5"))),
+    ({"args": ["echo", "hi"]}, Plan(Behaviour(None, 0), ("echo", "hi"))),
+    ({"command": ["cat", "/etc/config/key"]}, Plan(Behaviour(None, 0), ("cat", "/etc/config/key"))),
+    ({"command": ["env"]}, Plan(Behaviour(None, 0), ("env",))),
+    ({"command": ["sh", "-c"], "args": ["X=1 echo $X; exit 3"]},
+     Plan(Behaviour(None, 0), ("sh", "-c", "X=1 echo $X; exit 3"))),
 ])
-def test_command_grammar(container: dict, expected: Behaviour) -> None:
-    assert behaviour(container) == expected
+def test_plan(container: dict, expected: Plan) -> None:
+    assert plan(container) == expected
 
 
 def test_annotations_win_for_app_containers_only() -> None:
     annotations = {"minikube-py.io/exit-after": "5s", "minikube-py.io/exit-code": "1"}
-    assert behaviour({"command": ["sleep", "100"]}, annotations) == Behaviour(5.0, 1)
-    assert behaviour({}, {"minikube-py.io/exit-code": "2"}) == Behaviour(0.0, 2)
-    assert behaviour({}, {"minikube-py.io/exit-after": "250ms"}) == Behaviour(0.25, 0)
-    assert behaviour({"command": ["sleep", "3"]}, annotations, init=True) == Behaviour(3.0, 0)
+    assert plan({"command": ["sleep", "100"]}, annotations) == Plan(Behaviour(5.0, 1))
+    assert plan({}, {"minikube-py.io/exit-code": "2"}) == Plan(Behaviour(0.0, 2))
+    assert plan({}, {"minikube-py.io/exit-after": "250ms"}) == Plan(Behaviour(0.25, 0))
+    assert plan({"command": ["sleep", "3"]}, annotations, init=True).argv == ("sleep", "3")
+    assert annotation_behaviour({"minikube-py.io/exit-after": "infinity"}) == FOREVER
     # a malformed annotation is ignored, like an unknown one
-    assert behaviour({"command": ["true"]}, {"minikube-py.io/exit-after": "soon"}) == \
-        Behaviour(0.0, 0)
+    assert plan({"command": ["true"]}, {"minikube-py.io/exit-after": "soon"}).argv == ("true",)
 
 
 def test_init_containers_that_are_not_understood_complete_at_once() -> None:
-    assert behaviour({"image": "busybox"}, init=True) == Behaviour(0.0, 0)
-    assert behaviour({"command": ["false"]}, init=True) == Behaviour(0.0, 1)
+    assert plan({"image": "busybox"}, init=True) == Plan(Behaviour(0.0, 0))
+    assert plan({"command": ["myapp", "migrate"]}, init=True) == Plan(Behaviour(0.0, 0))
+
+
+@pytest.mark.parametrize(("argv", "known"), [
+    ([], False), (["nginx"], False), (["sh"], True), (["sh", "-c", "echo hi"], True),
+    (["bash", "-ec", "sleep 1 && echo done"], True), (["sh", "-c"], False),
+    (["sh", "-c", "echo 'unterminated"], False),
+])
+def test_understood(argv: list[str], known: bool) -> None:
+    assert understood(argv) is known
+
+
+@pytest.mark.parametrize(("argv", "policy"), [
+    (["sleep", "3600"], (True, None)),                       # PID 1 without a handler
+    (["sh", "-c", "sleep 3600"], (False, None)),              # a shell dies on TERM
+    (["sh", "-c", "trap '' TERM; sleep 3600"], (True, None)),
+    (["sh", "-c", "trap 'echo bye; exit 0' TERM; sleep 3600"], (False, "echo bye; exit 0")),
+    (["sh", "-c", 'trap "exit 3" SIGTERM; sleep 9'], (False, "exit 3")),
+])
+def test_term_policy(argv: list[str], policy: tuple) -> None:
+    assert term_policy(argv) == policy
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
