@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import spdy
+from ..httpstream import spdy
 from .http_sim import HTTPConnection
 
 #: port -> a connection to it, or the error text when nothing listens there
@@ -35,32 +35,28 @@ class _Pair:
 @dataclass
 class PortForwardSession:
     connect: Connector
-    reader: spdy.FrameReader = field(default_factory=spdy.FrameReader)
-    codec: spdy.HeaderCodec = field(default_factory=spdy.HeaderCodec)
+    spdy: spdy.Session = field(default_factory=spdy.Session)
     pairs: dict[str, _Pair] = field(default_factory=dict)
     streams: dict[int, str] = field(default_factory=dict)  # stream id -> request id
     closed: bool = False
 
     def receive(self, data: bytes) -> bytes:
         """Feed bytes from kubectl; raises spdy.ProtocolError on garbage."""
-        out = bytearray()
-        for frame in self.reader.feed(data):
-            if isinstance(frame, spdy.DataFrame):
-                out += self._data(frame)
-            elif frame.type == spdy.SYN_STREAM:
-                out += self._syn_stream(spdy.read_syn_stream(frame, self.codec))
-            elif frame.type == spdy.PING:
-                out += spdy.ping(frame.payload)
-            elif frame.type == spdy.RST_STREAM:
-                self._forget(spdy.stream_of(frame))
-            elif frame.type == spdy.HEADERS:
-                self.codec.decode(frame.payload[4:])  # keeps the zlib stream in step
-            elif frame.type == spdy.GOAWAY:
+        out, events = self.spdy.receive(data)
+        answer = bytearray(out)
+        for event in events:
+            if isinstance(event, spdy.DataFrame):
+                answer += self._data(event)
+            elif isinstance(event, spdy.SynStream):
+                answer += self._syn_stream(event)
+            elif isinstance(event, spdy.Reset):
+                self._forget(event.stream_id)
+            else:  # GoAway
                 self.closed = True
-        return bytes(out)
+        return bytes(answer)
 
     def _syn_stream(self, syn: spdy.SynStream) -> bytes:
-        out = spdy.syn_reply(syn.stream_id, self.codec)
+        out = self.spdy.reply(syn.stream_id)
         request = syn.headers.get("requestid", str(syn.stream_id))
         kind = syn.headers.get("streamtype", "")
         pair = self.pairs.setdefault(request, _Pair())

@@ -2,8 +2,9 @@
 
 Kubernetes piece: pkg/kubelet/server/server.go `/exec/{podNamespace}/{podID}/{containerName}`,
 `/attach/...` and `/portForward/{podNamespace}/{podID}` (served through
-pkg/kubelet/cri/streaming: remotecommand's WebSocket channel protocols v1..v5 and the SPDY
-port-forward), which the API server proxies for `pods/{name}/exec|attach|portforward` — plus
+pkg/kubelet/cri/streaming: remotecommand over a WebSocket (channel protocols v1..v5) or over
+SPDY/3.1 (remotecommand.py), port-forward over SPDY/3.1 — raw, or tunnelled in a WebSocket by
+kubectl 1.31+ — or the WebSocket channel protocol), which the API server proxies for `pods/{name}/exec|attach|portforward` — plus
 `/podProxy/{ns}/{pod}/{port}/{path}`, which stands in for the pod IP the API server would dial
 for `pods/{name}/proxy` (simulated pods have no reachable IP).
 
@@ -15,32 +16,35 @@ a shell, an interactive shell); port-forward and podProxy reach the simulated HT
 
 Validation happens before the upgrade, so errors are plain HTTP answers the API server turns
 into Status objects: an unknown pod is 404 `pod does not exist`, a container that is not
-running 400 `container not found ("web")`. A request without `Upgrade: websocket` that would
-otherwise be accepted gets `426 Upgrade Required` (the API server's pre-flight check).
+running 400 `container not found ("web")`, exec options asking for no stream 400 `you must
+specify at least 1 of stdin, stdout, stderr`. A request without an upgrade (`websocket` or
+`SPDY/3.1`) that would otherwise be accepted gets `426 Upgrade Required` (the API server's
+pre-flight check).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import math
 import time
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import structlog
 from aiohttp import WSMsgType, web
 
 from ..api.errors import StatusError
-from ..api.params import parse_bool
 from ..client.resources import CONFIGMAPS, SECRETS, SERVICES
-from . import http_sim, sandbox as sandboxes
+from ..httpstream import upgrade, wsstream
+from ..httpstream.spdy import ProtocolError
+from ..httpstream.wsstream import CLOSE, RESIZE, STDERR, STDIN, STDOUT, ChannelProtocol
+from . import http_sim
+from . import sandbox as sandboxes
 from .command import SHELLS
 from .containers import RUNNING
 from .logs import lines_until, render
 from .portforward import PortForwardSession
+from .remotecommand import SPDY_PROTOCOLS, Options, SpdyStreams, WebSocketStreams
 from .shell import LineDiscipline, Program, Read, Shell, Sleep, Write
-from .spdy import ProtocolError
 
 if TYPE_CHECKING:
     from .kubelet import Kubelet
@@ -50,14 +54,11 @@ if TYPE_CHECKING:
 log = structlog.get_logger(component="kubelet")
 Obj = dict[str, Any]
 
-STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
-#: remotecommand subprotocols, most preferred first; base64 ones carry text frames
-EXEC_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v4.base64.channel.k8s.io",
-                  "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io",
-                  "base64.channel.k8s.io")
+#: the port-forward SPDY session tunnelled in a WebSocket (kubectl 1.31+, KEP-4006)
 PORTFORWARD_TUNNEL = "SPDY/3.1+portforward.k8s.io"
-PORTFORWARD_PROTOCOLS = (PORTFORWARD_TUNNEL, "v4.channel.k8s.io", "portforward.k8s.io",
-                         "v4.base64.channel.k8s.io", "channel.k8s.io", "base64.channel.k8s.io")
+PORTFORWARD_WS_PROTOCOLS = {PORTFORWARD_TUNNEL, *wsstream.PORTFORWARD}
+#: port-forward over a plain SPDY upgrade (kubectl <= 1.30)
+PORTFORWARD_SPDY = "portforward.k8s.io"
 
 
 def _text(status: int, message: str) -> web.Response:
@@ -66,60 +67,6 @@ def _text(status: int, message: str) -> web.Response:
 
 def is_websocket(request: web.Request) -> bool:
     return request.headers.get("Upgrade", "").lower() == "websocket"
-
-
-def choose_protocol(header: str, supported: tuple[str, ...]) -> str | None:
-    """The first protocol the client offers that we speak; `channel.k8s.io` when it offers
-    none (the legacy default); None when it offers only ones we do not speak."""
-    offered = [p.strip() for p in header.split(",") if p.strip()]
-    if not offered:
-        return "channel.k8s.io" if "channel.k8s.io" in supported else None
-    return next((p for p in offered if p in supported), None)
-
-
-class Channels:
-    """The channel framing of one remotecommand/port-forward WebSocket: a channel byte before
-    each binary message, or an ASCII digit before base64 text for `base64.*` protocols."""
-
-    def __init__(self, ws: web.WebSocketResponse, protocol: str) -> None:
-        self.ws = ws
-        self.protocol = protocol
-        self.base64 = "base64" in protocol
-        self.version = int(protocol[1]) if protocol.startswith("v") else 1
-
-    async def send(self, channel: int, data: bytes) -> None:
-        if self.ws.closed:
-            return
-        if self.base64:
-            await self.ws.send_str(str(channel) + base64.b64encode(data).decode())
-        else:
-            await self.ws.send_bytes(bytes([channel]) + data)
-
-    def decode(self, msg: Any) -> tuple[int, bytes] | None:
-        if msg.type == WSMsgType.BINARY and not self.base64 and msg.data:
-            return msg.data[0], msg.data[1:]
-        if msg.type == WSMsgType.TEXT and self.base64 and msg.data:
-            try:
-                return int(msg.data[0]), base64.b64decode(msg.data[1:])
-            except ValueError:
-                return None
-        return None
-
-    async def status(self, code: int, argv: list[str]) -> None:
-        """The outcome on the error channel: a v1 Status (v4+), else the message only."""
-        if code == 0:
-            if self.version >= 4:
-                await self.send(ERROR, orjson.dumps({"metadata": {}, "status": "Success"}))
-            return
-        message = (f"command terminated with non-zero exit code: error executing command "
-                   f"[{' '.join(argv)}], exit code {code}")
-        if self.version < 4:
-            await self.send(ERROR, message.encode())
-            return
-        await self.send(ERROR, orjson.dumps({
-            "metadata": {}, "status": "Failure", "message": message,
-            "reason": "NonZeroExitCode",
-            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}))
 
 
 class Stdin:
@@ -205,19 +152,36 @@ class StreamingServer:
             raise web.HTTPBadRequest(text=f'container not found ("{name}")')
         return spec
 
-    async def _upgrade(self, request: web.Request, supported: tuple[str, ...]
-                       ) -> web.WebSocketResponse:
-        if not is_websocket(request):
-            raise web.HTTPUpgradeRequired(text="Upgrade request required")
+    async def _websocket(self, request: web.Request, supported: set[str] | dict
+                         ) -> web.WebSocketResponse:
+        """Accept the WebSocket with the first protocol the client offers that we speak."""
         offered = request.headers.get("Sec-WebSocket-Protocol", "")
-        protocol = choose_protocol(offered, supported)
+        protocol = wsstream.choose(offered, supported)
         if protocol is None:
             raise web.HTTPBadRequest(text=f"requested protocol(s) are not supported: "
                                           f"[{offered}]; supported protocols are "
-                                          f"[{', '.join(supported)}]")
-        ws = web.WebSocketResponse(protocols=(protocol,), max_msg_size=16 << 20)
+                                          f"[{', '.join(p for p in supported if p)}]")
+        ws = web.WebSocketResponse(protocols=(protocol,) if protocol else (),
+                                   max_msg_size=16 << 20)
         await ws.prepare(request)
         return ws
+
+    @staticmethod
+    async def _spdy(request: web.Request, supported: dict[str, int] | set[str]
+                    ) -> tuple[upgrade.Upgraded, str]:
+        """httpstream.Handshake then the SPDY upgrade: the first protocol in the client's
+        X-Stream-Protocol-Version list that we speak (403 listing ours when none)."""
+        offered = upgrade.client_protocols(request.headers.getall(upgrade.PROTOCOL_HEADER, []))
+        if not offered:
+            raise web.HTTPBadRequest(
+                text=f"unable to upgrade: {upgrade.PROTOCOL_HEADER} is required")
+        protocol = upgrade.negotiate(offered, supported)
+        if protocol is None:
+            raise web.HTTPForbidden(
+                headers={upgrade.ACCEPTED_HEADER: ", ".join(supported)},
+                text=f"unable to upgrade: unable to negotiate protocol: client supports "
+                     f"[{' '.join(offered)}], server accepts [{' '.join(supported)}]")
+        return await upgrade.accept(request, {upgrade.PROTOCOL_HEADER: protocol}), protocol
 
     async def _sandbox(self, kubelet: Kubelet, record: PodRecord, container: Obj,
                        tty: bool) -> sandboxes.Sandbox:
@@ -270,49 +234,63 @@ class StreamingServer:
 
     async def _session(self, request: web.Request, kubelet: Kubelet, record: PodRecord,
                        container: Obj, argv: list[str], *, attach: bool) -> web.StreamResponse:
-        query = request.query
-        tty = parse_bool(query.get("tty"))
-        ws = await self._upgrade(request, EXEC_PROTOCOLS)
-        channels = Channels(ws, ws.ws_protocol or "channel.k8s.io")
-        stdin = Stdin(parse_bool(query.get("stdin")), tty)
-        reader = asyncio.get_running_loop().create_task(self._read(channels, stdin))
+        options = Options.from_query(request.query)
+        problem = options.problem()
+        if problem:
+            raise web.HTTPBadRequest(text=problem)
+        streams: WebSocketStreams | SpdyStreams
+        if upgrade.is_spdy_request(request.headers):
+            conn, protocol = await self._spdy(request, SPDY_PROTOCOLS)
+            streams = SpdyStreams(conn, SPDY_PROTOCOLS[protocol], options)
+            response: web.StreamResponse = conn.response  # type: ignore[assignment]
+        elif is_websocket(request):
+            ws = await self._websocket(request, wsstream.REMOTECOMMAND)
+            protocol = ws.ws_protocol or ""
+            streams = WebSocketStreams(ws, wsstream.REMOTECOMMAND[protocol], options)
+            response = ws
+        else:
+            raise web.HTTPUpgradeRequired(text="Upgrade request required")
+        if not await streams.start():
+            return response
+        stdin = Stdin(options.stdin, options.tty)
+        reader = asyncio.get_running_loop().create_task(self._read(streams, stdin))
         code = 0
         try:
             if attach and not _interactive_shell(container, argv):
-                await self._follow_log(channels, record, container.get("name", ""), reader)
+                await self._follow_log(streams, record, container.get("name", ""), reader)
             else:
-                box = await self._sandbox(kubelet, record, container, tty)
-                shell = Shell(box, tty=tty)
+                box = await self._sandbox(kubelet, record, container, options.tty)
+                shell = Shell(box, tty=options.tty)
                 program = shell.interactive() if attach else shell.exec(argv)
                 log.info("exec", pod=record.key, container=container.get("name"),
-                         command=argv if not attach else "(attach)", tty=tty)
-                code = await self._drive(program, channels, stdin, reader, tty)
-            if not ws.closed:
-                await channels.status(code, argv)
+                         command=argv if not attach else "(attach)", tty=options.tty,
+                         protocol=protocol)
+                code = await self._drive(program, streams, stdin, reader, options.tty)
         finally:
             reader.cancel()
-            await ws.close()
-        return ws
+            await asyncio.gather(reader, return_exceptions=True)
+            await streams.finish(code, argv)
+        return response
 
-    async def _read(self, channels: Channels, stdin: Stdin) -> None:
-        """Client -> server frames until the socket closes."""
+    @staticmethod
+    async def _read(streams: WebSocketStreams | SpdyStreams, stdin: Stdin) -> None:
+        """Client -> server data until the connection ends: stdin (echoed by a tty), the v5 /
+        SPDY end of stdin, terminal resizes (a simulated terminal has no size to change)."""
         try:
-            async for msg in channels.ws:
-                decoded = channels.decode(msg)
-                if decoded is None:
-                    continue
-                channel, data = decoded
+            async for channel, data in streams.incoming():
                 if channel == STDIN:
                     echo = stdin.feed(data)
                     if echo:
-                        await channels.send(STDOUT, echo)
+                        await streams.send(STDOUT, echo)
                 elif channel == CLOSE and data[:1] == bytes([STDIN]):
-                    stdin.end()  # v5: the client closed its stdin
-                # RESIZE: a simulated terminal has no size to change
+                    stdin.end()
+                elif channel == RESIZE:
+                    log.debug("terminal resize", size=data[:200].decode(errors="replace"))
         finally:
             stdin.end()
 
-    async def _drive(self, program: Program, channels: Channels, stdin: Stdin,
+    async def _drive(self, program: Program, channels: WebSocketStreams | SpdyStreams,
+                     stdin: Stdin,
                      reader: asyncio.Task, tty: bool) -> int:
         """Perform what the shell asks until it returns its exit status (or the client goes)."""
         reply: str | None = None
@@ -337,7 +315,8 @@ class StreamingServer:
         except StopIteration as stop:
             return int(stop.value or 0)
 
-    async def _follow_log(self, channels: Channels, record: PodRecord, container: str,
+    async def _follow_log(self, channels: WebSocketStreams | SpdyStreams, record: PodRecord,
+                          container: str,
                           reader: asyncio.Task) -> None:
         """Attach to a container that is not a shell: its output from now on, until it ends."""
         ns, _, pod = record.key.partition("/")
@@ -375,58 +354,78 @@ class StreamingServer:
 
     async def port_forward(self, request: web.Request) -> web.StreamResponse:
         _, record = self._find(request)
+        if upgrade.is_spdy_request(request.headers):
+            conn, _ = await self._spdy(request, {PORTFORWARD_SPDY})
+            log.info("port-forward", pod=record.key, protocol=f"SPDY/3.1 {PORTFORWARD_SPDY}")
+            try:
+                await self._spdy_session(conn.reader.read, conn.write, record)
+            finally:
+                conn.close()
+            return conn.response  # type: ignore[return-value]
+        if not is_websocket(request):
+            raise web.HTTPUpgradeRequired(text="Upgrade request required")
         ports = _ports(request.query.getall("ports", []))
-        ws = await self._upgrade(request, PORTFORWARD_PROTOCOLS)
+        ws = await self._websocket(request, PORTFORWARD_WS_PROTOCOLS)
         log.info("port-forward", pod=record.key, protocol=ws.ws_protocol)
         try:
             if ws.ws_protocol == PORTFORWARD_TUNNEL:
-                await self._spdy_tunnel(ws, record)
+                await self._spdy_session(_binary_messages(ws), ws.send_bytes, record)
             else:
-                await self._channel_ports(Channels(ws, ws.ws_protocol or "channel.k8s.io"),
+                await self._channel_ports(ws, wsstream.PORTFORWARD[ws.ws_protocol or ""],
                                           record, ports)
         finally:
             await ws.close()
         return ws
 
-    async def _spdy_tunnel(self, ws: web.WebSocketResponse, record: PodRecord) -> None:
+    async def _spdy_session(self, read: Any, write: Any, record: PodRecord) -> None:
+        """kubectl's port-forward SPDY session, raw or tunnelled: `read(n)` returns the next
+        bytes (b"" at the end), `write(bytes)` sends."""
         session = PortForwardSession(self._connector(record))
-        async for msg in ws:
-            if msg.type != WSMsgType.BINARY:
-                continue
+        while True:
+            data = await read(64 << 10)
+            if not data:
+                return
             try:
-                out = session.receive(msg.data)
+                out = session.receive(data)
             except ProtocolError as exc:
                 log.warning("port-forward: bad SPDY from client", pod=record.key, error=str(exc))
                 return
             if out:
-                await ws.send_bytes(out)
+                await write(out)
             if session.closed:
                 return
 
-    async def _channel_ports(self, channels: Channels, record: PodRecord,
-                             ports: list[int]) -> None:
+    async def _channel_ports(self, ws: web.WebSocketResponse, protocol: ChannelProtocol,
+                             record: PodRecord, ports: list[int]) -> None:
         """The WebSocket port-forward protocol (no SPDY): ports from `?ports=`, data on
         channel 2i and errors on 2i+1, each opened with the port as 2 little-endian bytes."""
+
+        async def send(channel: int, data: bytes) -> None:
+            message = protocol.encode(channel, data)
+            await (ws.send_str(message) if isinstance(message, str) else ws.send_bytes(message))
+
         if not ports:
-            await channels.send(1, b"query parameter \"port\" is required")
+            await send(1, b"query parameter \"port\" is required")
             return
         connect = self._connector(record)
         conns: dict[int, http_sim.HTTPConnection] = {}
         for i, port in enumerate(ports):
-            await channels.send(2 * i, port.to_bytes(2, "little"))
-            await channels.send(2 * i + 1, port.to_bytes(2, "little"))
+            await send(2 * i, port.to_bytes(2, "little"))
+            await send(2 * i + 1, port.to_bytes(2, "little"))
             connected = connect(port)
             if isinstance(connected, str):
-                await channels.send(2 * i + 1, connected.encode())
+                await send(2 * i + 1, connected.encode())
             else:
                 conns[2 * i] = connected
-        async for msg in channels.ws:
-            decoded = channels.decode(msg)
+        async for msg in ws:
+            if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT):
+                break
+            decoded = protocol.decode(msg.data)
             if decoded is None or decoded[0] not in conns:
                 continue
             out = conns[decoded[0]].feed(decoded[1])
             if out:
-                await channels.send(decoded[0], out)
+                await send(decoded[0], out)
 
     # -- the pods' HTTP servers (pods/proxy, services/proxy) ---------------------------------
     async def pod_proxy(self, request: web.Request) -> web.Response:
@@ -451,6 +450,20 @@ def _interactive_shell(container: Obj, argv: list[str]) -> bool:
     if not argv:
         return True
     return argv[0].rsplit("/", 1)[-1] in SHELLS and "-c" not in argv[1:]
+
+
+def _binary_messages(ws: web.WebSocketResponse) -> Any:
+    """`read(n)` over a WebSocket's binary messages (the SPDY tunnel): b"" when it closes."""
+
+    async def read(_: int) -> bytes:
+        while True:
+            msg = await ws.receive()
+            if msg.type == WSMsgType.BINARY and msg.data:  # kubectl sends empty ones too
+                return bytes(msg.data)
+            if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT):
+                return b""
+
+    return read
 
 
 def _ports(values: list[str]) -> list[int]:

@@ -17,8 +17,11 @@ import pytest
 
 from minikube_py.client import Client, HTTPTransport
 from minikube_py.client.resources import CONFIGMAPS, ENDPOINTS, PODS, SERVICES
-from minikube_py.kubelet import KubeletConfig, KubeletPool, spdy
+from minikube_py.httpstream import spdy, upgrade
+from minikube_py.kubelet import KubeletConfig, KubeletPool
 from tests.apiserver.conftest import API, start_api
+from tests.integration import spdy_client
+from tests.integration.spdy_client import SpdyClient
 
 FAST = KubeletConfig(node_status_update_frequency=0.2, image_pull_seconds=0.01,
                      container_start_seconds=0.01)
@@ -140,7 +143,9 @@ async def test_older_channel_protocols_still_work(env: Env) -> None:
                                       params=[("command", "hostname"), ("stdout", "true")],
                                       protocols=["base64.channel.k8s.io"]) as ws:
         texts = [msg.data async for msg in ws]
-    assert texts == ["1d2ViCg=="]  # channel 1, base64 of "web\n"; success: no error frame
+    # "1": the empty message that opens the session on the lowest channel read (stdout);
+    # channel 1, base64 of "web\n"; success: no error frame before v4
+    assert texts == ["1", "1d2ViCg=="]
 
 
 async def test_attach_streams_the_containers_output(env: Env) -> None:
@@ -148,6 +153,7 @@ async def test_attach_streams_the_containers_output(env: Env) -> None:
     async with env.session.ws_connect(f"{env.api.url}{PODS_PATH}/web/attach",
                                       params={"container": "web", "stdout": "true"},
                                       protocols=[V5]) as ws:
+        assert (await ws.receive(timeout=5)).data == b"\x01"  # the session is open
         msg = await ws.receive(timeout=5)
     assert msg.data[0] == 1 and b"web: heartbeat" in msg.data
 
@@ -176,18 +182,86 @@ async def test_errors_before_the_upgrade_are_statuses(env: Env) -> None:
         assert (resp.status, body["message"]) == (code, message)
 
 
-async def test_spdy_only_kubectl_is_told_the_version_it_needs(env: Env) -> None:
+async def spdy_exec(env: Env, query: str, *protocols: str, stdin: bytes | None = None,
+                    tty: bool = False) -> tuple[str, SpdyClient]:
+    """exec over a plain SPDY/3.1 upgrade as client-go < 1.30 does it: the error stream first,
+    then one stream per channel asked for; stdin written then half-closed."""
+    answer = await spdy_client.connect(f"{env.api.url}{PODS_PATH}/web/exec?{query}", *protocols)
+    assert answer.status == 101, answer.body
+    client = SpdyClient(answer.upgraded)
+    streams = {"error": await client.create(streamtype="error")}
+    for kind in ("stdin", "stdout") + (("resize",) if tty else ("stderr",)):
+        if kind == "resize" or f"{kind}=true" in query:
+            streams[kind] = await client.create(streamtype=kind)
+    if stdin is not None:
+        if tty:
+            await client.send(streams["resize"], b'{"Width":80,"Height":24}')
+        await client.send(streams["stdin"], stdin, fin=True)
+    await client.read()
+    answer.upgraded.close()  # as client-go closes its connection once the error stream ends
+    client.streams = streams  # type: ignore[attr-defined]
+    return answer.header(upgrade.PROTOCOL_HEADER), client
+
+
+async def test_exec_over_spdy_like_kubectl_before_1_30(env: Env) -> None:
     await env.pod("web")
-    headers = {"Connection": "Upgrade", "Upgrade": "SPDY/3.1",
-               "X-Stream-Protocol-Version": "v4.channel.k8s.io"}
-    async with env.session.post(f"{env.api.url}{PODS_PATH}/web/exec?command=true&stdout=true",
-                                headers=headers) as resp:
-        body = await resp.json()
-    assert resp.status == 400 and body["reason"] == "BadRequest"
-    assert "needs kubectl 1.30 or newer" in body["message"]
-    async with env.session.post(f"{env.api.url}{PODS_PATH}/web/portforward",
-                                headers=headers) as resp:
-        assert "needs kubectl 1.31 or newer" in (await resp.json())["message"]
+    protocol, client = await spdy_exec(
+        env, "command=sh&stdin=true&stdout=true&stderr=true", "v4.channel.k8s.io",
+        "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io",
+        stdin=b"echo one\ntwo\nexit 3\n")
+    s = client.streams  # type: ignore[attr-defined]
+    assert protocol == "v4.channel.k8s.io"
+    assert set(s.values()) <= client.replies and client.goaway
+    assert (client.data.get(s["stdout"]), client.data.get(s["stderr"])) == (b"one\n", b"sh: two: not found\n")
+    status = orjson.loads(client.data[s["error"]])
+    assert status["reason"] == "NonZeroExitCode"
+    assert status["details"]["causes"] == [{"reason": "ExitCode", "message": "3"}]
+    assert {s["stdout"], s["stderr"], s["error"]} <= client.fins
+
+
+async def test_exec_over_spdy_v2_reports_failure_as_text(env: Env) -> None:
+    await env.pod("web")
+    protocol, client = await spdy_exec(env, "command=sh&command=-c&command=exit%202&stdout=true",
+                                       "v2.channel.k8s.io", "channel.k8s.io")
+    assert protocol == "v2.channel.k8s.io"
+    assert client.data[client.streams["error"]] == (  # type: ignore[attr-defined]
+        b"command terminated with non-zero exit code: error executing command "
+        b"[sh -c exit 2], exit code 2")
+    _, ok = await spdy_exec(env, "command=true&stdout=true", "v2.channel.k8s.io")
+    assert ok.data[ok.streams["error"]] == b""  # type: ignore[attr-defined]  # success: nothing
+
+
+async def test_exec_over_spdy_with_a_tty_has_a_resize_stream_and_no_stderr(env: Env) -> None:
+    await env.pod("web")
+    _, client = await spdy_exec(env, "command=sh&stdin=true&stdout=true&stderr=true&tty=true",
+                                "v4.channel.k8s.io", stdin=b"echo hi\n\x04", tty=True)
+    s = client.streams  # type: ignore[attr-defined]
+    assert b"hi\r\n" in client.data[s["stdout"]]
+    assert orjson.loads(client.data[s["error"]])["status"] == "Success"
+
+
+async def test_spdy_protocol_negotiation_failure_is_a_status(env: Env) -> None:
+    await env.pod("web")
+    answer = await spdy_client.connect(f"{env.api.url}{PODS_PATH}/web/exec?command=true&stdout=1",
+                                       "v9.channel.k8s.io")
+    body = orjson.loads(answer.body)
+    assert (answer.status, body["reason"]) == (403, "Forbidden")
+    assert "unable to negotiate protocol: client supports [v9.channel.k8s.io]" in body["message"]
+
+
+async def test_port_forward_over_spdy_like_kubectl_before_1_31(env: Env) -> None:
+    pod = await env.pod("web")
+    answer = await spdy_client.connect(f"{env.api.url}{PODS_PATH}/web/portforward",
+                                       "portforward.k8s.io")
+    assert (answer.status, answer.header(upgrade.PROTOCOL_HEADER)) == (101, "portforward.k8s.io")
+    client = SpdyClient(answer.upgraded)
+    error = await client.create(streamtype="error", port="80", requestid="0")
+    data = await client.create(streamtype="data", port="80", requestid="0")
+    await client.send(error, b"", fin=True)
+    await client.send(data, b"GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    await client.read(until=lambda: data in client.fins)
+    assert client.data[data].endswith(f"pod web ({pod['status']['podIP']}) GET /hello\n".encode())
+    answer.upgraded.close()
 
 
 async def test_port_forward_over_the_spdy_websocket_tunnel(env: Env) -> None:

@@ -1,4 +1,4 @@
-"""SPDY framing (kubelet/spdy.py), the port-forward session (kubelet/portforward.py) and the
+"""SPDY framing (httpstream/spdy.py), the port-forward session (kubelet/portforward.py) and the
 simulated HTTP server behind it (kubelet/http_sim.py) — pure, bytes in and bytes out. The
 client side here is written like spdystream's: its own zlib stream with the SPDY dictionary."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import struct
 import zlib
 
-from minikube_py.kubelet import http_sim, spdy
+from minikube_py.httpstream import spdy
+from minikube_py.kubelet import http_sim
 from minikube_py.kubelet.portforward import PortForwardSession
 
 #: a SYN_STREAM header block kubectl 1.32 sent (streamtype=error, port=80, requestid=0)

@@ -1,12 +1,16 @@
-"""SPDY/3.1 framing — just what `kubectl port-forward` sends through its WebSocket tunnel.
+"""SPDY/3.1 framing — the server side of what client-go's exec, attach and port-forward speak.
 
-Kubernetes piece: github.com/moby/spdystream (and its spdy package), which client-go's
-port-forward speaks. Since v1.31 kubectl tunnels that SPDY session inside a WebSocket
-(subprotocol `SPDY/3.1+portforward.k8s.io`, KEP-4006): every binary message carries raw SPDY
-bytes, frames may be split across messages. Pure: `FrameReader.feed(bytes)` -> frames, and
-encoders for the frames a server sends. Header blocks are zlib streams primed with the SPDY/3
-dictionary (one stream per direction for the whole session). Flow control (WINDOW_UPDATE) is
-not needed for the small exchanges of the simulated servers and is ignored, as spdystream does.
+Kubernetes piece: github.com/moby/spdystream (and its spdy package), which client-go and the
+kubelet speak after an `Upgrade: SPDY/3.1` (httpstream/spdy), and which kubectl 1.31+ tunnels
+inside a WebSocket for port-forward (subprotocol `SPDY/3.1+portforward.k8s.io`, KEP-4006):
+frames may arrive split across reads or messages. Pure: `FrameReader.feed(bytes)` -> frames,
+`Session.receive(bytes)` -> stream events (SYN_STREAM, data, FIN, RST, GOAWAY; PINGs
+answered), and encoders for the frames a server sends. Header blocks are zlib streams primed
+with the SPDY/3 dictionary (one stream per direction for the whole session).
+
+Flow control: spdystream neither sends WINDOW_UPDATE nor waits for one (its frame handler drops
+them), so neither side of a Kubernetes SPDY session ever blocks on a window; this side ignores
+them too, which is what keeps a multi-MiB `kubectl cp` flowing.
 """
 
 from __future__ import annotations
@@ -21,15 +25,7 @@ FLAG_FIN = 0x01
 RST_CANCEL = 5
 VERSION = 3
 
-_WORDS = (
-    "options head post put delete trace accept accept-charset accept-encoding accept-language "
-    "accept-ranges age allow authorization cache-control connection content-base "
-    "content-encoding content-language content-length content-location content-md5 "
-    "content-range content-type date etag expect expires from host if-match if-modified-since "
-    "if-none-match if-range if-unmodified-since last-modified location max-forwards pragma "
-    "proxy-authenticate proxy-authorization range referer retry-after server te trailer "
-    "transfer-encoding upgrade user-agent vary via warning www-authenticate method get status"
-).split() + ["200 OK", "version", "HTTP/1.1", "url", "public", "set-cookie", "keep-alive",
+_WORDS = ["options", "head", "post", "put", "delete", "trace", "accept", "accept-charset", "accept-encoding", "accept-language", "accept-ranges", "age", "allow", "authorization", "cache-control", "connection", "content-base", "content-encoding", "content-language", "content-length", "content-location", "content-md5", "content-range", "content-type", "date", "etag", "expect", "expires", "from", "host", "if-match", "if-modified-since", "if-none-match", "if-range", "if-unmodified-since", "last-modified", "location", "max-forwards", "pragma", "proxy-authenticate", "proxy-authorization", "range", "referer", "retry-after", "server", "te", "trailer", "transfer-encoding", "upgrade", "user-agent", "vary", "via", "warning", "www-authenticate", "method", "get", "status"] + ["200 OK", "version", "HTTP/1.1", "url", "public", "set-cookie", "keep-alive",
              "origin"]
 _TAIL = (
     "100101201202205206300302303304305306307402405406407408409410411412413414415416417502504505"
@@ -133,6 +129,54 @@ def read_syn_stream(frame: ControlFrame, codec: HeaderCodec) -> SynStream:
         raise ProtocolError("short SYN_STREAM")
     stream_id = int.from_bytes(frame.payload[0:4], "big") & 0x7FFFFFFF
     return SynStream(stream_id, codec.decode(frame.payload[10:]), bool(frame.flags & FLAG_FIN))
+
+
+class Reset(NamedTuple):
+    """RST_STREAM from the peer: the stream is gone both ways."""
+
+    stream_id: int
+
+
+class GoAway(NamedTuple):
+    """GOAWAY from the peer: it opens no more streams."""
+
+    last_stream: int
+
+
+Event = SynStream | DataFrame | Reset | GoAway
+
+
+class Session:
+    """The server side of one SPDY session: bytes from the client -> (bytes to answer at once,
+    stream events). PINGs are answered here; HEADERS blocks are inflated (the zlib stream must
+    stay in step) and dropped; SETTINGS and WINDOW_UPDATE are ignored (see the docstring)."""
+
+    def __init__(self) -> None:
+        self.reader = FrameReader()
+        self.codec = HeaderCodec()
+
+    def receive(self, data: bytes) -> tuple[bytes, list[Event]]:
+        """Raises ProtocolError on bytes that are not SPDY/3."""
+        out = bytearray()
+        events: list[Event] = []
+        for frame in self.reader.feed(data):
+            if isinstance(frame, DataFrame):
+                events.append(frame)
+            elif frame.type == SYN_STREAM:
+                events.append(read_syn_stream(frame, self.codec))
+            elif frame.type == PING:
+                out += ping(frame.payload)
+            elif frame.type == RST_STREAM:
+                events.append(Reset(stream_of(frame)))
+            elif frame.type == HEADERS:
+                self.codec.decode(frame.payload[4:])
+            elif frame.type == GOAWAY:
+                events.append(GoAway(stream_of(frame)))
+        return bytes(out), events
+
+    def reply(self, stream_id: int, fin: bool = False) -> bytes:
+        """SYN_REPLY accepting a client's stream (no headers, as spdystream's server sends)."""
+        return syn_reply(stream_id, self.codec, fin=fin)
 
 
 def stream_of(frame: ControlFrame) -> int:
