@@ -13,7 +13,10 @@ removes it at once and leaves the dependents to us. Here:
   is deleted in the background (with a uid precondition); if some owner remains, only the
   dangling references are dropped by a patch;
 - `foregroundDeletion`: the owner's dependents are deleted, and the finalizer removed once
-  no dependent with blockOwnerDeletion=true remains;
+  no dependent with blockOwnerDeletion=true remains; a dependent that has dependents of its
+  own is deleted in the foreground too, and when one of those also waits (an owner-reference
+  cycle, A owned by B owned by A) its references are first made non-blocking, so the wait
+  ends, as upstream's attemptToDeleteItem breaks cycles;
 - `orphan`: the owner's references are removed from its dependents, then the finalizer.
 Both kinds of work share one queue, keyed `delete:<uid>` and `orphan:<uid>`.
 """
@@ -40,6 +43,7 @@ from .gc_graph import (
     deleting_with,
     owner_state,
     plan_attempt_to_delete,
+    unblocked,
 )
 
 Obj = dict[str, Any]
@@ -162,8 +166,11 @@ class GarbageCollector(Controller):
         if not refs:
             return
         states = {r.get("uid", ""): await self._owner_state(r, identity.namespace) for r in refs}
+        dependents = [self.graph.get(uid) for uid in node.dependents]
         plan = plan_attempt_to_delete(refs, states, bool(node.dependents),
-                                      list(md.get("finalizers") or ()))
+                                      list(md.get("finalizers") or ()),
+                                      any(d is not None and d.deleting_dependents
+                                          for d in dependents))
         if plan.action == "patch":
             self.log.info("removing dangling owner references", object=_describe(identity),
                           kept=[r.get("name") for r in plan.owner_references or ()])
@@ -172,6 +179,14 @@ class GarbageCollector(Controller):
                                                   "resourceVersion": md.get("resourceVersion")}},
                                     _ns(resource, identity))
         elif plan.action == "delete":
+            if plan.unblock:
+                self.log.info("an owner and a dependent both wait for their dependents: making "
+                              "the owner references non-blocking to break a possible cycle",
+                              object=_describe(identity))
+                await self.client.patch(resource, identity.name,
+                                        {"metadata": {"ownerReferences": unblocked(refs),
+                                                      "resourceVersion": md.get("resourceVersion")}},
+                                        _ns(resource, identity))
             self.log.info("deleting object whose owners are gone", object=_describe(identity),
                           propagation=plan.policy)
             try:
@@ -190,7 +205,7 @@ class GarbageCollector(Controller):
             await self.remove_finalizer(node.identity, FOREGROUND)
             return
         for dep in blocking:
-            if not dep.being_deleted:
+            if not dep.deleting_dependents:  # one waiting itself is handled as its own item
                 self.queue.add(f"delete:{dep.identity.uid}")
 
     # -- attemptToOrphan -----------------------------------------------------------------

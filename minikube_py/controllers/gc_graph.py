@@ -214,14 +214,19 @@ class Plan(NamedTuple):
     action: str                        # "none" | "patch" | "delete"
     policy: str | None = None          # propagationPolicy of a delete
     owner_references: list[Obj] | None = None  # the references to keep, for a patch
+    unblock: bool = False              # make the references non-blocking before the delete
 
 
 def plan_attempt_to_delete(refs: list[Obj], states: dict[str, OwnerState],
-                           has_dependents: bool, finalizers: list[str]) -> Plan:
+                           has_dependents: bool, finalizers: list[str],
+                           dependent_waiting: bool = False) -> Plan:
     """upstream attemptToDeleteItem's switch:
     - some owner solid: drop the references to dangling and waiting owners (if any);
     - no solid owner, some waiting, and the item has dependents of its own: delete it in the
-      foreground too, so the wait propagates down;
+      foreground too, so the wait propagates down. When one of those dependents is itself
+      waiting for its dependents (`dependent_waiting`), the item may sit in a cycle of
+      owners all waiting for each other: its references are first made non-blocking, so the
+      owner it blocks stops waiting (upstream's cycle detection, false positives included);
     - otherwise (all owners gone or waiting): delete it, honouring a deletion already asked
       for with orphan/foreground finalizers, else in the background."""
     solid = [r for r in refs if states.get(r.get("uid", "")) is OwnerState.SOLID]
@@ -233,9 +238,14 @@ def plan_attempt_to_delete(refs: list[Obj], states: dict[str, OwnerState],
             return Plan("none")
         return Plan("patch", owner_references=[r for r in refs if r.get("uid") not in gone])
     if waiting and has_dependents:
-        return Plan("delete", "Foreground")
+        return Plan("delete", "Foreground", unblock=dependent_waiting)
     if ORPHAN in finalizers:
         return Plan("delete", "Orphan")
     if FOREGROUND in finalizers:
         return Plan("delete", "Foreground")
     return Plan("delete", "Background")
+
+
+def unblocked(refs: list[Obj]) -> list[Obj]:
+    """upstream unblockOwnerReferences: every blocking reference made non-blocking."""
+    return [{**r, "blockOwnerDeletion": False} if _blocks(r) else r for r in refs]

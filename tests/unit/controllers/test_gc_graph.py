@@ -14,6 +14,7 @@ from minikube_py.controllers.gc_graph import (
     owner_state,
     plan_attempt_to_delete,
     references_diffs,
+    unblocked,
 )
 
 
@@ -132,3 +133,14 @@ R1, R2 = ref("a", "1"), ref("b", "2")
 def test_plan_attempt_to_delete(states, has_dependents, finalizers, expected):
     refs = [r for r in (R1, R2) if r["uid"] in states]
     assert plan_attempt_to_delete(refs, states, has_dependents, finalizers) == expected
+
+
+def test_a_waiting_dependent_of_a_waiting_item_unblocks_its_references():
+    """upstream attemptToDeleteItem's cycle detection: owner waiting, a dependent waiting too"""
+    refs = [ref("owner", "o1")]
+    waiting = {"o1": OwnerState.WAITING}
+    assert plan_attempt_to_delete(refs, waiting, True, [], dependent_waiting=True) == Plan(
+        "delete", "Foreground", unblock=True)
+    assert plan_attempt_to_delete(refs, waiting, True, []) == Plan("delete", "Foreground")
+    assert unblocked([ref("a", "1"), ref("b", "2", block=False)]) == [
+        ref("a", "1", block=False), ref("b", "2", block=False)]
