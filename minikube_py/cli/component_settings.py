@@ -154,7 +154,7 @@ CONTROLLER_MANAGER = (
     Setting("controllers", "*", "controllers to run: * = all, name enables, -name disables "
             "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
             "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder, "
-            "taint-eviction-controller)",
+            "taint-eviction-controller, root-ca-cert-publisher)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
@@ -182,6 +182,9 @@ CONTROLLER_MANAGER = (
     Setting("pod-eviction-timeout", _CM.pod_eviction_timeout, "with "
             "--enable-taint-manager=false (v1.0): pods of a node not Ready this long are "
             "deleted", duration, metavar="DURATION"),
+    Setting("root-ca-file", None, "CA certificate published in every namespace's "
+            "kube-root-ca.crt ConfigMap (start: the secure port's generated CA)",
+            metavar="FILE"),
     Setting("enable-taint-manager", _CM.enable_taint_manager, "a node not Ready is tainted "
             "node.kubernetes.io/not-ready or unreachable:NoExecute and pods are evicted when "
             "their tolerationSeconds run out (false: v1.0's --pod-eviction-timeout)", boolean,

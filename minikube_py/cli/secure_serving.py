@@ -112,4 +112,8 @@ def _prepare(options: StartOptions) -> tuple[StartOptions, SecureServing]:
     if not (api.token_auth_file or api.basic_auth_file or api.client_ca_file):
         token_file, token = ensure_admin_token(options.cert_dir)
         api = dataclasses.replace(api, token_auth_file=str(token_file))
-    return dataclasses.replace(options, apiserver=api), SecureServing(context, ca, token)
+    controllers = options.controllers
+    if ca is not None and controllers.root_ca_file is None:  # kube-root-ca.crt publishes it
+        controllers = dataclasses.replace(controllers, root_ca_file=str(ca))
+    return (dataclasses.replace(options, apiserver=api, controllers=controllers),
+            SecureServing(context, ca, token))

@@ -41,6 +41,7 @@ CONTROLLERS: dict[str, str] = {
     "resourcequota": "resourcequota:ResourceQuotaController",
     "persistentvolume-binder": "persistentvolume:PersistentVolumeController",
     "taint-eviction-controller": "taint_eviction:TaintEvictionController",
+    "root-ca-cert-publisher": "rootcacertpublisher:RootCACertPublisher",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 #: controllers run by default, by the names `--controllers` takes (upstream's names)
 ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoint",
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
-                   "resourcequota", "persistentvolume-binder", "taint-eviction-controller")
+                   "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
+                   "root-ca-cert-publisher")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class ControllerOptions:
     #: taint-eviction-controller evicts what does not tolerate it (1.31's only way); false:
     #: v1.0's eviction of every pod after --pod-eviction-timeout
     enable_taint_manager: bool = True
+    #: --root-ca-file: the CA root-ca-cert-publisher puts in every namespace's kube-root-ca.crt
+    root_ca_file: str | None = None
     deleting_pods_qps: float = 0.1               # --deleting-pods-qps (v1.0 eviction limiter)
     deleting_pods_burst: int = 10                # --deleting-pods-burst
     namespace_sync_period: float = 300.0         # --namespace-sync-period

@@ -45,9 +45,10 @@ from tests.apiserver.conftest import start_api
 Obj = dict[str, Any]
 
 
-@pytest.fixture
-async def client(tmp_path: Path) -> AsyncIterator[Client]:
-    _, runner, store, session = await start_api(tmp_path)
+@contextlib.asynccontextmanager
+async def api_client(tmp_path: Path, **api_options: Any) -> AsyncIterator[Client]:
+    """An in-process client of a real API server started with `api_options`."""
+    _, runner, store, session = await start_api(tmp_path, **api_options)
     c = Client(InProcessTransport(runner.app))
     try:
         yield c
@@ -56,6 +57,12 @@ async def client(tmp_path: Path) -> AsyncIterator[Client]:
         await session.close()
         await runner.cleanup()
         await store.close()
+
+
+@pytest.fixture
+async def client(tmp_path: Path) -> AsyncIterator[Client]:
+    async with api_client(tmp_path) as c:
+        yield c
 
 
 @contextlib.asynccontextmanager

@@ -11,36 +11,28 @@ from pathlib import Path
 
 import pytest
 
-from minikube_py.client import Client, InProcessTransport
+from minikube_py.client import Client
 from minikube_py.client.resources import EVENTS, NODES, PODS
 from minikube_py.controllers.node_lifecycle import NodeLifecycleController
 from minikube_py.controllers.taint_eviction import TaintEvictionController
-from tests.apiserver.conftest import start_api
 from tests.integration.test_cluster_controllers import (
     Kubelet,
+    api_client,
     eventually,
     pod_body,
     running,
 )
 
-NODE_OPTIONS = dict(node_monitor_period=0.05, node_monitor_grace_period=0.4,
-                    node_startup_grace_period=0.4, pod_eviction_timeout=0.1)
+NODE_OPTIONS = {"node_monitor_period": 0.05, "node_monitor_grace_period": 0.4,
+                "node_startup_grace_period": 0.4}
 UNREACHABLE = "node.kubernetes.io/unreachable"
 
 
 @pytest.fixture
 async def client(tmp_path: Path) -> AsyncIterator[Client]:
-    _, runner, store, session = await start_api(
-        tmp_path, admission_control=("DefaultTolerationSeconds",),
-        default_unreachable_toleration_seconds=2)
-    c = Client(InProcessTransport(runner.app))
-    try:
+    async with api_client(tmp_path, admission_control=("DefaultTolerationSeconds",),
+                          default_unreachable_toleration_seconds=2) as c:
         yield c
-    finally:
-        await c.close()
-        await session.close()
-        await runner.cleanup()
-        await store.close()
 
 
 def tolerating(name: str, **toleration) -> dict:
@@ -101,3 +93,25 @@ async def test_pods_leave_a_dead_node_when_their_tolerations_run_out(client: Cli
         assert evictions == ["at-once", "defaulted"]  # once each
     finally:
         await kubelet.stop()
+
+
+async def test_every_namespace_gets_the_root_ca_configmap(client: Client, tmp_path: Path) -> None:
+    """root-ca-cert-publisher: the ConfigMap the kube-api-access volume mounts ca.crt from."""
+    from minikube_py.client.resources import CONFIGMAPS, NAMESPACES
+    from minikube_py.controllers.rootcacertpublisher import RootCACertPublisher
+
+    ca = tmp_path / "ca.crt"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    await client.create(NAMESPACES, {"metadata": {"name": "team"}})
+    async with running(client, RootCACertPublisher, root_ca_file=str(ca)):
+        async def published(namespace: str = "team"):
+            try:
+                return await client.get(CONFIGMAPS, "kube-root-ca.crt", namespace)
+            except Exception:  # noqa: BLE001 - not there yet
+                return None
+        cm = await eventually(published, 3)
+        assert cm["data"] == {"ca.crt": ca.read_text()}
+        assert await eventually(lambda: published("default"), 3)
+        await client.delete(CONFIGMAPS, "kube-root-ca.crt", "team")  # it comes back
+        await asyncio.sleep(0.05)
+        assert (await eventually(published, 3))["data"] == {"ca.crt": ca.read_text()}
