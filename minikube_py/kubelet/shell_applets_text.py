@@ -193,8 +193,8 @@ def _wc(sh: "Shell", argv: list[str]) -> Program:
             totals[k] += counts[k]
         shown = [counts[f] for f in wanted]
         label = "" if path == "-" else f" {path}"
-        yield Write(1, text((" ".join(f"{v:>7}" if len(shown) > 1 or paths else str(v)
-                                      for v in shown)) + label + "\n"))
+        yield Write(1, text(" ".join(f"{v:>7}" if len(shown) > 1 else str(v)
+                                     for v in shown) + label + "\n"))
     if len(paths) > 1:
         yield Write(1, text(" ".join(f"{totals[f]:>7}" for f in wanted) + " total\n"))
     return status

@@ -169,9 +169,9 @@ def split_fields(value: str, ifs: str) -> tuple[bool, list[str], bool]:
     trail = bool(white) and value[-1:] != "" and value[-1:] in white
     if not stripped:
         return bool(value), [], bool(value)
+    ws = f"[{re.escape(white)}]*" if white else ""
     if other:
-        pattern = f"[{re.escape(white)}]*[{re.escape(other)}][{re.escape(white)}]*" + \
-            (f"|[{re.escape(white)}]+" if white else "")
+        pattern = f"{ws}[{re.escape(other)}]{ws}" + (f"|[{re.escape(white)}]+" if white else "")
     else:
         pattern = f"[{re.escape(white)}]+"
     fields = re.split(pattern, stripped)

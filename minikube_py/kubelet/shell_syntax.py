@@ -297,7 +297,9 @@ class Parser:
     def compound_list(self, what: str) -> CommandList:
         body = self.command_list()
         if not body.items:
-            raise ShellSyntaxError(f"syntax error: unexpected {_describe(self.peek())}")
+            expecting = _EXPECTING.get(what)
+            raise ShellSyntaxError(f"syntax error: unexpected {_describe(self.peek())}"
+                                   + (f' (expecting "{expecting}")' if expecting else ""))
         return body
 
     def and_or(self) -> AndOr:
@@ -495,6 +497,10 @@ class Parser:
         if tok.kind != "op" or tok.text != op:
             raise ShellSyntaxError(f"syntax error: unexpected {_describe(tok)} "
                                    f"(expecting \"{op}\")")
+
+
+_EXPECTING = {"if": "then", "elif": "then", "then": "fi", "else": "fi", "do": "done",
+              "while": "do", "until": "do", "{": "}", "(": ")"}
 
 
 def _describe(tok: Token) -> str:
