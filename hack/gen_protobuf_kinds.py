@@ -242,7 +242,8 @@ def build(binary: str) -> dict:
         "format": "messages: full name -> [[number, json name, type, flags]]; type is a scalar "
                   "(string int32 int64 bool double bytes) or a message's full name; flags: "
                   "r repeated, m map (type is the value's), p Go pointer (a zero on the wire is "
-                  "kept), k no omitempty (JSON writes the zero), i json inline. "
+                  "kept), k no omitempty (JSON writes the zero, null for an empty list or map), "
+                  "i json inline. "
                   "kinds: package -> the messages that are API kinds (embed TypeMeta). "
                   "no_go_struct: messages the codec converts by name (proto_specials.py).",
         "kinds": kinds,
@@ -264,7 +265,7 @@ def _field(f: descriptor_pb2.FieldDescriptorProto, facts: dict, maps: dict) -> l
     elif _nullable(f):
         flags += "p"
     json_name, omitempty, inline = facts.get((f.name, f.number), (f.name, True, False))
-    if not omitempty and not inline and "m" not in flags and "r" not in flags:
+    if not omitempty and not inline:  # a nil slice or map without omitempty is JSON null
         flags += "k"
     if inline:
         flags += "i"

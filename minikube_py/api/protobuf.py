@@ -220,6 +220,9 @@ def _store_message(f: Field, buf: bytes, start: int, stop: int, out: dict[str, A
 
 def _submessage(t: Table, buf: bytes, start: int, stop: int, into: dict[str, Any]) -> Any:
     _message(buf, start, stop, t.by_number, into)
+    for name in t.nulls:
+        if name not in into:
+            into[name] = None
     return t.convert(into) if t.convert else into
 
 
@@ -306,7 +309,7 @@ def decode_object(data: bytes) -> dict[str, Any]:
         raise _DecodeError(f"more than {MAX_NESTED_OBJECTS} nested objects")
     _nesting.depth = depth + 1
     try:
-        _message(data, start, stop, table.by_number, obj)
+        _submessage(table, data, start, stop, obj)
     except _DecodeError as exc:
         where = ".".join(exc.path)
         detail = f"{where}: {exc.message}" if where else exc.message

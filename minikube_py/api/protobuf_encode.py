@@ -98,7 +98,7 @@ def _map(f: Field, value: Any) -> bytes:
         return b""
     value_field = f.table.by_number[2]
     out = []
-    for k, v in value.items():
+    for k, v in sorted(value.items()) if len(value) > 1 else value.items():  # as gogo: by key
         if v is None and value_field.kind != MESSAGE:
             continue
         encoded = _one(value_field, v) if v is not None else _len(value_field.key, b"")

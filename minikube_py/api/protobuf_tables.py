@@ -71,6 +71,8 @@ class Table:
     by_number: dict[int, Field] = field(default_factory=dict)
     by_name: dict[str, Field] = field(default_factory=dict)
     inline: list[Field] = field(default_factory=list)
+    #: lists and maps without omitempty: Go's JSON prints null when the wire had none
+    nulls: tuple[str, ...] = ()
     #: a special message: its decoded fields -> its JSON value
     convert: Callable[[dict[str, Any]], Any] | None = None
     #: a special message: its JSON value -> the fields to encode
@@ -259,6 +261,8 @@ def table(message: str) -> Table | None:
         compiled.unconvert = lambda v: {"items": v} if isinstance(v, list) else {}
     for pf in fields:
         _add(compiled, _compile_field(pf))
+    compiled.nulls = tuple(pf.json_name for pf in fields
+                           if pf.keep_zero and (pf.repeated or pf.is_map) and pf.json_name)
     return compiled
 
 
@@ -268,7 +272,7 @@ def _compile_field(pf: proto.ProtoField) -> Field:
     if kind == MESSAGE and sub is None:
         raise KeyError(f"protobuf data: {pf.type} is referenced but not described")
     value = Field(pf.json_name, pf.number, kind, pf.repeated and not pf.is_map, False,
-                  pf.pointer or pf.keep_zero, pf.pointer, sub)
+                  (pf.pointer or pf.keep_zero) and not pf.repeated, pf.pointer, sub)
     if pf.is_map:  # a repeated {key 1, value 2} entry; `table` holds the value's field
         entry = Table(f"{pf.type} map entry")
         _add(entry, Field("key", 1, STRING))

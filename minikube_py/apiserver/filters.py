@@ -133,7 +133,7 @@ def recover(request: web.Request, exc: BaseException) -> web.Response:
     """Any failure as a Status response: StatusErrors as they are, aiohttp's HTTP errors with
     upstream's reasons, anything else as a logged 500 (v1.0 RecoverPanics)."""
     if isinstance(exc, errors.StatusError):
-        response = render.status_response(exc)
+        response = render.status_response(exc, request.headers.get("Accept"))
         if exc.code == 413:
             response.force_close()  # do not read (linger on) the rest of an oversized body
         return response

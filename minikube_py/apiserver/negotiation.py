@@ -3,8 +3,11 @@
 Kubernetes piece: k8s.io/apiserver/pkg/endpoints/handlers/negotiation (NegotiateOutputMediaType,
 with the `as=Table;g=meta.k8s.io;v=v1` parameters kubectl sends for human output) and the
 request decoding in handlers/rest.go (body limit, JSON, YAML or protobuf, "the body of the
-request was in an unknown format"). Protobuf is decoded (kubectl 1.32+ sends it for typed
-`create` subcommands) but never served: kubectl lists JSON after it in Accept and uses that.
+request was in an unknown format"). Protobuf is decoded (client-go components and kubectl 1.32+
+send it) and served to clients that prefer it: client-go asks for
+`application/vnd.kubernetes.protobuf, application/json`. As upstream's AllowsMediaTypeTransform,
+a Table (`as=Table`) is served only as JSON or YAML, so a protobuf offer of it is passed over for
+the client's next one.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ class Output(enum.Enum):
     JSON = "application/json"
     YAML = "application/yaml"
     TABLE = "table"
+    PROTOBUF = PROTOBUF_CONTENT_TYPE
 
 
 def _params(part: str) -> tuple[str, dict[str, str]]:
@@ -42,29 +46,55 @@ def _params(part: str) -> tuple[str, dict[str, str]]:
 _CACHE: dict[str, Output] = {}
 
 
+def _offers(accept: str) -> list[tuple[str, dict[str, str]]]:
+    """The Accept header's offers, best first: by q-value (an offer of q=0 is refused), then
+    concrete types before wildcards, otherwise in the client's order (goautoneg.ParseAccept)."""
+    ranked = []
+    for order, part in enumerate(accept.split(",")):
+        media, params = _params(part)
+        if not media:
+            continue
+        try:
+            q = float(params.pop("q", "1"))
+        except ValueError:
+            q = 1.0
+        if q <= 0:
+            continue
+        kind, _, sub = media.partition("/")
+        ranked.append((-q, kind == "*", sub == "*", order, media, params))
+    ranked.sort()
+    return [(media, params) for *_, media, params in ranked]
+
+
+def _choose(media: str, params: dict[str, str]) -> Output | None:
+    """What one offer gets us, None when we do not serve it."""
+    kind = params.get("as")
+    if media in ("application/json", "application/*", "*/*", "*"):
+        if kind is None:
+            return Output.JSON
+        if kind == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in (
+                "v1", "v1beta1"):
+            return Output.TABLE
+        return None  # PartialObjectMetadata etc.: try the next offer
+    if media in ("application/yaml", "text/yaml") and kind is None:
+        return Output.YAML
+    if media == PROTOBUF_CONTENT_TYPE and kind is None:  # Table: JSON and YAML only
+        return Output.PROTOBUF
+    return None
+
+
 def output_format(accept: str | None) -> Output:
-    """The first acceptable offer in the client's order (no q-values are used by kubectl)."""
+    """The best acceptable offer of the client's Accept header (upstream's
+    NegotiateOutputMediaType); 406 when there is none."""
     if not accept:
         return Output.JSON
     cached = _CACHE.get(accept)
     if cached is not None:
         return cached
     result = None
-    for part in accept.split(","):
-        media, params = _params(part)
-        if media in ("application/json", "application/*", "*/*", "*"):
-            kind = params.get("as")
-            if kind is None:
-                result = Output.JSON
-            elif kind == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in (
-                "v1", "v1beta1"
-            ):
-                result = Output.TABLE
-            else:
-                continue  # PartialObjectMetadata etc.: try the next offer
-            break
-        if media in ("application/yaml", "text/yaml") and "as" not in params:
-            result = Output.YAML
+    for media, params in _offers(accept):
+        result = _choose(media, params)
+        if result is not None:
             break
     if result is None:
         raise errors.not_acceptable(accept)

@@ -19,7 +19,8 @@ from aiohttp import web
 from ..api import tables
 from ..api.errors import StatusError
 from ..registry.strategy import Obj, Strategy
-from .negotiation import Output, dump_yaml
+from . import protobuf_render
+from .negotiation import Output, dump_yaml, output_format
 
 JSON = "application/json"
 
@@ -31,12 +32,28 @@ def json_response(body: bytes, status: int = 200, headers: dict[str, str] | None
 def object_response(obj: Any, output: Output, status: int = 200) -> web.Response:
     if output is Output.YAML:
         return web.Response(body=dump_yaml(obj), status=status, content_type="application/yaml")
+    if output is Output.PROTOBUF:
+        body = protobuf_render.object_body(obj)
+        if body is not None:  # else JSON: an object without a message (client-go accepts it)
+            return protobuf_render.response(body, status)
     return json_response(orjson.dumps(obj), status)
 
 
-def status_response(error: StatusError) -> web.Response:
+def status_response(error: StatusError, accept: str | None = None) -> web.Response:
+    """A Status error in the client's preferred format: protobuf when it asks for that first
+    (client-go decodes a protobuf Status), else JSON."""
+    if accept and "protobuf" in accept and _prefers_protobuf(accept):
+        return protobuf_render.response(protobuf_render.status_body(error), error.code,
+                                        error.headers or None)
     # Go's json.Encoder ends what it writes with a newline, and upstream's Status bodies too
     return json_response(orjson.dumps(error.status()) + b"\n", error.code, error.headers or None)
+
+
+def _prefers_protobuf(accept: str) -> bool:
+    try:
+        return output_format(accept) is Output.PROTOBUF
+    except StatusError:  # nothing acceptable: the error itself is written as JSON
+        return False
 
 
 def success_status(code: int = 200, details: dict[str, Any] | None = None) -> dict[str, Any]:
