@@ -20,16 +20,17 @@ one busy container cannot hold the event loop. What it writes goes to its Contai
 (logs.py), bounded there. Its stdin is closed (`Read` gets EOF) unless the container has
 `stdin: true`, in which case a read waits for ever, as a process waiting on an open pipe.
 
-SIGTERM (`terminate`): a container's PID 1 has no default signal handlers, so a program that
-does not handle TERM ignores it and runs until the grace period ends (SIGKILL, 137): a bare
-`sleep 3600`, `cat`, `trap '' TERM`. A shell script without such a trap ends at once with 143,
-and a server (nginx and friends handle TERM or their image's stop signal) ends after
-`TERM_EXIT_SECONDS` with 143.
+SIGTERM (`terminate`) follows shell.py's ContainerProcess contract (Linux's rule for PID 1: a
+process without a handler ignores TERM): a bare `sleep 3600`, a script without
+`trap ... TERM` or with `trap '' TERM` ignores it and runs until the grace period ends
+(SIGKILL, 137); a script's trap runs (a `sleep` it waits in is cut short) and its exit is the
+container's; an unknown program a script starts (`exec nginx`) and a server container
+(nothing the shell runs) end on TERM, a server after `TERM_EXIT_SECONDS`, with 143.
 """
 
 from __future__ import annotations
 
-import re
+import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -44,10 +45,7 @@ Obj = dict[str, Any]
 SLICE_ACTIONS = 1000        # actions run before the program yields the loop
 TERM_EXIT_SECONDS = 0.5     # a server's shutdown after SIGTERM
 TERM_EXIT_CODE = 143        # 128 + SIGTERM
-SHELL_FLAGS = ("-c", "-ec", "-ce", "-xc", "-cx", "-lc", "-eu", "-euc")
-_IGNORE_TERM = re.compile(r"""\btrap\s+(?:''|""|-)\s+(?:[^;\n]*\s)?(?:SIG)?TERM\b""")
-_HANDLE_TERM = re.compile(r"""\btrap\s+(?:'([^']*)'|"([^"]*)")\s+(?:[^;\n]*\s)?(?:SIG)?TERM\b""")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+KILL_EXIT_CODE = 137         # 128 + SIGKILL
 
 
 class Plan(NamedTuple):
@@ -70,36 +68,27 @@ def _program(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-def _script_known(script: str) -> bool:
-    """Every command of `script` is one the shell knows (so running it is faithful)."""
-    try:
-        parsed = sh.parse(script)
-    except (sh.ShellSyntaxError, ValueError):
-        return False
-    for _connector, pipeline in parsed:
-        for command in pipeline:
-            words = ["".join(text for text, _mode in word) for word in command.words]
-            while words and _ASSIGNMENT.match(words[0]):
-                words.pop(0)
-            if words and "$" not in words[0] and _program(words[0]) not in sh.COMMANDS:
-                return False
-    return True
-
-
 def understood(argv: Sequence[str]) -> bool:
-    """The simulated shell can run `argv` as a container's process."""
+    """The simulated shell can run `argv` as a container's process: a program it knows, or a
+    shell (a script of `-c`, or commands from stdin). A shell script may start programs the
+    shell does not know: they run as servers (`_external`)."""
     if not argv:
         return False
     prog = _program(argv[0])
-    if prog not in sh.COMMANDS:
+    if prog not in sh.COMMANDS and prog not in sh.SHELLS:
         return False
-    if prog in ("sh", "bash", "ash", "dash") and len(argv) >= 2:
-        flags = [a for a in argv[1:] if a.startswith("-")]
-        if not flags or flags[-1] not in SHELL_FLAGS:
-            return False  # `sh script.sh`: a file of the image
-        script_at = argv.index(flags[-1]) + 1
-        return script_at < len(argv) and _script_known(argv[script_at])
+    if prog in sh.SHELLS:
+        operands = [a for a in argv[1:] if not a.startswith("-")]
+        has_c = any(a.startswith("-") and "c" in a for a in argv[1:])
+        return has_c == bool(operands)  # `sh script.sh`: a file of the image
     return True
+
+
+def _external(shell: Any, argv: list[str]) -> sh.Program:
+    """A program of the image the shell does not know (`exec nginx`): a server, running
+    until a signal ends it."""
+    yield sh.Sleep(float("inf"))
+    return 0
 
 
 def plan(container: Mapping[str, Any], annotations: Mapping[str, str] | None = None, *,
@@ -116,33 +105,18 @@ def plan(container: Mapping[str, Any], annotations: Mapping[str, str] | None = N
     return Plan(Behaviour(0.0, 0)) if init else SERVER
 
 
-def term_policy(argv: Sequence[str]) -> tuple[bool, str | None]:
-    """(ignores TERM, the trap's handler script or None) of a process run from `argv`."""
-    prog = _program(argv[0]) if argv else ""
-    if prog not in ("sh", "bash", "ash", "dash"):
-        return True, None  # an applet as PID 1: no handler, TERM is ignored
-    script = argv[-1]
-    if _IGNORE_TERM.search(script):
-        return True, None
-    handler = _HANDLE_TERM.search(script)
-    if handler is not None:
-        return False, handler.group(1) if handler.group(1) is not None else handler.group(2)
-    return False, None
-
-
 class Process:
-    """One running instance of a container's command. `exited(code)` is called once, on the
-    node's timers or synchronously from `start`/`terminate`."""
+    """One running instance of a container's command (shell.ContainerProcess) driven on the
+    node's timers. `exited(code)` is called once, on the timers or from `terminate`."""
 
-    __slots__ = ("argv", "shell", "program", "timers", "log", "exited", "stdin_open",
-                 "step", "done", "pending", "clock")
+    __slots__ = ("process", "timers", "log", "exited", "stdin_open", "step", "done",
+                 "pending", "clock", "slept_at", "sleeping")
 
     def __init__(self, argv: Sequence[str], sandbox: sh.Sandbox, timers: Timers,
                  log: ContainerLog, exited: Callable[[int], None], *,
                  stdin_open: bool = False, clock: Callable[[], float] = time.time) -> None:
-        self.argv = list(argv)
-        self.shell = sh.Shell(sandbox)
-        self.program: sh.Program | None = None
+        self.process = sh.ContainerProcess(list(argv), sandbox, external=_external,
+                                           on_signal=_server_signal)
         self.timers = timers
         self.log = log
         self.exited = exited
@@ -151,71 +125,55 @@ class Process:
         self.done = False
         self.pending: Any = None  # the action not yet performed when a slice ended
         self.clock = clock
+        self.slept_at = 0.0       # loop time the current Sleep began
+        self.sleeping = False
 
     @property
     def sandbox(self) -> sh.Sandbox:
-        return self.shell.sandbox
+        return self.process.root.sandbox
 
     def start(self) -> None:
-        self.program = self.shell.exec(self.argv)
         self._run(first=True)
 
     def stop(self) -> None:
         """The container is gone (killed, deleted): nothing more runs."""
         self.timers.cancel(self.step)
         self.step = None
-        self.done = True
-        if self.program is not None:
-            self.program.close()
+        if not self.done:
+            self.done = True
+            self.process.signal("KILL")
 
     def terminate(self) -> bool:
-        """SIGTERM. True when the process ends (now or after a server's shutdown); False when
-        it ignores TERM and only the grace period's SIGKILL will end it."""
+        """SIGTERM. True when the process ended at once; False when it runs on (it ignores
+        TERM, or its trap runs now and its exit, if any, comes through `exited`)."""
         if self.done:
             return True
-        ignores, handler = term_policy(self.argv)
-        if ignores:
-            return False
-        self.timers.cancel(self.step)
-        self.step = None
-        if self.program is not None:
-            self.program.close()
-        code = TERM_EXIT_CODE
-        if handler:
-            code = self._run_handler(handler)
-        self._finish(code)
-        return True
+        delivery = self.process.signal("TERM")
+        if delivery.exited:
+            self.timers.cancel(self.step)
+            self.step = None
+            self._finish(TERM_EXIT_CODE if delivery.status is None else delivery.status)
+            return True
+        if delivery.wake and self.sleeping:
+            self.timers.cancel(self.step)
+            self.step = None
+            self._wake()
+        return self.done
 
     def run_to_end(self) -> None:
         """Run at once to the end (an exec probe): sleeps do not wait, stdin is closed, at
         most SLICE_ACTIONS actions (a program still running then counts as failed, 1)."""
-        self.program = self.shell.exec(self.argv)
-        try:
-            action = next(self.program)
-            for _ in range(SLICE_ACTIONS):
-                if isinstance(action, sh.Write):
-                    self.log.write(self.clock(), action.fd, action.data)
-                action = self.program.send(None)
-            self.program.close()
-            self._finish(1)
-        except StopIteration as stop:
-            self._finish(int(stop.value or 0) % 256)
-
-    def _run_handler(self, handler: str) -> int:
-        """A `trap '...' TERM` handler, run to its end at once (its sleeps do not wait)."""
-        program = self.shell.script(handler)
-        steps = 0
+        program = self.process.program
         try:
             action = next(program)
-            while steps < SLICE_ACTIONS:
-                steps += 1
+            for _ in range(SLICE_ACTIONS):
                 if isinstance(action, sh.Write):
                     self.log.write(self.clock(), action.fd, action.data)
                 action = program.send(None)
             program.close()
+            self._finish(1)
         except StopIteration as stop:
-            return int(stop.value or 0)
-        return TERM_EXIT_CODE
+            self._finish(int(stop.value or 0) % 256)
 
     # -- the driver ------------------------------------------------------------------------
     def _wake(self) -> None:
@@ -223,8 +181,8 @@ class Process:
         self._run(first=False)
 
     def _run(self, *, first: bool) -> None:
-        program = self.program
-        if program is None or self.done:
+        program = self.process.program
+        if self.done:
             return
         try:
             if first:
@@ -232,20 +190,24 @@ class Process:
             elif self.pending is not None:
                 action, self.pending = self.pending, None
             else:
-                action = program.send(None)
+                reply = None
+                if self.sleeping:  # woken early by a signal: the seconds that passed
+                    reply = asyncio.get_running_loop().time() - self.slept_at
+                    self.sleeping = False
+                action = program.send(reply)
             for _ in range(SLICE_ACTIONS):
                 if isinstance(action, sh.Write):
                     self.log.write(self.clock(), action.fd, action.data)
                 elif isinstance(action, sh.Sleep):
+                    self.slept_at = asyncio.get_running_loop().time()
+                    self.sleeping = True
                     if action.seconds == float("inf"):
                         return  # sleeps for ever: only a signal ends it
-                    self.step = self.timers.later(action.seconds, self._wake)
+                    self.step = self.timers.later(action.seconds, self._slept)
                     return
                 elif isinstance(action, sh.Read):
                     if self.stdin_open:
                         return  # waits on stdin for ever
-                    action = program.send(None)
-                    continue
                 action = program.send(None)
             self.pending = action
             self.step = self.timers.later(0.0, self._wake)  # the next slice
@@ -255,8 +217,17 @@ class Process:
             self.log.write(self.clock(), 2, f"{exc}\n".encode())
             self._finish(1)
 
+    def _slept(self) -> None:
+        self.sleeping = False
+        self._wake()
+
     def _finish(self, code: int) -> None:
         if self.done:
             return
         self.done = True
         self.exited(code)
+
+
+def _server_signal(argv: list[str], name: str) -> int | None:
+    """An unknown program a script runs (nginx ...) ends on TERM, INT, QUIT: 143."""
+    return TERM_EXIT_CODE if name in ("TERM", "INT", "QUIT") else None

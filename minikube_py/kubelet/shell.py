@@ -37,10 +37,32 @@ from .shell_syntax import ShellSyntaxError, parse
 #: the programs a shell can run (kept under its old name)
 COMMANDS = APPLETS
 
+
+def script_known(source: str) -> bool:
+    """`source` parses and every command it names literally is a builtin, an applet or a
+    function it defines (so the simulated shell runs it faithfully)."""
+    from .shell_builtins import BUILTINS
+    from .shell_syntax import command_words, plain
+
+    try:
+        tree = parse(source)
+    except ShellSyntaxError:
+        return False
+    found = list(command_words(tree))
+    functions = {plain(word) for word, is_function in found if is_function}
+    for word, is_function in found:
+        name = plain(word)
+        if is_function or name is None:
+            continue  # `$CMD`: decided when it runs
+        base = name.rsplit("/", 1)[-1]
+        if name not in functions and name not in BUILTINS and base not in APPLETS:
+            return False
+    return True
+
 __all__ = [
     "APPLETS", "BIN_DIRS", "COMMANDS", "PATH", "SHELLS", "Action", "ContainerProcess",
     "Delivery", "LineDiscipline", "Program", "Read", "Result", "Sandbox", "Shell",
-    "ShellSyntaxError", "Sleep", "Write", "decode_stdin", "parse", "run_sync",
+    "ShellSyntaxError", "Sleep", "Write", "decode_stdin", "parse", "run_sync", "script_known",
 ]
 
 

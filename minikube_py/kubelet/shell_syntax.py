@@ -16,6 +16,7 @@ parsers on PyPI (bashlex) lack `case` and arithmetic. Pure.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple, Union
 
@@ -521,6 +522,29 @@ def _assignment(word: Word) -> tuple[str, Word] | None:
     rest = first.text[match.end():]
     value = ((Lit(rest, False),) if rest else ()) + tuple(word[1:])
     return match.group(1), value
+
+
+def command_words(node: object) -> Iterator[tuple[Word, bool]]:
+    """The first word of every simple command in a tree (with whether it is a function
+    definition's name), `$(...)` bodies included: what a script may run."""
+    if isinstance(node, Simple):
+        if node.words:
+            yield node.words[0], False
+        for word in node.words:
+            for part in word:
+                if isinstance(part, CmdSub):
+                    yield from command_words(part.body)
+        return
+    if isinstance(node, FuncDef):
+        yield (Lit(node.name, False),), True
+        yield from command_words(node.body)
+        return
+    for value in getattr(node, "__dict__", {}).values():
+        for item in value if isinstance(value, list) else [value]:
+            for inner in item if isinstance(item, tuple) else [item]:
+                if isinstance(inner, (Simple, Pipeline, AndOr, CommandList, Group, If, For,
+                                      Loop, Case, FuncDef)):
+                    yield from command_words(inner)
 
 
 def parse(text: str) -> CommandList:
