@@ -238,11 +238,11 @@ def unauthorized(message: str = "Unauthorized") -> StatusError:
     return StatusError(401, "Unauthorized", message)
 
 
-def method_not_allowed(verb: str, resource: str) -> StatusError:
-    return StatusError(
-        405, "MethodNotAllowed",
-        f"the server does not allow this method on the requested resource ({verb} {resource})",
-    )
+def method_not_allowed() -> StatusError:
+    """The 405 of a path with no route for the method (go-restful's, through upstream's
+    NewGenericServerResponse): a fixed message and empty details, whatever the resource."""
+    return StatusError(405, "MethodNotAllowed",
+                       "the server does not allow this method on the requested resource", {})
 
 
 def gone_expired(message: str) -> StatusError:

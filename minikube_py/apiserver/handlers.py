@@ -25,7 +25,7 @@ from .. import offload
 from ..registry import codec
 from ..registry.generic import Registry, check_name
 from ..registry.strategy import Obj
-from . import protobuf_render, render, strictness, subresources
+from . import render, strictness, subresources
 from .admission import Attributes
 from .filters import WARNINGS
 from .negotiation import (
@@ -47,6 +47,12 @@ if TYPE_CHECKING:
 
 def _flag(query: Any, name: str) -> bool:
     return parse_bool(query.get(name))
+
+
+def _no_route(verb: str, name: str) -> bool:
+    """Upstream installs PUT and PATCH on objects only and POST on collections only; any
+    other pairing has no go-restful route, so it is a 405."""
+    return (verb in ("update", "patch") and not name) or (verb == "create" and bool(name))
 
 
 def _dry_run(query: Any) -> bool:
@@ -91,8 +97,8 @@ class ResourceHandlers:
         if info.subresource:
             return await subresources.handle(self, request, info, registry)
         verb = info.verb
-        if verb not in strategy.verbs:
-            raise errors.method_not_allowed(verb, info.resource)
+        if verb not in strategy.verbs or _no_route(verb, info.name):
+            raise errors.method_not_allowed()
         if info.resource == "componentstatuses":
             return await subresources.component_statuses(self, request, info)
         if info.resource == "bindings":
@@ -114,7 +120,7 @@ class ResourceHandlers:
             return await self.delete(request, registry, namespace, info.name)
         if verb == "deletecollection":
             return await self.delete_collection(request, registry, namespace)
-        raise errors.method_not_allowed(verb, info.resource)
+        raise errors.method_not_allowed()
 
     # -- reads --------------------------------------------------------------------------
     async def get(self, request: web.Request, registry: Registry, namespace: str,
@@ -123,8 +129,6 @@ class ResourceHandlers:
         kv = await registry.get_kv(namespace, name)
         if output is Output.JSON:
             return render.json_response(codec.raw(kv))
-        if output is Output.PROTOBUF:
-            return protobuf_render.stored_object_response(kv)
         obj = codec.decode(kv)
         if output is Output.TABLE:
             md = {"resourceVersion": obj["metadata"]["resourceVersion"]}
@@ -177,11 +181,6 @@ class ResourceHandlers:
         md = render.list_metadata(page.revision, page.continue_token, page.remaining)
         if output is Output.TABLE:
             return await self._table_response(request, registry, page, md)
-        if output is Output.PROTOBUF:  # items' messages are cached; new ones on the worker
-            return await offload.run(
-                protobuf_render.list_response, registry.strategy.api_version,
-                registry.strategy.kind, md, page.kvs,
-                weight=4 * sum(len(kv.value) for kv in page.kvs))
         if output is Output.JSON:
             if page.objects is None:
                 items = [codec.raw(kv) for kv in page.kvs]

@@ -275,7 +275,7 @@ class APIServer:
         if info.is_resource:
             return await self.handlers.handle(request, info)
         if request.method != "GET":
-            raise errors.method_not_allowed(request.method, request.path)
+            raise errors.method_not_allowed()
         return self._discovery(request, info)
 
     def _discovery(self, request: web.Request, info: RequestInfo) -> web.Response:

@@ -49,7 +49,7 @@ async def handle(handlers: ResourceHandlers, request: web.Request, info: Request
         return await proxy.handle(handlers, request, info, registry)
     verb = info.verb
     if verb not in spec.verbs:
-        raise errors.method_not_allowed(verb, f"{info.resource}/{info.subresource}")
+        raise errors.method_not_allowed()
     namespace = info.namespace if strategy.namespaced else ""
     name = info.name
     sub = info.subresource

@@ -219,3 +219,38 @@ async def test_each_warning_is_its_own_header(api: API) -> None:
         assert resp.status == 201
         assert resp.headers.getall("Warning") == [
             '299 - "unknown field \\"alpha\\""', '299 - "unknown field \\"beta\\""']
+
+
+# -- Status bodies byte for byte, as upstream's documented responses --
+
+_STATUS_HEAD = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+
+
+@pytest.mark.parametrize(("method", "path", "body", "expected"), [
+    ("POST", _PODS, pod("x"), b'"pods \\"x\\" already exists","reason":"AlreadyExists",'
+                               b'"details":{"name":"x","kind":"pods"},"code":409}\n'),
+    ("PUT", f"{_PODS}/x", {**pod("x"), "metadata": {"name": "x", "resourceVersion": "1"}},
+     b'"Operation cannot be fulfilled on pods \\"x\\": the object has been modified; please apply '
+     b'your changes to the latest version and try again","reason":"Conflict",'
+     b'"details":{"name":"x","kind":"pods"},"code":409}\n'),
+    ("POST", _PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"}, "spec": {}},
+     b'"Pod \\"bad\\" is invalid: spec.containers: Required value","reason":"Invalid","details":'
+     b'{"name":"bad","kind":"Pod","causes":[{"reason":"FieldValueRequired","message":"Required value",'
+     b'"field":"spec.containers"}]},"code":422}\n'),
+    # no go-restful route for the method: PUT/PATCH on a collection, POST on an object
+    ("PUT", _PODS, pod("x"), b'"the server does not allow this method on the requested resource",'
+                              b'"reason":"MethodNotAllowed","details":{},"code":405}\n'),
+    ("PATCH", _PODS, {}, b'"the server does not allow this method on the requested resource",'
+                          b'"reason":"MethodNotAllowed","details":{},"code":405}\n'),
+    ("POST", f"{_PODS}/x", pod("x"), b'"the server does not allow this method on the requested resource",'
+                                      b'"reason":"MethodNotAllowed","details":{},"code":405}\n'),
+    ("DELETE", "/api/v1/componentstatuses/scheduler", None,
+     b'"the server does not allow this method on the requested resource",'
+     b'"reason":"MethodNotAllowed","details":{},"code":405}\n'),
+])
+async def test_status_bodies_byte_for_byte(api: API, method: str, path: str, body, expected: bytes) -> None:
+    assert (await api.post(_PODS, pod("x")))[0] == 201
+    data = orjson.dumps(body) if body is not None else None
+    headers = {"Content-Type": "application/merge-patch+json" if method == "PATCH" else "application/json"}
+    async with api.session.request(method, f"{api.url}{path}", data=data, headers=headers) as resp:
+        assert await resp.read() == _STATUS_HEAD + expected
