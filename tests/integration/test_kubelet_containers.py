@@ -71,8 +71,11 @@ async def test_deletion_sends_sigterm(cluster: Cluster) -> None:
     await cluster.gone("stubborn", timeout=5)
     assert 1.9 <= time.monotonic() - started < 4
 
-    await cluster.pod("script", containers=busybox("sh", "-c", "while true; do sleep 1; done"),
-                      terminationGracePeriodSeconds=30)
+    # a script that traps TERM ends after its current `sleep 1` (a script without a trap
+    # ignores TERM as PID 1, like the bare sleep above)
+    await cluster.pod("script", containers=busybox(
+        "sh", "-c", "trap 'echo bye; exit 0' TERM; while true; do sleep 1; done"),
+        terminationGracePeriodSeconds=30)
     await cluster.until("script", phase_is("Running"))
     await cluster.client.delete(PODS, "script", "default")
     await cluster.gone("script", timeout=3)

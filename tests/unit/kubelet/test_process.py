@@ -64,10 +64,16 @@ async def test_sigterm() -> None:
     p, _, codes = await run(["sleep", "3600"], wait=0.05)
     assert p.terminate() is False and codes == []  # PID 1 sleep ignores TERM
     p.stop()
-    p, _, codes = await run(["sh", "-c", "sleep 3600"], wait=0.05)
-    assert p.terminate() is True and codes == [143]
-    p, out, codes = await run(["sh", "-c", "trap 'echo bye; exit 0' TERM; sleep 3600"], wait=0.05)
-    assert p.terminate() is True and codes == [0] and text(out).endswith("bye\n")
+    p, _, codes = await run(["sh", "-c", "while true; do sleep 1; done"], wait=0.05)
+    assert p.terminate() is False and codes == []  # a shell without a trap ignores it too
+    p.stop()
+    p, out, codes = await run(["sh", "-c", "trap 'echo bye; exit 0' TERM; sleep 3600 & wait"],
+                              wait=0.05)
+    p.terminate()
+    await asyncio.sleep(0.05)
+    assert codes == [0] and text(out).endswith("bye\n")
+    p, _, codes = await run(["sh", "-c", "echo start; exec nginx -g 'daemon off;'"], wait=0.05)
+    assert codes == [] and p.terminate() is True and codes == [143]  # a server in a script
 
 
 async def test_a_busy_program_is_sliced(monkeypatch) -> None:
