@@ -71,7 +71,9 @@ def is_websocket(request: web.Request) -> bool:
 
 class Stdin:
     """Stdin lines from the client's channel 0 (through a tty's line discipline with `-t`);
-    None at EOF: the v5 close signal, the socket closing, or no stdin asked for."""
+    None at EOF: the v5 close signal, SPDY's FIN, the socket closing, or no stdin asked for.
+    Bytes that are not UTF-8 travel as surrogate escapes, the shell's convention, so binary
+    stdin (`tar -xf -` behind `kubectl cp`) arrives intact."""
 
     def __init__(self, enabled: bool, tty: bool) -> None:
         self.enabled = enabled
@@ -94,7 +96,7 @@ class Stdin:
         self.partial += data
         *complete, self.partial = self.partial.split(b"\n")
         for line in complete:
-            self.lines.put_nowait(line.decode(errors="replace") + "\n")
+            self.lines.put_nowait(line.decode("utf-8", "surrogateescape") + "\n")
         return b""
 
     def end(self) -> None:
@@ -102,7 +104,7 @@ class Stdin:
             return
         self.ended = True
         if self.partial:
-            self.lines.put_nowait(self.partial.decode(errors="replace"))
+            self.lines.put_nowait(self.partial.decode("utf-8", "surrogateescape"))
             self.partial = b""
         self.lines.put_nowait(None)
 

@@ -146,3 +146,20 @@ def test_get_raw_service_proxy(cluster: ClusterProcesses) -> None:
 def test_logs(cluster: ClusterProcesses, binary: Path) -> None:
     out = kubectl(cluster, binary, "logs", "web", "--tail=1").stdout
     assert out.count("\n") == 1 and out.strip(), out
+
+
+@VERSIONS
+def test_cp_into_and_out_of_the_pod(cluster: ClusterProcesses, binary: Path,
+                                    tmp_path: Path) -> None:
+    """`kubectl cp` is tar over exec with stdin (SPDY before 1.30, WebSockets after): a few
+    MiB of random bytes go in and come back identical."""
+    data = os.urandom(3 << 20)
+    source = tmp_path / "payload.bin"
+    source.write_bytes(data)
+    target = f"/tmp/{binary.name}.bin"
+    kubectl(cluster, binary, "cp", str(source), f"web:{target}")
+    assert kubectl(cluster, binary, "exec", "web", "--", "wc", "-c", target).stdout.split()[0] \
+        == str(len(data))
+    back = tmp_path / "back.bin"
+    kubectl(cluster, binary, "cp", f"web:{target}", str(back))
+    assert back.read_bytes() == data

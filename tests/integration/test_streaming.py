@@ -6,6 +6,7 @@ simulated shell / HTTP server."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -324,3 +325,124 @@ async def test_discovery_lists_the_connect_subresources(env: Env) -> None:
                 "services/proxy"):
         assert sub in names
     assert names["pods/exec"]["verbs"] == ["create", "get"]
+
+
+async def ws_messages(ws: aiohttp.ClientWebSocketResponse, timeout: float = 5) -> list:
+    out = []
+    while True:
+        msg = await ws.receive(timeout=timeout)
+        if msg.type not in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT):
+            return out
+        out.append(msg.data)
+
+
+async def test_log_over_a_websocket_in_both_reader_protocols(env: Env) -> None:
+    """wsstream.Reader: binary messages (no protocol, binary.k8s.io) or base64 text."""
+    await env.pod("web")
+    url = f"{env.api.url}{PODS_PATH}/web/log"
+    first = b"container web of pod default/web started\n"
+    for protocols, decode in (([], bytes), (["binary.k8s.io"], bytes),
+                              (["base64.binary.k8s.io"], base64.b64decode)):
+        async with env.session.ws_connect(url, protocols=protocols) as ws:
+            assert ws.protocol == (protocols[0] if protocols else None)
+            messages = await ws_messages(ws)
+        assert messages and all(len(decode(m)) <= 2048 for m in messages)
+        assert b"".join(decode(m) for m in messages).startswith(first), protocols
+    async with env.session.ws_connect(url + "?follow=true", protocols=["binary.k8s.io"]) as ws:
+        assert (await ws.receive(timeout=5)).data.startswith(first)  # then the client leaves
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:  # a Status, before the upgrade
+        await env.session.ws_connect(f"{url}?container=nope")
+    assert refused.value.status == 400
+
+
+async def raw_exec(env: Env, query: list[tuple[str, str]], protocols: list[str],
+                   *frames: bytes | str) -> tuple[str | None, list]:
+    """exec with the frames given (str: TEXT, bytes: BINARY), messages back until the close."""
+    async with env.session.ws_connect(f"{env.api.url}{PODS_PATH}/web/exec", params=query,
+                                      protocols=protocols) as ws:
+        for frame in frames:
+            await (ws.send_str(frame) if isinstance(frame, str) else ws.send_bytes(frame))
+        return ws.protocol, await ws_messages(ws)
+
+
+async def test_stdin_in_text_frames_and_unrequested_stderr(env: Env) -> None:
+    """The official Python client writes str stdin as TEXT frames ("\\x00..." on v4) and
+    asks for stderr=False: the stdin is read, and nothing is written on channel 2."""
+    await env.pod("web")
+    query = [("command", "sh"), ("stdin", "True"), ("stdout", "True"), ("stderr", "False"),
+             ("tty", "False")]
+    protocol, messages = await raw_exec(env, query, ["v4.channel.k8s.io"],
+                                        "\x00echo one\nfoo\n", b"\x00exit 5\n")
+    assert protocol == "v4.channel.k8s.io"
+    assert messages[0] == b"\x01"  # the session is open
+    assert b"".join(m[1:] for m in messages if m[0] == 1) == b"one\n"
+    assert not [m for m in messages if m[0] == 2]
+    status = orjson.loads(b"".join(m[1:] for m in messages if m[0] == 3))
+    assert status["details"]["causes"] == [{"reason": "ExitCode", "message": "5"}]
+
+
+async def test_base64_protocol_takes_binary_frames_too(env: Env) -> None:
+    await env.pod("web")
+    query = [("command", "sh"), ("stdin", "1"), ("stdout", "1")]
+    _, messages = await raw_exec(env, query, ["v4.base64.channel.k8s.io"],
+                                 b"0" + base64.b64encode(b"echo b64\n"),
+                                 "0" + base64.b64encode(b"exit 0\n").decode())
+    assert messages[0] == "1"
+    assert b"".join(base64.b64decode(m[1:]) for m in messages if m[0] == "1") == b"b64\n"
+    assert orjson.loads(base64.b64decode(messages[-1][1:]))["status"] == "Success"
+
+
+async def test_v5_is_chosen_whenever_offered(env: Env) -> None:
+    await env.pod("web")
+    protocol, _ = await raw_exec(env, [("command", "true"), ("stdout", "1")],
+                                 ["v4.channel.k8s.io", "v5.channel.k8s.io"])
+    assert protocol == "v5.channel.k8s.io"
+
+
+async def test_tty_takes_no_stderr_and_reads_resizes(env: Env) -> None:
+    await env.pod("web")
+    query = [("command", "sh"), ("stdin", "1"), ("stdout", "1"), ("stderr", "1"), ("tty", "1")]
+    _, messages = await raw_exec(env, query, [V5], b'\x04{"Width":100,"Height":30}',
+                                 b"\x00foo\r", b"\x00exit\r")
+    assert not [m for m in messages if m[0] == 2]
+    assert b"sh: foo: not found\r\n" in b"".join(m[1:] for m in messages if m[0] == 1)
+
+
+async def test_exec_asking_for_no_stream_is_refused(env: Env) -> None:
+    await env.pod("web")
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await raw_exec(env, [("command", "true"), ("stdout", "false")], [V5])
+    assert refused.value.status == 400
+
+
+def _official_client_exec(url: str, binary: bool) -> tuple[object, object, int | None]:
+    """`kubernetes.stream.stream` as its docs show, interactive: stdin written as str (TEXT
+    frames) or bytes (BINARY frames), stderr not asked for."""
+    kubernetes = pytest.importorskip("kubernetes", reason="the official kubernetes client")
+    from kubernetes.stream import stream
+
+    configuration = kubernetes.client.Configuration()
+    configuration.host = url
+    with kubernetes.client.ApiClient(configuration) as api:
+        core = kubernetes.client.CoreV1Api(api)
+        resp = stream(core.connect_get_namespaced_pod_exec, "web", "default", command=["sh"],
+                      stdin=True, stdout=True, stderr=False, tty=False, binary=binary,
+                      _preload_content=False)
+        try:
+            lines = ["echo binary; foo\n", "exit 7\n"] if binary else ["echo text; foo\n",
+                                                                      "exit 7\n"]
+            resp.write_stdin(lines[0].encode() if binary else lines[0])
+            first = resp.readline_stdout(timeout=5)
+            resp.write_stdin(lines[1].encode() if binary else lines[1])
+            resp.run_forever(timeout=5)
+            return first, resp.read_stderr(timeout=0.1), resp.returncode
+        finally:
+            resp.close()
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
+async def test_official_python_client_exec_with_stdin(env: Env, binary: bool) -> None:
+    await env.pod("web")
+    first, stderr, code = await asyncio.to_thread(_official_client_exec, env.api.url, binary)
+    assert first == (b"binary" if binary else "text")
+    assert not stderr and code == 7  # stderr=False: `foo: not found` is not sent
