@@ -15,6 +15,7 @@ Import the fixtures into a test module with
 from __future__ import annotations
 
 import json
+import os
 import signal
 import textwrap
 import urllib.error
@@ -127,6 +128,21 @@ def kubeconfig(cluster: ClusterProcesses) -> Path:
     return cluster.tmp / "kubeconfig"
 
 
+@pytest.fixture(scope="module")
+def kubeconfig_env(kubeconfig: Path) -> Iterator[Path]:
+    """`KUBECONFIG` points at the cluster, as the user's shell would (kr8s and kopf find
+    their cluster that way); restored after the module."""
+    previous = os.environ.get("KUBECONFIG")
+    os.environ["KUBECONFIG"] = str(kubeconfig)
+    try:
+        yield kubeconfig
+    finally:
+        if previous is None:
+            os.environ.pop("KUBECONFIG", None)
+        else:
+            os.environ["KUBECONFIG"] = previous
+
+
 @pytest.fixture
 def namespace(cluster: ClusterProcesses) -> str:
     """A fresh namespace per test, so tests never see each other's objects."""
@@ -137,10 +153,12 @@ def namespace(cluster: ClusterProcesses) -> str:
 
 def send(cluster: ClusterProcesses, method: str, path: str,
          body: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One JSON request on the insecure port (fixture-side setup, not the client under test)."""
+    """One JSON request on the insecure port (fixture-side setup, not the client under test);
+    a PATCH is a merge patch."""
     data = json.dumps(body).encode() if body is not None else None
+    content_type = "application/merge-patch+json" if method == "PATCH" else "application/json"
     request = urllib.request.Request(cluster.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": content_type})
     with urllib.request.urlopen(request, timeout=CALL_TIMEOUT) as response:
         return json.loads(response.read())
 

@@ -9,10 +9,7 @@ Node, port-forward, delete — then the same core steps through `kr8s.asyncio`.
 
 from __future__ import annotations
 
-import os
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -23,22 +20,12 @@ from kr8s.objects import Deployment, Node, Pod  # noqa: E402
 
 from tests.e2e.client_cluster import (  # noqa: E402,F401
     CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, SHELL_LACKS_UPTIME, cluster, deadline, kubeconfig,
-    namespace, sleeper, wait_running)
+    kubeconfig_env, namespace, sleeper, wait_running)
 from tests.e2e.cluster_process import ClusterProcesses  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def kubeconfig_env(kubeconfig: Path) -> Iterator[None]:
-    """`KUBECONFIG` points at the cluster, as a kr8s user's shell would."""
-    previous = os.environ.get("KUBECONFIG")
-    os.environ["KUBECONFIG"] = str(kubeconfig)
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("KUBECONFIG", None)
-        else:
-            os.environ["KUBECONFIG"] = previous
+#: kr8s finds the cluster through `KUBECONFIG`, as a kr8s user's shell would
+pytestmark = pytest.mark.usefixtures("kubeconfig_env")
 
 
 @pytest.fixture

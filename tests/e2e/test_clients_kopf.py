@@ -1,0 +1,84 @@
+"""A `kopf` operator on built-in resources, run with `kopf.testing.KopfRunner` as kopf's
+testing docs show (`['run', '-A', '--standalone', '--verbose', operator.py]`).
+
+The operator (tests/e2e/client_kopf_operator.py) handles labelled ConfigMaps and Pods: its
+create/update/delete handlers run, patch annotations, and post core/v1 Events (`kopf.info`,
+`kopf.warn`, and its own log lines through settings.posting); deletion goes through kopf's
+finalizer. kopf finds the cluster through `KUBECONFIG` (the HTTPS + token kubeconfig), lists
+and watches cluster-wide, and needs no CRD in standalone mode.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("kopf", reason="kopf is a test dependency")
+from kopf.testing import KopfRunner  # noqa: E402
+
+from tests.e2e.client_cluster import (  # noqa: E402,F401
+    CALL_TIMEOUT, cluster, deadline, events_for, kubeconfig, kubeconfig_env, namespace, send,
+    sleeper)
+from tests.e2e.client_kopf_operator import PREFIX  # noqa: E402
+from tests.e2e.cluster_process import ClusterProcesses, running  # noqa: E402
+
+OPERATOR = str(Path(__file__).with_name("client_kopf_operator.py"))
+LABELS = {"kopf-test": "yes"}
+
+
+def annotations(cluster: ClusterProcesses, path: str) -> dict[str, str]:
+    return cluster.get(path)["metadata"].get("annotations") or {}
+
+
+@pytest.mark.usefixtures("kubeconfig_env")
+def test_operator_handles_built_in_resources(cluster: ClusterProcesses, namespace: str):
+    cm_path = f"/api/v1/namespaces/{namespace}/configmaps/settings"
+    pod_path = f"/api/v1/namespaces/{namespace}/pods/worker"
+    with KopfRunner(["run", "-A", "--standalone", "--verbose", OPERATOR],
+                    timeout=CALL_TIMEOUT) as runner:
+        send(cluster, "POST", f"/api/v1/namespaces/{namespace}/configmaps", {
+            "metadata": {"name": "settings", "labels": LABELS}, "data": {"a": "1"}})
+        cluster.wait(lambda: annotations(cluster, cm_path).get(f"{PREFIX}/created") == "yes",
+                     CALL_TIMEOUT, "the create handler's annotation")
+        # kopf's delete handler made it add its finalizer
+        assert "kopf.zalando.org/KopfFinalizerMarker" in cluster.get(cm_path)["metadata"][
+            "finalizers"]
+
+        send(cluster, "PATCH", cm_path, {"data": {"b": "2"}})
+        cluster.wait(lambda: annotations(cluster, cm_path).get(f"{PREFIX}/updated") == "a,b",
+                     CALL_TIMEOUT, "the update handler's annotation")
+
+        pod = sleeper("worker")
+        pod["metadata"]["labels"] = LABELS
+        send(cluster, "POST", f"/api/v1/namespaces/{namespace}/pods", pod)
+        cluster.wait(lambda: running(cluster.get(pod_path)), CALL_TIMEOUT, "pod running")
+        cluster.wait(lambda: annotations(cluster, pod_path).get(f"{PREFIX}/phase") == "Running",
+                     CALL_TIMEOUT, "the field handler's annotation")
+
+        send(cluster, "DELETE", cm_path)
+        cluster.wait(lambda: not [c for c in cluster.get(
+            f"/api/v1/namespaces/{namespace}/configmaps")["items"]
+            if c["metadata"]["name"] == "settings"], CALL_TIMEOUT,
+            "the ConfigMap gone once kopf removed its finalizer")
+
+    assert runner.exit_code == 0 and runner.exception is None
+    assert "created handler ran for settings" in runner.output
+    assert "deleted handler ran for settings" in runner.output
+    assert "Handler 'updated/data' succeeded." in runner.output
+    assert "Failed to post an event" not in runner.output  # every Event was accepted
+    assert "Merge-patching finished with inconsistencies" not in runner.output
+
+    cm_events = events_for(cluster, namespace, "settings")
+    by_reason = {e["reason"]: e for e in cm_events}
+    assert by_reason["Created"]["message"] == "configmap settings has 1 keys"
+    assert by_reason["Created"]["type"] == "Normal"
+    assert by_reason["Updated"]["message"] == "data {'a': '1'} -> {'a': '1', 'b': '2'}"
+    assert by_reason["Deleting"]["type"] == "Warning"
+    assert by_reason["Created"]["source"]["component"] == "kopf"
+    assert by_reason["Created"]["involvedObject"]["kind"] == "ConfigMap"
+    assert by_reason["Created"]["involvedObject"]["uid"]
+    # settings.posting: kopf's own INFO log lines are posted as "Logging" events
+    assert any(e["reason"] == "Logging" and "succeeded" in e["message"] for e in cm_events)
+    assert any(e["reason"] == "Phase" and e["message"].endswith("-> Running")
+               for e in events_for(cluster, namespace, "worker"))
