@@ -239,6 +239,8 @@ async def _proxy_stream(request: web.Request, url: str, params: dict[str, str],
                     raise errors.StatusError(upstream.status if 400 <= upstream.status < 500 else 502,
                                              "BadRequest" if upstream.status < 500 else "InternalError",
                                              text or f"kubelet answered {upstream.status}")
+                if streaming.is_websocket(request):  # wsstream.Reader framing
+                    return await streaming.websocket_body(request, upstream.content.iter_any())
                 response = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
                 await response.prepare(request)
                 async for chunk in upstream.content.iter_any():
