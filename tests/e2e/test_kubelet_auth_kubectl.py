@@ -106,6 +106,19 @@ def test_kubectl_exec_and_logs_follow_through_the_secure_port(cluster: ClusterPr
         follow.wait()
 
 
+def test_spdy_exec_reaches_the_https_kubelet(cluster: ClusterProcesses) -> None:
+    """kubectl 1.27 speaks SPDY/3.1: the API server dials the kubelet's TLS port with its
+    kubelet-client certificate and relays the upgraded connection."""
+    old = KUBECTL.with_name("kubectl.1.27")
+    if not old.exists():
+        pytest.skip(f"{old} not found (the machine image provides kubectl 1.27-1.33)")
+    done = subprocess.run([str(old), "--kubeconfig", str(cluster.tmp / "kubeconfig"), "exec",
+                           "-i", "web", "--", "cat"], input="over spdy\n", text=True,
+                          capture_output=True, timeout=60,
+                          env={**os.environ, "HOME": str(cluster.tmp)})
+    assert (done.returncode, done.stdout) == (0, "over spdy\n"), done.stderr
+
+
 def test_node_stop_and_start_with_the_kubeconfigs_admin_credentials(
         cluster: ClusterProcesses) -> None:
     kubeconfig = str(cluster.tmp / "kubeconfig")
