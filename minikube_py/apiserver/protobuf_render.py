@@ -40,25 +40,30 @@ class MessageCache:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.size = 0
-        self._entries: OrderedDict[tuple[str, int], tuple[str, str, bytes]] = OrderedDict()
+        #: (key, revision) -> (apiVersion, kind, message, the whole GET body around it)
+        self._entries: OrderedDict[tuple[str, int], tuple[str, str, bytes, bytes]] = \
+            OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, kv: KeyValue) -> tuple[str, str, bytes]:
-        """(apiVersion, kind, message) of a stored object; NoMessage when it has none."""
+    def get(self, kv: KeyValue) -> tuple[str, str, bytes, bytes]:
+        """(apiVersion, kind, message, envelope) of a stored object; NoMessage when it has
+        none. The envelope is kept too: building it per GET cost as much as the rest of the
+        request."""
         key = (kv.key, kv.mod_revision)
         with self._lock:
             hit = self._entries.get(key)
             if hit is not None:
                 self._entries.move_to_end(key)
                 return hit
-        value = object_message(codec.decode(kv))
+        api_version, kind, raw = object_message(codec.decode(kv))
+        value = (api_version, kind, raw, envelope(api_version, kind, raw))
         with self._lock:
             if key not in self._entries:
                 self._entries[key] = value
-                self.size += len(value[2])
+                self.size += len(raw) + len(value[3])
             while len(self._entries) > self.max_entries or self.size > self.max_bytes:
                 _, old = self._entries.popitem(last=False)
-                self.size -= len(old[2])
+                self.size -= len(old[2]) + len(old[3])
         return value
 
 
@@ -83,7 +88,7 @@ def object_body(obj: Any) -> bytes | None:
 def stored_object_response(kv: KeyValue) -> web.Response:
     """GET of a stored object, from the message cache."""
     try:
-        return response(envelope(*CACHE.get(kv)))
+        return response(CACHE.get(kv)[3])
     except NoMessage:
         return web.Response(body=codec.raw(kv), content_type="application/json")
 
