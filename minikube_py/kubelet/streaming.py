@@ -32,8 +32,6 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from aiohttp import WSMsgType, web
 
-from ..api.errors import StatusError
-from ..client.resources import CONFIGMAPS, SECRETS, SERVICES
 from ..httpstream import upgrade, wsstream
 from ..httpstream.spdy import ProtocolError
 from ..httpstream.wsstream import CLOSE, RESIZE, STDERR, STDIN, STDOUT, ChannelProtocol
@@ -41,6 +39,7 @@ from . import http_sim
 from . import sandbox as sandboxes
 from .command import SHELLS
 from .containers import RUNNING
+from .environment import load_sandbox
 from .logs import lines_until, render
 from .portforward import PortForwardSession
 from .remotecommand import SPDY_PROTOCOLS, Options, SpdyStreams, WebSocketStreams
@@ -187,33 +186,13 @@ class StreamingServer:
 
     async def _sandbox(self, kubelet: Kubelet, record: PodRecord, container: Obj,
                        tty: bool) -> sandboxes.Sandbox:
-        pod = record.pod
-        namespace = pod["metadata"].get("namespace", "default")
-        names_cm, names_secret = sandboxes.references(pod, container)
-        client = self.pool.client
-        configmaps = {n: o for n in names_cm
-                      if (o := await _get_or_none(client, CONFIGMAPS, n, namespace)) is not None}
-        secrets = {n: o for n in names_secret
-                   if (o := await _get_or_none(client, SECRETS, n, namespace)) is not None}
-        services: list[Obj] = []
-        if (pod.get("spec") or {}).get("enableServiceLinks", True) is not False:
-            try:
-                services = (await client.list(SERVICES, namespace))["items"]
-            except StatusError:
-                services = []
-        if namespace != "default" or not services:
-            master = await _get_or_none(client, SERVICES, "kubernetes", "default")
-            if master is not None and not any(s["metadata"]["name"] == "kubernetes"
-                                              for s in services):
-                services.append(master)
-        services.sort(key=lambda s: s["metadata"]["name"])
         live = {r.uid for k in self.pool.kubelets.values() for r in k.workers.records.values()}
         for stale in [key for key in self.layers if key[0] not in live]:
             del self.layers[stale]
         config = kubelet.config
-        return sandboxes.build(
-            pod, container, configmaps=configmaps, secrets=secrets, services=services,
-            pod_ip=record.ip or "", host_ip=self.pool.node_ip, tty=tty,
+        return await load_sandbox(
+            self.pool.client, record.pod, container, pod_ip=record.ip or "",
+            host_ip=self.pool.node_ip, tty=tty,
             allocatable={"cpu": config.cpu, "memory": config.memory,
                          "ephemeral-storage": config.ephemeral_storage},
             written=self.layers.setdefault((record.uid, container.get("name", "")), {}))
@@ -475,12 +454,3 @@ def _ports(values: list[str]) -> list[int]:
             if part.strip().isdigit():
                 out.append(int(part.strip()))
     return out
-
-
-async def _get_or_none(client: Any, resource: Any, name: str, namespace: str) -> Obj | None:
-    try:
-        return await client.get(resource, name, namespace)
-    except StatusError as exc:
-        if exc.code in (403, 404):
-            return None
-        raise
