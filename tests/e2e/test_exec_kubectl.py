@@ -163,3 +163,17 @@ def test_cp_into_and_out_of_the_pod(cluster: ClusterProcesses, binary: Path,
     back = tmp_path / "back.bin"
     kubectl(cluster, binary, "cp", f"web:{target}", str(back))
     assert back.read_bytes() == data
+
+
+@pytest.mark.parametrize("binary", [SDK / "kubectl.1.27", NEW], ids=["kubectl.1.27", "kubectl.1.32"])
+def test_attach_shows_the_containers_output(cluster: ClusterProcesses, binary: Path) -> None:
+    """attach over SPDY (1.27) and WebSockets (1.32): the container's output as it comes."""
+    proc = subprocess.Popen([need(binary), "-s", cluster.url, "attach", "web"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "HOME": str(cluster.tmp)})
+    try:
+        line = proc.stdout.readline()
+        assert line.strip(), proc.stderr.read() if proc.poll() is not None else line
+    finally:
+        proc.kill()
+        proc.wait(10)
