@@ -36,6 +36,9 @@ CONTROLLER_TIMINGS = [
     "--node-startup-grace-period", "3s", "--pod-eviction-timeout", "2s",
     "--deleting-pods-qps", "100", "--deleting-pods-burst", "100",
 ]
+#: DefaultTolerationSeconds: pods tolerate a dead node 2 s, not 1.31's 300 s
+API_TIMINGS = ["--default-not-ready-toleration-seconds", "2",
+               "--default-unreachable-toleration-seconds", "2"]
 
 
 class ClusterProcesses:
@@ -76,14 +79,16 @@ class ClusterProcesses:
                 "--scheduler-port", str(self.scheduler_port),
                 "--controller-manager-port", str(self.cm_port),
                 "--kubelet-port", str(self.kubelet_port), "--nodes", str(self.nodes),
-                "--kubeconfig-out", str(self.tmp / "kubeconfig"), *TIMINGS, *CONTROLLER_TIMINGS])
+                "--kubeconfig-out", str(self.tmp / "kubeconfig"), *TIMINGS, *CONTROLLER_TIMINGS,
+                *API_TIMINGS])
             logs.until('"ready"', timeout)
         else:
             logs = self._spawn("apiserver", [
                 "apiserver", *self._storage(), "--insecure-port", str(self.api_port),
                 "--secure-port", str(self.secure_port), "--cert-dir", str(self.tmp / "certs"),
                 "--scheduler-health-url", f"http://127.0.0.1:{self.scheduler_port}/healthz",
-                "--controller-manager-health-url", f"http://127.0.0.1:{self.cm_port}/healthz"])
+                "--controller-manager-health-url", f"http://127.0.0.1:{self.cm_port}/healthz",
+                *API_TIMINGS])
             logs.until('"ready"', timeout)
             self._spawn("scheduler", ["scheduler", "--master", self.url,
                                       "--port", str(self.scheduler_port)])
