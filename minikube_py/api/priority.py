@@ -20,11 +20,11 @@ PREEMPTION_POLICIES = (PREEMPT_LOWER_PRIORITY, "Never")
 
 #: name -> (value, description), upstream's systemPriorityClasses
 SYSTEM_PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
-    "system-node-critical": (SYSTEM_CRITICAL_PRIORITY + 1000, "Used for system critical pods "
-                             "that must not be moved from their current node."),
-    "system-cluster-critical": (SYSTEM_CRITICAL_PRIORITY, "Used for system critical pods that "
-                                "must run in the cluster, but can be moved to another node if "
-                                "necessary."),
+    "system-node-critical": (SYSTEM_CRITICAL_PRIORITY + 1000, (
+        "Used for system critical pods that must not be moved from their current node.")),
+    "system-cluster-critical": (SYSTEM_CRITICAL_PRIORITY, (
+        "Used for system critical pods that must run in the cluster, but can be moved to "
+        "another node if necessary.")),
 }
 
 
