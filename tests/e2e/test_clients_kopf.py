@@ -8,6 +8,7 @@ finalizer. kopf finds the cluster through `KUBECONFIG` (the HTTPS + token kubeco
 and watches cluster-wide, and needs no CRD in standalone mode.
 """
 
+# ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,13 +16,21 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("kopf", reason="kopf is a test dependency")
-from kopf.testing import KopfRunner  # noqa: E402
+from kopf.testing import KopfRunner
 
-from tests.e2e.client_cluster import (  # noqa: E402,F401
-    CALL_TIMEOUT, cluster, deadline, events_for, kubeconfig, kubeconfig_env, namespace, send,
-    sleeper)
-from tests.e2e.client_kopf_operator import PREFIX  # noqa: E402
-from tests.e2e.cluster_process import ClusterProcesses, running  # noqa: E402
+from tests.e2e.client_cluster import (  # noqa: F401
+    CALL_TIMEOUT,
+    cluster,
+    deadline,
+    events_for,
+    kubeconfig,
+    kubeconfig_env,
+    namespace,
+    send,
+    sleeper,
+)
+from tests.e2e.client_kopf_operator import PREFIX
+from tests.e2e.cluster_process import ClusterProcesses, running
 
 OPERATOR = str(Path(__file__).with_name("client_kopf_operator.py"))
 LABELS = {"kopf-test": "yes"}

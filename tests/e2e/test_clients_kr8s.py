@@ -7,6 +7,7 @@ with `Pod.gen`, label, patch, wait for a condition, exec, logs, scale a Deployme
 Node, port-forward, delete — then the same core steps through `kr8s.asyncio`.
 """
 
+# ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
 from __future__ import annotations
 
 import urllib.request
@@ -14,15 +15,23 @@ import urllib.request
 import pytest
 
 pytest.importorskip("kr8s", reason="kr8s is a test dependency")
-import kr8s  # noqa: E402
-import kr8s.asyncio  # noqa: E402
-from kr8s.objects import Deployment, Node, Pod  # noqa: E402
+import kr8s
+import kr8s.asyncio
+from kr8s.objects import Deployment, Node, Pod
 
-from tests.e2e.client_cluster import (  # noqa: E402,F401
-    CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, SHELL_LACKS_UPTIME, cluster, deadline, kubeconfig,
-    kubeconfig_env, namespace, sleeper, wait_running)
-from tests.e2e.cluster_process import ClusterProcesses  # noqa: E402
-
+from tests.e2e.client_cluster import (  # noqa: F401
+    CALL_TIMEOUT,
+    LOG_IS_NOT_COMMAND_OUTPUT,
+    SHELL_LACKS_UPTIME,
+    cluster,
+    deadline,
+    kubeconfig,
+    kubeconfig_env,
+    namespace,
+    sleeper,
+    wait_running,
+)
+from tests.e2e.cluster_process import ClusterProcesses
 
 #: kr8s finds the cluster through `KUBECONFIG`, as a kr8s user's shell would
 pytestmark = pytest.mark.usefixtures("kubeconfig_env")
@@ -127,8 +136,8 @@ def test_port_forward(cluster: ClusterProcesses, namespace: str):
     web.create()
     wait_running(cluster, namespace, "web")
     with web.portforward(remote_port=80, local_port="auto") as local_port:
-        with urllib.request.urlopen(f"http://127.0.0.1:{local_port}/",
-                                    timeout=CALL_TIMEOUT) as response:
+        url = f"http://127.0.0.1:{local_port}/"
+        with urllib.request.urlopen(url, timeout=CALL_TIMEOUT) as response:
             assert response.status == 200
             assert b"pod web" in response.read()  # the simulated web server's page
 

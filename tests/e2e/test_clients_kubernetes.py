@@ -6,6 +6,7 @@ foreground), utils.create_from_yaml, examples/pod_exec.py (one-shot exec, an int
 shell with stdin as TEXT frames, and `binary=True` with BINARY frames), and pod logs.
 """
 
+# ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,14 +14,23 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("kubernetes", reason="the official kubernetes client is a test dependency")
-from kubernetes import client, config, utils, watch  # noqa: E402
-from kubernetes.client.rest import ApiException  # noqa: E402
-from kubernetes.stream import stream  # noqa: E402
+from kubernetes import client, config, utils, watch
+from kubernetes.client.rest import ApiException
+from kubernetes.stream import stream
 
-from tests.e2e.client_cluster import (  # noqa: E402,F401
-    CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, NGINX_DEPLOYMENT, TEXT_STDIN_DROPPED, cluster,
-    deadline, kubeconfig, namespace, sleeper, wait_running)
-from tests.e2e.cluster_process import ClusterProcesses  # noqa: E402
+from tests.e2e.client_cluster import (  # noqa: F401
+    CALL_TIMEOUT,
+    LOG_IS_NOT_COMMAND_OUTPUT,
+    NGINX_DEPLOYMENT,
+    TEXT_STDIN_DROPPED,
+    cluster,
+    deadline,
+    kubeconfig,
+    namespace,
+    sleeper,
+    wait_running,
+)
+from tests.e2e.cluster_process import ClusterProcesses
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ examples/create_deployment_from_yaml.py (utils.create_from_yaml), examples/pod_e
 (exec through `WsApiClient`) and examples/tail.py (logs, followed).
 """
 
+# ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
 from __future__ import annotations
 
 import asyncio
@@ -17,14 +18,23 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("kubernetes_asyncio", reason="kubernetes_asyncio is a test dependency")
-from kubernetes_asyncio import client, config, utils, watch  # noqa: E402
-from kubernetes_asyncio.client.api_client import ApiClient  # noqa: E402
-from kubernetes_asyncio.stream import WsApiClient  # noqa: E402
+from kubernetes_asyncio import client, config, utils, watch
+from kubernetes_asyncio.client.api_client import ApiClient
+from kubernetes_asyncio.stream import WsApiClient
 
-from tests.e2e.client_cluster import (  # noqa: E402,F401
-    CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, NGINX_DEPLOYMENT, SHELL_LACKS_REDIRECT_TO_FD, cluster,
-    deadline, kubeconfig, namespace, sleeper, wait_running)
-from tests.e2e.cluster_process import ClusterProcesses  # noqa: E402
+from tests.e2e.client_cluster import (  # noqa: F401
+    CALL_TIMEOUT,
+    LOG_IS_NOT_COMMAND_OUTPUT,
+    NGINX_DEPLOYMENT,
+    SHELL_LACKS_REDIRECT_TO_FD,
+    cluster,
+    deadline,
+    kubeconfig,
+    namespace,
+    sleeper,
+    wait_running,
+)
+from tests.e2e.cluster_process import ClusterProcesses
 
 
 @pytest.fixture
@@ -111,7 +121,9 @@ async def test_patch_example(api: ApiClient, namespace: str):
                  "selector": {"name": "example-service"}},
     }
     async with asyncio.timeout(CALL_TIMEOUT):
-        await v1.create_namespaced_service(namespace, spec)
+        _, code, headers = await v1.create_namespaced_service_with_http_info(namespace, spec)
+        assert code == 201
+        assert headers.getall("Warning") == ['299 - "unknown field \\"metadata.resourceversion\\""']
         await v1.patch_namespaced_service("example-service", namespace, [
             {"op": "replace", "path": "/spec/ports/0",
              "value": {"name": "port-1000", "protocol": "TCP", "port": 1000, "targetPort": 1000}}])
@@ -123,6 +135,12 @@ async def test_patch_example(api: ApiClient, namespace: str):
                 {"name": "port-3000", "protocol": "TCP", "port": 3000, "targetPort": 3000}]}},
             _content_type="application/merge-patch+json")
     assert [p.name for p in svc.spec.ports] == ["port-3000"]
+
+    async with asyncio.timeout(CALL_TIMEOUT):
+        await v1.delete_namespaced_service("example-service", namespace)
+        with pytest.raises(client.exceptions.ApiException) as info:
+            await v1.read_namespaced_service("example-service", namespace)
+    assert info.value.status == 404
 
 
 async def test_create_from_yaml_example(cluster: ClusterProcesses, api: ApiClient,

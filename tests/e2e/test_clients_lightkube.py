@@ -7,6 +7,7 @@ drops a key), watch, wait for a condition, logs, exec (stdout, exit code, stdin 
 v5.channel.k8s.io with its close signal) and delete.
 """
 
+# ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
 from __future__ import annotations
 
 import io
@@ -16,17 +17,25 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("lightkube", reason="lightkube is a test dependency")
-from lightkube import ApiError, AsyncClient, Client, KubeConfig, codecs  # noqa: E402
-from lightkube.models.autoscaling_v1 import ScaleSpec  # noqa: E402
-from lightkube.models.meta_v1 import ObjectMeta  # noqa: E402
-from lightkube.resources.apps_v1 import Deployment  # noqa: E402
-from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod  # noqa: E402
-from lightkube.types import PatchType  # noqa: E402
+from lightkube import ApiError, AsyncClient, Client, KubeConfig, codecs
+from lightkube.models.autoscaling_v1 import ScaleSpec
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.apps_v1 import Deployment
+from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod
+from lightkube.types import PatchType
 
-from tests.e2e.client_cluster import (  # noqa: E402,F401
-    CALL_TIMEOUT, LOG_IS_NOT_COMMAND_OUTPUT, NGINX_DEPLOYMENT, cluster, deadline, kubeconfig,
-    namespace, sleeper, wait_running)
-from tests.e2e.cluster_process import ClusterProcesses  # noqa: E402
+from tests.e2e.client_cluster import (  # noqa: F401
+    CALL_TIMEOUT,
+    LOG_IS_NOT_COMMAND_OUTPUT,
+    NGINX_DEPLOYMENT,
+    cluster,
+    deadline,
+    kubeconfig,
+    namespace,
+    sleeper,
+    wait_running,
+)
+from tests.e2e.cluster_process import ClusterProcesses
 
 MANAGER = "my-manager"
 
