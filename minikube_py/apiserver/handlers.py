@@ -25,7 +25,7 @@ from .. import offload
 from ..registry import codec
 from ..registry.generic import Registry, check_name
 from ..registry.strategy import Obj
-from . import render, strictness, subresources
+from . import protobuf_render, render, strictness, subresources
 from .admission import Attributes
 from .filters import WARNINGS
 from .negotiation import (
@@ -129,6 +129,8 @@ class ResourceHandlers:
         kv = await registry.get_kv(namespace, name)
         if output is Output.JSON:
             return render.json_response(codec.raw(kv))
+        if output is Output.PROTOBUF:
+            return protobuf_render.stored_object_response(kv)
         obj = codec.decode(kv)
         if output is Output.TABLE:
             md = {"resourceVersion": obj["metadata"]["resourceVersion"]}
@@ -181,6 +183,11 @@ class ResourceHandlers:
         md = render.list_metadata(page.revision, page.continue_token, page.remaining)
         if output is Output.TABLE:
             return await self._table_response(request, registry, page, md)
+        if output is Output.PROTOBUF:  # items' messages are cached; new ones on the worker
+            return await offload.run(
+                protobuf_render.list_response, registry.strategy.api_version,
+                registry.strategy.kind, md, page.kvs,
+                weight=4 * sum(len(kv.value) for kv in page.kvs))
         if output is Output.JSON:
             if page.objects is None:
                 items = [codec.raw(kv) for kv in page.kvs]

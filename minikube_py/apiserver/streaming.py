@@ -6,22 +6,30 @@ Kubernetes v1.0 piece: pkg/registry/pod/etcd's ExecREST / AttachREST / PortForwa
 pkg/apiserver's UpgradeAwareProxyHandler, which relays the upgraded connection byte for byte.
 The connection to the kubelet is made with the API server's kubelet-client identity
 (kubelet_client.py: https and a client certificate when configured).
-The protocols are today's (KEP-4006): kubectl 1.30+ execs over a WebSocket with the
-remotecommand subprotocol `v5.channel.k8s.io` (older `v4.channel.k8s.io`, `channel.k8s.io`,
-`base64.channel.k8s.io` are accepted too), and kubectl 1.31+ port-forwards over a WebSocket
-carrying SPDY (`SPDY/3.1+portforward.k8s.io`). The API server does not interpret the frames: it
-checks the request, asks the kubelet first with a plain request (so the kubelet's refusals —
-`container not found ("web")`, `pod does not exist` — come back as Status objects with their
-HTTP code, as they would before an upgrade), then accepts the client's upgrade with the
-subprotocol the kubelet chose and relays messages both ways until either side closes.
+Two kinds of upgrade arrive, and both are relayed without being interpreted:
 
-Older kubectl (<= 1.29 for exec/attach, <= 1.30 for port-forward) only speaks SPDY
-(`Upgrade: SPDY/3.1`): it gets a 400 Status naming the kubectl version it needs, not a hang.
+- WebSocket (kubectl 1.30+ exec/attach with `v5.channel.k8s.io`, older `v4.channel.k8s.io`,
+  `channel.k8s.io`, `base64.channel.k8s.io`; kubectl 1.31+ port-forward with SPDY tunnelled in
+  a WebSocket, `SPDY/3.1+portforward.k8s.io`): the API server accepts the client's upgrade with
+  the subprotocol the kubelet chose and relays messages both ways. A client offering
+  `v5.channel.k8s.io` anywhere in its list gets v5, as upstream's stream translator (the only
+  protocol it serves) gives it.
+- SPDY/3.1 (`Upgrade: SPDY/3.1` with `X-Stream-Protocol-Version`: every kubectl and client-go
+  before 1.30, and port-forward before 1.31): the API server dials the kubelet with the same
+  upgrade request, and once the kubelet answers 101 it answers the client 101 with the
+  kubelet's chosen protocol and copies bytes both ways (httpstream/upgrade.py) — upstream's
+  UpgradeAwareHandler exactly.
+
+Before either, it asks the kubelet with a plain request (so the kubelet's refusals —
+`container not found ("web")`, `pod does not exist`, `you must specify at least 1 of stdin,
+stdout, stderr` — come back as Status objects with their HTTP code, as they would before an
+upgrade).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote
 
@@ -31,42 +39,27 @@ from aiohttp import WSMsgType, web
 
 from ..api import errors
 from ..api.params import parse_bool
+from ..api.podutil import validate_container
+from ..httpstream import upgrade, wsstream
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import kubelet_client
 
 if TYPE_CHECKING:
     from .handlers import ResourceHandlers
+    from .options import APIServerOptions
     from .requestinfo import RequestInfo
 
 log = structlog.get_logger(component="apiserver")
 
 SUBRESOURCES = frozenset({"exec", "attach", "portforward"})
-#: the first kubectl that reaches each subresource over WebSockets by default
-MIN_KUBECTL = {"exec": "1.30", "attach": "1.30", "portforward": "1.31"}
+#: the remotecommand protocol upstream's API server terminates itself (KEP-4006)
+V5 = "v5.channel.k8s.io"
 _KUBELET_PATHS = {"exec": "exec", "attach": "attach", "portforward": "portForward"}
 _KUBELET_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=5, sock_read=None)
 _MAX_MESSAGE = 16 << 20
-
-
-def container_for(pod: Obj, name: str, requested: str) -> str:
-    """upstream streamLocation: the container named in the request, else the only one."""
-    spec = pod.get("spec") or {}
-    containers = [c.get("name", "") for c in spec.get("containers") or []]
-    init = [c.get("name", "") for c in spec.get("initContainers") or []]
-    if not requested:
-        if len(containers) == 1:
-            return containers[0]
-        if not containers:
-            raise errors.bad_request(f"a container name must be specified for pod {name}")
-        message = (f"a container name must be specified for pod {name}, choose one of: "
-                   f"[{' '.join(containers)}]")
-        if init:
-            message += f" or one of the init containers: [{' '.join(init)}]"
-        raise errors.bad_request(message)
-    if requested not in containers + init:
-        raise errors.bad_request(f"container {requested} is not valid for pod {name}")
-    return requested
+#: kubelet refusals passed on with their code
+_REASONS = {400: "BadRequest", 403: "Forbidden", 404: "NotFound", 503: "ServiceUnavailable"}
 
 
 def _flag(request: web.Request, name: str) -> bool:
@@ -82,20 +75,6 @@ def validate_options(sub: str, request: web.Request) -> None:
         raise errors.bad_request("you must specify at least 1 of stdin, stdout, stderr")
 
 
-def spdy_only(request: web.Request) -> bool:
-    return "spdy" in request.headers.get("Upgrade", "").lower() and \
-        "websocket" not in request.headers.get("Upgrade", "").lower()
-
-
-def spdy_refusal(sub: str) -> errors.StatusError:
-    command = "port-forward" if sub == "portforward" else sub
-    version = MIN_KUBECTL[sub]
-    return errors.bad_request(
-        f"kubectl {command} needs kubectl {version} or newer: this server streams over "
-        f"WebSockets only (the SPDY/3.1 upgrade of older kubectl is not supported); "
-        f"upgrade kubectl to {version}+")
-
-
 async def connect(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
                   registry: Registry) -> web.StreamResponse:
     sub = info.subresource
@@ -105,7 +84,7 @@ async def connect(handlers: ResourceHandlers, request: web.Request, info: Reques
     pod = await registry.get(namespace, name)
     path = f"/{_KUBELET_PATHS[sub]}/{quote(namespace)}/{quote(name)}"
     if sub != "portforward":
-        container = container_for(pod, name, request.query.get("container", ""))
+        container = validate_container(pod, name, request.query.get("container", ""))
         validate_options(sub, request)
         path += f"/{quote(container)}"
     node_name = (pod.get("spec") or {}).get("nodeName")
@@ -114,13 +93,13 @@ async def connect(handlers: ResourceHandlers, request: web.Request, info: Reques
     node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
     options = handlers.server.options
     url = kubelet_client.base_url(node, options) + path
-    query = request.query_string
+    query = request.rel_url.raw_query_string  # still encoded: `%26` stays inside its value
     async with kubelet_client.session(options, timeout=_KUBELET_TIMEOUT) as session:
         await _preflight(session, url, query, node_name)
         if request.headers.get("Upgrade", "").lower() == "websocket":
-            return await _relay(session, request, url, query, node_name, pod)
-    if spdy_only(request):
-        raise spdy_refusal(sub)
+            return await _relay(session, request, url, query, node_name, pod, sub)
+    if upgrade.is_spdy_request(request.headers):
+        return await _relay_spdy(request, url, query, node_name, pod, options)
     raise errors.bad_request("Upgrade request required")
 
 
@@ -135,19 +114,49 @@ async def _preflight(session: aiohttp.ClientSession, url: str, query: str, node:
     except aiohttp.ClientError as exc:
         raise errors.StatusError(502, "InternalError", f"error dialing backend: {exc} (is the "
                                  f"kubelet for node {node} running?)") from None
-    reasons = {400: "BadRequest", 404: "NotFound", 503: "ServiceUnavailable"}
-    code = answer.status if answer.status in reasons else 502
-    raise errors.StatusError(code, reasons.get(code, "InternalError"), text)
+    code = answer.status if answer.status in _REASONS else 502
+    raise errors.StatusError(code, _REASONS.get(code, "InternalError"), text)
 
 
 def _params(query: str) -> list[tuple[str, str]]:
     return parse_qsl(query, keep_blank_values=True)
 
 
+async def _relay_spdy(request: web.Request, url: str, query: str, node: str, pod: Obj,
+                      options: APIServerOptions) -> web.StreamResponse:
+    """UpgradeAwareHandler: the client's SPDY upgrade, made to the kubelet; bytes relayed."""
+    offered = request.headers.getall(upgrade.PROTOCOL_HEADER, [])
+    headers = [(upgrade.PROTOCOL_HEADER, p) for p in upgrade.client_protocols(offered)]
+    target = url + (f"?{query}" if query else "")
+    try:
+        answer = await upgrade.dial(target, request.method, headers,
+                                    kubelet_client.ssl_context(options))
+    except (TimeoutError, OSError, ConnectionError) as exc:
+        raise errors.StatusError(502, "InternalError", f"error dialing backend: {exc} (is the "
+                                 f"kubelet for node {node} running?)") from None
+    if answer.upgraded is None:
+        text = answer.body.decode(errors="replace").strip() or f"kubelet answered {answer.status}"
+        code = answer.status if answer.status in _REASONS else 502
+        raise errors.StatusError(code, _REASONS.get(code, "InternalError"),
+                                 f"unable to upgrade connection: {text}")
+    chosen = answer.header(upgrade.PROTOCOL_HEADER)
+    try:
+        client = await upgrade.accept(request, {upgrade.PROTOCOL_HEADER: chosen} if chosen else {})
+    except BaseException:
+        answer.upgraded.close()
+        raise
+    log.info("streaming", pod=f"{pod['metadata'].get('namespace')}/{pod['metadata']['name']}",
+             path=request.path, protocol=f"SPDY/3.1 {chosen}".strip(), node=node)
+    await upgrade.relay(client, answer.upgraded)
+    return client.response  # type: ignore[return-value]
+
+
 async def _relay(session: aiohttp.ClientSession, request: web.Request, url: str, query: str,
-                 node: str, pod: Obj) -> web.StreamResponse:
+                 node: str, pod: Obj, sub: str) -> web.StreamResponse:
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")
                if p.strip()]
+    if sub != "portforward" and V5 in offered:
+        offered = [V5]  # upstream's translator serves v5 whenever it is offered
     try:
         upstream = await session.ws_connect(url, params=_params(query), protocols=offered,
                                             max_msg_size=_MAX_MESSAGE, autoping=True)
@@ -192,3 +201,48 @@ async def _pump(source: web.WebSocketResponse | aiohttp.ClientWebSocketResponse,
             break
     code = source.close_code if source.close_code else 1000
     await sink.close(code=code)
+
+
+def is_websocket(request: web.Request) -> bool:
+    """wsstream.IsWebSocketRequest: `Upgrade: websocket` with `Connection: upgrade`."""
+    return (request.headers.get("Upgrade", "").lower() == "websocket"
+            and "upgrade" in request.headers.get("Connection", "").lower())
+
+
+async def websocket_body(request: web.Request,
+                         chunks: AsyncIterator[bytes]) -> web.WebSocketResponse:
+    """A streamed body (pods/log) as upstream's responsewriters.StreamObject sends it to a
+    WebSocket client: wsstream.Reader with `binary.k8s.io` (or no protocol: binary messages)
+    or `base64.binary.k8s.io` (base64 text); what the client sends is ignored, and its close
+    ends the stream."""
+    offered = request.headers.get("Sec-WebSocket-Protocol", "")
+    protocol = wsstream.choose(offered, wsstream.READER)
+    if protocol is None:
+        raise errors.bad_request(f"requested protocol(s) are not supported: [{offered}]; "
+                                 f"supported protocols are [binary.k8s.io, base64.binary.k8s.io]")
+    ws = web.WebSocketResponse(protocols=(protocol,) if protocol else ())
+    await ws.prepare(request)
+    binary = wsstream.READER[protocol]
+    ignore = asyncio.ensure_future(_ignore_receives(ws))
+    try:
+        async for chunk in chunks:
+            if ignore.done() or ws.closed:
+                break
+            for message in wsstream.reader_messages(chunk, binary):
+                if isinstance(message, str):
+                    await ws.send_str(message)
+                else:
+                    await ws.send_bytes(message)
+    except (ConnectionError, aiohttp.ClientError):
+        pass  # either side went away: the stream just ends
+    finally:
+        ignore.cancel()
+        await asyncio.gather(ignore, return_exceptions=True)
+        await ws.close()
+    return ws
+
+
+async def _ignore_receives(ws: web.WebSocketResponse) -> None:
+    """wsstream.IgnoreReceives: read until the client closes."""
+    async for _ in ws:
+        pass

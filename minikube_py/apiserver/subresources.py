@@ -16,6 +16,7 @@ from aiohttp import web
 from ..api import errors, meta
 from ..api.labels import selector_from_label_selector, selector_from_set
 from ..api.params import int_param
+from ..api.podutil import validate_container
 from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
 from ..registry import pods
 from ..registry.generic import Registry
@@ -189,20 +190,13 @@ async def pod_log(handlers: ResourceHandlers, request: web.Request, registry: Re
     """Proxy `pods/{name}/log` to the kubelet of the pod's node (v1.0 LogREST)."""
     validate_log_options(request.query, name)
     pod = await registry.get(namespace, name)
-    containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-    container = request.query.get("container", "")
-    if not container:
-        if len(containers) != 1:
-            raise errors.bad_request(
-                f"a container name must be specified for pod {name}, choose one of: "
-                f"[{' '.join(containers)}]")
-        container = containers[0]
-    elif container not in containers:
-        raise errors.bad_request(f"container {container} is not valid for pod {name}")
+    container = validate_container(pod, name, request.query.get("container", ""))
     node_name = (pod.get("spec") or {}).get("nodeName")
     if not node_name:
         return web.Response(body=b"", content_type="text/plain")
-    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+    status_of = pod.get("status") or {}
+    for status in [*(status_of.get("initContainerStatuses") or []),
+                   *(status_of.get("containerStatuses") or [])]:
         waiting = (status.get("state") or {}).get("waiting")
         if status.get("name") == container and waiting:
             raise errors.bad_request(

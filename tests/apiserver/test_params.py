@@ -254,3 +254,21 @@ async def test_status_bodies_byte_for_byte(api: API, method: str, path: str, bod
     headers = {"Content-Type": "application/merge-patch+json" if method == "PATCH" else "application/json"}
     async with api.session.request(method, f"{api.url}{path}", data=data, headers=headers) as resp:
         assert await resp.read() == _STATUS_HEAD + expected
+
+
+async def test_logs_and_exec_name_every_kind_of_container(api: API) -> None:
+    """validateContainer, shared by logs and exec: an init container may be named, and the
+    400 for an unnamed container lists init, regular and ephemeral containers in that order."""
+    body = pod("multi")
+    body["spec"]["initContainers"] = [{"name": "setup", "image": "busybox"}]
+    body["spec"]["containers"] = [{"name": "a", "image": "nginx"}, {"name": "b", "image": "nginx"}]
+    assert (await api.post(_PODS, body))[0] == 201
+    status, _ = await api.get(f"{_PODS}/multi/log?container=setup")
+    assert status == 200
+    for sub in ("log", "exec?command=ls&stdout=1"):
+        status, failure = await api.get(f"{_PODS}/multi/{sub}")
+        assert status == 400, failure
+        assert failure["message"] == ("a container name must be specified for pod multi, "
+                                      "choose one of: [setup a b]")
+    status, failure = await api.get(f"{_PODS}/multi/log?container=nope")
+    assert (status, failure["message"]) == (400, "container nope is not valid for pod multi")
