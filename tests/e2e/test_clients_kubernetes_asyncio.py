@@ -37,22 +37,25 @@ from tests.e2e.client_cluster import (  # noqa: F401
 from tests.e2e.cluster_process import ClusterProcesses
 
 
-@pytest.fixture
-async def api(kubeconfig: Path) -> AsyncIterator[ApiClient]:
-    """`await config.load_kube_config()` then `async with ApiClient()`, as the README does."""
+async def load(kubeconfig: Path) -> client.Configuration:
+    """`await config.load_kube_config()`, as the README does, into a Configuration of its own."""
     configuration = client.Configuration()
     await config.load_kube_config(config_file=str(kubeconfig),
                                   client_configuration=configuration)
-    async with ApiClient(configuration) as api_client:
+    return configuration
+
+
+@pytest.fixture
+async def api(kubeconfig: Path) -> AsyncIterator[ApiClient]:
+    """`async with ApiClient()`: the README's way, sessions closed on exit."""
+    async with ApiClient(await load(kubeconfig)) as api_client:
         yield api_client
 
 
 @pytest.fixture
 async def ws_api(kubeconfig: Path) -> AsyncIterator[WsApiClient]:
-    configuration = client.Configuration()
-    await config.load_kube_config(config_file=str(kubeconfig),
-                                  client_configuration=configuration)
-    async with WsApiClient(configuration) as ws_client:
+    """examples/pod_exec.py's WsApiClient, for exec."""
+    async with WsApiClient(await load(kubeconfig)) as ws_client:
         yield ws_client
 
 
