@@ -1,16 +1,15 @@
-"""The OpenAPI documents: an empty /openapi/v2 and per-group-version /openapi/v3 trees.
+"""The OpenAPI documents: per-group-version /openapi/v3 trees (/openapi/v2 is derived from them).
 
-Kubernetes piece: the apiserver's /openapi/v2 and /openapi/v3 handlers (kube-openapi's
-handler3 over builder3's per-group-version documents). Pure: this module only builds the
-bodies; the HTTP handler serves them.
+Kubernetes piece: the apiserver's /openapi/v3 handler (kube-openapi's handler3 over builder3's
+per-group-version documents). Pure: this module only builds the bodies; the HTTP handler serves
+them. The single /openapi/v2 Swagger document kubectl up to 1.26 reads is a translation of
+these (openapi_v2.py), so both always describe the same paths and schemas.
 
 Why it matters (docs: kubectl-protocol §4, §5.20): without OpenAPI, `kubectl create -f` and
-`apply -f` fail on every kubectl version. An empty protobuf v2 document (zero bytes, served as
-`application/octet-stream`) makes validation skip unknown kinds on every version. A v3 tree
-does more for kubectl 1.27+: a PATCH operation whose parameters include `fieldValidation`
-and whose `x-kubernetes-group-version-kind` names the kind tells kubectl to trust
-server-side validation; the component schemas drive `kubectl explain` and the strategic-merge
-patches of client-side `apply` (see openapi_schemas.py).
+`apply -f` fail on every kubectl version. For kubectl 1.27+, a PATCH operation whose
+parameters include `fieldValidation` and whose `x-kubernetes-group-version-kind` names the kind
+tells kubectl to trust server-side validation; the component schemas drive `kubectl explain`
+and the strategic-merge patches of client-side `apply` (see openapi_schemas.py).
 
 Each path is generated from a `ResourceSpec` the way upstream's installer does it: the
 collection (list/create/deletecollection), the item (read/replace/patch/delete), the
@@ -29,10 +28,6 @@ from minikube_py.apiserver import openapi_schemas as schemas
 
 Schema = dict[str, Any]
 
-#: /openapi/v2 answer: an empty protobuf Document. Serve with `application/octet-stream`;
-#: the literal proto media type (with its `@`) breaks Go's MIME parser in kubectl.
-OPENAPI_V2_BODY: bytes = b""
-V2_CONTENT_TYPE = "application/octet-stream"
 INFO_VERSION = "unversioned"
 
 _PATCH_TYPES = (

@@ -2,26 +2,66 @@
 
 Kubernetes piece: the apiserver's /openapi/v3 discovery (`{"paths": {"api/v1":
 {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}}}`) and per-group-version documents,
-which kubectl 1.29+ fetch before create/apply and for `kubectl explain`. The documents
-themselves are pure data (openapi.py); this module encodes them once and serves the bytes.
+which kubectl 1.29+ fetch before create/apply and for `kubectl explain`, and kube-openapi's
+/openapi/v2 handler: one Swagger document in JSON or, for `Accept: application/com.github.
+proto-openapi.spec.v2[@.]v1.0+protobuf` (what kubectl up to 1.26 sends), gnostic protobuf,
+with a quoted ETag (the upper-case hex SHA-512 of the bytes), `Vary: Accept`, a 304 for a
+matching If-None-Match and a 406 for a media type it does not serve.
+
+The documents themselves are pure data (openapi.py, openapi_v2.py, openapi_v2_proto.py); this
+module encodes them and serves the bytes. v3 is encoded at start; v2 (a few tens of ms of
+work) on its first request, on the offload worker, once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from aiohttp import web
 
+from .. import offload
+from ..api import errors
 from ..registry.strategy import Strategy
+from .negotiation import _offers  # goautoneg.ParseAccept, shared with the API's
 from .openapi import (
-    OPENAPI_V2_BODY,
     ResourceSpec,
+    document_hash,
     openapi_v3_document,
     openapi_v3_index,
 )
+from .openapi_v2 import swagger_document
+from .openapi_v2_proto import encode_document
 
-__all__ = ["OPENAPI_V2_BODY", "OpenAPIDocuments"]
+__all__ = ["OpenAPIDocuments", "V2_PROTOBUF"]
+
+#: the protobuf media type kube-openapi answers with (the `@` form kubectl <= 1.26 asks for
+#: does not parse as a MIME type in Go, so it is never sent back)
+V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+_V2_ACCEPTED = (("application", "json", "application/json", False),
+                ("application", "com.github.proto-openapi.spec.v2@v1.0+protobuf", V2_PROTOBUF,
+                 True),
+                ("application", "com.github.proto-openapi.spec.v2.v1.0+protobuf", V2_PROTOBUF,
+                 True))
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    body: bytes
+    etag: str  # quoted
+
+
+def choose_v2_format(accept: str) -> tuple[str, bool] | None:
+    """(content type to answer with, protobuf?) for an Accept header, or None: 406."""
+    for media, _ in _offers(accept or "*/*"):
+        kind, _, sub = media.partition("/")
+        for want_kind, want_sub, returned, protobuf in _V2_ACCEPTED:
+            if kind in (want_kind, "*") and sub in (want_sub, "*"):
+                return returned, protobuf
+    return None
 
 
 def _spec(strategy: Strategy) -> ResourceSpec:
@@ -43,6 +83,34 @@ class OpenAPIDocuments:
                 self._documents[path] = data
                 hashes[path] = hashlib.sha512(data).hexdigest()[:32].upper()
         self.index_bytes = orjson.dumps(openapi_v3_index(hashes))
+        self._v2: asyncio.Future[tuple[_Encoded, _Encoded]] | None = None
 
     def document_bytes(self, path: str) -> bytes | None:
         return self._documents.get(path.strip("/"))
+
+    def _build_v2(self) -> tuple[_Encoded, _Encoded]:
+        document = swagger_document(orjson.loads(b) for b in self._documents.values())
+        json_body, proto_body = orjson.dumps(document), encode_document(document)
+        return (_Encoded(json_body, f'"{document_hash(json_body)}"'),
+                _Encoded(proto_body, f'"{document_hash(proto_body)}"'))
+
+    async def v2_documents(self) -> tuple[_Encoded, _Encoded]:
+        """(JSON, protobuf) /openapi/v2, built on first use off the event loop."""
+        if self._v2 is None:
+            self._v2 = asyncio.ensure_future(
+                offload.run(self._build_v2, weight=offload.HEAVY_BYTES + 1))
+        return await asyncio.shield(self._v2)
+
+    async def serve_v2(self, request: web.Request) -> web.Response:
+        """GET /openapi/v2 as kube-openapi's handler answers it."""
+        chosen = choose_v2_format(request.headers.get("Accept", ""))
+        if chosen is None:
+            raise errors.StatusError(406, "NotAcceptable", "only the following media types are "
+                                     f"accepted: application/json, {V2_PROTOBUF}")
+        content_type, protobuf = chosen
+        json_doc, proto_doc = await self.v2_documents()
+        encoded = proto_doc if protobuf else json_doc
+        headers = {"ETag": encoded.etag, "Vary": "Accept"}
+        if encoded.etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=encoded.body, headers={**headers, "Content-Type": content_type})

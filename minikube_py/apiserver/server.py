@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import platform
 from typing import Any
 
 import orjson
@@ -39,22 +38,15 @@ from .connection import APIRunner
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
 from .metrics import metrics as process_metrics
-from .openapi_service import OPENAPI_V2_BODY, OpenAPIDocuments
+from .openapi_service import OpenAPIDocuments
 from .options import APIServerOptions
 from .profiling import Profiling
 from .requestinfo import RequestInfo
+from .version import KUBE_VERSION
 from .watch import WatchClock
 
 log = structlog.get_logger(component="apiserver")
 
-#: the Kubernetes version /version reports. 31: kubectl prints no version-skew warning for
-#: 1.30-1.32, and gcloud's kubectl dispatcher (/usr/bin/kubectl), which runs the client matching
-#: the server, then picks 1.31 — the first kubectl whose exec *and* port-forward speak the
-#: WebSocket protocols this server streams over (docs/kubelet.md)
-KUBE_VERSION = {"major": "1", "minor": "31", "gitVersion": "v1.31.0-minikube-py",
-                "gitCommit": "", "gitTreeState": "clean", "buildDate": "",
-                "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
-                "platform": f"{platform.system().lower()}/{platform.machine()}"}
 SERVER_KEY = web.AppKey("apiserver", object)
 
 
@@ -248,7 +240,7 @@ class APIServer:
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def openapi_v2(self, request: web.Request) -> web.Response:
-        return web.Response(body=OPENAPI_V2_BODY, content_type="application/octet-stream")
+        return await self._openapi.serve_v2(request)
 
     async def openapi_v3_index(self, request: web.Request) -> web.Response:
         return render.json_response(self._openapi.index_bytes)

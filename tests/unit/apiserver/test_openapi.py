@@ -15,7 +15,6 @@ from minikube_py.apiserver import (
     openapi_types_pod,
 )
 from minikube_py.apiserver.openapi import (
-    OPENAPI_V2_BODY,
     ResourceSpec,
     document_hash,
     openapi_v3_document,
@@ -75,10 +74,6 @@ def _walk(doc: dict, kind_schema: str, *fields: str) -> dict:
         if "items" in schema:
             schema = _resolve(doc, schema["items"])
     return schema
-
-
-def test_v2_is_an_empty_protobuf_document() -> None:
-    assert OPENAPI_V2_BODY == b""
 
 
 def test_index() -> None:
