@@ -11,6 +11,8 @@ and watches cluster-wide, and needs no CRD in standalone mode.
 # ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,11 +38,25 @@ OPERATOR = str(Path(__file__).with_name("client_kopf_operator.py"))
 LABELS = {"kopf-test": "yes"}
 
 
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """`kopf run` configures logging process-wide (a root handler on the runner's captured
+    stream, root level DEBUG, asyncio's logger silenced): undo it for the tests after this."""
+    root, aio = logging.getLogger(), logging.getLogger("asyncio")
+    saved = (root.handlers[:], root.level, aio.handlers[:], aio.propagate)
+    try:
+        yield
+    finally:
+        root.handlers[:], aio.handlers[:] = saved[0], saved[2]
+        root.setLevel(saved[1])
+        aio.propagate = saved[3]
+
+
 def annotations(cluster: ClusterProcesses, path: str) -> dict[str, str]:
     return cluster.get(path)["metadata"].get("annotations") or {}
 
 
-@pytest.mark.usefixtures("kubeconfig_env")
+@pytest.mark.usefixtures("kubeconfig_env", "restore_logging")
 def test_operator_handles_built_in_resources(cluster: ClusterProcesses, namespace: str):
     cm_path = f"/api/v1/namespaces/{namespace}/configmaps/settings"
     pod_path = f"/api/v1/namespaces/{namespace}/pods/worker"
