@@ -154,7 +154,7 @@ CONTROLLER_MANAGER = (
     Setting("controllers", "*", "controllers to run: * = all, name enables, -name disables "
             "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
             "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder, "
-            "taint-eviction-controller, root-ca-cert-publisher)",
+            "taint-eviction-controller, root-ca-cert-publisher, serviceaccount-token)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
@@ -185,6 +185,10 @@ CONTROLLER_MANAGER = (
     Setting("root-ca-file", None, "CA certificate published in every namespace's "
             "kube-root-ca.crt ConfigMap (start: the secure port's generated CA)",
             metavar="FILE"),
+    Setting("legacy-service-account-token-secrets", _CM.legacy_service_account_token_secrets,
+            "give every ServiceAccount a kubernetes.io/service-account-token Secret "
+            "<account>-token-xxxxx listed in its secrets, as before 1.24 (clients older than "
+            "1.24 wait for it); its token authenticates nothing yet", boolean, switch=True),
     Setting("enable-taint-manager", _CM.enable_taint_manager, "a node not Ready is tainted "
             "node.kubernetes.io/not-ready or unreachable:NoExecute and pods are evicted when "
             "their tolerationSeconds run out (false: v1.0's --pod-eviction-timeout)", boolean,

@@ -42,6 +42,7 @@ CONTROLLERS: dict[str, str] = {
     "persistentvolume-binder": "persistentvolume:PersistentVolumeController",
     "taint-eviction-controller": "taint_eviction:TaintEvictionController",
     "root-ca-cert-publisher": "rootcacertpublisher:RootCACertPublisher",
+    "serviceaccount-token": "tokens:TokensController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

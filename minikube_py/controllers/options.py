@@ -14,7 +14,7 @@ from dataclasses import dataclass
 ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoint",
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
-                   "root-ca-cert-publisher")
+                   "root-ca-cert-publisher", "serviceaccount-token")
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,11 @@ class ControllerOptions:
     #: v1.0's eviction of every pod after --pod-eviction-timeout
     enable_taint_manager: bool = True
     #: --root-ca-file: the CA root-ca-cert-publisher puts in every namespace's kube-root-ca.crt
+    #: (and serviceaccount-token in every token Secret's ca.crt)
     root_ca_file: str | None = None
+    #: --legacy-service-account-token-secrets: serviceaccount-token also gives every account a
+    #: `<account>-token-xxxxx` Secret, as before 1.24 (off, as 1.31 generates none)
+    legacy_service_account_token_secrets: bool = False
     deleting_pods_qps: float = 0.1               # --deleting-pods-qps (v1.0 eviction limiter)
     deleting_pods_burst: int = 10                # --deleting-pods-burst
     namespace_sync_period: float = 300.0         # --namespace-sync-period
