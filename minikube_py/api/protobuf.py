@@ -117,26 +117,31 @@ def _bytes_value(f: Field, raw: bytes) -> Any:
     return value
 
 
-def _message(buf: bytes, pos: int, end: int, table: dict[int, Field],
-             out: dict[str, Any]) -> None:
+def _message(buf: bytes, pos: int, end: int, t: Table, out: dict[str, Any]) -> None:
     """Decode the message in buf[pos:end] into `out`, one field occurrence at a time.
 
-    This loop and _field run for every field of every request body, so one-byte varints (tags,
-    short lengths, small numbers) are read inline rather than through _varint."""
+    This loop runs for every field of every request body: one-byte tags are read inline and
+    each tag goes straight to its field's compiled closure (_decoder)."""
+    decoders = t.decoders or _decoders(t)
     while pos < end:
         key = buf[pos]
         if key < 0x80:
             pos += 1
         else:
             key, pos = _varint(buf, pos, end)
-        f = table.get(key >> 3)
-        if f is None:
-            pos = _skip(buf, pos, end, key & 7)
-            continue
+        decode = decoders.get(key)
         try:
-            pos = _field(f, key & 7, buf, pos, end, out)
+            if decode is not None:
+                pos = decode(buf, pos, end, out)
+                continue
+            f = t.by_number.get(key >> 3)
+            if f is None:
+                pos = _skip(buf, pos, end, key & 7)
+            else:
+                pos = _unexpected_wire(f, key & 7, buf, pos, end, out)
         except _DecodeError as exc:
-            if f.name:  # an inline struct adds no step, as in its JSON
+            f = t.by_number.get(key >> 3)
+            if f is not None and f.name:  # an inline struct adds no step, as in its JSON
                 exc.path.insert(0, _path_step(f, out))
             raise
 
@@ -147,12 +152,138 @@ def _path_step(f: Field, out: dict[str, Any]) -> str:
     return f.name
 
 
-def _field(f: Field, wire: int, buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
-    """Store one occurrence of `f` into `out` and return the position after it."""
-    if wire != f.wire:
-        return _unexpected_wire(f, wire, buf, pos, end, out)
-    kind = f.kind
-    if wire == LEN:
+def _decoders(t: Table) -> dict[int, Any]:
+    decoders = t.decoders
+    if decoders is None:
+        decoders = t.decoders = {f.number << 3 | f.wire: _decoder(f)
+                                 for f in t.by_number.values()}
+    return decoders
+
+
+def _span(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A length-delimited payload's (start, stop), a one-byte length read inline."""
+    if pos < end and buf[pos] < 0x80:
+        start = pos + 1
+        stop = start + buf[pos]
+        if stop > end:
+            raise _DecodeError("unexpected EOF")
+        return start, stop
+    return _length(buf, pos, end)
+
+
+def _decoder(f: Field) -> Any:
+    """The closure that reads one occurrence of `f` (its payload, the tag already read) into
+    the JSON object and returns the position after it. Chosen once per field: strings and
+    varints, most of any object, get closures with nothing left to decide per value."""
+    name, kind = f.name, f.kind
+    if kind == MESSAGE:
+        return _message_decoder(f)
+    if kind == STRING and not f.repeated:
+        keep = f.keep_zero
+
+        def string(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
+            if pos < end and buf[pos] < 0x80:
+                start = pos + 1
+                stop = start + buf[pos]
+                if stop > end:
+                    raise _DecodeError("unexpected EOF")
+            else:
+                start, stop = _length(buf, pos, end)
+            if stop > start or keep:
+                out[name] = buf[start:stop].decode("utf-8", "replace")
+            else:
+                out.pop(name, None)  # omitempty: Go's JSON drops the zero gogo always writes
+            return stop
+        return string
+    if kind in (INT32, INT64, BOOL) and not f.repeated:
+        keep, is_bool = f.keep_zero, kind == BOOL
+
+        def varint(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
+            if pos < end and buf[pos] < 0x80:
+                value = buf[pos]
+                pos += 1
+            else:
+                value, pos = _varint(buf, pos, end)
+                if value >= 1 << 31 and not is_bool:
+                    value = _signed(value, kind)
+            if is_bool:
+                value = value != 0
+            if value or keep:
+                out[name] = value
+            else:
+                out.pop(name, None)
+            return pos
+        return varint
+
+    def other(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
+        if f.wire == LEN:
+            start, pos = _span(buf, pos, end)
+            raw = buf[start:pos]
+            value = raw.decode("utf-8", "replace") if kind == STRING else _bytes_value(f, raw)
+        else:
+            value, pos = _scalar(f, buf, pos, end)
+        if f.repeated:
+            values = out.get(name)
+            if values is None:
+                values = out[name] = []
+            values.append(value)
+            if len(values) > MAX_NODES:  # stop decoding a list that can only be refused
+                raise too_large("request body", len(values))
+        elif value or f.keep_zero:
+            out[name] = value
+        else:
+            out.pop(name, None)
+        return pos
+    return other
+
+
+def _message_decoder(f: Field) -> Any:
+    name, sub = f.name, f.table
+    assert sub is not None
+    if f.is_map:
+        entry = _map_entry_decoder(f)
+        if f.table.by_number[2].kind == STRING:
+            return _string_map_decoder(name, entry)
+
+        def map_entry(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
+            start, stop = _span(buf, pos, end)
+            key, value = entry(buf, start, stop)
+            values = out.get(name)
+            if values is None:
+                values = out[name] = {}
+            values[key] = value
+            if len(values) > MAX_NODES:
+                raise too_large("request body", len(values))
+            return stop
+        return map_entry
+    if not name:  # Go embedded struct with json:",inline": its fields join the parent
+        def inline(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
+            start, stop = _span(buf, pos, end)
+            _message(buf, start, stop, sub, out)
+            return stop
+        return inline
+    nulls, convert = sub.nulls, sub.convert
+    if f.repeated:
+        def repeated(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
+            if pos < end and buf[pos] < 0x80:
+                start = pos + 1
+                stop = start + buf[pos]
+                if stop > end:
+                    raise _DecodeError("unexpected EOF")
+            else:
+                start, stop = _length(buf, pos, end)
+            values = out.get(name)
+            if values is None:
+                values = out[name] = []
+            into: dict[str, Any] = {}
+            _message(buf, start, stop, sub, into)
+            if nulls:
+                _fill_nulls(nulls, into)
+            values.append(convert(into) if convert else into)
+            return stop
+        return repeated
+
+    def single(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
         if pos < end and buf[pos] < 0x80:
             start = pos + 1
             stop = start + buf[pos]
@@ -160,29 +291,22 @@ def _field(f: Field, wire: int, buf: bytes, pos: int, end: int, out: dict[str, A
                 raise _DecodeError("unexpected EOF")
         else:
             start, stop = _length(buf, pos, end)
-        if kind == MESSAGE:
-            _store_message(f, buf, start, stop, out)
-            return stop
-        raw = buf[start:stop]
-        value = raw.decode("utf-8", "replace") if kind == STRING else _bytes_value(f, raw)
-        pos = stop
-    elif kind != DOUBLE and pos < end and buf[pos] < 0x80:
-        value = buf[pos]
-        pos += 1
-        if kind == BOOL:
-            value = value != 0
-    else:
-        value, pos = _scalar(f, buf, pos, end)
-    if f.repeated:
-        values = out.setdefault(f.name, [])
-        values.append(value)
-        if len(values) > MAX_NODES:  # stop decoding a list that can only be refused
-            raise too_large("request body", len(values))
-    elif value or f.keep_zero:  # omitempty: Go's JSON drops the zero gogo always writes
-        out[f.name] = value
-    else:
-        out.pop(f.name, None)
-    return pos
+        into = out.get(name)  # a repeated occurrence merges into the first (protobuf)
+        if convert or into.__class__ is not dict:
+            into = {}
+        _message(buf, start, stop, sub, into)
+        if nulls:
+            _fill_nulls(nulls, into)
+        out[name] = convert(into) if convert else into
+        return stop
+    return single
+
+
+def _fill_nulls(nulls: tuple[str, ...], into: dict[str, Any]) -> None:
+    """Lists and maps without omitempty that the wire did not have: Go's JSON prints null."""
+    for name in nulls:
+        if name not in into:
+            into[name] = None
 
 
 def _unexpected_wire(f: Field, wire: int, buf: bytes, pos: int, end: int,
@@ -200,49 +324,73 @@ def _unexpected_wire(f: Field, wire: int, buf: bytes, pos: int, end: int,
     return stop
 
 
-def _store_message(f: Field, buf: bytes, start: int, stop: int, out: dict[str, Any]) -> None:
-    if f.is_map:
-        key, value = _map_entry(f, buf, start, stop)
-        values = out.setdefault(f.name, {})
-        values[key] = value
-        if len(values) > MAX_NODES:
-            raise too_large("request body", len(values))
-    elif not f.name:  # Go embedded struct with json:",inline": its fields join the parent
-        _message(buf, start, stop, f.table.by_number, out)
-    elif f.repeated:
-        out.setdefault(f.name, []).append(_submessage(f.table, buf, start, stop, {}))
-    else:  # a repeated occurrence merges into the first, as protobuf specifies
-        previous = out.get(f.name)
-        out[f.name] = _submessage(f.table, buf, start, stop,
-                                  previous if isinstance(previous, dict)
-                                  and not f.table.convert else {})
-
-
 def _submessage(t: Table, buf: bytes, start: int, stop: int, into: dict[str, Any]) -> Any:
-    _message(buf, start, stop, t.by_number, into)
-    for name in t.nulls:
-        if name not in into:
-            into[name] = None
+    _message(buf, start, stop, t, into)
+    if t.nulls:
+        _fill_nulls(t.nulls, into)
     return t.convert(into) if t.convert else into
 
 
-def _map_entry(f: Field, buf: bytes, start: int, stop: int) -> tuple[str, Any]:
+def _string_map_decoder(name: str, entry: Any) -> Any:
+    """map<string, string> (labels, annotations, ConfigMap data: most map entries there are):
+    the entry's key and value read inline; anything unusual in it goes through `entry`."""
+
+    def string_map(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
+        start, stop = _span(buf, pos, end)
+        key = value = ""
+        at = start
+        while at < stop:
+            tag = buf[at]
+            if tag != 0x0A and tag != 0x12 or at + 1 >= stop or buf[at + 1] >= 0x80:
+                key, value = entry(buf, start, stop)  # a long or unexpected field
+                break
+            a = at + 2
+            at = a + buf[at + 1]
+            if at > stop:
+                raise _DecodeError("unexpected EOF")
+            if tag == 0x0A:
+                key = buf[a:at].decode("utf-8", "replace")
+            else:
+                value = buf[a:at].decode("utf-8", "replace")
+        values = out.get(name)
+        if values is None:
+            values = out[name] = {}
+        values[key] = value
+        if len(values) > MAX_NODES:
+            raise too_large("request body", len(values))
+        return stop
+    return string_map
+
+
+def _map_entry_decoder(f: Field) -> Any:
     """A map entry {key 1, value 2}; a missing part is its zero value, as in Go."""
-    entry: dict[str, Any] = {}
     value_field = f.table.by_number[2]
-    key = ""
-    while start < stop:
-        tag, start = _varint(buf, start, stop)
-        if tag == (1 << 3 | LEN):
-            a, start = _length(buf, start, stop)
-            key = buf[a:start].decode("utf-8", "replace")
-        elif tag >> 3 == 2:
-            start = _field(value_field, tag & 7, buf, start, stop, entry)
-        else:
-            start = _skip(buf, start, stop, tag & 7)
-    if value_field.name in entry:
-        return key, entry[value_field.name]
-    return key, _zero(value_field)
+    value_tag = 2 << 3 | value_field.wire
+    read_value = _decoder(value_field)
+    value_name = value_field.name
+
+    def entry(buf: bytes, start: int, stop: int) -> tuple[str, Any]:
+        into: dict[str, Any] = {}
+        key = ""
+        while start < stop:
+            tag = buf[start]
+            if tag < 0x80:
+                start += 1
+            else:
+                tag, start = _varint(buf, start, stop)
+            if tag == 0x0A:  # key 1, length-delimited
+                a, start = _span(buf, start, stop)
+                key = buf[a:start].decode("utf-8", "replace")
+            elif tag == value_tag:
+                start = read_value(buf, start, stop, into)
+            elif tag >> 3 == 2:
+                start = _unexpected_wire(value_field, tag & 7, buf, start, stop, into)
+            else:
+                start = _skip(buf, start, stop, tag & 7)
+        if value_name in into:
+            return key, into[value_name]
+        return key, _zero(value_field)
+    return entry
 
 
 def _zero(f: Field) -> Any:
@@ -274,7 +422,8 @@ def _envelope(data: bytes) -> tuple[str, str, int, int]:
     return api_version, kind, raw[0], raw[1]
 
 
-_TYPE_META = {1: Field("apiVersion", 1, STRING), 2: Field("kind", 2, STRING)}
+_TYPE_META = Table("k8s.io.apimachinery.pkg.runtime.TypeMeta",
+                   {1: Field("apiVersion", 1, STRING), 2: Field("kind", 2, STRING)})
 
 
 def decode_object(data: bytes) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import base64
 import binascii
 import struct
 from operator import itemgetter
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -38,7 +39,13 @@ _DOUBLE = struct.Struct("<d")
 _FIRST = itemgetter(0)
 #: runtime.Unknown's contentEncoding (3) and contentType (4), empty: gogo writes them anyway
 _UNKNOWN_TAIL = b"\x1a\x00\x22\x00"
-_VARINTS = [varint_bytes(n) for n in range(256)]
+#: every varint below 2**14 (all lengths of a pod's fields), so a length costs one index
+_VARINTS = [varint_bytes(n) for n in range(1 << 14)]
+_SMALL = 1 << 14
+#: encoded payloads of special messages by their JSON text (timestamps repeat across objects)
+_SPECIAL_CACHE_SIZE = 4096
+#: key sequences planned per message before the plans start over
+_MAX_PLANS = 256
 
 
 class NoMessage(LookupError):
@@ -46,103 +53,191 @@ class NoMessage(LookupError):
 
 
 def _varint(n: int) -> bytes:
-    if 0 <= n < 256:
+    if 0 <= n < _SMALL:
         return _VARINTS[n]
     return varint_bytes(n & 0xFFFFFFFFFFFFFFFF)  # negatives: ten bytes, two's complement
 
 
 def _len(key: bytes, payload: bytes) -> bytes:
     n = len(payload)
-    return key + (_VARINTS[n] if n < 256 else varint_bytes(n)) + payload
+    return key + (_VARINTS[n] if n < _SMALL else varint_bytes(n)) + payload
 
 
-def _scalar(f: Field, value: Any) -> bytes | None:
-    """One occurrence of a scalar field, or None for a value its Go type cannot hold."""
-    kind = f.kind
+# -- one value of a field: value -> its bytes (tag included), None when Go cannot hold it ------
+
+def _one_encoder(f: Field) -> Callable[[Any], bytes | None]:
+    """A closure writing one occurrence of `f`, chosen once per field so the per-value work is
+    only the type check and the bytes."""
+    key, kind = f.key, f.kind
     if kind == STRING:
-        return _len(f.key, value.encode()) if isinstance(value, str) else None
+        def string(value: Any) -> bytes | None:
+            if isinstance(value, str):
+                data = value.encode()
+                n = len(data)
+                return key + (_VARINTS[n] if n < _SMALL else varint_bytes(n)) + data
+            return None
+        return string
     if kind == INT32 or kind == INT64:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            else:
-                return None
-        return f.key + _varint(value)
+        def integer(value: Any) -> bytes | None:
+            if value.__class__ is not int:
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    return None
+                if isinstance(value, float):
+                    if not value.is_integer():
+                        return None
+                    value = int(value)
+            return key + (_VARINTS[value] if 0 <= value < _SMALL else _varint(value))
+        return integer
     if kind == BOOL:
-        return f.key + (b"\x01" if value else b"\x00") if isinstance(value, bool) else None
+        true, false = key + b"\x01", key + b"\x00"
+        return lambda value: (true if value else false) if isinstance(value, bool) else None
     if kind == DOUBLE:
-        return f.key + _DOUBLE.pack(value) if isinstance(value, (int, float)) else None
+        return lambda value: key + _DOUBLE.pack(value) if isinstance(value, (int, float)) \
+            else None
     if kind == BYTES:
-        if not isinstance(value, str):
-            return None
-        try:
-            return _len(f.key, base64.b64decode(value))
-        except (binascii.Error, ValueError):
-            return None
+        def raw_bytes(value: Any) -> bytes | None:
+            if not isinstance(value, str):
+                return None
+            try:
+                return _len(key, base64.b64decode(value))
+            except (binascii.Error, ValueError):
+                return None
+        return raw_bytes
     if kind == JSON or kind == RAW:
-        return _len(f.key, value if isinstance(value, bytes) else orjson.dumps(value))
-    return None
+        return lambda value: _len(key, value if isinstance(value, bytes) else orjson.dumps(value))
+    t = f.table
+    assert t is not None
+    if t.unconvert is not None:
+        return _special_encoder(key, t)
+
+    def nested(value: Any) -> bytes | None:
+        return _len(key, message(t, value)) if isinstance(value, dict) else None
+    return nested
 
 
-def _one(f: Field, value: Any) -> bytes | None:
+def _special_encoder(key: bytes, t: Table) -> Callable[[Any], bytes]:
+    """Time, Quantity, IntOrString...: their JSON is a string or number; the same text always
+    encodes to the same bytes, so those are remembered (bounded)."""
+    unconvert = t.unconvert
+    assert unconvert is not None
+    seen: dict[Any, bytes] = {}
+
+    def special(value: Any) -> bytes:
+        hashable = value.__class__ in (str, int)
+        if hashable:
+            hit = seen.get(value)
+            if hit is not None:
+                return hit
+        data = _len(key, message(t, unconvert(value)))
+        if hashable:
+            if len(seen) >= _SPECIAL_CACHE_SIZE:
+                seen.clear()
+            seen[value] = data
+        return data
+    return special
+
+
+# -- one field of a message: its JSON value -> all its bytes ("" for nothing to write) ------
+
+def _field_encoder(f: Field) -> Callable[[Any], bytes | None]:
+    one = _one_encoder(f)
+    if f.is_map:
+        return _map_encoder(f)
+    if f.repeated:
+        def repeated(value: Any) -> bytes | None:
+            if value.__class__ is not list:
+                return None
+            return b"".join([data for data in map(one, value) if data])
+        return repeated
     if f.kind == MESSAGE:
-        t = f.table
-        if t.unconvert is not None:
-            return _len(f.key, message(t, t.unconvert(value)))
-        return _len(f.key, message(t, value)) if isinstance(value, dict) else None
-    return _scalar(f, value)
+        if f.pointer:  # a nil pointer: nothing on the wire
+            return lambda value: None if value is None else one(value)
+        empty = f.key + b"\x00"  # a Go struct field is never nil: JSON null is its zero value
+        return lambda value: empty if value is None else one(value)
+    if f.keep_zero:
+        return lambda value: None if value is None else one(value)
+
+    def omitempty(value: Any) -> bytes | None:
+        if value is None or value == 0 or value == "":
+            return None  # an omitempty zero: a Go decoder reads an absent field the same
+        return one(value)
+    return omitempty
 
 
-def _map(f: Field, value: Any) -> bytes:
-    if not isinstance(value, dict):
-        return b""
+def _map_encoder(f: Field) -> Callable[[Any], bytes | None]:
     value_field = f.table.by_number[2]
-    out = []
-    for k, v in sorted(value.items()) if len(value) > 1 else value.items():  # as gogo: by key
-        if v is None and value_field.kind != MESSAGE:
-            continue
-        encoded = _one(value_field, v) if v is not None else _len(value_field.key, b"")
-        if encoded is not None:
-            out.append(_len(f.key, _len(b"\x0a", str(k).encode()) + encoded))
-    return b"".join(out)
+    one = _one_encoder(value_field)
+    key, value_key = f.key, value_field.key
+    nested = value_field.kind == MESSAGE
+    empty_value = _len(value_key, b"")
+
+    def entries(value: Any) -> bytes | None:
+        if value.__class__ is not dict:
+            return None
+        out = []
+        for k, v in sorted(value.items()) if len(value) > 1 else value.items():  # gogo: by key
+            if v is None:
+                if not nested:
+                    continue
+                encoded = empty_value
+            else:
+                encoded = one(v)
+                if encoded is None:
+                    continue
+            name = str(k).encode()
+            n = len(name)
+            entry = b"\x0a" + (_VARINTS[n] if n < _SMALL else varint_bytes(n)) + name + encoded
+            out.append(_len(key, entry))
+        return b"".join(out)
+    return entries
+
+
+def _encoders(t: Table) -> dict[str, tuple[int, Callable[[Any], bytes | None]]]:
+    encoders = t.encoders
+    if encoders is None:
+        encoders = t.encoders = {name: (f.number, _field_encoder(f))
+                                 for name, f in t.by_name.items()}
+    return encoders
 
 
 def message(t: Table, obj: dict[str, Any]) -> bytes:
-    """The bytes of message `t` holding the JSON object `obj`, fields in number order."""
-    parts: list[tuple[int, bytes]] = []
-    by_name = t.by_name
-    last, ordered = 0, True
-    for name, value in obj.items():
-        f = by_name.get(name)
-        if f is None:
-            continue
-        if value is None:  # a Go struct field is never nil: JSON null is its zero value
-            if f.kind != MESSAGE or f.pointer or f.repeated or f.is_map:
-                continue
-            data = _len(f.key, b"")
-        elif f.is_map:
-            data = _map(f, value)
-        elif f.repeated:
-            if not isinstance(value, list):
-                continue
-            data = b"".join(filter(None, (_one(f, v) for v in value)))
-        else:
-            if not f.keep_zero and f.kind != MESSAGE and (value == 0 or value == "") \
-                    and not isinstance(value, dict):
-                continue  # an omitempty zero: a Go decoder reads an absent field the same
-            data = _one(f, value)
-        if not data:
-            continue
-        if f.number < last:
-            ordered = False
-        last = f.number
-        parts.append((f.number, data))
-    for f in t.inline:  # an embedded struct: its fields live in this same JSON object
-        parts.append((f.number, _len(f.key, message(f.table, obj))))
-        ordered = False
-    if not ordered:
-        parts.sort(key=_FIRST)
-    return b"".join(p[1] for p in parts)
+    """The bytes of message `t` holding the JSON object `obj`, fields in number order.
+
+    Objects of one kind repeat the same keys in the same order, so the walk is planned once
+    per key sequence: which keys are fields, in which order to write them."""
+    plans = t.plans
+    if plans is None:
+        plans = t.plans = {}
+    keys = tuple(obj)
+    plan = plans.get(keys)
+    if plan is None:
+        plan = _plan(t, keys)
+    parts = []
+    for name, encode in plan:
+        data = encode(obj[name] if name is not None else obj)
+        if data:
+            parts.append(data)
+    return b"".join(parts)
+
+
+def _plan(t: Table, keys: tuple[str, ...]) -> tuple[tuple[str | None, Callable], ...]:
+    """(key, encoder) in field-number order; key None for an embedded struct, whose fields
+    live in this same JSON object."""
+    encoders = _encoders(t)
+    steps = [(encoders[name][0], name, encoders[name][1]) for name in keys if name in encoders]
+    for f in t.inline:
+        steps.append((f.number, None, _inline_encoder(f)))
+    steps.sort(key=_FIRST)
+    plan = tuple((name, encode) for _, name, encode in steps)
+    if len(t.plans) >= _MAX_PLANS:  # objects with ever-new key sets: start over
+        t.plans.clear()
+    t.plans[keys] = plan
+    return plan
+
+
+def _inline_encoder(f: Field) -> Callable[[dict[str, Any]], bytes]:
+    key, sub = f.key, f.table
+    return lambda obj: _len(key, message(sub, obj))
 
 
 def object_message(obj: dict[str, Any]) -> tuple[str, str, bytes]:

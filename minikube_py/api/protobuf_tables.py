@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from .kinds import proto
@@ -77,6 +78,12 @@ class Table:
     convert: Callable[[dict[str, Any]], Any] | None = None
     #: a special message: its JSON value -> the fields to encode
     unconvert: Callable[[Any], dict[str, Any]] | None = None
+    #: the codec's per-field closures, compiled on first use (protobuf.py: by tag;
+    #: protobuf_encode.py: by JSON name)
+    decoders: dict[int, Callable] | None = None
+    encoders: dict[str, tuple[int, Callable]] | None = None
+    #: protobuf_encode.py: the fields to write, in number order, per set of JSON keys seen
+    plans: dict[tuple[str, ...], tuple] | None = None
 
 
 def varint_bytes(n: int) -> bytes:
@@ -96,6 +103,12 @@ def _time_json(m: dict[str, Any], micro: bool = False) -> str | None:
     seconds, nanos = m.get("seconds", 0), m.get("nanos", 0)
     if not seconds and not nanos:
         return None
+    return _time_text(seconds, nanos, micro)
+
+
+@lru_cache(maxsize=4096)
+def _time_text(seconds: int, nanos: int, micro: bool) -> str:
+    """The text of a time; remembered, as the same timestamps recur across objects."""
     try:  # like Go's time.Unix, nanos outside [0, 1e9) carry into the seconds
         t = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
     except OverflowError:
