@@ -78,7 +78,20 @@ class FieldError:
         return {"reason": self.type, "message": self.body(), "field": self.field}
 
 
+class GoValue(str):
+    """A bad value already written as Go's `%#v` prints it (`[]string{"x"}`): field errors
+    show it as is."""
+
+
+def go_string_slice(values: Iterable[str]) -> GoValue:
+    """`[]string{"a", "b"}`, as Go's `%#v` prints a []string."""
+    from .params import go_quote
+    return GoValue("[]string{" + ", ".join(go_quote(v) for v in values) + "}")
+
+
 def _value_text(value: Any) -> str:
+    if isinstance(value, GoValue):
+        return str(value)
     if isinstance(value, str):
         return orjson.dumps(value).decode()
     if value is None:

@@ -55,12 +55,30 @@ def _no_route(verb: str, name: str) -> bool:
     return (verb in ("update", "patch") and not name) or (verb == "create" and bool(name))
 
 
-def _dry_run(query: Any) -> bool:
-    values = query.getall("dryRun", [])
-    for value in values:
-        if value != "All":
-            raise errors.bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+#: the options kind each write method decodes its query into (upstream's handlers)
+_OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions",
+                 "DELETE": "DeleteOptions"}
+_DRY_RUN: web.RequestKey[bool] | str = (
+    web.RequestKey("dry_run", bool) if hasattr(web, "RequestKey") else "dry_run")
+
+
+def dry_run_values(values: list[str], options_kind: str) -> bool:
+    """Upstream's ValidateDryRun: `All` is the only value; anything else is a 422 on the
+    request's options kind (`CreateOptions.meta.k8s.io "" is invalid: dryRun: ...`)."""
+    if any(value != "All" for value in values):
+        raise errors.invalid_object(options_kind, "", [errors.not_supported(
+            "dryRun", errors.go_string_slice(values), ["All"])], group="meta.k8s.io")
     return bool(values)
+
+
+def _dry_run(request: web.Request) -> bool:
+    """Whether this write is a dry run: the `dryRun` query parameter, or for a delete with a
+    body the body's `dryRun` (delete_options decides). Decided once per request."""
+    decided = request.get(_DRY_RUN)
+    if decided is None:
+        decided = request[_DRY_RUN] = dry_run_values(
+            request.query.getall("dryRun", []), _OPTIONS_KIND.get(request.method, "CreateOptions"))
+    return decided
 
 
 def decode_checked(data: bytes, content_type: str | None, registry: Registry,
@@ -226,7 +244,7 @@ class ResourceHandlers:
                     namespace: str, name: str, subresource: str, obj: Obj | None) -> None:
         await self.server.admission.admit(
             Attributes(operation, registry.strategy, namespace, name, subresource, obj,
-                       dry_run=_dry_run(request.query)))
+                       dry_run=_dry_run(request)))
 
     async def create(self, request: web.Request, registry: Registry,
                      namespace: str) -> web.Response:
@@ -247,7 +265,7 @@ class ResourceHandlers:
         if manager:
             await offload.run(record_update, None, body, manager=manager, operation="Update",
                               now=meta.now_rfc3339())
-        created = await registry.create(namespace, body, dry_run=_dry_run(request.query))
+        created = await registry.create(namespace, body, dry_run=_dry_run(request))
         return await self.respond(request, created, 201)
 
     async def respond(self, request: web.Request, obj: Obj, status: int = 200) -> web.Response:
@@ -289,7 +307,7 @@ class ResourceHandlers:
             return await offload.run(fresh, old)
 
         obj, created = await registry.update(namespace, name, produce, subresource=subresource or None,
-                                             dry_run=_dry_run(request.query))
+                                             dry_run=_dry_run(request))
         return await self.respond(request, obj, 201 if created else 200)
 
     async def patch(self, request: web.Request, registry: Registry, namespace: str, name: str,
@@ -372,24 +390,39 @@ class ResourceHandlers:
         obj, created = await registry.update(
             namespace, name, produce, subresource=subresource or None,
             allow_create=patch_type == "apply" and not subresource,
-            dry_run=_dry_run(query))
+            dry_run=_dry_run(request))
         return await self.respond(request, obj, 201 if created else 200)
 
     async def delete_options(self, request: web.Request) -> dict[str, Any]:
+        """DeleteOptions as upstream's delete handler reads them: from the body when there is
+        one (the query is then not read at all), else from the query; then ValidateDeleteOptions."""
         data = await read_body(request)
-        options: dict[str, Any] = {}
         if data.strip():
             options = decode_json_object(data, body_type(request))
-        query = request.query
-        grace = int_param(query, "gracePeriodSeconds")
-        if grace is not None:
-            options["gracePeriodSeconds"] = grace
-        if "propagationPolicy" in query:
-            options["propagationPolicy"] = query["propagationPolicy"]
+            dry_run = options.get("dryRun") or []
+            if not isinstance(dry_run, list) or not all(isinstance(v, str) for v in dry_run):
+                raise errors.bad_request("dryRun must be a list of strings")
+        else:
+            query = request.query
+            options = {}
+            grace = int_param(query, "gracePeriodSeconds")
+            if grace is not None:
+                options["gracePeriodSeconds"] = grace
+            if "propagationPolicy" in query:
+                options["propagationPolicy"] = query["propagationPolicy"]
+            if "orphanDependents" in query:
+                options["orphanDependents"] = parse_bool(query["orphanDependents"])
+            dry_run = query.getall("dryRun", [])
         policy = options.get("propagationPolicy")
+        if options.get("orphanDependents") is not None and policy is not None:
+            raise errors.invalid_object("DeleteOptions", "", [errors.invalid(
+                "propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set")],
+                group="meta.k8s.io")
         if policy not in (None, "Orphan", "Background", "Foreground"):
             raise errors.invalid_object("DeleteOptions", "", [errors.not_supported(
-                "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])])
+                "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])],
+                group="meta.k8s.io")
+        request[_DRY_RUN] = dry_run_values(dry_run, "DeleteOptions")
         grace = options.get("gracePeriodSeconds")
         if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
             raise errors.bad_request("gracePeriodSeconds must be an integer")
@@ -401,7 +434,7 @@ class ResourceHandlers:
                      name: str) -> web.Response:
         options = await self.delete_options(request)
         await self.admit(request, "DELETE", registry, namespace, name, "", None)
-        obj, _ = await registry.delete(namespace, name, options, dry_run=_dry_run(request.query))
+        obj, _ = await registry.delete(namespace, name, options, dry_run=_dry_run(request))
         return await self.respond(request, obj, 200)
 
     async def delete_collection(self, request: web.Request, registry: Registry,
@@ -410,7 +443,7 @@ class ResourceHandlers:
         options = await self.delete_options(request)
         deleted = await registry.delete_collection(
             namespace or None, labels=labels, fields=fields, options=options,
-            dry_run=_dry_run(request.query))
+            dry_run=_dry_run(request))
         revision = await registry.store.current_revision()
         return render.object_response(
             render.list_object(registry.strategy, render.list_metadata(revision, None, None),

@@ -272,3 +272,34 @@ async def test_logs_and_exec_name_every_kind_of_container(api: API) -> None:
                                       "choose one of: [setup a b]")
     status, failure = await api.get(f"{_PODS}/multi/log?container=nope")
     assert (status, failure["message"]) == (400, "container nope is not valid for pod multi")
+
+
+# -- options: dryRun and DeleteOptions as upstream's handlers read them --
+
+@pytest.mark.parametrize(("method", "path", "kind"), [
+    ("POST", _PODS, "CreateOptions"),
+    ("PUT", f"{_PODS}/x", "UpdateOptions"),
+    ("PATCH", f"{_PODS}/x", "PatchOptions"),
+    ("DELETE", f"{_PODS}/x", "DeleteOptions"),
+])
+async def test_dry_run_accepts_only_all(api: API, method: str, path: str, kind: str) -> None:
+    assert (await api.post(_PODS, pod("x")))[0] == 201
+    body = {} if method == "PATCH" else pod("x") if method != "DELETE" else None
+    status, failure = await api.call(method, f"{path}?dryRun=All&dryRun=Some", body,
+                                     content_type="application/merge-patch+json" if method == "PATCH" else "application/json")
+    assert status == 422, failure
+    assert failure["message"] == (f'{kind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: '
+                                  '[]string{"All", "Some"}: supported values: "All"')
+
+
+async def test_delete_options_come_from_the_body_or_the_query_never_both(api: API) -> None:
+    assert (await api.post(_PODS, pod("kept")))[0] == 201
+    # a body with dryRun: the query's gracePeriodSeconds=x is not read at all
+    status, _ = await api.delete(f"{_PODS}/kept?gracePeriodSeconds=x",
+                                 {"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"]})
+    assert status == 200
+    assert (await api.get(f"{_PODS}/kept"))[0] == 200  # a dry run deleted nothing
+    status, failure = await api.delete(f"{_PODS}/kept?orphanDependents=true&propagationPolicy=Orphan")
+    assert status == 422
+    assert failure["message"] == ('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid '
+                                  'value: "Orphan": orphanDependents and deletionPropagation cannot be both set')
