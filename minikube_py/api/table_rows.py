@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from minikube_py.api import events_v1
 from minikube_py.api.duration import age, human_duration, parse_timestamp
 
 Obj = Mapping[str, Any]
@@ -338,7 +339,11 @@ def _join_host_port(host: str, port: int) -> str:
 
 
 def event_row(event: Obj, now: float) -> list:
-    """LAST-SEEN TYPE REASON OBJECT | SUBOBJECT SOURCE | MESSAGE | FIRST-SEEN COUNT NAME."""
+    """LAST-SEEN TYPE REASON OBJECT | SUBOBJECT SOURCE | MESSAGE | FIRST-SEEN COUNT NAME.
+
+    Upstream prints the internal Event, so events.k8s.io/v1 rows are core's columns too."""
+    if events_v1.is_events_v1(event):
+        event = events_v1.to_core(event)
     first_seen = age(event.get("firstTimestamp"), now)
     if parse_timestamp(event.get("firstTimestamp")) is None:
         first_seen = age(event.get("eventTime"), now)

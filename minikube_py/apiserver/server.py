@@ -63,7 +63,11 @@ class APIServer:
             registry = Registry(strategy, store, prefix=options.etcd_prefix, leases=leases,
                                 gc_enabled=options.enable_garbage_collector)
             self.registries[strategy.group, strategy.version, strategy.resource] = registry
-            if strategy.resource not in resources.VIRTUAL:
+            if strategy.stored_as is not None:  # a view shares its storage's watch fan-out
+                storage = strategy.stored_as.storage
+                self.cachers[strategy.resource, strategy.group] = \
+                    self.cachers[storage.resource, storage.group]
+            elif strategy.resource not in resources.VIRTUAL:
                 self.cachers[strategy.resource, strategy.group] = Cacher(
                     strategy, store, registry.root, window=options.watch_cache_size)
         # --runtime-config: what is served (ValueError at startup on an unknown group)
@@ -127,20 +131,20 @@ class APIServer:
         return probes
 
     async def start(self) -> None:
-        await asyncio.gather(*(c.start() for c in self.cachers.values()))
+        await asyncio.gather(*(c.start() for c in set(self.cachers.values())))
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
             self.registries["scheduling.k8s.io", "v1", "priorityclasses"])
 
     def close_watchers(self) -> None:
-        for cacher in self.cachers.values():
+        for cacher in set(self.cachers.values()):
             cacher.close_watchers()
 
     async def stop(self) -> None:
         await self.bootstrap.stop()
         await self.watch_clock.stop()
-        await asyncio.gather(*(c.stop() for c in self.cachers.values()))
+        await asyncio.gather(*(c.stop() for c in set(self.cachers.values())))
 
     # -- the application ---------------------------------------------------------------
     def make_runner(self) -> web.AppRunner:

@@ -82,7 +82,8 @@ async def serve_watch(
     bookmarks = parse_bool(query.get("allowWatchBookmarks"))
     cacher = server.cachers[registry.strategy.resource, registry.strategy.group]
     watcher = Watcher(namespace=namespace or None, labels=labels, fields=fields, encoder=encoder,
-                      capacity=server.options.watch_buffer_events)
+                      capacity=server.options.watch_buffer_events,
+                      view=registry.strategy.stored_as)
 
     initial: list[bytes] = []
     if rv_text in ("", "0"):

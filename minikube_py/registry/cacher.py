@@ -12,7 +12,11 @@ HTTP watch opened its own etcd watch, which is what the cacher was invented to s
 - each watcher has a bounded buffer; one that falls `capacity` events behind is closed (its
   client re-lists), never allowed to grow memory or slow the others;
 - a resourceVersion older than the window is served by a store watch of its own (the store
-  answers 410 Expired when that history has been compacted).
+  answers 410 Expired when that history has been compacted);
+- a resource that is a view of another's stored objects (events.k8s.io/v1 Events over core
+  Events, Strategy.stored_as) shares the stored resource's fan-out: its watchers carry the
+  view, select in the storage's field labels, and get each event converted and encoded once
+  per (view, wire format), shared by all of them.
 
 Event semantics are upstream's cacheWatcher.convertToWatchEvent: an object that starts matching
 a watcher's selector is ADDED for it, one that stops matching is DELETED (previous content, new
@@ -32,7 +36,7 @@ from ..api.fields import FieldSelector
 from ..api.labels import LabelSelector
 from ..storage import CompactedError, Event, EventType, StorageError, Store
 from . import codec
-from .strategy import Obj, Strategy
+from .strategy import Obj, StoredAs, Strategy
 
 log = structlog.get_logger(component="apiserver")
 
@@ -110,17 +114,20 @@ class CachedEvent:
         resumes from the ring and needs the objects again decodes them again."""
         self._obj = self._prev = None
 
-    def encoded(self, encoder: Encoder, kind: str, which: str) -> bytes:
-        key = (encoder, kind, which)
+    def encoded(self, encoder: Encoder, kind: str, which: str,
+                view: StoredAs | None = None) -> bytes:
+        """The event for watchers using `encoder` (and seeing the objects through `view`)."""
+        key = (encoder, kind, which, view)
         data = self._encoded.get(key)
         if data is None:
-            if encoder is json_line:  # the common case: splice the stored bytes, no decode
+            if encoder is json_line and view is None:
+                # the common case: splice the stored bytes, no decode
                 value = self.value if which == "cur" else self.prev_value
                 data = b'{"type":"%s","object":%s}\n' % (
                     kind.encode(), codec.with_revision(value or b"{}", self.revision))
             else:
                 obj = self.obj if which == "cur" else self.prev
-                data = encoder(kind, obj)
+                data = encoder(kind, obj if view is None else view.from_storage(obj))
             self._encoded[key] = data
         return data
 
@@ -141,11 +148,16 @@ class Watcher:
         fields: FieldSelector | None,
         encoder: Encoder = json_line,
         capacity: int = DEFAULT_CAPACITY,
+        view: StoredAs | None = None,
     ) -> None:
         self.namespace = namespace or None
         self.labels = labels if labels is not None and not labels.empty() else None
+        if view is not None:  # the fan-out selects on the stored objects
+            fields = view.storage_selector(fields)
         self.fields = fields if fields is not None and not fields.empty() else None
         self.encoder = encoder
+        #: the conversion of the stored objects this watcher's client sees, if any
+        self.view = view
         self.capacity = capacity
         self.min_revision = 0
         self.last_revision = 0
@@ -155,8 +167,9 @@ class Watcher:
         self.error: dict[str, Any] | None = None
         self.index_keys: list[tuple[str, str]] = []
         self._direct: asyncio.Task | None = None
-        #: no selectors and the JSON wire format: gets the shared bytes without any checks
-        self.plain = self.labels is None and self.fields is None and encoder is json_line
+        #: no selectors and the stored objects in JSON: gets the shared bytes without checks
+        self.plain = (self.labels is None and self.fields is None and encoder is json_line
+                      and view is None)
         self.transport: Any = None
         self.max_unsent_bytes = 0
         #: when the writer must wake even without events (deadline, bookmark, liveness);
@@ -176,21 +189,22 @@ class Watcher:
             return
         if self.namespace is not None and event.namespace != self.namespace:
             return
+        encoder, view = self.encoder, self.view
         if self.labels is None and self.fields is None:
-            self.push(event.encoded(self.encoder, event.type, "cur"), event.revision)
+            self.push(event.encoded(encoder, event.type, "cur", view), event.revision)
             return
         now = event.type != "DELETED" and self.matches(*event.attrs())
         prev_attrs = event.prev_attrs()
         before = prev_attrs is not None and self.matches(*prev_attrs)
         if event.type == "DELETED":
             if before:
-                self.push(event.encoded(self.encoder, "DELETED", "prev"), event.revision)
+                self.push(event.encoded(encoder, "DELETED", "prev", view), event.revision)
         elif now and before:
-            self.push(event.encoded(self.encoder, "MODIFIED", "cur"), event.revision)
+            self.push(event.encoded(encoder, "MODIFIED", "cur", view), event.revision)
         elif now:
-            self.push(event.encoded(self.encoder, "ADDED", "cur"), event.revision)
+            self.push(event.encoded(encoder, "ADDED", "cur", view), event.revision)
         elif before:
-            self.push(event.encoded(self.encoder, "DELETED", "prev"), event.revision)
+            self.push(event.encoded(encoder, "DELETED", "prev", view), event.revision)
 
     def push(self, data: bytes, revision: int) -> None:
         """Deliver encoded events: straight onto the connection once the stream is live (no

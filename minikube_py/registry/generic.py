@@ -17,6 +17,12 @@ Deletion follows upstream too: graceful (pods on a node get a deletionTimestamp 
 finishes the job), finalizers (the object stays with a deletionTimestamp until the last
 finalizer is removed, and an update that removes it deletes the object), and overrides
 (namespaces go Terminating).
+
+A resource that is a view of another's stored objects (Strategy.stored_as: events.k8s.io/v1
+Events) is converted at this class's edges only: everything inside -- defaults, validation,
+selectors, the bytes compared and written -- works on the stored form, and what leaves (objects,
+and KeyValues whose bytes are the converted object in codec layout, so every byte-splicing fast
+path of the handlers works unchanged) is in the served form.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import asyncio
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+import orjson
 
 from ..api import errors, meta
 from ..api.defaults import apply_defaults
@@ -67,6 +75,7 @@ class ListResult:
     remaining: int | None
 
     def decoded(self) -> list[Obj]:
+        """The page's objects, in the served form."""
         if self.objects is None:
             self.objects = [codec.decode(kv) for kv in self.kvs]
         return self.objects
@@ -94,6 +103,37 @@ class Registry:
         self.gc_enabled = gc_enabled
         #: resources this registry's hooks need (services -> allocators); set by the wiring
         self.extras: dict[str, Any] = {}
+        self.stored_as = strategy.stored_as
+        self._validation = strategy.validation or strategy.kind
+        #: the strategy of the stored objects (this one unless it is a view of another)
+        self.storage = strategy.stored_as.storage if strategy.stored_as else strategy
+        # a view's KeyValues name their representation, so caches keyed by key and revision
+        # (protobuf messages) never mix the two forms; a name cannot hold the `/`
+        self._view_suffix = f"@{strategy.group_version}" if strategy.stored_as else ""
+
+    # -- representation (views of another resource's stored objects) ----------------------
+    def served(self, obj: Obj) -> Obj:
+        """A stored-form object as this resource serves it."""
+        return self.stored_as.from_storage(obj) if self.stored_as is not None else obj
+
+    def stored(self, obj: Obj) -> Obj:
+        """A served-form object as it is stored."""
+        return self.stored_as.to_storage(obj) if self.stored_as is not None else obj
+
+    def view(self, kv: KeyValue) -> KeyValue:
+        """A stored KeyValue as this resource serves it (the same one when not a view)."""
+        if self.stored_as is None:
+            return kv
+        obj = self.stored_as.from_storage(orjson.loads(kv.value))
+        return kv._replace(key=kv.key + self._view_suffix, value=codec.encode(obj))
+
+    def _views(self, result: ListResult) -> ListResult:
+        if self.stored_as is None:
+            return result
+        result.kvs = [self.view(kv) for kv in result.kvs]
+        if result.objects is not None:
+            result.objects = [self.served(obj) for obj in result.objects]
+        return result
 
     # -- keys ---------------------------------------------------------------------------
     def key(self, namespace: str, name: str) -> str:
@@ -117,6 +157,10 @@ class Registry:
 
     # -- reads --------------------------------------------------------------------------
     async def get_kv(self, namespace: str, name: str) -> KeyValue:
+        """The object's KeyValue, as this resource serves it."""
+        return self.view(await self._stored_kv(namespace, name))
+
+    async def _stored_kv(self, namespace: str, name: str) -> KeyValue:
         try:
             return await self.store.get(self.key(namespace, name))
         except KeyNotFoundError:
@@ -125,7 +169,7 @@ class Registry:
             raise interpret(exc, self.strategy, name) from None
 
     async def get(self, namespace: str, name: str) -> Obj:
-        return codec.decode(await self.get_kv(namespace, name))
+        return self.served(codec.decode(await self._stored_kv(namespace, name)))
 
     async def list(
         self,
@@ -143,6 +187,16 @@ class Registry:
         resourceVersion: "" = most recent; "0" = any (we serve the most recent); N with
         match NotOlderThan (the default) = at least N; N with match Exact = exactly at N."""
         revision = await self._list_revision(resource_version, resource_version_match, continue_token)
+        if self.stored_as is not None:
+            fields = self.stored_as.storage_selector(fields)
+            page = await self._list(namespace, labels, fields, limit, continue_token, revision)
+            return await offload.run(self._views, page,
+                                     weight=2 * sum(len(kv.value) for kv in page.kvs))
+        return await self._list(namespace, labels, fields, limit, continue_token, revision)
+
+    async def _list(self, namespace: str | None, labels: LabelSelector | None,
+                    fields: FieldSelector | None, limit: int, continue_token: str | None,
+                    revision: int) -> ListResult:
         filtering = (labels is not None and not labels.empty()) or (
             fields is not None and not fields.empty()
         )
@@ -239,9 +293,10 @@ class Registry:
         """Create (upstream BeforeCreate + store.Create): system fields, defaults, strategy
         hook, validation, then one durable write."""
         strategy = self.strategy
-        md = meta.metadata(obj)
-        self._fill_create_meta(namespace, obj, md)
-        errs = await offload.run(_defaulted_create_errors, strategy.kind, obj)
+        self._fill_create_meta(namespace, obj, meta.metadata(obj))
+        obj = self.stored(obj)
+        md = obj["metadata"]
+        errs = await offload.run(_defaulted_create_errors, strategy, obj)
         if errs:
             raise self._invalid(md.get("name") or md.get("generateName", ""), errs)
         if strategy.prepare_create is not None:
@@ -250,7 +305,7 @@ class Registry:
         if dry_run:
             if strategy.release is not None:
                 await strategy.release(self, obj)
-            return obj
+            return self.served(obj)
         lease = await self.leases.lease() if (strategy.ttl and self.leases) else 0
         value = await offload.run(codec.encode, obj)
         try:
@@ -260,7 +315,7 @@ class Registry:
                 await strategy.release(self, obj)
             raise interpret(exc, strategy, name) from None
         md["resourceVersion"] = str(kv.mod_revision)
-        return obj
+        return self.served(obj)
 
     def _fill_create_meta(self, namespace: str, obj: Obj, md: dict[str, Any]) -> None:
         strategy = self.strategy
@@ -315,12 +370,13 @@ class Registry:
                 raise interpret(exc, strategy, name) from None
             offload.weigh(len(kv.value))  # a big object makes every later step heavy
             old = codec.decode(kv)
-            body = await _call(produce, codec.decode(kv))
+            body = await _call(produce, self.served(codec.decode(kv)))
             self._check_identity(body, namespace, name)
             precondition = (body.get("metadata") or {}).get("resourceVersion")
             if precondition not in (None, ""):
                 if parse_resource_version(str(precondition)) != kv.mod_revision:
                     raise self._conflict(name)
+            body = self.stored(body)
             if subresource == "status":
                 new = await offload.run(self._status_update, old, body, kv.mod_revision)
                 errs = await offload.run(validate_status_update, strategy.kind, new, old)
@@ -338,16 +394,16 @@ class Registry:
                 if strategy.prepare_update is not None:
                     # upstream BeginUpdate: a hook that allocates may hand back its FinishFunc
                     finish = await strategy.prepare_update(self, new, old)
-                errs = await offload.run(validate_update, strategy.kind, new, old)
+                errs = await offload.run(validate_update, self._validation, new, old)
             written = None
             try:
                 if errs:
                     raise self._invalid(name, errs)
                 value = await offload.run(codec.encode, new)
                 if value == kv.value:
-                    return old, False  # nothing changed: no write, no new revision
+                    return self.served(old), False  # nothing changed: no write, no revision
                 if dry_run:
-                    return new, False
+                    return self.served(new), False
                 try:
                     written = await self.store.update(
                         key, value, expected_mod_revision=kv.mod_revision, lease=kv.lease)
@@ -363,7 +419,7 @@ class Registry:
             new["metadata"]["resourceVersion"] = str(written.mod_revision)
             if (strategy.finalized or _finalized)(new):
                 await self._delete_kv(key, written, name)
-            return new, False
+            return self.served(new), False
         raise self._conflict(name, "too many concurrent updates; please retry")
 
     def _check_identity(self, body: Obj, namespace: str, name: str) -> None:
@@ -385,8 +441,8 @@ class Registry:
         """A main-resource update ignores status and the server-owned metadata."""
         strategy = self.strategy
         new = body
-        new["apiVersion"] = strategy.api_version
-        new["kind"] = strategy.kind
+        new["apiVersion"] = self.storage.api_version
+        new["kind"] = self.storage.kind
         md = new["metadata"]
         old_md = old["metadata"]
         for field in _SYSTEM_META:
@@ -422,6 +478,11 @@ class Registry:
     ) -> tuple[Obj, bool]:
         """Delete per DeleteOptions. Returns (object, deleted_now): graceful deletion and
         pending finalizers leave the object in place with a deletionTimestamp."""
+        obj, deleted = await self._delete(namespace, name, options, dry_run)
+        return self.served(obj), deleted
+
+    async def _delete(self, namespace: str, name: str, options: dict[str, Any] | None,
+                      dry_run: bool) -> tuple[Obj, bool]:
         strategy = self.strategy
         options = options or {}
         key = self.key(namespace, name)
@@ -430,7 +491,7 @@ class Registry:
                 f'{strategy.qualified_resource} "{name}" is forbidden: '
                 f"{strategy.undeletable_reason}", strategy.resource, name, strategy.group)
         for _ in range(_MAX_RETRIES):
-            kv = await self.get_kv(namespace, name)
+            kv = await self._stored_kv(namespace, name)
             obj = codec.decode(kv)
             _check_preconditions(obj, options, strategy, name)
             if strategy.delete_override is not None:
@@ -546,11 +607,11 @@ class Registry:
         return deleted
 
 
-def _defaulted_create_errors(kind: str, obj: Obj) -> list:
+def _defaulted_create_errors(strategy: Strategy, obj: Obj) -> list:
     """Defaults applied to a new object, then its validation errors (the pure part of create,
     run on the worker for a big object)."""
-    apply_defaults(kind, obj)
-    return validate_create(kind, obj)
+    apply_defaults(strategy.kind, obj)
+    return validate_create(strategy.validation or strategy.kind, obj)
 
 
 def _finalized(obj: Obj) -> bool:

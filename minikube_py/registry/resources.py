@@ -13,7 +13,8 @@ from typing import Any
 
 from ..api.priority import SYSTEM_PRIORITY_CLASSES
 from . import namespaces, pods, services
-from .strategy import Strategy, SubresourceSpec, field_getter, field_names, field_text
+from .events import EVENTS, EVENTS_V1
+from .strategy import Strategy, SubresourceSpec, field_getter, field_names
 
 STATUS = SubresourceSpec("status", ("get", "patch", "update"))
 #: verbs discovery lists for connect subresources (upstream: exec/attach/portforward are
@@ -32,28 +33,6 @@ def _reset_status(initial: dict[str, Any]):
         obj["status"] = dict(initial)
 
     return prepare_create
-
-
-def _event_fields(obj: dict[str, Any]) -> dict[str, str]:
-    """Upstream event field set (pkg/registry/core/event/strategy.go ToSelectableFields)."""
-    meta = obj.get("metadata") or {}
-    involved = obj.get("involvedObject") or {}
-    source = obj.get("source") or {}
-    return {
-        "metadata.name": meta.get("name", ""),
-        "metadata.namespace": meta.get("namespace", ""),
-        "involvedObject.kind": field_text(involved.get("kind")),
-        "involvedObject.namespace": field_text(involved.get("namespace")),
-        "involvedObject.name": field_text(involved.get("name")),
-        "involvedObject.uid": field_text(involved.get("uid")),
-        "involvedObject.apiVersion": field_text(involved.get("apiVersion")),
-        "involvedObject.resourceVersion": field_text(involved.get("resourceVersion")),
-        "involvedObject.fieldPath": field_text(involved.get("fieldPath")),
-        "reason": field_text(obj.get("reason")),
-        "reportingComponent": field_text(obj.get("reportingComponent")),
-        "source": field_text(source.get("component")),
-        "type": field_text(obj.get("type")),
-    }
 
 
 _POD_FIELDS = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
@@ -113,13 +92,6 @@ ENDPOINTS = Strategy(
     group="", version="v1", resource="endpoints", kind="Endpoints", namespaced=True,
     key_root="services/endpoints", short_names=("ep",), spec_fields=(),
     allow_create_on_update=True, singular="endpoints",
-)
-
-EVENTS = Strategy(
-    group="", version="v1", resource="events", kind="Event", namespaced=True, key_root="events",
-    short_names=("ev",), spec_fields=(), field_attrs=_event_fields,
-    selectable_fields=tuple(k for k in _event_fields({}) if not k.startswith("metadata.")),
-    allow_create_on_update=True, ttl=True,
 )
 
 REPLICATION_CONTROLLERS = Strategy(
@@ -224,7 +196,7 @@ BINDINGS = Strategy(
 STORED: tuple[Strategy, ...] = (
     BINDINGS, COMPONENT_STATUSES, CONFIGMAPS, ENDPOINTS, EVENTS, LIMITRANGES, NAMESPACES, NODES,
     PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, PODTEMPLATES, REPLICATION_CONTROLLERS,
-    RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS,
+    RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
     PRIORITY_CLASSES,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings"})

@@ -6,12 +6,18 @@ registry (generic.py) is *configured* by one Strategy per resource, never subcla
 resource is a Strategy value, not new handler code. The hooks below are the few places where a
 resource genuinely behaves differently (pods' graceful deletion, namespaces' Terminating phase,
 services' IP allocation, events' TTL).
+
+A resource may also be served in one group/version and stored as another's objects (`StoredAs`,
+upstream's cohabitating resources: events.k8s.io/v1 Events are core/v1 Events in etcd). The
+registry converts at its edges and the watch fan-out of the stored resource serves both.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
+
+from ..api.fields import FieldSelector
 
 if TYPE_CHECKING:
     from .generic import Registry
@@ -82,6 +88,29 @@ class SubresourceSpec:
     version: str | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class StoredAs:
+    """How a resource is a view of another resource's stored objects.
+
+    Upstream: the storage factory's cohabitating resources plus the scheme's conversions and
+    field label conversions. `storage` is the resource whose keys, stored JSON and watch this
+    one shares; `to_storage`/`from_storage` convert whole objects (pure, never mutating their
+    input); `field_labels` maps every fieldSelector label this resource accepts to the label
+    the storage selects on (`regarding.name` -> `involvedObject.name`)."""
+
+    storage: Strategy
+    to_storage: Callable[[Obj], Obj]
+    from_storage: Callable[[Obj], Obj]
+    field_labels: Mapping[str, str]
+
+    def storage_selector(self, fields: FieldSelector | None) -> FieldSelector | None:
+        """A selector in this resource's labels, in the storage's (kept as is when empty)."""
+        if fields is None or fields.empty():
+            return fields
+        return FieldSelector(tuple((self.field_labels.get(name, name), op, value)
+                                   for name, op, value in fields.requirements))
+
+
 @dataclass(frozen=True)
 class Strategy:
     """The per-resource configuration of the generic registry."""
@@ -129,6 +158,12 @@ class Strategy:
     #: why, in the 403 a delete of one of them gets
     undeletable_reason: str = "this namespace may not be deleted"
     singular: str = ""
+    #: a view of another resource's stored objects (events.k8s.io/v1 Events); field_attrs
+    #: then reads the stored form, in the storage's labels
+    stored_as: StoredAs | None = None
+    #: the key of this resource's validators in api/validation when it is not the kind
+    #: (events.k8s.io/v1 Events: stored as core Events, held to their version's rules)
+    validation: str = ""
 
     @property
     def group_version(self) -> str:

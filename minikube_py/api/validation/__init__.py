@@ -44,7 +44,11 @@ from minikube_py.api.validation.meta import (
 )
 from minikube_py.api.validation.typed import Errs, type_name
 
-__all__ = ["validate_create", "validate_status_update", "validate_update"]
+__all__ = ["EVENTS_V1", "validate_create", "validate_status_update", "validate_update"]
+
+#: the validation key of events.k8s.io/v1 Events (registry Strategy.validation): they are
+#: stored as core/v1 Events but held to the strict rules of their request version
+EVENTS_V1 = "events.k8s.io/v1 Event"
 
 Create = Callable[[dict[str, Any], Errs], None]
 Update = Callable[[dict[str, Any], dict[str, Any], Errs], None]
@@ -88,6 +92,7 @@ _CREATE: dict[str, Create] = {
     "LimitRange": quota.validate_limit_range,
     "ResourceQuota": quota.validate_resource_quota,
     "Event": misc.validate_event,
+    EVENTS_V1: misc.validate_event_v1,
     "Endpoints": misc.validate_endpoints,
     "Binding": misc.validate_binding,
     "PersistentVolume": persistentvolumes.validate_persistent_volume,
@@ -111,6 +116,7 @@ _UPDATE: dict[str, Update] = {
     "LimitRange": quota.validate_limit_range_update,
     "ResourceQuota": quota.validate_resource_quota_update,
     "Event": misc.validate_event_update,
+    EVENTS_V1: misc.validate_event_v1_update,
     "Endpoints": misc.validate_endpoints_update,
     "Binding": _binding_update,
     "PersistentVolume": persistentvolumes.validate_persistent_volume_update,

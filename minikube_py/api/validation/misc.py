@@ -1,7 +1,9 @@
 """Events, Endpoints and pod Bindings.
 
 Kubernetes pieces: pkg/apis/core/validation/events.go (legacyValidateEvent: what core/v1 events
-are held to), pkg/apis/core/validation (ValidateEndpoints, validateEndpointSubsets,
+are held to; ValidateEventCreate/ValidateEventUpdate's strict rules for events.k8s.io/v1
+requests, which are checked on the stored core/v1 form as upstream checks the internal type),
+pkg/apis/core/validation (ValidateEndpoints, validateEndpointSubsets,
 validateEndpointAddress, validateEndpointPort, ValidatePodBinding) and the generic registry's
 common ObjectMeta check (ValidateObjectMetaAccessor with path-segment names), which is the only
 name rule core/v1 Events get.
@@ -16,7 +18,9 @@ from minikube_py.api.errors import invalid, not_supported, required
 from minikube_py.api.validation.common import (
     name_is_dns_subdomain,
     path_segment_name,
+    semantic_equal,
     validate_dns_label,
+    validate_immutable,
     validate_ip,
     validate_name,
     validate_non_special_ip,
@@ -32,6 +36,7 @@ from minikube_py.api.validation.typed import (
     Errs,
     child,
     get_dict,
+    get_int,
     get_str,
     iter_dicts,
 )
@@ -41,17 +46,80 @@ ACTION_LIMIT = 128
 REASON_LIMIT = 128
 NOTE_LIMIT = 1024
 NAMESPACE_MISMATCH = "does not match event.namespace"
+NEEDS_UNSET = "needs to be unset"
+EVENT_TYPES = ("Normal", "Warning")
 
 
 def validate_event(event: dict[str, Any], errs: Errs) -> None:
-    validate_object_meta(event, True, path_segment_name, errs)
+    """ValidateEventCreate for a core/v1 request: the legacy rules only, then the generic
+    registry's ObjectMeta check (upstream BeforeCreate runs it after the strategy's, and only
+    when those passed)."""
+    before = len(errs)
     _legacy_event(event, errs)
+    if len(errs) == before:
+        validate_object_meta(event, True, path_segment_name, errs)
 
 
 def validate_event_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
     validate_object_meta(new, True, path_segment_name, errs)
     validate_object_meta_update(new, old, errs)
     _legacy_event(new, errs)
+
+
+def validate_event_v1(event: dict[str, Any], errs: Errs) -> None:
+    """ValidateEventCreate for an events.k8s.io/v1 request, on the stored core/v1 form (so the
+    paths are the internal type's: `message`, `source`, `count`, as upstream reports them):
+    the legacy rules, then the strict ones (DNS-subdomain names, an eventTime, a series of at
+    least 2, type Normal or Warning, the deprecated core fields unset)."""
+    before = len(errs)
+    _legacy_event(event, errs)
+    validate_object_meta(event, True, name_is_dns_subdomain, errs)
+    _series(event, errs)
+    if not event.get("eventTime"):
+        errs.append(required("eventTime"))
+    event_type = get_str(event, "type", "", errs)
+    if event_type not in EVENT_TYPES:
+        errs.append(invalid("type", "", f"has invalid value: {event_type}"))
+    for name in ("firstTimestamp", "lastTimestamp", "count"):
+        if event.get(name):
+            errs.append(invalid(name, "", NEEDS_UNSET))
+    source = get_dict(event, "source", "", errs) or {}
+    if source.get("component") or source.get("host"):
+        errs.append(invalid("source", "", NEEDS_UNSET))
+    if len(errs) == before:
+        validate_object_meta(event, True, path_segment_name, errs)
+
+
+#: what ValidateEventUpdate holds immutable through events.k8s.io/v1 (internal field paths)
+_IMMUTABLE = ("involvedObject", "reason", "message", "source", "firstTimestamp",
+              "lastTimestamp", "count", "type", "eventTime", "action", "related",
+              "reportingComponent", "reportingInstance")
+
+
+def validate_event_v1_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    """ValidateEventUpdate for an events.k8s.io/v1 request: only the series may change (the
+    new event recorder's PATCH); everything else is immutable."""
+    validate_object_meta(new, True, path_segment_name, errs)
+    validate_object_meta_update(new, old, errs)
+    _legacy_event(new, errs)
+    if not semantic_equal(new.get("series"), old.get("series")):
+        _series(new, errs)
+    for name in _IMMUTABLE:
+        # the internal ReportingController is named by its Go field, as upstream reports it
+        path = "reportingController" if name == "reportingComponent" else name
+        validate_immutable(new.get(name), old.get(name), path, errs)
+
+
+def _series(event: dict[str, Any], errs: Errs) -> None:
+    """validateV1EventSeries: a series counts at least 2 occurrences and has a last one."""
+    series = get_dict(event, "series", "", errs)
+    if series is None:
+        return
+    count = get_int(series, "count", "series", errs) or 0
+    if count < 2:
+        errs.append(invalid("series.count", "", "should be at least 2"))
+    if not series.get("lastObservedTime"):
+        errs.append(required("series.lastObservedTime"))
 
 
 def _legacy_event(event: dict[str, Any], errs: Errs) -> None:
@@ -72,10 +140,12 @@ def _legacy_event(event: dict[str, Any], errs: Errs) -> None:
         if not involved_namespace and namespace not in ("default", "kube-system"):
             errs.append(invalid("involvedObject.namespace", involved_namespace,
                                 NAMESPACE_MISMATCH))
-        # the internal ReportingController is core/v1's `reportingComponent` (upstream names
-        # the field by the request's version: core/v1 reports `reportingComponent`)
-        controller = get_str(event, "reportingComponent", "", errs, required_=True)
-        validate_qualified_name(controller, "reportingComponent", errs)
+        # core/v1 spells the internal ReportingController `reportingComponent`; upstream's
+        # errors name the internal field, whatever the request's version
+        controller = get_str(event, "reportingComponent", "", errs)
+        if not controller:
+            errs.append(required("reportingController"))
+        validate_qualified_name(controller, "reportingController", errs)
         for name, limit in (("reportingInstance", REPORTING_INSTANCE_LIMIT),
                             ("action", ACTION_LIMIT), ("reason", REASON_LIMIT)):
             value = get_str(event, name, "", errs, required_=True)

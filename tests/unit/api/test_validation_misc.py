@@ -178,8 +178,9 @@ def test_event_names_only_need_to_fit_a_url() -> None:
 def test_new_style_event_needs_reporting_fields() -> None:
     errs = validate_create("Event", event(eventTime="2024-01-01T00:00:00.000000Z", reason=""))
     assert [(e.type, e.field) for e in errs] == [
-        ("FieldValueRequired", "reportingComponent"),  # core/v1's name for the field
-        ("FieldValueInvalid", "reportingComponent"),
+        # upstream names the internal field whatever the request's version (events.go)
+        ("FieldValueRequired", "reportingController"),
+        ("FieldValueInvalid", "reportingController"),
         ("FieldValueRequired", "reportingInstance"),
         ("FieldValueRequired", "action"),
         ("FieldValueRequired", "reason"),
