@@ -13,6 +13,7 @@ the client's next one.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -34,6 +35,31 @@ class Output(enum.Enum):
     PROTOBUF = PROTOBUF_CONTENT_TYPE
 
 
+#: the conversions upstream's AllowsMediaTypeTransform grants in every format
+PARTIAL_KINDS = frozenset({"PartialObjectMetadata", "PartialObjectMetadataList"})
+_META_VERSIONS = ("v1", "v1beta1")
+
+
+@dataclass(frozen=True, slots=True)
+class Partial:
+    """A response converted to metadata only, in a base format: the
+    `as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1` offers of client-go's metadata client
+    (the garbage collector's and quota's informers, kube-scheduler's). It is not an Output, so
+    every `output is Output.X` fast path passes it by and the generic path converts
+    (render.object_response, apiserver/transform.py)."""
+
+    format: Output  # JSON, YAML or PROTOBUF
+    kind: str  # PartialObjectMetadata or PartialObjectMetadataList
+    api_version: str  # meta.k8s.io/v1 or meta.k8s.io/v1beta1
+
+
+def base_format(output: Output | Partial) -> Output:
+    """The wire format of a negotiated output (JSON for a Table)."""
+    if isinstance(output, Partial):
+        return output.format
+    return Output.JSON if output is Output.TABLE else output
+
+
 def _params(part: str) -> tuple[str, dict[str, str]]:
     media, *rest = [p.strip() for p in part.split(";")]
     params = {}
@@ -43,7 +69,7 @@ def _params(part: str) -> tuple[str, dict[str, str]]:
     return media.lower(), params
 
 
-_CACHE: dict[str, Output] = {}
+_CACHE: dict[str, Output | Partial] = {}
 
 
 def _offers(accept: str) -> list[tuple[str, dict[str, str]]]:
@@ -66,24 +92,29 @@ def _offers(accept: str) -> list[tuple[str, dict[str, str]]]:
     return [(media, params) for *_, media, params in ranked]
 
 
-def _choose(media: str, params: dict[str, str]) -> Output | None:
+def _choose(media: str, params: dict[str, str]) -> Output | Partial | None:
     """What one offer gets us, None when we do not serve it."""
     kind = params.get("as")
     if media in ("application/json", "application/*", "*/*", "*"):
-        if kind is None:
-            return Output.JSON
-        if kind == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in (
-                "v1", "v1beta1"):
-            return Output.TABLE
-        return None  # PartialObjectMetadata etc.: try the next offer
-    if media in ("application/yaml", "text/yaml") and kind is None:
-        return Output.YAML
-    if media == PROTOBUF_CONTENT_TYPE and kind is None:  # Table: JSON and YAML only
-        return Output.PROTOBUF
+        base = Output.JSON
+    elif media in ("application/yaml", "text/yaml"):
+        base = Output.YAML
+    elif media == PROTOBUF_CONTENT_TYPE:
+        base = Output.PROTOBUF
+    else:
+        return None
+    if kind is None:
+        return base
+    if params.get("g") != "meta.k8s.io" or params.get("v") not in _META_VERSIONS:
+        return None  # a conversion we do not have: try the next offer
+    if kind in PARTIAL_KINDS:
+        return Partial(base, kind, f"meta.k8s.io/{params['v']}")
+    if kind == "Table" and base is Output.JSON:  # Table: JSON (and YAML upstream) only
+        return Output.TABLE
     return None
 
 
-def output_format(accept: str | None) -> Output:
+def output_format(accept: str | None) -> Output | Partial:
     """The best acceptable offer of the client's Accept header (upstream's
     NegotiateOutputMediaType); 406 when there is none."""
     if not accept:

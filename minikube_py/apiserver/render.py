@@ -19,8 +19,8 @@ from aiohttp import web
 from ..api import tables
 from ..api.errors import StatusError
 from ..registry.strategy import Obj, Strategy
-from . import protobuf_render
-from .negotiation import Output, dump_yaml, output_format
+from . import protobuf_render, transform
+from .negotiation import Output, Partial, dump_yaml, output_format
 
 JSON = "application/json"
 
@@ -29,7 +29,12 @@ def json_response(body: bytes, status: int = 200, headers: dict[str, str] | None
     return web.Response(body=body, status=status, content_type=JSON, headers=headers)
 
 
-def object_response(obj: Any, output: Output, status: int = 200) -> web.Response:
+def object_response(obj: Any, output: Output | Partial, status: int = 200) -> web.Response:
+    """An object (or list) in the negotiated output; a metadata-only output converts it first
+    (transform.py: a Status stays itself, a kind that does not fit is 406)."""
+    if isinstance(output, Partial):
+        obj = transform.to_partial(obj, output.kind, output.api_version)
+        output = output.format
     if output is Output.YAML:
         return web.Response(body=dump_yaml(obj), status=status, content_type="application/yaml")
     if output is Output.PROTOBUF:
@@ -50,6 +55,8 @@ def status_response(error: StatusError, accept: str | None = None) -> web.Respon
 
 
 def _prefers_protobuf(accept: str) -> bool:
+    """Errors are negotiated without conversions (upstream's DefaultEndpointRestrictions): a
+    metadata client's `...protobuf;as=PartialObjectMetadata` offer does not count."""
     try:
         return output_format(accept) is Output.PROTOBUF
     except StatusError:  # nothing acceptable: the error itself is written as JSON
@@ -91,8 +98,7 @@ def _row_object(obj: Obj, include: str) -> Any:
         return None
     if include == "Object":
         return obj
-    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-            "metadata": obj.get("metadata") or {}}
+    return transform.partial_object(obj)
 
 
 def table(kind: str, objects: Iterable[Obj], md: dict[str, Any], include: str = "Metadata",

@@ -25,6 +25,7 @@ from . import kubelet_client, proxy, render, streaming
 from .connection import client_left
 from .negotiation import (
     Output,
+    Partial,
     body_type,
     decode_body,
     decode_json_object,
@@ -71,6 +72,13 @@ async def handle(handlers: ResourceHandlers, request: web.Request, info: Request
     raise errors.not_found_path()
 
 
+def _output(request: web.Request) -> Output | Partial:
+    """The negotiated format of a subresource's answer; a Table (which upstream has for none of
+    these) is plain JSON."""
+    output = output_format(request.headers.get("Accept"))
+    return Output.JSON if output is Output.TABLE else output
+
+
 # -- binding ---------------------------------------------------------------------------
 async def create_binding(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
                          pod_name: str | None) -> web.Response:
@@ -94,7 +102,9 @@ async def create_binding(handlers: ResourceHandlers, request: web.Request, info:
         return pods.assign(old, binding, now)
 
     await registry.update(info.namespace, pod_name, produce, subresource="binding")
-    return render.object_response(render.success_status(201), Output.JSON, 201)
+    # upstream's BindingREST answers a Status, negotiated as every response (protobuf for
+    # kube-scheduler)
+    return render.object_response(render.success_status(201), _output(request), 201)
 
 
 # -- scale -----------------------------------------------------------------------------
@@ -129,7 +139,7 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
                 namespace: str, name: str, verb: str) -> web.Response:
     if verb == "get":
         return render.object_response(scale_of(await registry.get(namespace, name), registry),
-                                      Output.JSON)
+                                      _output(request))
     if verb == "update":
         body = decode_json_object(await read_body(request), body_type(request))
         patch_type, patch_doc = None, None
@@ -164,7 +174,7 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
         return new
 
     obj, _ = await registry.update(namespace, name, produce)
-    return render.object_response(scale_of(obj, registry), Output.JSON)
+    return render.object_response(scale_of(obj, registry), _output(request))
 
 
 # -- log -------------------------------------------------------------------------------
@@ -262,6 +272,6 @@ async def component_statuses(handlers: ResourceHandlers, request: web.Request,
     else:
         body = {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {},
                 "items": objects}
-    response = render.object_response(body, output if output is Output.YAML else Output.JSON)
+    response = render.object_response(body, Output.JSON if output is Output.TABLE else output)
     response.headers.update(headers)
     return response

@@ -68,6 +68,8 @@ def package(api_version: str) -> str:
     group, _, version = api_version.rpartition("/")
     if not group:
         return f"k8s.io.api.core.{version}"
+    if group == "meta.k8s.io":  # PartialObjectMetadata(List), Table: apimachinery's own
+        return f"{META.rpartition('.')[0]}.{version}"
     label = _PACKAGE_EXCEPTIONS.get(group, group.split(".")[0])
     return f"k8s.io.api.{label}.{version}"
 
