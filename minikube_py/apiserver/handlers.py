@@ -445,8 +445,8 @@ class ResourceHandlers:
             namespace or None, labels=labels, fields=fields, options=options,
             dry_run=_dry_run(request))
         revision = await registry.store.current_revision()
-        return render.object_response(
+        return render.object_response(  # the deleted objects, negotiated as upstream
             render.list_object(registry.strategy, render.list_metadata(revision, None, None),
-                               deleted), Output.JSON)
+                               deleted), output_format(request.headers.get("Accept")))
 
 
