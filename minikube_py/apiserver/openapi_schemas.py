@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from minikube_py.apiserver import openapi_proto_schemas as proto_schemas
 from minikube_py.apiserver import (
     openapi_types_apps,
     openapi_types_cluster,
@@ -171,11 +172,17 @@ def _list_schema(kind_name: str, kind: str, group: str, version: str) -> Schema:
 
 
 def generic_kind_schemas(group: str, version: str, kind: str) -> dict[str, Schema]:
-    """Schemas for a kind without a table entry: metadata typed, spec/status free-form.
+    """Schemas for a kind without a table entry: every field upstream's type has, from the
+    protobuf description (openapi_proto_schemas.py); for a kind that has none either,
+    metadata typed and spec/status free-form.
 
     Enough for `explain` and the fieldValidation check; apply falls back to JSON merge
     semantics for the free-form parts (kubectl prints a warning and carries on)."""
     name = schema_name(group, version, kind)
+    described = proto_schemas.kind_schemas(name, [gvk(group, version, kind)], SCHEMAS)
+    if described is not None:
+        described[name]["properties"]["metadata"] = _field(("ObjectMeta", _METADATA_DOC))
+        return {**described, name + "List": _list_schema(name, kind, group, version)}
     free = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     kind_schema: Schema = {
         "description": f"{kind} is a {group or 'core'}/{version} object.",
@@ -206,6 +213,7 @@ def _compile_all() -> Mapping[str, Schema]:
                 kind = short.split(".")[1]
                 compiled[name + "List"] = _list_schema(name, kind, group, version)
         compiled.update((full_name(short), s) for short, s in table.RAW.items())
+    proto_schemas.complete(compiled)
     return MappingProxyType(compiled)
 
 
