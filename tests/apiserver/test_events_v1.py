@@ -10,6 +10,7 @@ import asyncio
 from typing import Any
 
 from minikube_py.api.protobuf import PROTOBUF_CONTENT_TYPE, decode_object
+from minikube_py.api.protobuf_encode import encode_object
 from tests.apiserver.conftest import API
 
 CORE = "/api/v1/namespaces/default/events"
@@ -254,3 +255,19 @@ async def test_protobuf_get_and_list(api: API) -> None:
     async with api.session.get(api.url + V1, headers={"Accept": PROTOBUF_CONTENT_TYPE}) as resp:
         assert resp.status == 200
         assert b"EventList" in await resp.read()
+
+
+async def test_a_protobuf_post_and_series_patch_as_client_go_sends_them(api: API) -> None:
+    """client-go's events.Recorder (kube-scheduler, kube-controller-manager) posts protobuf
+    and then PATCHes the series with a strategic merge patch."""
+    body = encode_object(v1_event("cg.1"))
+    code, created = await api.post(V1, raw=body, content_type=PROTOBUF_CONTENT_TYPE)
+    assert code == 201, created
+    assert created["regarding"]["uid"] == "u-1" and created["eventTime"] == NOW
+    code, patched = await api.patch(
+        f"{V1}/cg.1", {"series": {"count": 2, "lastObservedTime": "2024-05-01T10:05:00.000000Z"}},
+        content_type="application/strategic-merge-patch+json")
+    assert code == 200, patched
+    _, core = await api.get(f"{CORE}/cg.1")
+    assert core["series"] == {"count": 2, "lastObservedTime": "2024-05-01T10:05:00.000000Z"}
+    assert int(core["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
