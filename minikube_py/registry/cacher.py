@@ -14,9 +14,9 @@ HTTP watch opened its own etcd watch, which is what the cacher was invented to s
 - a resourceVersion older than the window is served by a store watch of its own (the store
   answers 410 Expired when that history has been compacted);
 - a resource that is a view of another's stored objects (events.k8s.io/v1 Events over core
-  Events, Strategy.stored_as) shares the stored resource's fan-out: its watchers carry the
-  view, select in the storage's field labels, and get each event converted and encoded once
-  per (view, wire format), shared by all of them.
+  Events, Strategy.stored_as) shares the stored resource's fan-out: its watchers select in the
+  storage's field labels and encode through `viewed(encoder, view)`, so each event is
+  converted and encoded once per (view, wire format), shared by all of them.
 
 Event semantics are upstream's cacheWatcher.convertToWatchEvent: an object that starts matching
 a watcher's selector is ADDED for it, one that stops matching is DELETED (previous content, new
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 from typing import Any, Callable
 
 import orjson
@@ -114,20 +115,17 @@ class CachedEvent:
         resumes from the ring and needs the objects again decodes them again."""
         self._obj = self._prev = None
 
-    def encoded(self, encoder: Encoder, kind: str, which: str,
-                view: StoredAs | None = None) -> bytes:
-        """The event for watchers using `encoder` (and seeing the objects through `view`)."""
-        key = (encoder, kind, which, view)
+    def encoded(self, encoder: Encoder, kind: str, which: str) -> bytes:
+        key = (encoder, kind, which)
         data = self._encoded.get(key)
         if data is None:
-            if encoder is json_line and view is None:
-                # the common case: splice the stored bytes, no decode
+            if encoder is json_line:  # the common case: splice the stored bytes, no decode
                 value = self.value if which == "cur" else self.prev_value
                 data = b'{"type":"%s","object":%s}\n' % (
                     kind.encode(), codec.with_revision(value or b"{}", self.revision))
             else:
                 obj = self.obj if which == "cur" else self.prev
-                data = encoder(kind, obj if view is None else view.from_storage(obj))
+                data = encoder(kind, obj)
             self._encoded[key] = data
         return data
 
@@ -135,6 +133,18 @@ class CachedEvent:
 def json_line(kind: str, obj: Obj) -> bytes:
     """The default watch wire format: one `{"type":..,"object":..}` JSON document per line."""
     return b'{"type":"%s","object":%s}\n' % (kind.encode(), orjson.dumps(obj))
+
+
+@functools.lru_cache(maxsize=None)
+def viewed(encoder: Encoder, view: StoredAs) -> Encoder:
+    """`encoder` over the stored objects seen through `view` (events.k8s.io/v1 over core
+    events). One per (encoder, view), so the per-encoder memo of each event converts and
+    encodes it once for every watcher of that representation and wire format."""
+
+    def encode(kind: str, obj: Obj) -> bytes:
+        return encoder(kind, view.from_storage(obj))
+
+    return encode
 
 
 class Watcher:
@@ -155,9 +165,11 @@ class Watcher:
         if view is not None:  # the fan-out selects on the stored objects
             fields = view.storage_selector(fields)
         self.fields = fields if fields is not None and not fields.empty() else None
+        #: the stream's wire format (ERROR and BOOKMARK frames are written in it too)
         self.encoder = encoder
-        #: the conversion of the stored objects this watcher's client sees, if any
-        self.view = view
+        #: what encodes the stored objects of the fan-out's events for this client: the wire
+        #: format, after the conversion of a view
+        self.event_encoder = encoder if view is None else viewed(encoder, view)
         self.capacity = capacity
         self.min_revision = 0
         self.last_revision = 0
@@ -189,22 +201,21 @@ class Watcher:
             return
         if self.namespace is not None and event.namespace != self.namespace:
             return
-        encoder, view = self.encoder, self.view
         if self.labels is None and self.fields is None:
-            self.push(event.encoded(encoder, event.type, "cur", view), event.revision)
+            self.push(event.encoded(self.event_encoder, event.type, "cur"), event.revision)
             return
         now = event.type != "DELETED" and self.matches(*event.attrs())
         prev_attrs = event.prev_attrs()
         before = prev_attrs is not None and self.matches(*prev_attrs)
         if event.type == "DELETED":
             if before:
-                self.push(event.encoded(encoder, "DELETED", "prev", view), event.revision)
+                self.push(event.encoded(self.event_encoder, "DELETED", "prev"), event.revision)
         elif now and before:
-            self.push(event.encoded(encoder, "MODIFIED", "cur", view), event.revision)
+            self.push(event.encoded(self.event_encoder, "MODIFIED", "cur"), event.revision)
         elif now:
-            self.push(event.encoded(encoder, "ADDED", "cur", view), event.revision)
+            self.push(event.encoded(self.event_encoder, "ADDED", "cur"), event.revision)
         elif before:
-            self.push(event.encoded(encoder, "DELETED", "prev", view), event.revision)
+            self.push(event.encoded(self.event_encoder, "DELETED", "prev"), event.revision)
 
     def push(self, data: bytes, revision: int) -> None:
         """Deliver encoded events: straight onto the connection once the stream is live (no

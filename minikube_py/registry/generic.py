@@ -110,6 +110,8 @@ class Registry:
         # a view's KeyValues name their representation, so caches keyed by key and revision
         # (protobuf messages) never mix the two forms; a name cannot hold the `/`
         self._view_suffix = f"@{strategy.group_version}" if strategy.stored_as else ""
+        if strategy.stored_as is None:  # nothing to convert: GET skips a coroutine frame
+            self.get_kv = self._stored_kv  # type: ignore[method-assign]
 
     # -- representation (views of another resource's stored objects) ----------------------
     def served(self, obj: Obj) -> Obj:
