@@ -135,7 +135,7 @@ def json_line(kind: str, obj: Obj) -> bytes:
     return b'{"type":"%s","object":%s}\n' % (kind.encode(), orjson.dumps(obj))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def viewed(encoder: Encoder, view: StoredAs) -> Encoder:
     """`encoder` over the stored objects seen through `view` (events.k8s.io/v1 over core
     events). One per (encoder, view), so the per-encoder memo of each event converts and
