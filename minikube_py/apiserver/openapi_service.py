@@ -96,7 +96,9 @@ class OpenAPIDocuments:
 
     async def v2_documents(self) -> tuple[_Encoded, _Encoded]:
         """(JSON, protobuf) /openapi/v2, built on first use off the event loop."""
-        if self._v2 is None:
+        built = self._v2
+        if built is None or built.done() and (built.cancelled() or built.exception()):
+            # first use, or the last build failed: (re)build
             self._v2 = asyncio.ensure_future(
                 offload.run(self._build_v2, weight=offload.HEAVY_BYTES + 1))
         return await asyncio.shield(self._v2)
