@@ -223,7 +223,12 @@ class TokensController(Controller):
                 return
             if secret is not None or not name.startswith(f"{md.get('name')}-token-"):
                 kept.append(ref)
-        secret = await self.client.create(SECRETS, token_secret(account, self.ca), namespace)
+        try:
+            secret = await self.client.create(SECRETS, token_secret(account, self.ca), namespace)
+        except StatusError as exc:
+            if exc.code in (403, 404):  # the namespace is going away (or gone): nothing to do
+                return
+            raise
         secret_md = _meta(secret)
         try:
             await self.client.update(SERVICEACCOUNTS,
