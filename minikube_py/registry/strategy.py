@@ -139,8 +139,11 @@ class Strategy:
     prepare_create: Callable[[Registry, Obj], Awaitable[None]] | None = None
     #: hook: after a successful create failed later / after delete (release allocations)
     release: Callable[[Registry, Obj], Awaitable[None]] | None = None
-    #: hook: adjust an update (services: allocate node ports for a type change)
-    prepare_update: Callable[[Registry, Obj, Obj], Awaitable[None]] | None = None
+    #: hook: adjust an update (services: drop type-dependent fields, allocate); may return a
+    #: finish callback the registry awaits with whether the update was written (upstream
+    #: BeginUpdate's FinishFunc: keep or give back what the hook allocated)
+    prepare_update: Callable[[Registry, Obj, Obj],
+                             Awaitable[Callable[[bool], Awaitable[None]] | None]] | None = None
     #: hook: decide a delete; returns the grace period (pods) or None for immediate
     graceful_delete: Callable[[Obj, dict[str, Any]], int | None] | None = None
     #: hook: replace deletion entirely (namespaces go Terminating); returns the new object or
