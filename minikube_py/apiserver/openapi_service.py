@@ -16,7 +16,10 @@ work) on its first request, on the offload worker, once.
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import gzip
 import hashlib
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +54,21 @@ _V2_ACCEPTED = (("application", "json", "application/json", False),
 @dataclass(frozen=True)
 class _Encoded:
     body: bytes
+    gzipped: bytes  # what a client that accepts gzip gets (upstream wraps the handler in gzip)
     etag: str  # quoted
+    last_modified: str  # HTTP date of the build
+
+    @classmethod
+    def of(cls, body: bytes, built: float) -> _Encoded:
+        return cls(body, gzip.compress(body, 6), f'"{document_hash(body)}"',
+                   email.utils.formatdate(built, usegmt=True))
+
+    def not_modified(self, headers: Any) -> bool:
+        """http.ServeContent's checks: If-None-Match, else If-Modified-Since."""
+        if "If-None-Match" in headers:
+            tags = [t.strip() for t in headers["If-None-Match"].split(",")]
+            return self.etag in tags or "*" in tags
+        return headers.get("If-Modified-Since") == self.last_modified
 
 
 def choose_v2_format(accept: str) -> tuple[str, bool] | None:
@@ -90,9 +107,9 @@ class OpenAPIDocuments:
 
     def _build_v2(self) -> tuple[_Encoded, _Encoded]:
         document = swagger_document(orjson.loads(b) for b in self._documents.values())
-        json_body, proto_body = orjson.dumps(document), encode_document(document)
-        return (_Encoded(json_body, f'"{document_hash(json_body)}"'),
-                _Encoded(proto_body, f'"{document_hash(proto_body)}"'))
+        built = time.time()
+        return (_Encoded.of(orjson.dumps(document), built),
+                _Encoded.of(encode_document(document), built))
 
     async def v2_documents(self) -> tuple[_Encoded, _Encoded]:
         """(JSON, protobuf) /openapi/v2, built on first use off the event loop."""
@@ -112,7 +129,11 @@ class OpenAPIDocuments:
         content_type, protobuf = chosen
         json_doc, proto_doc = await self.v2_documents()
         encoded = proto_doc if protobuf else json_doc
-        headers = {"ETag": encoded.etag, "Vary": "Accept"}
-        if encoded.etag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+        headers = {"ETag": encoded.etag, "Vary": "Accept", "Last-Modified": encoded.last_modified}
+        if encoded.not_modified(request.headers):
             return web.Response(status=304, headers=headers)
-        return web.Response(body=encoded.body, headers={**headers, "Content-Type": content_type})
+        headers["Content-Type"] = content_type
+        if "gzip" in request.headers.get("Accept-Encoding", ""):
+            headers["Content-Encoding"] = "gzip"
+            return web.Response(body=encoded.gzipped, headers=headers)
+        return web.Response(body=encoded.body, headers=headers)

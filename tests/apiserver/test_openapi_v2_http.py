@@ -55,3 +55,23 @@ async def test_version_reports_a_commit_and_a_build_date(api: API) -> None:
     assert (version["major"], version["minor"]) == ("1", "31")
     assert version["gitVersion"].startswith("v1.31.")
     assert re.fullmatch(r"[a-z]+/[a-z0-9]+", version["platform"])
+
+
+async def test_gzip_when_accepted_and_if_modified_since(api: API) -> None:
+    import gzip
+
+    import aiohttp
+
+    async with aiohttp.ClientSession(auto_decompress=False) as raw:
+        async with raw.get(api.url + "/openapi/v2", headers={
+                "Accept": PROTOBUF_ASKED, "Accept-Encoding": "gzip"}) as resp:
+            zipped, headers = await resp.read(), resp.headers
+        async with raw.get(api.url + "/openapi/v2", headers={
+                "Accept": PROTOBUF_ASKED, "Accept-Encoding": "identity"}) as resp:
+            plain = await resp.read()
+            assert "Content-Encoding" not in resp.headers
+        async with raw.get(api.url + "/openapi/v2", headers={
+                "If-Modified-Since": headers["Last-Modified"]}) as resp:
+            assert resp.status == 304
+    assert headers["Content-Encoding"] == "gzip" and gzip.decompress(zipped) == plain
+    assert len(zipped) < len(plain) / 3
