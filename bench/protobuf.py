@@ -2,12 +2,15 @@
 
 Kubernetes piece: the `application/vnd.kubernetes.protobuf` serializer client-go components use.
 What it measures (medians of --runs runs, every run kept):
+  get_pod_inprocess_us  µs per GET of a pod through the whole server pipeline without a socket
+                  (router, filters, handler, response), JSON and protobuf alternating.
   codec           per pod (bench/apiserver.py's ~1.2 KB Deployment-made pod, as stored, with a
                   status): orjson dumps/loads vs our protobuf encode_object/decode_object.
   get_pod         wrk -t1 -c32 GETs of one pod with `Accept: application/json` and with
                   client-go's `Accept: application/vnd.kubernetes.protobuf, application/json`,
-                  interleaved on the same server. Target: protobuf >= JSON (the protobuf GET
-                  is served from the message cache keyed by resourceVersion).
+                  on the same server in the order JSON, protobuf, protobuf, JSON (load drift
+                  cancels out). Target: protobuf >= JSON (the protobuf GET is served from the
+                  message cache keyed by resourceVersion).
   json_path       the JSON GET and CREATE of the same pod, this tree vs --baseline (a git
                   revision, default HEAD~2: before protobuf responses), extracted with
                   `git archive` into a temp dir and run with PYTHONPATH pointing at it, in the
@@ -85,6 +88,48 @@ def codec_costs(runs: int, n: int = 2000) -> dict[str, Any]:
     return out
 
 
+async def inprocess_figures(runs: int, workdir: Path, n: int = 2000) -> dict[str, Any]:
+    """µs per GET of one pod through the whole server pipeline (router, filters, handler,
+    response) without a socket (the in-process transport), JSON and protobuf in the order
+    JSON, protobuf, protobuf, JSON per run: steadier than wrk on a shared machine, and it is
+    the server's own cost that the target is about."""
+    from minikube_py.apiserver.options import APIServerOptions
+    from minikube_py.apiserver.server import APIServer
+    from minikube_py.client.inprocess import InProcessTransport
+    from minikube_py.storage import EmbeddedStore
+
+    store = await EmbeddedStore.open(Path(tempfile.mkdtemp(prefix="pb-", dir=workdir)),
+                                     fsync=False)
+    server = APIServer(store, APIServerOptions(
+        scheduler_health_url="http://127.0.0.1:1/healthz",
+        controller_manager_health_url="http://127.0.0.1:1/healthz"))
+    runner = server.make_runner()
+    await runner.setup()
+    transport = InProcessTransport(runner.app)
+    out: dict[str, Any] = {"json": [], "protobuf": []}
+    try:
+        await transport.request(
+            "POST", "/api/v1/namespaces/default/serviceaccounts",
+            body=b'{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}}')
+        created = await transport.request("POST", pods_path("default"),
+                                          body=orjson.dumps(pod_manifest("web-0", "default")))
+        assert created.status == 201, created.body
+        path = f"{pods_path('default')}/web-0"
+        for _ in range(runs):
+            for accept, key in ((JSON_ACCEPT, "json"), (PB_ACCEPT, "protobuf"),
+                                (PB_ACCEPT, "protobuf"), (JSON_ACCEPT, "json")):
+                start = time.perf_counter()
+                for _ in range(n):
+                    await transport.request("GET", path, accept=accept)
+                out[key].append((time.perf_counter() - start) * 1e6 / n)
+    finally:
+        await transport.close()
+        await runner.cleanup()
+        await store.close()
+    return {key: {"median": common.median(values), "runs": values}
+            for key, values in out.items()}
+
+
 async def wrk(procs: Procs, url: str, accept: str, duration: int,
               create_ns: str | None = None, workdir: Path | None = None) -> dict[str, Any]:
     argv = ["wrk", "-t1", "-c32", f"-d{duration}s", "--latency", "--timeout", "30s",
@@ -137,9 +182,12 @@ async def http_figures(args: argparse.Namespace, workdir: Path, baseline: Path) 
             server = await serve(procs, None, workdir)
             try:
                 pod_url = create_one(server.url)
-                for accept, key in ((JSON_ACCEPT, "json"), (PB_ACCEPT, "protobuf")):
+                # JSON, protobuf, protobuf, JSON: the machine's load drifts during a run, and
+                # whichever went second would otherwise carry the drift
+                for accept, key in ((JSON_ACCEPT, "json"), (PB_ACCEPT, "protobuf"),
+                                    (PB_ACCEPT, "protobuf"), (JSON_ACCEPT, "json")):
                     out["get_pod"][key].append(await wrk(procs, pod_url, accept, args.duration))
-                out["json_path"]["get_now"].append(out["get_pod"]["json"][-1])
+                out["json_path"]["get_now"].extend(out["get_pod"]["json"][-2:])
                 out["json_path"]["create_now"].append(await wrk(
                     procs, server.url, JSON_ACCEPT, args.duration, "default", workdir))
             finally:
@@ -188,6 +236,11 @@ def main() -> None:
                                  check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(baseline)], input=archive, check=True)
         result["baseline"] = args.baseline
+        result["get_pod_inprocess_us"] = asyncio.run(inprocess_figures(args.runs, workdir))
+        inprocess = result["get_pod_inprocess_us"]
+        print(common.render_table(["GET pod in-process µs (median)", "value"], [
+            ["JSON", common.fmt(inprocess["json"]["median"])],
+            ["protobuf", common.fmt(inprocess["protobuf"]["median"])]]))
         result["http"] = asyncio.run(http_figures(args, workdir, baseline))
     http = result["http"]
     print(common.render_table(["wrk -t1 -c32 req/s (median)", "value"], [

@@ -38,6 +38,9 @@ from pathlib import Path
 
 from google.protobuf import descriptor_pb2
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from minikube_py.api.protobuf_tables import varint_bytes  # noqa: E402  (the one varint writer)
+
 DEFAULT_BINARY = "/usr/lib/google-cloud-sdk/bin/kubectl.1.33"
 OUT = Path(__file__).resolve().parent.parent / "minikube_py" / "api" / "kinds" / "protobuf.json"
 _NULLABLE = 65001  # gogoproto.nullable (a bool extension of FieldOptions)
@@ -76,18 +79,9 @@ def file_descriptors(data: bytes) -> dict[str, descriptor_pb2.FileDescriptorProt
 def _nullable(field: descriptor_pb2.FieldDescriptorProto) -> bool:
     """gogoproto.nullable, read from the option's raw bytes (the extension is not registered)."""
     raw = field.options.SerializeToString()
-    key = bytes(_varint_bytes(_NULLABLE << 3))
+    key = varint_bytes(_NULLABLE << 3)
     at = raw.find(key)
     return at < 0 or raw[at + len(key)] != 0
-
-
-def _varint_bytes(n: int) -> bytearray:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return out
 
 
 # -- 2. Go struct tags -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ Skips when no kubectl binary is on the machine.
 from __future__ import annotations
 
 import importlib.util
+import struct
 from functools import cache
 from pathlib import Path
 
@@ -53,3 +54,26 @@ def message_class(full_name: str):
     from google.protobuf import message_factory
 
     return message_factory.GetMessageClass(_pool().FindMessageTypeByName(full_name))
+
+
+def google_envelope(api_version: str, kind: str, message) -> bytes:
+    """A request body as client-go writes it (`k8s\x00` + runtime.Unknown around the message),
+    by Google's runtime."""
+    unknown = message_class("k8s.io.apimachinery.pkg.runtime.Unknown")(
+        raw=message.SerializeToString())
+    unknown.typeMeta.apiVersion, unknown.typeMeta.kind = api_version, kind
+    return b"k8s\x00" + unknown.SerializeToString()
+
+
+async def read_frames(resp, count: int) -> list[tuple[str, dict]]:
+    """The next `count` events of a protobuf watch stream (4-byte length, WatchEvent), each
+    frame parsed by Google's runtime and its object decoded by ours."""
+    from minikube_py.api.protobuf import decode_object
+
+    event_cls = message_class("k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent")
+    out = []
+    while len(out) < count:
+        (length,) = struct.unpack(">I", await resp.content.readexactly(4))
+        event = event_cls.FromString(await resp.content.readexactly(length))
+        out.append((event.type, decode_object(event.object.raw)))
+    return out

@@ -247,13 +247,7 @@ def _message_decoder(f: Field) -> Any:
 
         def map_entry(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
             start, stop = _span(buf, pos, end)
-            key, value = entry(buf, start, stop)
-            values = out.get(name)
-            if values is None:
-                values = out[name] = {}
-            values[key] = value
-            if len(values) > MAX_NODES:
-                raise too_large("request body", len(values))
+            _put_entry(out, name, *entry(buf, start, stop))
             return stop
         return map_entry
     if not name:  # Go embedded struct with json:",inline": its fields join the parent
@@ -265,13 +259,7 @@ def _message_decoder(f: Field) -> Any:
     nulls, convert = sub.nulls, sub.convert
     if f.repeated:
         def repeated(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
-            if pos < end and buf[pos] < 0x80:
-                start = pos + 1
-                stop = start + buf[pos]
-                if stop > end:
-                    raise _DecodeError("unexpected EOF")
-            else:
-                start, stop = _length(buf, pos, end)
+            start, stop = _span(buf, pos, end)
             values = out.get(name)
             if values is None:
                 values = out[name] = []
@@ -284,13 +272,7 @@ def _message_decoder(f: Field) -> Any:
         return repeated
 
     def single(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
-        if pos < end and buf[pos] < 0x80:
-            start = pos + 1
-            stop = start + buf[pos]
-            if stop > end:
-                raise _DecodeError("unexpected EOF")
-        else:
-            start, stop = _length(buf, pos, end)
+        start, stop = _span(buf, pos, end)
         into = out.get(name)  # a repeated occurrence merges into the first (protobuf)
         if convert or into.__class__ is not dict:
             into = {}
@@ -352,14 +334,19 @@ def _string_map_decoder(name: str, entry: Any) -> Any:
                 key = buf[a:at].decode("utf-8", "replace")
             else:
                 value = buf[a:at].decode("utf-8", "replace")
-        values = out.get(name)
-        if values is None:
-            values = out[name] = {}
-        values[key] = value
-        if len(values) > MAX_NODES:
-            raise too_large("request body", len(values))
+        _put_entry(out, name, key, value)
         return stop
     return string_map
+
+
+def _put_entry(out: dict[str, Any], name: str, key: str, value: Any) -> None:
+    """One map entry into the JSON object's map; a map that can only be refused stops here."""
+    values = out.get(name)
+    if values is None:
+        values = out[name] = {}
+    values[key] = value
+    if len(values) > MAX_NODES:
+        raise too_large("request body", len(values))
 
 
 def _map_entry_decoder(f: Field) -> Any:
@@ -373,11 +360,7 @@ def _map_entry_decoder(f: Field) -> Any:
         into: dict[str, Any] = {}
         key = ""
         while start < stop:
-            tag = buf[start]
-            if tag < 0x80:
-                start += 1
-            else:
-                tag, start = _varint(buf, start, stop)
+            tag, start = _varint(buf, start, stop)
             if tag == 0x0A:  # key 1, length-delimited
                 a, start = _span(buf, start, stop)
                 key = buf[a:start].decode("utf-8", "replace")

@@ -50,11 +50,13 @@ class MessageCache:
         none. The envelope is kept too: building it per GET cost as much as the rest of the
         request."""
         key = (kv.key, kv.mod_revision)
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None:
+        hit = self._entries.get(key)  # a hit takes no lock: each OrderedDict call is atomic
+        if hit is not None:
+            try:
                 self._entries.move_to_end(key)
-                return hit
+            except KeyError:  # evicted by a worker thread meanwhile: still a valid answer
+                pass
+            return hit
         api_version, kind, raw = object_message(codec.decode(kv))
         value = (api_version, kind, raw, envelope(api_version, kind, raw))
         with self._lock:

@@ -22,7 +22,7 @@ import pytest
 
 from minikube_py.api.protobuf import decode_object
 from tests.apiserver.conftest import API, pod, start_api
-from tests.protobuf_descriptors import message_class
+from tests.protobuf_descriptors import google_envelope, message_class, read_frames
 
 PB = "application/vnd.kubernetes.protobuf"
 CLIENT_GO = f"{PB}, application/json"
@@ -53,13 +53,6 @@ def _google(body: bytes, message: str):
     return unknown.typeMeta, message_class(message).FromString(unknown.raw)
 
 
-def _google_envelope(api_version: str, kind: str, message) -> bytes:
-    unknown = message_class("k8s.io.apimachinery.pkg.runtime.Unknown")(
-        raw=message.SerializeToString())
-    unknown.typeMeta.apiVersion, unknown.typeMeta.kind = api_version, kind
-    return b"k8s\x00" + unknown.SerializeToString()
-
-
 async def _deployment(api: API, name: str = "web", replicas: int = 2) -> None:
     body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
@@ -79,7 +72,7 @@ async def test_binding_answers_a_protobuf_status(api: API) -> None:
     binding.metadata.name = "web"
     binding.target.kind, binding.target.name = "Node", "n1"
     status, ctype, body = await _request(api, "POST", f"{PODS}/web/binding", CLIENT_GO,
-                                         _google_envelope("v1", "Binding", binding), PB)
+                                         google_envelope("v1", "Binding", binding), PB)
     assert (status, ctype) == (201, PB), body
     type_meta, answer = _google(body, "k8s.io.apimachinery.pkg.apis.meta.v1.Status")
     assert (type_meta.kind, answer.status, answer.code) == ("Status", "Success", 201)
@@ -95,7 +88,7 @@ async def test_scale_get_and_put_in_protobuf(api: API) -> None:
     assert (scale.metadata.name, scale.spec.replicas) == ("web", 2)
     scale.spec.replicas = 5
     status, ctype, body = await _request(api, "PUT", path, CLIENT_GO,
-                                         _google_envelope("autoscaling/v1", "Scale", scale), PB)
+                                         google_envelope("autoscaling/v1", "Scale", scale), PB)
     assert (status, ctype) == (200, PB), body
     assert decode_object(body)["spec"] == {"replicas": 5}
     _, deployment = await api.get("/apis/apps/v1/namespaces/default/deployments/web")
@@ -190,25 +183,15 @@ async def test_metadata_client_patch_answers_metadata(api: API) -> None:
     assert partial["metadata"]["labels"]["patched"] == "yes" and "spec" not in partial
 
 
-async def _frames(resp: aiohttp.ClientResponse, count: int) -> list[tuple[str, dict]]:
-    event_cls = message_class("k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent")
-    out = []
-    while len(out) < count:
-        (length,) = struct.unpack(">I", await resp.content.readexactly(4))
-        event = event_cls.FromString(await resp.content.readexactly(length))
-        out.append((event.type, decode_object(event.object.raw)))
-    return out
-
-
 async def test_metadata_watch_streams_partial_objects(api: API) -> None:
     assert (await api.post(PODS, pod("w1")))[0] == 201
     async with api.session.get(api.url + PODS + "?watch=true&timeoutSeconds=10",
                                headers={"Accept": METADATA},
                                timeout=aiohttp.ClientTimeout(total=10)) as resp:
         assert resp.headers["Content-Type"] == f"{PB};stream=watch"
-        first = await _frames(resp, 1)
+        first = await read_frames(resp, 1)
         assert (await api.post(PODS, pod("w2")))[0] == 201
-        second = await asyncio.wait_for(_frames(resp, 1), 5)
+        second = await asyncio.wait_for(read_frames(resp, 1), 5)
     for event_type, obj in first + second:
         assert event_type == "ADDED"
         assert (obj["kind"], obj["apiVersion"]) == ("PartialObjectMetadata", "meta.k8s.io/v1")

@@ -23,17 +23,10 @@ from minikube_py.apiserver import protobuf_render, watch
 from minikube_py.apiserver.negotiation import Output, output_format
 from minikube_py.registry.cacher import Watcher
 from tests.apiserver.conftest import API, pod, start_api
-from tests.protobuf_descriptors import message_class
+from tests.protobuf_descriptors import google_envelope, message_class, read_frames
 
 PB = "application/vnd.kubernetes.protobuf"
 CLIENT_GO = {"Accept": f"{PB}, application/json"}
-
-
-def _google_envelope(api_version: str, kind: str, message) -> bytes:
-    unknown = message_class("k8s.io.apimachinery.pkg.runtime.Unknown")(
-        raw=message.SerializeToString())
-    unknown.typeMeta.apiVersion, unknown.typeMeta.kind = api_version, kind
-    return b"k8s\x00" + unknown.SerializeToString()
 
 
 def _google_pod(name: str):
@@ -79,7 +72,7 @@ def test_negotiation_follows_upstream(accept: str, output: Output) -> None:
 async def test_create_from_google_bytes_and_get_in_protobuf(api: API) -> None:
     status, ctype, body = await _request(
         api, "POST", "/api/v1/namespaces/default/pods",
-        body=_google_envelope("v1", "Pod", _google_pod("pb")))
+        body=google_envelope("v1", "Pod", _google_pod("pb")))
     assert (status, ctype) == (201, PB)
     created = decode_object(body)
     assert created["metadata"]["name"] == "pb"
@@ -117,7 +110,7 @@ async def test_updates_deletes_and_bindings_take_protobuf_bodies(api: API) -> No
     binding.metadata.name = "web"
     binding.target.kind, binding.target.name = "Node", "n1"
     status, _, body = await _request(api, "POST", "/api/v1/namespaces/default/pods/web/binding",
-                                     body=_google_envelope("v1", "Binding", binding))
+                                     body=google_envelope("v1", "Binding", binding))
     assert status == 201, body
     _, bound = await api.get("/api/v1/namespaces/default/pods/web")
     assert bound["spec"]["nodeName"] == "n1"
@@ -127,7 +120,7 @@ async def test_updates_deletes_and_bindings_take_protobuf_bodies(api: API) -> No
     p = message_class("k8s.io.api.core.v1.Pod").FromString(unknown.raw)
     p.status.phase = "Running"
     status, _, body = await _request(api, "PUT", "/api/v1/namespaces/default/pods/web/status",
-                                     body=_google_envelope("v1", "Pod", p))
+                                     body=google_envelope("v1", "Pod", p))
     assert status == 200, body
     assert decode_object(body)["status"]["phase"] == "Running"
     # DeleteOptions in protobuf (client-go's delete), registered in every group version
@@ -135,7 +128,7 @@ async def test_updates_deletes_and_bindings_take_protobuf_bodies(api: API) -> No
     options.gracePeriodSeconds = 0
     options.preconditions.uid = "not-the-uid"
     status, ctype, body = await _request(api, "DELETE", "/api/v1/namespaces/default/pods/web",
-                                         body=_google_envelope("v1", "DeleteOptions", options))
+                                         body=google_envelope("v1", "DeleteOptions", options))
     assert (status, ctype) == (409, PB)  # the precondition was read from the protobuf body
     assert decode_object(body)["reason"] == "Conflict"
 
@@ -163,28 +156,18 @@ async def test_tables_stay_json_for_kubectl_accept(api: API) -> None:
 
 # -- watch -----------------------------------------------------------------------------------
 
-async def _frames(resp: aiohttp.ClientResponse, count: int) -> list[tuple[str, dict]]:
-    event_cls = message_class("k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent")
-    out = []
-    while len(out) < count:
-        (length,) = struct.unpack(">I", await resp.content.readexactly(4))
-        event = event_cls.FromString(await resp.content.readexactly(length))
-        out.append((event.type, decode_object(event.object.raw)))
-    return out
-
-
 async def test_watch_streams_length_prefixed_watch_events(api: API) -> None:
     assert (await api.post("/api/v1/namespaces/default/pods", pod("w1")))[0] == 201
     url = api.url + "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=10"
     async with api.session.get(url, headers=CLIENT_GO,
                                timeout=aiohttp.ClientTimeout(total=10)) as resp:
         assert resp.headers["Content-Type"] == f"{PB};stream=watch"
-        first = await _frames(resp, 1)
+        first = await read_frames(resp, 1)
         assert first[0][0] == "ADDED" and first[0][1]["metadata"]["name"] == "w1"
         assert (await api.post("/api/v1/namespaces/default/pods", pod("w2")))[0] == 201
         assert (await api.delete("/api/v1/namespaces/default/pods/w1?gracePeriodSeconds=0"))[0] \
             == 200
-        events = await asyncio.wait_for(_frames(resp, 2), 5)
+        events = await asyncio.wait_for(read_frames(resp, 2), 5)
     assert [(t, o["metadata"]["name"]) for t, o in events][:1] == [("ADDED", "w2")]
     assert events[1][0] in ("MODIFIED", "DELETED") and events[1][1]["kind"] == "Pod"
 

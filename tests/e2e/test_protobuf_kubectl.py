@@ -56,7 +56,7 @@ class Kubectl:
         return result
 
     def get(self, path: str) -> dict:
-        return _call(self.server, "GET", f"/api{path}" if path.startswith("/v1") else path)
+        return _call(self.server, "GET", path)
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
@@ -100,12 +100,18 @@ def _sent_and_answered_protobuf(log: str, path: str) -> None:
     assert types == [PB, PB], types  # the request body and our answer
 
 
+def _create(kubectl: Kubectl, prefix: str, resource: str, name: str, *args: str) -> dict:
+    """`kubectl create <args>`: it prints `<kind>/<name> created`, sent a protobuf body and got
+    protobuf back; the object as JSON, read back from the server."""
+    result = kubectl("create", *args)
+    assert f"/{name} created" in result.stdout, result.stdout
+    _sent_and_answered_protobuf(result.stderr, f"/{resource}")
+    return kubectl.get(f"{prefix}/namespaces/{kubectl.namespace}/{resource}/{name}")
+
+
 def test_create_deployment(kubectl: Kubectl) -> None:
-    result = kubectl("create", "deployment", "web", "--image=nginx:1.25", "--replicas=2",
-                     "--port=80")
-    assert "deployment.apps/web created" in result.stdout
-    _sent_and_answered_protobuf(result.stderr, "/deployments")
-    dep = kubectl.get(f"/apis/apps/v1/namespaces/{kubectl.namespace}/deployments/web")
+    dep = _create(kubectl, "/apis/apps/v1", "deployments", "web", "deployment", "web",
+                  "--image=nginx:1.25", "--replicas=2", "--port=80")
     spec = dep["spec"]
     assert spec["replicas"] == 2
     assert spec["selector"] == {"matchLabels": {"app": "web"}}
@@ -121,29 +127,21 @@ def test_create_deployment(kubectl: Kubectl) -> None:
 
 
 def test_create_configmap(kubectl: Kubectl) -> None:
-    result = kubectl("create", "configmap", "cfg", "--from-literal=a=1",
-                     "--from-literal=b=two words")
-    assert "configmap/cfg created" in result.stdout
-    _sent_and_answered_protobuf(result.stderr, "/configmaps")
-    cm = kubectl.get(f"/v1/namespaces/{kubectl.namespace}/configmaps/cfg")
+    cm = _create(kubectl, "/api/v1", "configmaps", "cfg", "configmap", "cfg",
+                 "--from-literal=a=1", "--from-literal=b=two words")
     assert cm["data"] == {"a": "1", "b": "two words"} and "binaryData" not in cm
 
 
 def test_create_secret_generic(kubectl: Kubectl) -> None:
-    result = kubectl("create", "secret", "generic", "creds", "--from-literal=user=admin",
-                     "--from-literal=empty=")
-    assert "secret/creds created" in result.stdout
-    _sent_and_answered_protobuf(result.stderr, "/secrets")
-    secret = kubectl.get(f"/v1/namespaces/{kubectl.namespace}/secrets/creds")
+    secret = _create(kubectl, "/api/v1", "secrets", "creds", "secret", "generic", "creds",
+                     "--from-literal=user=admin", "--from-literal=empty=")
     assert secret["type"] == "Opaque"
     assert secret["data"] == {"user": base64.b64encode(b"admin").decode(), "empty": ""}
 
 
 def test_create_service_clusterip(kubectl: Kubectl) -> None:
-    result = kubectl("create", "service", "clusterip", "svc", "--tcp=80:8080")
-    assert "service/svc created" in result.stdout
-    _sent_and_answered_protobuf(result.stderr, "/services")
-    svc = kubectl.get(f"/v1/namespaces/{kubectl.namespace}/services/svc")
+    svc = _create(kubectl, "/api/v1", "services", "svc", "service", "clusterip", "svc",
+                  "--tcp=80:8080")
     spec = svc["spec"]
     assert spec["type"] == "ClusterIP" and spec["selector"] == {"app": "svc"}
     assert spec["ports"] == [{"name": "80-8080", "port": 80, "protocol": "TCP",
@@ -155,10 +153,8 @@ def test_create_job(kubectl: Kubectl) -> None:
     groups = [g["name"] for g in _call(kubectl.server, "GET", "/apis")["groups"]]
     if "batch" not in groups:
         pytest.skip("batch/v1 is not served by this API server yet: no Job to create")
-    result = kubectl("create", "job", "once", "--image=busybox", "--", "echo", "hi")
-    assert "job.batch/once created" in result.stdout
-    _sent_and_answered_protobuf(result.stderr, "/jobs")
-    job = kubectl.get(f"/apis/batch/v1/namespaces/{kubectl.namespace}/jobs/once")
+    job = _create(kubectl, "/apis/batch/v1", "jobs", "once", "job", "once", "--image=busybox",
+                  "--", "echo", "hi")
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert (container["image"], container["command"]) == ("busybox", ["echo", "hi"])
 
