@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import textwrap
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -34,28 +36,6 @@ CALL_TIMEOUT = 20
 #: the bound on a whole test, for client loops that retry for ever (lightkube's and kr8s's
 #: watch reconnects, kopf's retries): SIGALRM interrupts even a blocking read
 TEST_DEADLINE = 60
-
-# Known server defects that other helpers are fixing during issue 15. Strict: once a fix lands
-# the test XPASSes, which fails the run and tells the lead to drop the mark.
-#: H2 (streaming) owns the fix
-TEXT_STDIN_DROPPED = pytest.mark.xfail(strict=True, reason=(
-    "H2 (streaming): the kubelet drops exec stdin sent as WebSocket TEXT frames on "
-    "channel.k8s.io and v4/v5 (kubelet/streaming.py accepts TEXT only for "
-    "base64.channel.k8s.io); upstream's wsstream reads TEXT and BINARY frames alike"))
-#: H4 (container lifecycle) owns the fix
-LOG_IS_NOT_COMMAND_OUTPUT = pytest.mark.xfail(strict=True, reason=(
-    "H4 (container lifecycle): a container's log is the simulator's lines ('container main "
-    "of pod NS/NAME started'), not what its command prints ('started' for "
-    "`echo started; sleep 3600`)"))
-
-#: H3 (shell) owns the fix
-SHELL_LACKS_REDIRECT_TO_FD = pytest.mark.xfail(strict=True, reason=(
-    "H3 (shell): the simulated sh rejects `>&2` (sh: syntax error: unexpected '&'), which "
-    "the clients' exec examples use"))
-#: H3 (shell) owns the fix
-SHELL_LACKS_UPTIME = pytest.mark.xfail(strict=True, reason=(
-    "H3 (shell): the simulated shell has no `uptime` applet (exit 126, executable file not "
-    "found), the command of kr8s's README exec example"))
 
 #: a pod whose container runs until deleted, so exec and logs have something to talk to
 SLEEPER = {
@@ -105,7 +85,29 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterProcess
     try:
         yield procs
     finally:
-        procs.stop()
+        stop_within(procs, STOP_TIMEOUT)
+
+
+#: how long a cluster may take to exit on SIGTERM before it is killed. A log follower that a
+#: client abandoned can hold the API server's shutdown for a minute (see
+#: test_abandoned_log_follower_does_not_hold_the_server); the suite does not wait for it.
+STOP_TIMEOUT = 5.0
+
+
+def stop_within(procs: ClusterProcesses, timeout: float) -> bool:
+    """SIGTERM every process, kill what has not exited after `timeout` s; True if all exited."""
+    for proc in procs.procs.values():
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    exited = True
+    for proc in procs.procs.values():
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            exited = False
+    procs.kill9()
+    return exited
 
 
 @pytest.fixture(autouse=True)
@@ -167,6 +169,16 @@ def sleeper(name: str) -> dict[str, Any]:
     """The SLEEPER manifest named `name` (a fresh copy: clients may mutate what they send)."""
     manifest = json.loads(json.dumps(SLEEPER))
     manifest["metadata"]["name"] = name
+    return manifest
+
+
+def ticker(name: str) -> dict[str, Any]:
+    """A pod that prints `started`, then `tick` every 0.2 s: a followed log gets new lines,
+    and a follower that goes away is noticed at the next one (see the abandoned-follower test
+    in test_clients_kubernetes.py for a quiet container)."""
+    manifest = sleeper(name)
+    manifest["spec"]["containers"][0]["command"] = [
+        "sh", "-c", "echo started; while true; do sleep 0.2; echo tick; done"]
     return manifest
 
 

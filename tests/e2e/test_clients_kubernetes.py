@@ -9,6 +9,7 @@ shell with stdin as TEXT frames, and `binary=True` with BINARY frames), and pod 
 # ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -20,14 +21,16 @@ from kubernetes.stream import stream
 
 from tests.e2e.client_cluster import (  # noqa: F401
     CALL_TIMEOUT,
-    LOG_IS_NOT_COMMAND_OUTPUT,
     NGINX_DEPLOYMENT,
-    TEXT_STDIN_DROPPED,
+    STOP_TIMEOUT,
     cluster,
     deadline,
     kubeconfig,
     namespace,
+    send,
     sleeper,
+    stop_within,
+    ticker,
     wait_running,
 )
 from tests.e2e.cluster_process import ClusterProcesses
@@ -178,7 +181,6 @@ def test_pod_exec_separates_stderr_and_exit_code(api: client.ApiClient, namespac
     assert resp.returncode == 3
 
 
-@TEXT_STDIN_DROPPED  # the client sends str stdin as TEXT frames
 def test_pod_exec_interactive_text_frames(api: client.ApiClient, namespace: str, pod: str):
     """examples/pod_exec.py, second part: `sh` with stdin written as str (TEXT frames)."""
     core = client.CoreV1Api(api)
@@ -221,7 +223,6 @@ def test_pod_exec_binary_one_shot_returns_bytes(api: client.ApiClient, namespace
     assert resp == b"bytes\n"
 
 
-@LOG_IS_NOT_COMMAND_OUTPUT
 def test_pod_logs(api: client.ApiClient, namespace: str, pod: str):
     core = client.CoreV1Api(api)
     log = core.read_namespaced_pod_log(pod, namespace, _request_timeout=CALL_TIMEOUT)
@@ -230,17 +231,21 @@ def test_pod_logs(api: client.ApiClient, namespace: str, pod: str):
                                         _request_timeout=CALL_TIMEOUT).count("\n") == 1
 
 
-@LOG_IS_NOT_COMMAND_OUTPUT
-def test_pod_logs_follow_with_watch(api: client.ApiClient, namespace: str, pod: str):
-    """`watch.Watch().stream(read_namespaced_pod_log, ...)` yields the log line by line."""
+def test_pod_logs_follow_with_watch(cluster: ClusterProcesses, api: client.ApiClient,
+                                    namespace: str):
+    """`watch.Watch().stream(read_namespaced_pod_log, ...)` yields the log line by line, new
+    lines as the container prints them."""
     core = client.CoreV1Api(api)
+    core.create_namespaced_pod(namespace, ticker("ticker"), _request_timeout=CALL_TIMEOUT)
+    wait_running(cluster, namespace, "ticker")
     w = watch.Watch()
     lines = []
-    for line in w.stream(core.read_namespaced_pod_log, name=pod, namespace=namespace,
+    for line in w.stream(core.read_namespaced_pod_log, name="ticker", namespace=namespace,
                          _request_timeout=CALL_TIMEOUT):
         lines.append(line)
-        w.stop()
-    assert lines == ["started"]
+        if len(lines) == 3:
+            w.stop()
+    assert lines == ["started", "tick", "tick"]
 
 
 def test_not_found_is_an_api_exception_with_status(api: client.ApiClient, namespace: str):
@@ -250,3 +255,27 @@ def test_not_found_is_an_api_exception_with_status(api: client.ApiClient, namesp
     assert info.value.status == 404
     assert info.value.reason == "Not Found"
     assert '"reason":"NotFound"' in info.value.body
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "lead/H2 (apiserver/subresources.py _proxy_stream): a pods/log follower that disconnects is "
+    "not noticed until the container prints again; upstream's request context is cancelled "
+    "when the client's connection closes. The stream of a quiet container then lives on and "
+    "holds the API server's graceful shutdown (aiohttp waits up to 60 s for the handler)"))
+def test_abandoned_log_follower_does_not_hold_the_server(tmp_path: Path):
+    """Follow a quiet container's log, read a line, go away (as `kubectl logs -f` on ^C or a
+    script that stops reading): the server must let go of the stream, so SIGTERM ends it."""
+    procs = ClusterProcesses(tmp_path, nodes=1).start()
+    try:
+        send(procs, "POST", "/api/v1/namespaces/default/pods", sleeper("quiet"))
+        wait_running(procs, "default", "quiet")
+        with config.new_client_from_config(config_file=str(tmp_path / "kubeconfig")) as api:
+            resp = client.CoreV1Api(api).read_namespaced_pod_log(
+                "quiet", "default", follow=True, _preload_content=False,
+                _request_timeout=CALL_TIMEOUT)
+            assert resp.readline() == b"started\n"
+            resp.close()
+        time.sleep(1)  # the connection is closed: upstream has let go of the stream by now
+    finally:
+        exited = stop_within(procs, STOP_TIMEOUT)
+    assert exited, f"minikube-py start still running {STOP_TIMEOUT} s after SIGTERM"

@@ -24,14 +24,13 @@ from kubernetes_asyncio.stream import WsApiClient
 
 from tests.e2e.client_cluster import (  # noqa: F401
     CALL_TIMEOUT,
-    LOG_IS_NOT_COMMAND_OUTPUT,
     NGINX_DEPLOYMENT,
-    SHELL_LACKS_REDIRECT_TO_FD,
     cluster,
     deadline,
     kubeconfig,
     namespace,
     sleeper,
+    ticker,
     wait_running,
 )
 from tests.e2e.cluster_process import ClusterProcesses
@@ -174,7 +173,6 @@ async def test_pod_exec_example(ws_api: WsApiClient, namespace: str, pod: str):
     assert resp == "This message goes to stdout\n"
 
 
-@SHELL_LACKS_REDIRECT_TO_FD
 async def test_pod_exec_stderr_redirect_example(ws_api: WsApiClient, namespace: str, pod: str):
     """The example's exact command, with `>&2` (the simulated shell's redirections)."""
     v1_ws = client.CoreV1Api(api_client=ws_api)
@@ -211,7 +209,6 @@ async def test_pod_exec_interactive_and_exit_code(ws_api: WsApiClient, namespace
     assert json.loads(error)["reason"] == "NonZeroExitCode"
 
 
-@LOG_IS_NOT_COMMAND_OUTPUT
 async def test_tail_example(api: ApiClient, namespace: str, pod: str):
     v1 = client.CoreV1Api(api)
     async with asyncio.timeout(CALL_TIMEOUT):
@@ -219,17 +216,21 @@ async def test_tail_example(api: ApiClient, namespace: str, pod: str):
     assert log == "started\n"
 
 
-async def test_tail_follow_example(api: ApiClient, namespace: str, pod: str):
-    """examples/tail.py -f: `follow=True, _preload_content=False`, then readline()."""
+async def test_tail_follow_example(cluster: ClusterProcesses, api: ApiClient, namespace: str):
+    """examples/tail.py -f: `follow=True, _preload_content=False`, then readline() as the
+    container prints."""
     v1 = client.CoreV1Api(api)
+    await v1.create_namespaced_pod(namespace, ticker("ticker"))
+    await asyncio.to_thread(wait_running, cluster, namespace, "ticker")
     async with asyncio.timeout(CALL_TIMEOUT):
-        resp = await v1.read_namespaced_pod_log(pod, namespace, container="main", tail_lines=10,
-                                                follow=True, _preload_content=False)
+        resp = await v1.read_namespaced_pod_log("ticker", namespace, container="main",
+                                                tail_lines=10, follow=True,
+                                                _preload_content=False)
         try:
-            line = await resp.content.readline()
+            lines = [await resp.content.readline() for _ in range(3)]
         finally:
             resp.release()
-    assert line.endswith(b"\n") and b"started" in line
+    assert lines == [b"started\n", b"tick\n", b"tick\n"]
 
 
 async def test_errors_are_api_exceptions(api: ApiClient, namespace: str):

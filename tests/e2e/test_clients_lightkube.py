@@ -26,13 +26,13 @@ from lightkube.types import PatchType
 
 from tests.e2e.client_cluster import (  # noqa: F401
     CALL_TIMEOUT,
-    LOG_IS_NOT_COMMAND_OUTPUT,
     NGINX_DEPLOYMENT,
     cluster,
     deadline,
     kubeconfig,
     namespace,
     sleeper,
+    ticker,
     wait_running,
 )
 from tests.e2e.cluster_process import ClusterProcesses
@@ -157,14 +157,16 @@ def test_wait_for_pod_ready(lk: Client, namespace: str):
     assert pod.status.phase == "Running"
 
 
-@LOG_IS_NOT_COMMAND_OUTPUT
 def test_logs(lk: Client, pod: str):
     assert list(lk.log(pod)) == ["started\n"]
 
 
-def test_logs_follow(lk: Client, pod: str):
-    lines = lk.log(pod, follow=True)
-    assert "started" in next(iter(lines))
+def test_logs_follow(cluster: ClusterProcesses, lk: Client, namespace: str):
+    """README "Stream pod logs": `client.log(name, follow=True)` yields lines as printed."""
+    lk.create(codecs.from_dict(ticker("ticker")))
+    wait_running(cluster, namespace, "ticker")
+    lines = iter(lk.log("ticker", follow=True))
+    assert [next(lines) for _ in range(3)] == ["started\n", "tick\n", "tick\n"]
 
 
 def test_exec(lk: Client, namespace: str, pod: str):
