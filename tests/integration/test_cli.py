@@ -413,8 +413,9 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
         ready = json.loads(logs.until('"ready"'))
         # the API server creates the system namespaces (default, kube-system, ...) and the
         # `kubernetes` service (its IP taken in the service-IP range) at start; no endpoints:
-        # with --secure-port 0 its address is the loopback insecure one (bootstrap.py)
-        assert ready["data_dir"] == str(data) and ready["revision"] == 7 and ready["keys"] == 6
+        # with --secure-port 0 its address is the loopback insecure one (bootstrap.py); and
+        # the two system PriorityClasses (upstream's scheduling bootstrap hook)
+        assert ready["data_dir"] == str(data) and ready["revision"] == 9 and ready["keys"] == 8
         assert ready["inspect"] == f"minikube-py storage ls --data-dir {data}"
         assert _http(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
         status, metrics = _http(f"http://127.0.0.1:{port}/metrics")
