@@ -29,7 +29,7 @@ from .bounds import MAX_NODES, check_json_body, too_large
 from .kinds import proto
 from .protobuf_tables import (
     BOOL, BYTES, DOUBLE, I32, I64, INT32, INT64, LEN, MESSAGE, RAW, STRING, VARINT, DecodeError,
-    Field, Table, bytes_json, table as message_table,
+    Field, Table, bytes_json, table as message_table, time_text,
 )
 
 PROTOBUF_CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
@@ -127,6 +127,9 @@ def _message(buf: bytes, pos: int, end: int, t: Table, out: dict[str, Any]) -> N
         key = buf[pos]
         if key < 0x80:
             pos += 1
+        elif pos + 1 < end and buf[pos + 1] < 0x80:  # fields 16-2047: two-byte tags
+            key = key & 0x7F | buf[pos + 1] << 7
+            pos += 2
         else:
             key, pos = _varint(buf, pos, end)
         decode = decoders.get(key)
@@ -281,7 +284,37 @@ def _message_decoder(f: Field) -> Any:
             _fill_nulls(nulls, into)
         out[name] = convert(into) if convert else into
         return stop
+    if sub.name in _TIMES:
+        return _time_decoder(name, sub.name == _MICRO_TIME, single)
     return single
+
+
+_MICRO_TIME = f"{proto.META}.MicroTime"
+_TIMES = frozenset({f"{proto.META}.Time", _MICRO_TIME})
+
+
+def _time_decoder(name: str, micro: bool, general: Any) -> Any:
+    """metav1.Time and MicroTime ({seconds 1, nanos 2}, a few in every object): both varints
+    read inline into the cached RFC 3339 text; anything unusual goes the general way."""
+
+    def time_field(buf: bytes, pos: int, end: int, out: dict[str, Any]) -> int:
+        start, stop = _span(buf, pos, end)
+        seconds = nanos = 0
+        at = start
+        while at < stop:
+            tag = buf[at]
+            if tag != 0x08 and tag != 0x10:
+                return general(buf, pos, end, out)
+            value, at = _varint(buf, at + 1, stop)
+            if value >= 1 << 31:  # negative or huge: Go's conversions, the general way
+                return general(buf, pos, end, out)
+            if tag == 0x08:
+                seconds = value
+            else:
+                nanos = value
+        out[name] = time_text(seconds, nanos, micro) if seconds or nanos else None
+        return stop
+    return time_field
 
 
 def _fill_nulls(nulls: tuple[str, ...], into: dict[str, Any]) -> None:

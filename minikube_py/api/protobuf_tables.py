@@ -103,11 +103,11 @@ def _time_json(m: dict[str, Any], micro: bool = False) -> str | None:
     seconds, nanos = m.get("seconds", 0), m.get("nanos", 0)
     if not seconds and not nanos:
         return None
-    return _time_text(seconds, nanos, micro)
+    return time_text(seconds, nanos, micro)
 
 
 @lru_cache(maxsize=4096)
-def _time_text(seconds: int, nanos: int, micro: bool) -> str:
+def time_text(seconds: int, nanos: int, micro: bool) -> str:
     """The text of a time; remembered, as the same timestamps recur across objects."""
     try:  # like Go's time.Unix, nanos outside [0, 1e9) carry into the seconds
         t = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
