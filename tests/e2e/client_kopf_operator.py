@@ -62,3 +62,9 @@ def deleted(body: kopf.Body, name: str, logger: logging.Logger, **_: Any) -> Non
 def phase_changed(body: kopf.Body, old: Any, new: Any, patch: kopf.Patch, **_: Any) -> None:
     kopf.info(body, reason="Phase", message=f"{old} -> {new}")
     patch.metadata.annotations[f"{PREFIX}/phase"] = str(new)
+
+
+@kopf.on.delete("pods", labels=SELECTOR)
+def pod_deleted(body: kopf.Body, name: str, logger: logging.Logger, **_: Any) -> None:
+    kopf.info(body, reason="Released", message=f"pod {name} released by the operator")
+    logger.info("pod deleted handler ran for %s", name)

@@ -81,6 +81,13 @@ def test_operator_handles_built_in_resources(cluster: ClusterProcesses, namespac
         cluster.wait(lambda: annotations(cluster, pod_path).get(f"{PREFIX}/phase") == "Running",
                      CALL_TIMEOUT, "the field handler's annotation")
 
+        assert "kopf.zalando.org/KopfFinalizerMarker" in cluster.get(pod_path)["metadata"][
+            "finalizers"]
+        send(cluster, "DELETE", pod_path)  # graceful: the kubelet stops it, kopf releases it
+        cluster.wait(lambda: pod_path.rsplit("/", 1)[1] not in {
+            p["metadata"]["name"] for p in cluster.pods(namespace)}, CALL_TIMEOUT,
+            "the Pod gone once kopf removed its finalizer")
+
         send(cluster, "DELETE", cm_path)
         cluster.wait(lambda: not [c for c in cluster.get(
             f"/api/v1/namespaces/{namespace}/configmaps")["items"]
@@ -90,6 +97,7 @@ def test_operator_handles_built_in_resources(cluster: ClusterProcesses, namespac
     assert runner.exit_code == 0 and runner.exception is None
     assert "created handler ran for settings" in runner.output
     assert "deleted handler ran for settings" in runner.output
+    assert "pod deleted handler ran for worker" in runner.output
     assert "Handler 'updated/data' succeeded." in runner.output
     assert "Failed to post an event" not in runner.output  # every Event was accepted
     assert "Merge-patching finished with inconsistencies" not in runner.output
@@ -105,5 +113,7 @@ def test_operator_handles_built_in_resources(cluster: ClusterProcesses, namespac
     assert by_reason["Created"]["involvedObject"]["uid"]
     # settings.posting: kopf's own INFO log lines are posted as "Logging" events
     assert any(e["reason"] == "Logging" and "succeeded" in e["message"] for e in cm_events)
-    assert any(e["reason"] == "Phase" and e["message"].endswith("-> Running")
-               for e in events_for(cluster, namespace, "worker"))
+    pod_events = {(e["reason"], e["message"]) for e in events_for(cluster, namespace, "worker")}
+    assert any(r == "Phase" and m.endswith("-> Running") for r, m in pod_events)
+    assert ("Released", "pod worker released by the operator") in pod_events
+    assert "Killing" in {reason for reason, _ in pod_events}  # the kubelet's, before kopf's
