@@ -19,6 +19,7 @@ from kubernetes import client, config, utils, watch
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient
 from kubernetes.stream import portforward, stream
+from kubernetes.stream.ws_client import WSClient
 
 from tests.e2e.client_cluster import (  # noqa: F401
     CALL_TIMEOUT,
@@ -202,11 +203,18 @@ def test_pod_exec_separates_stderr_and_exit_code(api: client.ApiClient, namespac
     assert resp.returncode == 3
 
 
+def interactive(api: client.ApiClient, namespace: str, pod: str, command: list[str], *,
+                binary: bool = False) -> WSClient:
+    """An exec session as examples/pod_exec.py opens it: stdin, stdout and stderr, no tty,
+    `_preload_content=False` (binary=True: bytes in and out, BINARY frames)."""
+    return stream(client.CoreV1Api(api).connect_get_namespaced_pod_exec, pod, namespace,
+                  command=command, stderr=True, stdin=True, stdout=True, tty=False,
+                  _preload_content=False, binary=binary)
+
+
 def test_pod_exec_interactive_text_frames(api: client.ApiClient, namespace: str, pod: str):
     """examples/pod_exec.py, second part: `sh` with stdin written as str (TEXT frames)."""
-    core = client.CoreV1Api(api)
-    resp = stream(core.connect_get_namespaced_pod_exec, pod, namespace, command=["/bin/sh"],
-                  stderr=True, stdin=True, stdout=True, tty=False, _preload_content=False)
+    resp = interactive(api, namespace, pod, ["/bin/sh"])
     try:
         resp.write_stdin("echo This message goes to stdout\n")
         assert resp.readline_stdout(timeout=5) == "This message goes to stdout"
@@ -221,10 +229,7 @@ def test_pod_exec_interactive_text_frames(api: client.ApiClient, namespace: str,
 
 def test_pod_exec_binary_mode(api: client.ApiClient, namespace: str, pod: str):
     """`binary=True`: stdin written as bytes (BINARY frames), output read back as bytes."""
-    core = client.CoreV1Api(api)
-    resp = stream(core.connect_get_namespaced_pod_exec, pod, namespace, command=["sh"],
-                  stderr=True, stdin=True, stdout=True, tty=False, _preload_content=False,
-                  binary=True)
+    resp = interactive(api, namespace, pod, ["sh"], binary=True)
     try:
         resp.write_stdin(b"echo binary-mode\n")
         assert resp.readline_stdout(timeout=5) == b"binary-mode"
@@ -237,10 +242,7 @@ def test_pod_exec_binary_mode(api: client.ApiClient, namespace: str, pod: str):
 
 def test_pod_exec_binary_stdin_round_trip(api: client.ApiClient, namespace: str, pod: str):
     """Every byte value through `cat` in binary mode, stdin ended by v5's close signal."""
-    core = client.CoreV1Api(api)
-    resp = stream(core.connect_get_namespaced_pod_exec, pod, namespace, command=["cat"],
-                  stderr=True, stdin=True, stdout=True, tty=False, _preload_content=False,
-                  binary=True)
+    resp = interactive(api, namespace, pod, ["cat"], binary=True)
     try:
         assert resp.subprotocol == "v5.channel.k8s.io"
         data = bytes(range(256)) * 4
@@ -257,10 +259,7 @@ def test_pod_exec_binary_stdin_round_trip(api: client.ApiClient, namespace: str,
     "H3/H4 (simulated cat, exec stdin): cat's output waits for a newline or the end of stdin; "
     "a real cat writes what each read(2) returns, so an interactive binary exchange stalls"))
 def test_pod_exec_cat_echoes_without_newline(api: client.ApiClient, namespace: str, pod: str):
-    core = client.CoreV1Api(api)
-    resp = stream(core.connect_get_namespaced_pod_exec, pod, namespace, command=["cat"],
-                  stderr=True, stdin=True, stdout=True, tty=False, _preload_content=False,
-                  binary=True)
+    resp = interactive(api, namespace, pod, ["cat"], binary=True)
     try:
         resp.write_stdin(b"no newline")
         out = b""
