@@ -212,30 +212,20 @@ def interactive(api: client.ApiClient, namespace: str, pod: str, command: list[s
                   _preload_content=False, binary=binary)
 
 
-def test_pod_exec_interactive_text_frames(api: client.ApiClient, namespace: str, pod: str):
-    """examples/pod_exec.py, second part: `sh` with stdin written as str (TEXT frames)."""
-    resp = interactive(api, namespace, pod, ["/bin/sh"])
+@pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
+def test_pod_exec_interactive(api: client.ApiClient, namespace: str, pod: str, binary: bool):
+    """examples/pod_exec.py, second part: `sh` fed line by line — str stdin goes as TEXT
+    frames; with `binary=True`, bytes go as BINARY frames and come back as bytes."""
+    encode = str.encode if binary else str
+    resp = interactive(api, namespace, pod, ["/bin/sh"], binary=binary)
     try:
-        resp.write_stdin("echo This message goes to stdout\n")
-        assert resp.readline_stdout(timeout=5) == "This message goes to stdout"
-        resp.write_stdin("whoami\n")
-        assert resp.readline_stdout(timeout=5) == "root"
-        resp.write_stdin("exit 4\n")
+        resp.write_stdin(encode("echo This message goes to stdout\n"))
+        assert resp.readline_stdout(timeout=5) == encode("This message goes to stdout")
+        resp.write_stdin(encode("whoami\n"))
+        assert resp.readline_stdout(timeout=5) == encode("root")
+        resp.write_stdin(encode("exit 4\n"))
         resp.run_forever(timeout=5)
         assert resp.returncode == 4
-    finally:
-        resp.close()
-
-
-def test_pod_exec_binary_mode(api: client.ApiClient, namespace: str, pod: str):
-    """`binary=True`: stdin written as bytes (BINARY frames), output read back as bytes."""
-    resp = interactive(api, namespace, pod, ["sh"], binary=True)
-    try:
-        resp.write_stdin(b"echo binary-mode\n")
-        assert resp.readline_stdout(timeout=5) == b"binary-mode"
-        resp.write_stdin(b"exit\n")
-        resp.run_forever(timeout=5)
-        assert resp.returncode == 0
     finally:
         resp.close()
 
