@@ -81,6 +81,16 @@ def _dry_run(request: web.Request) -> bool:
     return decided
 
 
+def deleted_status(strategy: Any, obj: Obj) -> Obj:
+    """Upstream's finalizeDelete for stores without ReturnDeletedObject: a Success Status
+    whose details name the deleted object (`kind` is the resource, as upstream sets it)."""
+    md = obj.get("metadata") or {}
+    details = errors.ordered_details({"name": md.get("name", ""), "group": strategy.group,
+                                      "kind": strategy.resource, "uid": md.get("uid", "")})
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": details}
+
+
 def decode_checked(data: bytes, content_type: str | None, registry: Registry,
                    field_validation: str) -> tuple[Obj, list[str]]:
     """A write's body decoded and type-checked, unknown fields handled per `fieldValidation`:
@@ -434,7 +444,9 @@ class ResourceHandlers:
                      name: str) -> web.Response:
         options = await self.delete_options(request)
         await self.admit(request, "DELETE", registry, namespace, name, "", None)
-        obj, _ = await registry.delete(namespace, name, options, dry_run=_dry_run(request))
+        obj, deleted = await registry.delete(namespace, name, options, dry_run=_dry_run(request))
+        if deleted and not registry.strategy.return_deleted_object:
+            obj = deleted_status(registry.strategy, obj)
         return await self.respond(request, obj, 200)
 
     async def delete_collection(self, request: web.Request, registry: Registry,

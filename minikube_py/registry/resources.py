@@ -56,6 +56,7 @@ PODS = Strategy(
     field_attrs=field_getter(*_POD_FIELDS), selectable_fields=field_names(*_POD_FIELDS),
     watch_index_field="spec.nodeName",
     prepare_create=pods.prepare_create, graceful_delete=pods.graceful_delete,
+    return_deleted_object=True,
 )
 
 NODES = Strategy(
@@ -75,6 +76,7 @@ NAMESPACES = Strategy(
     prepare_create=namespaces.prepare_create, delete_override=namespaces.mark_terminating,
     finalized=namespaces.finalized, subresource_updates={"finalize": namespaces.apply_finalize},
     undeletable=namespaces.PROTECTED,
+    return_deleted_object=True,
 )
 
 SERVICES = Strategy(
@@ -86,6 +88,7 @@ SERVICES = Strategy(
     selectable_fields=("spec.clusterIP", "spec.type"),
     prepare_create=services.prepare_create, prepare_update=services.prepare_update,
     release=services.release,
+    return_deleted_object=True,
 )
 
 ENDPOINTS = Strategy(
@@ -121,6 +124,7 @@ CONFIGMAPS = Strategy(
 SERVICEACCOUNTS = Strategy(
     group="", version="v1", resource="serviceaccounts", kind="ServiceAccount", namespaced=True,
     key_root="serviceaccounts", short_names=("sa",), spec_fields=(),
+    return_deleted_object=True,
 )
 
 LIMITRANGES = Strategy(

@@ -160,6 +160,10 @@ class Strategy:
     undeletable: frozenset[str] = frozenset()
     #: why, in the 403 a delete of one of them gets
     undeletable_reason: str = "this namespace may not be deleted"
+    #: upstream's Store.ReturnDeletedObject: a delete that removes the object answers with it
+    #: (pods, services, namespaces, service accounts); every other kind answers a Success
+    #: Status naming what was deleted
+    return_deleted_object: bool = False
     singular: str = ""
     #: a view of another resource's stored objects (events.k8s.io/v1 Events); field_attrs
     #: then reads the stored form, in the storage's labels

@@ -204,7 +204,10 @@ async def test_put_and_delete_through_events_v1(api: API) -> None:
     assert code == 200
     assert unchanged["metadata"]["resourceVersion"] == updated["metadata"]["resourceVersion"]
     code, deleted = await api.delete(f"{V1}/p")
-    assert code == 200 and deleted["apiVersion"] == "events.k8s.io/v1"
+    # events have no ReturnDeletedObject upstream: a Success Status naming the group's resource
+    assert code == 200 and deleted["kind"] == "Status" and deleted["status"] == "Success"
+    assert deleted["details"] == {"name": "p", "group": "events.k8s.io", "kind": "events",
+                                  "uid": updated["metadata"]["uid"]}
     code, status = await api.get(f"{CORE}/p")
     assert code == 404
     code, status = await api.get(f"{V1}/p")

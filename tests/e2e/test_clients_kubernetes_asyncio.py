@@ -164,7 +164,9 @@ async def test_dynamic_client_configmap_example(api: ApiClient, namespace: str):
         patched = await cms.patch(name="test-configmap", namespace=namespace, body=manifest)
         assert patched.data["config.json"] == "{}"
         deleted = await cms.delete(name="test-configmap", body={}, namespace=namespace)
-        assert deleted.kind == "ConfigMap"  # a ConfigMap is deleted at once: the object
+        # a ConfigMap is deleted at once and its store has no ReturnDeletedObject: a Status
+        assert deleted.kind == "Status" and deleted.status == "Success"
+        assert deleted.details.name == "test-configmap" and deleted.details.kind == "configmaps"
         # this client's dynamic layer reads responses unpreloaded and so does not raise on an
         # error status: it hands back the Status body
         gone = await cms.get(name="test-configmap", namespace=namespace)
