@@ -30,7 +30,7 @@ an API server; this module closes them and nothing else:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
@@ -102,6 +102,31 @@ class APIRequestHandler(RequestHandler):
         response = render.status_response(error)
         response.force_close()
         return response
+
+
+async def while_connected(request: BaseRequest, work: Awaitable[None]) -> bool:
+    """Run `work` until it ends or the client's connection is lost, whichever comes first;
+    a lost connection cancels it (upstream cancels the request's context). True when `work`
+    ran to its end. For streams that may write nothing for a long time (a quiet followed log),
+    where a failed write would otherwise be the only sign that the client left. A departure is
+    one debug line, as everywhere."""
+    task = asyncio.ensure_future(work)
+    protocol = request.protocol
+    if not isinstance(protocol, APIRequestHandler):
+        await task
+        return True
+    forget = protocol.on_lost(task.cancel)
+    try:
+        await task
+        return True
+    except asyncio.CancelledError:
+        if not task.cancelled() or asyncio.current_task().cancelling():
+            raise  # we are being cancelled ourselves, not `work` for a lost client
+        log.debug("client went away", remote=request.remote, method=request.method,
+                  uri=request.path_qs, error="connection lost")
+        return False
+    finally:
+        forget()
 
 
 def client_left(request: BaseRequest, exc: BaseException) -> bool:

@@ -22,7 +22,7 @@ from ..registry import pods
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import kubelet_client, proxy, render, streaming
-from .connection import client_left
+from .connection import client_left, while_connected
 from .negotiation import (
     Output,
     Partial,
@@ -247,8 +247,13 @@ async def _proxy_stream(request: web.Request, url: str, params: dict[str, str],
                     return await streaming.websocket_body(request, upstream.content.iter_any())
                 response = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
                 await response.prepare(request)
-                async for chunk in upstream.content.iter_any():
-                    await response.write(chunk)
+
+                async def copy() -> None:
+                    async for chunk in upstream.content.iter_any():
+                        await response.write(chunk)
+
+                # a follower that leaves ends the stream now, not at the container's next line
+                await while_connected(request, copy())
                 return response
     except aiohttp.ClientError as exc:
         if client_left(request, exc):

@@ -220,8 +220,8 @@ class LogServer:
         await response.prepare(request)
         try:
             await response.write(body)
-            await self._follow(response, ns, pod, container, started, sent, len(body), limit,
-                               timestamps)
+            await self._follow(request, response, ns, pod, container, started, sent, len(body),
+                               limit, timestamps)
         except ConnectionError as exc:
             # the reader left (`kubectl logs -f` stopped, so the API server dropped its
             # proxy connection): normal, one debug line — not aiohttp's ERROR traceback
@@ -229,11 +229,12 @@ class LogServer:
                       error=str(exc) or type(exc).__name__)
         return response
 
-    async def _follow(self, response: web.StreamResponse, ns: str, pod: str, container: str,
-                      started: float, sent: int, sent_bytes: int, limit: int | None,
-                      timestamps: bool) -> None:
+    async def _follow(self, request: web.Request, response: web.StreamResponse, ns: str,
+                      pod: str, container: str, started: float, sent: int, sent_bytes: int,
+                      limit: int | None, timestamps: bool) -> None:
         """What comes next, until the instance ends (or `limit` bytes are out): a recorded
-        log as soon as it is written, generated lines one per interval."""
+        log as soon as it is written, generated lines one per interval. A follower that
+        left ends the loop at its next wake-up, whether or not there is anything to write."""
         while True:
             now_span = self.source(ns, pod, container, False)
             recorded = LogSpan(*now_span).recorded if now_span is not None else None
@@ -241,6 +242,11 @@ class LogServer:
                 await recorded.wait(self.interval)
             else:
                 await asyncio.sleep(self.interval)
+            transport = request.transport
+            if transport is None or transport.is_closing():  # the follower left
+                log.debug("log reader went away", namespace=ns, pod=pod, container=container,
+                          error="connection lost")
+                return
             now_span = self.source(ns, pod, container, False)
             if now_span is None or now_span[0] != started:
                 return  # gone or restarted: end the stream like the kubelet

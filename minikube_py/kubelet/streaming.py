@@ -379,7 +379,9 @@ class StreamingServer:
     async def _channel_ports(self, ws: web.WebSocketResponse, protocol: ChannelProtocol,
                              record: PodRecord, ports: list[int]) -> None:
         """The WebSocket port-forward protocol (no SPDY): ports from `?ports=`, data on
-        channel 2i and errors on 2i+1, each opened with the port as 2 little-endian bytes."""
+        channel 2i and errors on 2i+1, each opened with the port as 2 little-endian bytes.
+        When the pod has closed every port's connection the WebSocket closes, as upstream's
+        kubelet (portforward/websocket.go) does once every port's copy has ended."""
 
         async def send(channel: int, data: bytes) -> None:
             message = protocol.encode(channel, data)
@@ -404,9 +406,14 @@ class StreamingServer:
             decoded = protocol.decode(msg.data)
             if decoded is None or decoded[0] not in conns:
                 continue
-            out = conns[decoded[0]].feed(decoded[1])
+            conn = conns[decoded[0]]
+            out = conn.feed(decoded[1])
             if out:
                 await send(decoded[0], out)
+            if conn.closed:  # the pod's side ended this port's connection
+                del conns[decoded[0]]
+                if not conns:
+                    return  # every port's stream is over: upstream's kubelet closes the socket
 
     # -- the pods' HTTP servers (pods/proxy, services/proxy) ---------------------------------
     async def pod_proxy(self, request: web.Request) -> web.Response:

@@ -296,11 +296,6 @@ def test_pod_logs_follow_with_watch(cluster: ClusterProcesses, api: client.ApiCl
     assert lines == ["started", "tick", "tick"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "H2 (streaming, port-forward over WebSocket): when the pod's side of the only forwarded "
-    "connection closes, the WebSocket stays open, so the client's socket never sees EOF (the "
-    "response itself arrives; `kubectl port-forward` does see EOF). Upstream's kubelet "
-    "(portforward/websocket.go) closes the connection once every port's stream has ended"))
 def test_port_forward_example(cluster: ClusterProcesses, api: client.ApiClient,
                               namespace: str):
     """examples/pod_portforward.py: `portforward(...)`, then an HTTP request on the socket."""
@@ -344,13 +339,9 @@ def test_list_pagination(api: client.ApiClient, namespace: str):
     assert [n for n in names if n.startswith("page-")] == [f"page-{i}" for i in range(5)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "lead/H5 (apiserver/handlers.py delete, registry strategies): DELETE answers with the "
-    "deleted object for every resource; upstream's generic store does so only where "
-    "ReturnDeletedObject is set (pods, serviceaccounts, ...) and otherwise answers a Status "
-    "Success with details {name, group, kind: <resource>, uid} once the object is gone "
-    "(genericregistry.Store.finalizeDelete)"))
 def test_delete_answers_a_success_status(api: client.ApiClient, namespace: str):
+    """Upstream's Store.finalizeDelete: kinds without ReturnDeletedObject answer a Success
+    Status whose details name the resource (`kind` is the resource, as upstream sets it)."""
     core = client.CoreV1Api(api)
     created = core.create_namespaced_config_map(namespace, {"metadata": {"name": "gone"}})
     status = core.delete_namespaced_config_map("gone", namespace, _request_timeout=CALL_TIMEOUT)
@@ -368,11 +359,6 @@ def test_not_found_is_an_api_exception_with_status(api: client.ApiClient, namesp
     assert '"reason":"NotFound"' in info.value.body
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "lead/H2 (apiserver/subresources.py _proxy_stream): a pods/log follower that disconnects is "
-    "not noticed until the container prints again; upstream's request context is cancelled "
-    "when the client's connection closes. The stream of a quiet container then lives on and "
-    "holds the API server's graceful shutdown (aiohttp waits up to 60 s for the handler)"))
 def test_abandoned_log_follower_does_not_hold_the_server(tmp_path: Path):
     """Follow a quiet container's log, read a line, go away (as `kubectl logs -f` on ^C or a
     script that stops reading): the server must let go of the stream, so SIGTERM ends it."""
