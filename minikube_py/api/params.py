@@ -46,6 +46,25 @@ def int_param(query: Mapping[str, str], name: str) -> int | None:
     return None if raw is None else parse_int64(raw)
 
 
+def parse_ports(values: list[str]) -> list[int]:
+    """`ports` of PodPortForwardOptions as upstream's Convert_Slice_string_To_Slice_int32
+    reads them: every value split on commas, each part `strconv.ParseUint(part, 10, 16)`; a
+    bad part is a 400 with Go's text (`cannot convert to []int32: strconv.ParseUint: ...`)."""
+    ports = []
+    for value in values:
+        for part in value.split(","):
+            if not part or not part.isascii() or not part.isdigit():
+                reason = "invalid syntax"
+            elif int(part) > 0xFFFF:
+                reason = "value out of range"
+            else:
+                ports.append(int(part))
+                continue
+            raise errors.bad_request(f"cannot convert to []int32: strconv.ParseUint: parsing "
+                                     f"{go_quote(part)}: {reason}")
+    return ports
+
+
 def go_quote(text: str) -> str:
     """Go's `strconv.Quote`: double quotes, `\\"` and `\\\\` escaped, control characters as
     Go escapes, printable Unicode kept."""

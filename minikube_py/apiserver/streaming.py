@@ -38,7 +38,7 @@ import structlog
 from aiohttp import WSMsgType, web
 
 from ..api import errors
-from ..api.params import parse_bool
+from ..api.params import parse_bool, parse_ports
 from ..api.podutil import validate_container
 from ..httpstream import upgrade, wsstream
 from ..registry.generic import Registry
@@ -81,6 +81,8 @@ async def connect(handlers: ResourceHandlers, request: web.Request, info: Reques
     if request.method not in ("GET", "POST"):
         raise errors.method_not_allowed()
     namespace, name = info.namespace, info.name
+    if sub == "portforward":  # the options decode before the pod is read, as upstream's
+        parse_ports(request.query.getall("ports", []))
     pod = await registry.get(namespace, name)
     path = f"/{_KUBELET_PATHS[sub]}/{quote(namespace)}/{quote(name)}"
     if sub != "portforward":

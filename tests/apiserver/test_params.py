@@ -303,3 +303,16 @@ async def test_delete_options_come_from_the_body_or_the_query_never_both(api: AP
     assert status == 422
     assert failure["message"] == ('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid '
                                   'value: "Orphan": orphanDependents and deletionPropagation cannot be both set')
+
+
+@pytest.mark.parametrize(("ports", "message"), [
+    ("abc", 'cannot convert to []int32: strconv.ParseUint: parsing "abc": invalid syntax'),
+    ("80,x", 'cannot convert to []int32: strconv.ParseUint: parsing "x": invalid syntax'),
+    ("70000", 'cannot convert to []int32: strconv.ParseUint: parsing "70000": value out of range'),
+    ("-1", 'cannot convert to []int32: strconv.ParseUint: parsing "-1": invalid syntax'),
+])
+async def test_port_forward_ports_parse_as_go(api: API, ports: str, message: str) -> None:
+    """PodPortForwardOptions decode before the pod is read: a bad port is a 400 even for a pod
+    that does not exist."""
+    status, failure = await api.get(f"{_PODS}/nowhere/portforward?ports={ports}")
+    assert (status, failure["message"]) == (400, message)
