@@ -17,8 +17,9 @@ Time passes only through the program's `Sleep` actions, each one timer on the no
 so thousands of containers cost no task each. A program that runs many actions without
 sleeping is cut into slices of `SLICE_ACTIONS` actions, the next slice a zero-delay timer, so
 one busy container cannot hold the event loop. What it writes goes to its ContainerLog
-(logs.py), bounded there. Its stdin is closed (`Read` gets EOF) unless the container has
-`stdin: true`, in which case a read waits for ever, as a process waiting on an open pipe.
+(logs.py), bounded there. Its stdin is closed (a `Read`, of a line or of a chunk, gets EOF)
+unless the container has `stdin: true`, in which case a read waits for ever, as a process
+waiting on an open pipe nobody writes to.
 
 SIGTERM (`terminate`) follows shell.py's ContainerProcess contract (Linux's rule for PID 1: a
 process without a handler ignores TERM): a bare `sleep 3600`, a script without

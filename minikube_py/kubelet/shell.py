@@ -17,8 +17,9 @@ This module is the public face; the parts, one job each:
 - shell_builtins.py — cd, export, set, trap, read, wait, exec, eval, `.` ...;
 - shell_applets*.py — the busybox applets (echo ... tar), busybox's messages;
 - shell_io.py — the program protocol: a program is a generator yielding `Write(fd, data)`,
-  `Sleep(seconds)`, `Read()` (a line of stdin is sent back, `None` at EOF) and returning its
-  exit status; pipes, redirections, `run_sync` (tests);
+  `Sleep(seconds)`, `Read()` (a line of stdin is sent back, `None` at EOF) or `Read(size)`
+  (what one read(2) returns: whatever stdin has, at least a byte) and returning its exit
+  status; `StdinBuffer` (how stdin answers both), pipes, redirections, `run_sync` (tests);
 - shell_process.py — `ContainerProcess`: a container's command as PID 1, with signals.
 
 An unknown command in a shell is `sh: foo: not found`, 127; run directly (`kubectl exec --
@@ -30,7 +31,17 @@ from __future__ import annotations
 from .shell_applets import APPLETS
 from .shell_fs import BIN_DIRS, PATH, Sandbox
 from .shell_interp import SHELLS, Shell
-from .shell_io import Action, Program, Read, Result, Sleep, Write, decode_stdin, run_sync
+from .shell_io import (
+    Action,
+    Program,
+    Read,
+    Result,
+    Sleep,
+    StdinBuffer,
+    Write,
+    decode_stdin,
+    run_sync,
+)
 from .shell_process import ContainerProcess, Delivery
 from .shell_syntax import ShellSyntaxError, parse
 
@@ -62,7 +73,8 @@ def script_known(source: str) -> bool:
 __all__ = [
     "APPLETS", "BIN_DIRS", "COMMANDS", "PATH", "SHELLS", "Action", "ContainerProcess",
     "Delivery", "LineDiscipline", "Program", "Read", "Result", "Sandbox", "Shell",
-    "ShellSyntaxError", "Sleep", "Write", "decode_stdin", "parse", "run_sync", "script_known",
+    "ShellSyntaxError", "Sleep", "StdinBuffer", "Write", "decode_stdin", "parse", "run_sync",
+    "script_known",
 ]
 
 

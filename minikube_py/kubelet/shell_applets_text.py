@@ -16,10 +16,11 @@ import gzip
 import hashlib
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
-from .shell_args import count, parse_opts, read_inputs
-from .shell_io import Program, Read, Write, stdin_bytes, text
+from .shell_args import count, parse_opts, read_file, read_inputs
+from .shell_io import CHUNK, Program, Read, Write, copy_stdin, stdin_bytes, text
 
 if TYPE_CHECKING:
     from .shell_interp import Shell
@@ -36,21 +37,32 @@ def _newline(line: bytes) -> bytes:
 
 
 def _cat(sh: "Shell", argv: list[str]) -> Program:
+    """Each operand in turn; stdin (no operand, or `-`) is copied read by read, so what a
+    client types comes back at once, newline or not (`-n` needs line starts: by lines)."""
     parsed = yield from parse_opts(argv, "nuvetA")
     if parsed is None:
         return 1
     opts, paths = parsed
-    if not paths or paths == ["-"]:
-        number = 0
-        while (line := (yield Read())) is not None:
-            number += 1
-            yield Write(1, (text(f"{number:6d}\t") if "-n" in opts else b"") + stdin_bytes(line))
-        return 0
-    data, status = yield from read_inputs(sh, paths, "cat")
-    if "-n" in opts:
-        data = b"".join(text(f"{n:6d}\t") + ln for n, ln in enumerate(_lines(data), 1))
-    if data:
-        yield Write(1, data)
+    status = number = 0
+    for path in paths or ["-"]:
+        if path == "-" and "-n" not in opts:
+            yield from copy_stdin()
+            continue
+        if path == "-":
+            while (line := (yield Read())) is not None:
+                number += 1
+                yield Write(1, text(f"{number:6d}\t") + stdin_bytes(line))
+            continue
+        data = yield from read_file(sh, path, "cat")
+        if data is None:
+            status = 1
+            continue
+        if "-n" in opts:
+            lines = _lines(data)
+            data = b"".join(text(f"{n:6d}\t") + ln for n, ln in enumerate(lines, number + 1))
+            number += len(lines)
+        if data:
+            yield Write(1, data)
     return status
 
 
@@ -334,6 +346,8 @@ def _tr_set(spec: str) -> str:
 
 
 def _tr(sh: "Shell", argv: list[str]) -> Program:
+    """stdin to stdout read by read (busybox tr reads no files), so `tr a-z A-Z` answers
+    each keystroke; `-s` squeezes across reads too."""
     parsed = yield from parse_opts(argv, "dsc")
     if parsed is None:
         return 1
@@ -341,19 +355,24 @@ def _tr(sh: "Shell", argv: list[str]) -> Program:
     if not sets or (len(sets) < 2 and "-d" not in opts and "-s" not in opts):
         yield Write(2, b"tr: missing operand\n")
         return 1
-    data, _ = yield from read_inputs(sh, [], "tr")
-    value = data.decode("utf-8", "surrogateescape")
     first = _tr_set(sets[0])
-    if "-d" in opts:
-        value = "".join(c for c in value if (c in first) == ("-c" in opts))
-    elif len(sets) > 1:
-        second = _tr_set(sets[1])
-        second = (second + second[-1:] * len(first))[:len(first)] if second else ""
-        value = value.translate(str.maketrans(first, second))
-    if "-s" in opts:
-        squeeze = _tr_set(sets[-1])
-        value = re.sub("([" + re.escape(squeeze) + r"])\1+", r"\1", value) if squeeze else value
-    yield Write(1, text(value))
+    second = _tr_set(sets[1]) if len(sets) > 1 else ""
+    table = str.maketrans(first, (second + second[-1:] * len(first))[:len(first)]) \
+        if second and "-d" not in opts else None
+    squeeze = _tr_set(sets[-1]) if "-s" in opts else ""
+    last = ""
+    while (value := (yield Read(CHUNK))) is not None:
+        if "-d" in opts:
+            value = "".join(c for c in value if (c in first) == ("-c" in opts))
+        elif table is not None:
+            value = value.translate(table)
+        if squeeze:
+            value = re.sub("([" + re.escape(squeeze) + r"])\1+", r"\1", value)
+            if last and last in squeeze:
+                value = value.lstrip(last)  # the run went on from the last read
+        if value:
+            last = value[-1]
+            yield Write(1, text(value))
     return 0
 
 
@@ -486,12 +505,9 @@ def _tee(sh: "Shell", argv: list[str]) -> Program:
     fulls = [sh.resolve(p) for p in paths]
     for full in fulls:
         sh.sandbox.write_file(full, b"", append="-a" in opts)
-    while (line := (yield Read())) is not None:
-        data = stdin_bytes(line)
-        for full in fulls:
-            sh.sandbox.write_file(full, data, append=True)
-        yield Write(1, data)
-    return 0
+    box = sh.sandbox
+    return (yield from copy_stdin(*(partial(box.write_file, full, append=True)
+                                    for full in fulls)))
 
 
 def _xargs(sh: "Shell", argv: list[str]) -> Program:

@@ -7,9 +7,14 @@ returns its exit status:
 - `Write(fd, data)`: bytes to fd 1 (stdout) or 2 (stderr);
 - `Sleep(seconds)`: time must pass (`inf`: until something else ends the program); the
   driver sends back None;
-- `Read()`: one line of stdin, with its newline; the driver sends back a `str`, or None at
-  EOF. Bytes that are not UTF-8 travel as lone surrogates (`decode_stdin`), so a binary
-  stream (tar over `kubectl cp`) survives the trip: `stdin_bytes` turns them back.
+- `Read()`: one line of stdin, with its newline (what `read`, `head -n`, `grep`, `sed` and
+  the shell's prompt loop need); `Read(size)`: what one read(2) of at most `size` bytes
+  returns — whatever has arrived, at least one byte, waiting only when nothing has (what
+  `cat`, `tee` and every applet that takes stdin whole use, so `cat` echoes a keystroke
+  without waiting for a newline, as a real one does). The driver sends back a `str`, or
+  None at EOF. Bytes that are not UTF-8 travel as lone surrogates (`decode_stdin`), so a
+  binary stream (tar over `kubectl cp`) survives the trip: `stdin_bytes` turns them back.
+  `StdinBuffer` is the one answer to both kinds, shared by every driver and by pipes.
 
 Time passes only through Sleep, so the kubelet can drive a program with timers and tests
 with `run_sync`. Everything here is pure generator plumbing.
@@ -17,7 +22,7 @@ with `run_sync`. Everything here is pure generator plumbing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import NamedTuple, Union
 
 from .shell_fs import FsError, Sandbox
@@ -33,13 +38,19 @@ class Sleep(NamedTuple):
 
 
 class Read(NamedTuple):
-    """Ask for one line of stdin (with its newline); the driver sends None at EOF."""
+    """Ask for stdin: `size` None — one line with its newline; an int — what read(2) of at
+    most `size` bytes returns (whatever has arrived, at least one byte). None at EOF."""
+
+    size: int | None = None
 
 
 Action = Union[Write, Sleep, Read]
 Program = Generator[Action, "str | None", int]
 #: a command substitution or a pipe stage keeps at most this much of one writer's output
 MAX_CAPTURE = 16 * 1024 * 1024
+#: the buffer a raw stdin reader hands read(2) (busybox's bb_copyfd uses a few KiB; a larger
+#: one only means fewer round trips here)
+CHUNK = 64 * 1024
 
 
 # -- control flow across generator frames ----------------------------------------------------
@@ -96,11 +107,84 @@ def say(fd: int, message: str, status: int) -> Program:
 
 
 def read_all() -> Generator[Action, str | None, bytes]:
-    """Everything left on stdin, as bytes."""
-    chunks: list[str] = []
-    while (line := (yield Read())) is not None:
-        chunks.append(line)
-    return stdin_bytes("".join(chunks))
+    """Everything left on stdin, as bytes (read(2) until EOF)."""
+    chunks: list[bytes] = []
+    while (chunk := (yield Read(CHUNK))) is not None:
+        chunks.append(stdin_bytes(chunk))
+    return b"".join(chunks)
+
+
+def copy_stdin(*sinks: Callable[[bytes], None]) -> Program:
+    """Copy stdin to stdout read by read — `cat`'s loop (busybox bb_copyfd): each chunk is
+    written as soon as it has arrived, and handed to every `sink` too (`tee`'s files)."""
+    while (chunk := (yield Read(CHUNK))) is not None:
+        data = stdin_bytes(chunk)
+        for sink in sinks:
+            sink(data)
+        yield Write(1, data)
+    return 0
+
+
+# -- stdin as the kernel buffers it ---------------------------------------------------------
+class StdinBuffer:
+    """Bytes written to a program's stdin and not read yet: what a pipe (or, `canonical`, a
+    tty in canonical mode, where one read(2) returns at most one line) holds. `take(read)`
+    answers a Read the way the kernel answers the system call: (True, reply) when it can be
+    answered now — a line, a chunk, or None at EOF — or (False, None) when the reader must
+    wait for more. Pure: every driver (the kubelet's exec streams, `run_sync`, a pipe
+    between two programs) feeds it and asks it, so all of them split stdin the same way."""
+
+    def __init__(self, *, canonical: bool = False, limit: int | None = None) -> None:
+        self.data = bytearray()
+        self.ended = False
+        self.canonical = canonical
+        self.limit = limit
+
+    def feed(self, data: bytes) -> None:
+        """Bytes arrived (beyond `limit` unread bytes they are dropped: a full pipe)."""
+        if self.ended:
+            return
+        if self.limit is not None:
+            data = data[:max(0, self.limit - len(self.data))]
+        self.data += data
+
+    def end(self) -> None:
+        """The writer closed its end: after the buffered bytes, reads get EOF."""
+        self.ended = True
+
+    def take(self, request: Read) -> tuple[bool, str | None]:
+        data = self.data
+        if request.size is None:
+            newline = data.find(b"\n")
+            if newline < 0 and not self.ended:
+                return False, None
+            size = newline + 1 if newline >= 0 else len(data)
+        else:
+            if not data:
+                return self.ended, None
+            size = max(1, request.size)
+            if self.canonical and (newline := data.find(b"\n", 0, size)) >= 0:
+                size = newline + 1
+        if not data:
+            return True, None
+        chunk = bytes(data[:size])
+        del data[:size]
+        return True, decode_stdin(chunk)
+
+    def take_from(self, request: Read, arriving: Iterator[bytes],
+                  waiting: Callable[[], None] | None = None) -> str | None:
+        """Answer `request`, feeding the next of `arriving` (EOF when there are no more)
+        each time it would have to wait — a synchronous driver's stdin; `waiting` is told
+        before each chunk is fed."""
+        while not (answer := self.take(request))[0]:
+            if waiting is not None:
+                waiting()
+            data = next(arriving, None)
+            if data is None:
+                self.end()
+            else:
+                self.feed(data)
+        return answer[1]
 
 
 # -- fd tables ----------------------------------------------------------------------------
@@ -184,33 +268,28 @@ def capture(program: Program, sink: list[bytes], *, limit: int = MAX_CAPTURE) ->
 
 
 class _Source:
-    """The reading end of a pipe: runs the writer only when the reader wants a line."""
+    """The reading end of a pipe: runs the writer only until the reader's Read can be
+    answered (a line, or any bytes for a chunk read)."""
 
     def __init__(self, writer: Program) -> None:
         self.writer = writer
         self.started = False
-        self.finished = False
-        self.buffer = ""
+        self.buffer = StdinBuffer(limit=MAX_CAPTURE)
         self.reply: str | None = None
 
-    def pull(self) -> Generator[Action, str | None, str | None]:
-        while "\n" not in self.buffer and not self.finished:
+    def pull(self, request: Read) -> Generator[Action, str | None, str | None]:
+        while not (answer := self.buffer.take(request))[0]:
             try:
                 action = self.writer.send(self.reply) if self.started else next(self.writer)
             except StopIteration:
-                self.finished = True
-                break
+                self.buffer.end()
+                continue
             self.started, self.reply = True, None
             if isinstance(action, Write) and action.fd == 1:
-                if len(self.buffer) < MAX_CAPTURE:
-                    self.buffer += decode_stdin(action.data)
+                self.buffer.feed(action.data)
             else:
                 self.reply = yield action  # its stderr, sleeps and stdin reads go outside
-        if not self.buffer:
-            return None
-        line, sep, rest = self.buffer.partition("\n")
-        self.buffer = rest
-        return line + sep
+        return answer[1]
 
     def close(self) -> None:
         self.writer.close()
@@ -224,7 +303,7 @@ def pipe(writer: Program, reader: Program) -> Program:
         action = next(reader)
         while True:
             if isinstance(action, Read):
-                reply = yield from source.pull()
+                reply = yield from source.pull(action)
             else:
                 reply = yield action
             action = reader.send(reply)
@@ -280,12 +359,18 @@ class Result(NamedTuple):
     slept: float
 
 
-def run_sync(program: Program, stdin: str | bytes = "") -> Result:
-    """Drive `program` to its end: stdin from `stdin`, sleeps only added up."""
+def run_sync(program: Program, stdin: str | bytes | Sequence[bytes] = "") -> Result:
+    """Drive `program` to its end, sleeps only added up. Stdin is `stdin` — a text or bytes
+    that is all there at once, or a sequence of byte chunks that arrive one by one (a read
+    that finds nothing left gets the next), then EOF."""
     out: list[bytes] = []
     err: list[bytes] = []
-    data = decode_stdin(stdin) if isinstance(stdin, bytes) else stdin
-    lines = iter(data.splitlines(keepends=True))
+    if isinstance(stdin, str):
+        stdin = [stdin.encode("utf-8", "surrogateescape")]
+    elif isinstance(stdin, (bytes, bytearray)):
+        stdin = [bytes(stdin)]
+    arriving = iter(stdin)
+    buffer = StdinBuffer()
     slept = 0.0
     try:
         action = next(program)
@@ -296,7 +381,7 @@ def run_sync(program: Program, stdin: str | bytes = "") -> Result:
             elif isinstance(action, Sleep):
                 slept += action.seconds
             else:
-                reply = next(lines, None)
+                reply = buffer.take_from(action, arriving)
             action = program.send(reply)
     except StopIteration as stop:
         code = stop.value

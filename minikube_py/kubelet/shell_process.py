@@ -10,8 +10,9 @@ The contract:
     process.error          # None, or the runtime's start error (exit 128, reason StartError)
     process.program        # drive it: Write(fd, data) is log output (1 stdout, 2 stderr),
                            # Sleep(s) is time passing (answer None, or the float seconds that
-                           # really passed if you cut it short), Read() wants a stdin line
-                           # (None: EOF); StopIteration.value is the exit status
+                           # really passed if you cut it short), Read() wants a stdin line,
+                           # Read(size) what read(2) would return (None: EOF);
+                           # StopIteration.value is the exit status
     process.signal("TERM") # -> Delivery(exited, status, wake)
 
 `signal` says what a signal does *now*: `exited=True` — the process is gone with `status`

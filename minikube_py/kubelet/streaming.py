@@ -43,7 +43,7 @@ from .environment import load_sandbox
 from .logs import lines_until, render
 from .portforward import PortForwardSession
 from .remotecommand import SPDY_PROTOCOLS, Options, SpdyStreams, WebSocketStreams
-from .shell import LineDiscipline, Program, Read, Shell, Sleep, Write
+from .shell import LineDiscipline, Program, Read, Shell, Sleep, StdinBuffer, Write
 
 if TYPE_CHECKING:
     from .kubelet import Kubelet
@@ -69,50 +69,51 @@ def is_websocket(request: web.Request) -> bool:
 
 
 class Stdin:
-    """Stdin lines from the client's channel 0 (through a tty's line discipline with `-t`);
-    None at EOF: the v5 close signal, SPDY's FIN, the socket closing, or no stdin asked for.
-    Bytes that are not UTF-8 travel as surrogate escapes, the shell's convention, so binary
-    stdin (`tar -xf -` behind `kubectl cp`) arrives intact."""
+    """The client's channel 0 as the program's stdin (through a tty's line discipline with
+    `-t`): a StdinBuffer answers each Read — a line, or whatever has arrived for a chunk
+    read, as read(2) on the pipe (or, with a tty, in canonical mode) would — and a Read it
+    cannot answer yet waits for more. EOF is the v5 close signal, SPDY's FIN, the socket
+    closing, or no stdin asked for. Bytes that are not UTF-8 travel as surrogate escapes,
+    the shell's convention, so binary stdin (`tar -xf -` behind `kubectl cp`) arrives
+    intact."""
 
     def __init__(self, enabled: bool, tty: bool) -> None:
-        self.enabled = enabled
         self.discipline = LineDiscipline() if tty else None
-        self.lines: asyncio.Queue[str | None] = asyncio.Queue()
-        self.partial = b""
-        self.ended = not enabled
+        self.buffer = StdinBuffer(canonical=tty)
+        self.arrived = asyncio.Event()
+        if not enabled:
+            self.end()
+
+    @property
+    def ended(self) -> bool:
+        return self.buffer.ended
 
     def feed(self, data: bytes) -> bytes:
         """-> what the terminal echoes."""
         if self.ended:
             return b""
-        if self.discipline is not None:
+        echo = b""
+        if self.discipline is None:
+            self.buffer.feed(data)
+        else:
             echo, lines = self.discipline.feed(data)
             for line in lines:
-                self.lines.put_nowait(line)
+                self.buffer.feed(line.encode("utf-8", "surrogateescape"))
             if self.discipline.eof:
-                self.end()
-            return echo
-        self.partial += data
-        *complete, self.partial = self.partial.split(b"\n")
-        for line in complete:
-            self.lines.put_nowait(line.decode("utf-8", "surrogateescape") + "\n")
-        return b""
+                self.buffer.end()
+        self.arrived.set()
+        return echo
 
     def end(self) -> None:
-        if self.ended:
-            return
-        self.ended = True
-        if self.partial:
-            self.lines.put_nowait(self.partial.decode("utf-8", "surrogateescape"))
-            self.partial = b""
-        self.lines.put_nowait(None)
+        self.buffer.end()
+        self.arrived.set()
 
-    async def readline(self) -> str | None:
-        if not self.enabled:
-            return None
-        if self.ended and self.lines.empty():
-            return None
-        return await self.lines.get()
+    async def read(self, request: Read) -> str | None:
+        """The answer to `request`, once stdin can give it."""
+        while not (answer := self.buffer.take(request))[0]:
+            self.arrived.clear()
+            await self.arrived.wait()
+        return answer[1]
 
 
 class StreamingServer:
@@ -291,7 +292,7 @@ class StreamingServer:
                         program.close()
                         return 130
                 elif isinstance(action, Read):
-                    reply = await stdin.readline()
+                    reply = await stdin.read(action)
                 action = program.send(reply)
         except StopIteration as stop:
             return int(stop.value or 0)

@@ -245,9 +245,6 @@ def test_pod_exec_binary_stdin_round_trip(api: client.ApiClient, namespace: str,
         resp.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "H3/H4 (simulated cat, exec stdin): cat's output waits for a newline or the end of stdin; "
-    "a real cat writes what each read(2) returns, so an interactive binary exchange stalls"))
 def test_pod_exec_cat_echoes_without_newline(api: client.ApiClient, namespace: str, pod: str):
     resp = interactive(api, namespace, pod, ["cat"], binary=True)
     try:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,6 +112,35 @@ def test_exec_with_stdin(cluster: ClusterProcesses, binary: Path) -> None:
     done = kubectl(cluster, binary, "exec", "-i", "web", "--", "sh",
                    input="echo one\nhostname\nexit 4\n", check=False)
     assert (done.stdout, done.returncode) == ("one\nweb\n", 4)
+
+
+@VERSIONS
+def test_exec_cat_echoes_what_arrives_without_a_newline(cluster: ClusterProcesses,
+                                                        binary: Path) -> None:
+    """`kubectl exec -i web -- cat` with stdin kept open: what is typed comes back before any
+    newline or EOF, as a real cat writes what each read(2) returns (SPDY and WebSockets)."""
+    proc = subprocess.Popen([need(binary), "-s", cluster.url, "exec", "-i", "web", "--", "cat"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "HOME": str(cluster.tmp)})
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for sent in (b"no newline", b"\x00\xff binary"):
+            proc.stdin.write(sent)
+            proc.stdin.flush()
+            got = b""
+            deadline = time.monotonic() + 10
+            while len(got) < len(sent) and time.monotonic() < deadline:
+                if select.select([proc.stdout], [], [], 0.2)[0]:
+                    chunk = os.read(proc.stdout.fileno(), 4096)
+                    if not chunk:
+                        break
+                    got += chunk
+            assert got == sent, proc.stderr.read().decode() if proc.poll() is not None else got
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    finally:
+        proc.kill()
+        proc.wait(10)
 
 
 @pytest.mark.parametrize("binary", [*ALL, PLAIN], ids=[*(b.name for b in ALL), "kubectl"])

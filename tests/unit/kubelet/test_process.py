@@ -58,6 +58,10 @@ async def test_stdin_is_closed_unless_the_container_keeps_it_open() -> None:
     assert codes == [0]  # `kubectl run box --image=busybox -- sh` exits at once
     p, _, codes = await run(["sh"], stdin_open=True, wait=0.1)
     assert codes == [] and not p.done
+    _, _, codes = await run(["cat"])  # a raw read(2) of stdin gets EOF the same way
+    assert codes == [0]
+    p, _, codes = await run(["cat"], stdin_open=True, wait=0.1)
+    assert codes == [] and not p.done
 
 
 async def test_sigterm() -> None:

@@ -19,6 +19,7 @@ from minikube_py.kubelet.shell import (
     parse,
     run_sync,
 )
+from minikube_py.kubelet.shell_io import CHUNK
 
 
 def box(**files: bytes) -> Sandbox:
@@ -130,13 +131,21 @@ def test_interactive_shell_with_a_tty_prompts() -> None:
 
 
 def test_program_protocol_asks_for_stdin() -> None:
+    """cat asks for what read(2) returns and writes it at once, newline or not; `read`
+    asks for a line."""
     program = Shell(box()).exec(["cat"])
-    assert next(program) == Read()
-    assert program.send("x\n") == Write(1, b"x\n")
-    assert program.send(None) == Read()
+    assert next(program) == Read(CHUNK)
+    assert program.send("x") == Write(1, b"x")
+    assert program.send(None) == Read(CHUNK)
+    assert program.send("y\n") == Write(1, b"y\n")
+    assert program.send(None) == Read(CHUNK)
     with pytest.raises(StopIteration) as stop:
         program.send(None)
     assert stop.value.value == 0
+
+
+def test_the_read_builtin_asks_for_a_line() -> None:
+    assert next(Shell(box()).exec(["sh", "-c", "read X"])) == Read()
 
 
 def test_syntax_errors() -> None:
