@@ -12,7 +12,6 @@ import glob
 import json
 import os
 import subprocess
-import uuid
 
 import pytest
 
@@ -30,28 +29,6 @@ KUBECTLS = KUBECTLS[:1] + KUBECTLS[-1:] if len(KUBECTLS) > 1 else KUBECTLS
 #: with microseconds: the client sends `isoformat()`, and a MicroTime without its six digits is
 #: a decode error upstream (RFC3339Micro), which kubectl's parser shares
 T0 = datetime.datetime(2024, 5, 1, 10, 0, 0, 123456, tzinfo=datetime.UTC)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    thread = ServerThread(tmp_path_factory.mktemp("apiserver") / "data").start()
-    yield thread
-    thread.stop()
-
-
-@pytest.fixture(scope="module")
-def api(server: ServerThread) -> client.ApiClient:
-    config = client.Configuration()
-    config.host = server.url
-    with client.ApiClient(config) as api_client:
-        yield api_client
-
-
-@pytest.fixture
-def namespace(api: client.ApiClient) -> str:
-    name = f"t-{uuid.uuid4().hex[:8]}"
-    client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-    return name
 
 
 def new_event(namespace: str, name: str, pod: str = "web") -> client.EventsV1Event:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import threading
-import uuid
 from pathlib import Path
 
 import pytest
@@ -19,28 +18,6 @@ from kubernetes import client, watch  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
 from tests.apiserver_thread import ServerThread  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    thread = ServerThread(tmp_path_factory.mktemp("apiserver") / "data").start()
-    yield thread
-    thread.stop()
-
-
-@pytest.fixture(scope="module")
-def api(server: ServerThread) -> client.ApiClient:
-    config = client.Configuration()
-    config.host = server.url
-    with client.ApiClient(config) as api_client:
-        yield api_client
-
-
-@pytest.fixture
-def namespace(api: client.ApiClient) -> str:
-    name = f"t-{uuid.uuid4().hex[:8]}"
-    client.CoreV1Api(api).create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-    return name
 
 
 def message(info: pytest.ExceptionInfo) -> str:
