@@ -91,12 +91,12 @@ def go_json_type(value: Any) -> str:
     return "string" if isinstance(value, str) else "null"
 
 
-def _go(value: Any) -> str:
+def go_value(value: Any) -> str:
     """Go's `%v` of a decoded JSON value, for error texts copied from upstream."""
     if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go(value[k])}" for k in sorted(value)) + "]"
+        return "map[" + " ".join(f"{k}:{go_value(value[k])}" for k in sorted(value)) + "]"
     if isinstance(value, list):
-        return "[" + " ".join(_go(v) for v in value) + "]"
+        return "[" + " ".join(go_value(v) for v in value) + "]"
     if value is None:
         return "<nil>"
     if isinstance(value, bool):
@@ -288,7 +288,7 @@ def _merge_map(original: dict, patch: dict, struct: Struct | None) -> dict:
         if directive == "delete":
             return {}
         if directive != "merge":  # "merge" is the default; upstream rejects it, we accept it
-            raise _semantic(f"unknown patch type: {_go(directive)} in map: {_go(patch)}")
+            raise _semantic(f"unknown patch type: {go_value(directive)} in map: {go_value(patch)}")
     if RETAIN_KEYS in patch:
         _apply_retain_keys(original, patch)
     handled = _merge_ordered_lists(original, patch, struct)
@@ -399,7 +399,7 @@ def _element_kind(*lists: list) -> str:
                 raise rejected()  # mergepatch.ErrNoListOfLists -> generic 422
             this = "map" if isinstance(item, dict) else "scalar"
             if kind and this != kind:
-                raise _semantic("list element types are not identical: " + _go(list(lists)))
+                raise _semantic("list element types are not identical: " + go_value(list(lists)))
             kind = this
     return kind
 
@@ -425,7 +425,7 @@ def _special_elements(original: list, patch: list, key: str, struct: Struct | No
         elif directive == "merge":
             raise _semantic("merging lists cannot yet be specified in the patch")
         else:
-            raise _semantic(f"unknown patch type: {_go(directive)} in map: {_go(item)}")
+            raise _semantic(f"unknown patch type: {go_value(directive)} in map: {go_value(item)}")
     if replace:
         return [_merge_map({}, item, struct) for item in plain], original, plain
     return None, original, plain
@@ -446,7 +446,7 @@ def _merge_items(merged: list, patch: list, key: str, struct: Struct | None) -> 
 
 
 def _no_merge_key(item: dict, key: str) -> StatusError:
-    return _semantic(f"map: {_go(item)} does not contain declared merge key: {key}")
+    return _semantic(f"map: {go_value(item)} does not contain declared merge key: {key}")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -596,5 +596,5 @@ def _validate_order(patch_list: list, order: list, key: str) -> None:
             p += 1
         s += 1
     if p < len(items):
-        raise _semantic(f"The order in patch list:\n{_go(patch_list)}\n doesn't match "
-                        f"{SET_ELEMENT_ORDER} list:\n{_go(order)}\n")
+        raise _semantic(f"The order in patch list:\n{go_value(patch_list)}\n doesn't match "
+                        f"{SET_ELEMENT_ORDER} list:\n{go_value(order)}\n")

@@ -97,6 +97,7 @@ def decode_checked(data: bytes, content_type: str | None, registry: Registry,
     the pure first step of create and update, run on the worker when the body is big."""
     body = decode_json_object(data, content_type)
     strictness.check_type_meta(body, registry.strategy)
+    strictness.check_times(body, registry.strategy)
     return body, strictness.check_fields(body, registry.strategy, field_validation)
 
 
@@ -378,6 +379,7 @@ class ResourceHandlers:
                 # patch itself sets another resourceVersion: that one is a precondition
                 new_md.pop("resourceVersion", None)
             strictness.check_patched_type_meta(new, registry.strategy)
+            strictness.check_patched_times(new, registry.strategy, patch_type, patch_doc)
             # unknown fields are judged on the result: patch documents carry directives
             # ($setElementOrder/...) that are not fields
             warnings = strictness.check_fields(new, registry.strategy, field_validation)

@@ -13,8 +13,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 from ..api import errors
-from ..api.patch import go_json_type
+from ..api.patch import go_json_type, go_value
+from ..api.timefields import TimeFieldError, normalize
 from ..registry.strategy import Strategy
 from .openapi_schemas import REF_PREFIX, SCHEMAS, schema_name
 
@@ -32,14 +35,45 @@ def check_type_meta(body: dict[str, Any], strategy: Strategy) -> None:
             f'the API version in the data ({api_version}) does not match the expected API '
             f'version ({strategy.api_version})')
     if kind not in (None, "") and kind != strategy.kind:
-        raise errors.bad_request(
-            f'{kind} in version "{strategy.version}" cannot be handled as a {strategy.kind}: '
-            f'the object provided is unrecognized (must be of type {strategy.kind})')
+        raise cannot_handle(strategy, f"the object provided is unrecognized (must be of type "
+                                      f"{strategy.kind})", kind)
+
+
+def cannot_handle(strategy: Strategy, detail: str, kind: str = "") -> errors.StatusError:
+    """Upstream's transformDecodeError: a body that does not decode into the kind's struct is
+    400 `Pod in version "v1" cannot be handled as a Pod: <the decoder's error>`."""
+    return errors.bad_request(f'{kind or strategy.kind} in version "{strategy.version}" cannot be '
+                              f'handled as a {strategy.kind}: {detail}')
 
 
 def check_patched_type_meta(obj: dict[str, Any], strategy: Strategy) -> None:
     """A patch may not turn an object into another kind."""
     check_type_meta(obj, strategy)
+
+
+def check_times(body: dict[str, Any], strategy: Strategy) -> None:
+    """Every metav1.Time/MicroTime field of a create or update body re-encoded as upstream's
+    decoding and encoding leave it (api/timefields.py); one it cannot parse is the decode
+    error."""
+    try:
+        normalize(body, strategy.api_version, strategy.kind)
+    except TimeFieldError as exc:
+        raise cannot_handle(strategy, str(exc)) from None
+
+
+def check_patched_times(obj: dict[str, Any], strategy: Strategy, patch_type: str,
+                        patch: Any) -> None:
+    """check_times on a patch's result. Upstream decodes the patched object and reports a
+    failure as 422 `patch: Invalid value: <the patched JSON>` (JSON and merge patches) or
+    `<the patch as Go's %+v prints it>` (strategic merge patches); an apply has no such
+    report upstream (an internal error), so it is refused as a create's body would be."""
+    try:
+        normalize(obj, strategy.api_version, strategy.kind)
+    except TimeFieldError as exc:
+        if patch_type == "apply":
+            raise cannot_handle(strategy, str(exc)) from None
+        shown = go_value(patch) if patch_type == "strategic" else orjson.dumps(obj).decode()
+        raise errors.invalid_object("", "", [errors.invalid("patch", shown, str(exc))]) from None
 
 
 def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[str]:
@@ -60,10 +94,8 @@ def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[st
     wrong: list[tuple[str, str, str]] = []
     _walk(body, _compiled(name), "", unknown, found, wrong)
     if wrong:  # a decode error whatever the mode: the body cannot be this kind at all
-        raise errors.bad_request(
-            f'{strategy.kind} in version "{strategy.version}" cannot be handled as a '
-            f'{strategy.kind}: json: cannot unmarshal {wrong[0][0]} into Go struct field '
-            f'{strategy.kind}.{wrong[0][1]} of type {wrong[0][2]}')
+        raise cannot_handle(strategy, f"json: cannot unmarshal {wrong[0][0]} into Go struct "
+                                      f"field {strategy.kind}.{wrong[0][1]} of type {wrong[0][2]}")
     if not found:
         return []
     if mode == "Strict":

@@ -53,6 +53,11 @@ def fields(message: str) -> list[ProtoField] | None:
             for number, name, type_, flags in raw]
 
 
+def messages() -> list[str]:
+    """The full names of every message the data describes."""
+    return list(_data()["messages"])
+
+
 def has_go_struct(message: str) -> bool:
     """False for messages whose Go type is no struct (Time, Quantity, named slices, ...)."""
     return message not in _no_go_struct()
