@@ -79,6 +79,17 @@ class Client:
                   *, subresource: str | None = None) -> Obj:
         return await self._call("GET", resource.path(namespace, name, subresource))
 
+    async def get_or_none(self, resource: Resource, name: str,
+                          namespace: str | None = None) -> Obj | None:
+        """GET, with None for an object that does not exist (a 404) — what a controller
+        checking whether something is still there wants; other errors raise."""
+        try:
+            return await self.get(resource, name, namespace)
+        except StatusError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
     async def get_path(self, path: str) -> Obj:
         """GET any API path: the discovery documents (/api/v1, /apis, /apis/apps/v1)."""
         return await self._call("GET", path)

@@ -98,12 +98,7 @@ class NamespaceController(Controller):
         await self._finalize(name, ns)
 
     async def _get(self, name: str) -> Obj | None:
-        try:
-            return await self.client.get(NAMESPACES, name)
-        except StatusError as exc:
-            if exc.code == 404:
-                return None
-            raise
+        return await self.client.get_or_none(NAMESPACES, name)
 
     async def delete_all_content(self, namespace: str) -> int:
         """Delete every namespaced object; the seconds to wait for what remains (0: empty)."""

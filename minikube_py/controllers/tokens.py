@@ -146,12 +146,7 @@ class TokensController(Controller):
         obj = informer.indexer.get(f"{namespace}/{name}")
         if obj is not None:
             return obj
-        try:
-            return await self.client.get(resource, name, namespace)
-        except StatusError as exc:
-            if exc.code == 404:
-                return None
-            raise
+        return await self.client.get_or_none(resource, name, namespace)
 
     async def sync_secret(self, ref: str) -> None:
         secret = self.secrets.indexer.get(ref)

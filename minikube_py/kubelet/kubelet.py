@@ -260,12 +260,9 @@ class Kubelet:
     async def _reread(self, key: str) -> Obj | None:
         """After a 409: the newest pod (None if it is gone or was replaced)."""
         namespace, _, name = key.partition("/")
-        try:
-            fresh = await self.pool.client.get(PODS, name, namespace)
-        except StatusError as exc:
-            if exc.code == 404:
-                return None
-            raise
+        fresh = await self.pool.client.get_or_none(PODS, name, namespace)
+        if fresh is None:
+            return None
         record = self.workers.records.get(key)
         if record is None or fresh["metadata"].get("uid") != record.uid:
             return None

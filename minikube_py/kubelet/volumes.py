@@ -32,7 +32,6 @@ from typing import Any, NamedTuple
 
 import structlog
 
-from ..api.errors import StatusError
 from ..client import Client
 from ..client.resources import (
     CONFIGMAPS,
@@ -168,12 +167,7 @@ class VolumeReader:
         self.client = client
 
     async def _get(self, resource: Any, name: str, namespace: str | None) -> Obj | None:
-        try:
-            return await self.client.get(resource, name, namespace)
-        except StatusError as exc:
-            if exc.code == 404:
-                return None
-            raise
+        return await self.client.get_or_none(resource, name, namespace)
 
     async def problems(self, pod: Obj) -> list[MountProblem]:
         namespace = _d(pod.get("metadata")).get("namespace") or "default"
