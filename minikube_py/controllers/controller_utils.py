@@ -131,6 +131,13 @@ class ControllerExpectations:
 # Pods: activity, readiness, availability, ranking
 
 
+def is_namespace_active(ns: Obj | None) -> bool:
+    """A namespace that exists, is Active and is not being deleted: the only kind the
+    per-namespace publishers (service accounts, the root CA ConfigMap) write into."""
+    return (ns is not None and (ns.get("status") or {}).get("phase") == "Active"
+            and not ns["metadata"].get("deletionTimestamp"))
+
+
 def is_pod_active(pod: Obj) -> bool:
     """Not Succeeded, not Failed, not being deleted (upstream IsPodActive)."""
     phase = (pod.get("status") or {}).get("phase")

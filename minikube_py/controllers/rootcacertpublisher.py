@@ -17,6 +17,7 @@ from typing import Any
 from ..api.errors import StatusError
 from ..client.resources import CONFIGMAPS, NAMESPACES
 from .base import Controller, ControllerContext
+from .controller_utils import is_namespace_active
 
 Obj = dict[str, Any]
 
@@ -58,8 +59,7 @@ class RootCACertPublisher(Controller):
 
     async def sync(self, key: str) -> None:
         ns = self.namespaces.indexer.get(key)
-        if ns is None or (ns.get("status") or {}).get("phase") != "Active" or \
-                ns["metadata"].get("deletionTimestamp"):
+        if not is_namespace_active(ns):
             return
         current = self.configmaps.indexer.get(f"{key}/{NAME}")
         try:

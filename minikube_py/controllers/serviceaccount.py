@@ -14,6 +14,7 @@ from typing import Any
 from ..api.errors import StatusError
 from ..client.resources import NAMESPACES, SERVICEACCOUNTS
 from .base import Controller, ControllerContext
+from .controller_utils import is_namespace_active
 
 Obj = dict[str, Any]
 
@@ -43,8 +44,7 @@ class ServiceAccountsController(Controller):
 
     async def sync(self, key: str) -> None:
         ns = self.namespaces.indexer.get(key)
-        if ns is None or (ns.get("status") or {}).get("phase") != "Active" or \
-                ns["metadata"].get("deletionTimestamp"):
+        if not is_namespace_active(ns):
             return
         for name in MANAGED_ACCOUNTS:
             if self.accounts.indexer.get(f"{key}/{name}") is not None:
