@@ -62,7 +62,8 @@ def go_quote(text: str) -> str:
     return "".join(out)
 
 
-def _error(layout: str, value: str, elem: str, value_elem: str, message: str = "") -> TimeParseError:
+def _error(layout: str, value: str, elem: str, value_elem: str,
+           message: str = "") -> TimeParseError:
     if message:
         return TimeParseError(f"parsing time {go_quote(value)}{message}")
     return TimeParseError(f"parsing time {go_quote(value)} as {go_quote(layout)}: cannot parse "

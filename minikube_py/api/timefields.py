@@ -41,12 +41,7 @@ Tree = dict[str, _Field]
 
 
 class TimeFieldError(ValueError):
-    """A time field upstream's decoder refuses: `path` is where (`status.conditions[0].
-    lastTransitionTime`), str() is the decoder's own error text."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(message)
-        self.path = path
+    """A time field upstream's decoder refuses; str() is the decoder's own error text."""
 
 
 @cache
@@ -114,42 +109,46 @@ def normalize(obj: dict[str, Any], api_version: str, kind: str) -> None:
     the wrong shape on the way (a list where an object belongs) are left to the type checks."""
     tree = tree_of(api_version, kind)
     if tree:
-        _walk(obj, tree, "")
+        _walk(obj, tree)
 
 
-def _walk(obj: dict[str, Any], tree: Tree, path: str) -> None:
+def _walk(obj: dict[str, Any], tree: Tree) -> None:
     for key, field in tree.items():
-        if key not in obj:
+        value = obj.get(key)
+        if value is None:  # absent or null: null is what upstream writes for a zero time
             continue
-        value = obj[key]
-        where = f"{path}.{key}" if path else key
+        node = field.node
         if field.container == _ONE:
-            obj[key] = _one(value, field, where)
-        elif field.container == _LIST:
-            if isinstance(value, list):
-                for index, item in enumerate(value):
-                    value[index] = _one(item, field, f"{where}[{index}]")
+            if node is None:
+                obj[key] = reencode(value, field.what == _LEAF_MICRO)
+            elif isinstance(value, dict):
+                _walk(value, node)
+            continue
+        if field.container == _LIST:
+            if not isinstance(value, list):
+                continue
+            indexes: Any = range(len(value))
         elif isinstance(value, dict):
-            for name, item in value.items():
-                value[name] = _one(item, field, f"{where}[{name}]")
+            indexes = list(value)
+        else:
+            continue
+        for index in indexes:
+            item = value[index]
+            if node is None:
+                value[index] = reencode(item, field.what == _LEAF_MICRO)
+            elif isinstance(item, dict):
+                _walk(item, node)
 
 
-def _one(value: Any, field: _Field, where: str) -> Any:
-    if field.what == _MESSAGE:
-        if isinstance(value, dict) and field.node:
-            _walk(value, field.node, where)
-        return value
-    return reencode(value, field.what == _LEAF_MICRO, where)
-
-
-def reencode(value: Any, micro: bool, where: str = "") -> str | None:
+def reencode(value: Any, micro: bool) -> str | None:
     """One JSON value of a Time (micro: MicroTime) field as upstream re-encodes it."""
+    if isinstance(value, str):
+        try:
+            return gotime.reencode(value, micro)
+        except gotime.TimeParseError as exc:
+            raise TimeFieldError(str(exc)) from None
     if value is None:
         return None
-    if not isinstance(value, str):  # metav1's UnmarshalJSON decodes into a Go string first
-        raise TimeFieldError(
-            where, f"json: cannot unmarshal {go_json_type(value)} into Go value of type string")
-    try:
-        return gotime.reencode(value, micro)
-    except gotime.TimeParseError as exc:
-        raise TimeFieldError(where, str(exc)) from None
+    # metav1's UnmarshalJSON decodes into a Go string first
+    raise TimeFieldError(f"json: cannot unmarshal {go_json_type(value)} into Go value of type "
+                         "string")
