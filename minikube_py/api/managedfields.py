@@ -16,8 +16,14 @@ Simplifications, chosen and kept honest:
   list keys, e.g. ports by containerPort+protocol); other lists are atomic leaves.
 - A map is owned through its leaves (no `.` for maps, only for list items), as ToFieldSet
   does; an empty map or list is a leaf.
-- `status` is never tracked and never applied (the main resource resets it upstream), and
-  neither are apiVersion, kind and the server-set metadata fields (upstream stripMeta).
+- What a write may own is decided by where it goes (upstream: the strategy's GetResetFields,
+  which the field manager ignores, plus stripMeta). On the main resource `status` is never
+  tracked nor applied (every served kind's main strategy resets it), nor are apiVersion, kind
+  and the server-set metadata fields. On the `status` subresource only `status` is: our status
+  strategies all reset spec and metadata (upstream's genericStatusStrategy; a few upstream
+  ones, pods/status and replicasets/status among them, let labels and annotations through).
+  Its entries carry `subresource: status`, and conflicts are decided across both kinds of
+  entries as upstream does.
 - Update managers are not capped at 10 (upstream merges the oldest into "ancient-changes").
 
 The wire format (decoding, canonical FieldsV1, the path-set conversions) is managedfields_codec:
@@ -54,7 +60,7 @@ from .patch import deep_copy
 from .patch_strategies import Field, Struct, child, kind_schema
 
 __all__ = [
-    "APPLY", "UNKNOWN_MANAGER", "UPDATE", "field_set", "fields_tree", "fields_v1",
+    "APPLY", "STATUS", "UNKNOWN_MANAGER", "UPDATE", "field_set", "fields_tree", "fields_v1",
     "parse_fields_v1", "path_string", "record_update", "server_side_apply", "update_manager",
 ]
 
@@ -67,6 +73,8 @@ _STRIPPED_META = frozenset({
     "generation", "managedFields", "resourceVersion",
 })
 _UNTRACKED_TOP = frozenset({"apiVersion", "kind", "status"})
+#: the subresource whose writes own `status` and nothing else
+STATUS = "status"
 _MISSING: Any = object()
 
 
@@ -194,8 +202,13 @@ def path_string(path: Path) -> str:
 # --- field sets of values and of changes ---------------------------------------------------
 
 
-def _tracked(obj: dict) -> dict:
-    """A shallow view of `obj` without the fields no manager owns (upstream stripMeta)."""
+def _tracked(obj: dict, subresource: str = "") -> dict:
+    """A shallow view of `obj` holding only the fields a write to `subresource` may own: on
+    the status subresource its status, elsewhere all but status and what upstream stripMeta
+    drops."""
+    if subresource == STATUS:
+        status = obj.get("status")
+        return {} if status is None else {"status": status}
     view = {k: v for k, v in obj.items() if k not in _UNTRACKED_TOP}
     meta = view.get("metadata")
     if isinstance(meta, dict):
@@ -207,10 +220,11 @@ def _tracked(obj: dict) -> dict:
     return view
 
 
-def field_set(obj: dict, kind: str) -> FieldSet:
-    """The fields an applied configuration sets (upstream ToFieldSet, minus stripMeta)."""
+def field_set(obj: dict, kind: str, subresource: str = "") -> FieldSet:
+    """The fields an applied configuration sets (upstream ToFieldSet) that a write to
+    `subresource` may own."""
     out: FieldSet = set()
-    _fields_of_map(_tracked(obj), kind_schema(kind), (), out)
+    _fields_of_map(_tracked(obj, subresource), kind_schema(kind), (), out)
     return out
 
 
@@ -342,10 +356,12 @@ def _compare_lists(old: list, new: list, old_elements: list[str], new_elements: 
                 _fields_of_map(item, fld.fields, item_path, changes.removed)
 
 
-def _compare_objects(old: dict | None, new: dict, kind: str) -> _Changes:
-    """What changed between two whole objects, over their tracked fields only."""
+def _compare_objects(old: dict | None, new: dict, kind: str, subresource: str = "") -> _Changes:
+    """What changed between two whole objects, over the fields a write to `subresource` may
+    own only."""
     changes = _Changes()
-    _compare_maps(_tracked(old or {}), _tracked(new), kind_schema(kind), (), changes)
+    _compare_maps(_tracked(old or {}, subresource), _tracked(new, subresource),
+                  kind_schema(kind), (), changes)
     return changes
 
 
@@ -360,7 +376,9 @@ def record_update(old: dict | None, new: dict, *, manager: str, operation: str,
     manager's entry (identified with `new`'s apiVersion) and leave every other entry; removed
     fields leave every entry (upstream Updater.Update with force). The entry's time becomes
     `now` when it took any field. Untracked: apiVersion, kind, status and the server-set
-    metadata (name, namespace, uid, resourceVersion, generation, creationTimestamp, ...).
+    metadata (name, namespace, uid, resourceVersion, generation, creationTimestamp, ...); a
+    write to the status subresource tracks status and nothing else (the strategy resets the
+    rest, so a spec sent along changes nothing and is owned by no one).
 
     The entries start from `new`'s when they decode and are not empty (how a client edits
     managedFields upstream), `[]` or `[{}]` resets them, otherwise the live object's are
@@ -385,7 +403,7 @@ def record_update(old: dict | None, new: dict, *, manager: str, operation: str,
         return
     entries = _starting_entries(None if subresource else meta.get("managedFields"), old)
     decoded = len(entries)
-    changes = _compare_objects(old, new, str(new.get("kind", "")))
+    changes = _compare_objects(old, new, str(new.get("kind", "")), subresource)
     if changes:
         entries = _take(entries, changes, (manager, operation, api_version, now, subresource))
     else:
@@ -518,15 +536,17 @@ def _tree_remove(tree: dict, path: Path) -> None:
 
 
 def server_side_apply(live: dict | None, applied: dict, *, kind: str, manager: str,
-                      force: bool, now: str) -> dict:
+                      force: bool, now: str, subresource: str = "") -> dict:
     """Server-side apply `applied` by `manager` onto `live` (None: create); return the new
     object with the manager's `Apply` entry in metadata.managedFields.
 
     Maps merge, keyed lists merge by key, everything else is replaced; fields this manager
     applied last time and no longer applies are removed unless another manager owns them.
     Changing a field another manager owns is a 409 Conflict listing every such field, in
-    upstream's words; with `force` the fields change hands instead. `status` in the applied
-    configuration is ignored."""
+    upstream's words; with `force` the fields change hands instead. On the main resource
+    `status` in the applied configuration is ignored; on the `status` subresource only
+    `status` is applied, and the entry is the manager's Apply with `subresource: status`
+    (an identity of its own: the same manager's main-resource apply is another entry)."""
     if not isinstance(applied, dict):
         raise bad_request("error decoding YAML: the applied configuration is not an object")
     applied_meta = applied.get("metadata")
@@ -538,19 +558,22 @@ def server_side_apply(live: dict | None, applied: dict, *, kind: str, manager: s
     entries = _decode_entries(before_meta)
     before_meta.pop("managedFields", None)
     merged = deep_copy(before)
-    config = {k: v for k, v in applied.items() if k != "status"}
+    config = _tracked(applied, subresource) if subresource == STATUS else {
+        k: v for k, v in applied.items() if k != "status"}
     _apply_map(merged, config, struct)
 
     api_version = str(applied.get("apiVersion") or before.get("apiVersion") or "")
-    mine = _find(entries, manager, APPLY, api_version)
-    last, applied_set = mine.fields, field_set(config, kind)
+    mine = _find(entries, manager, APPLY, api_version, subresource)
+    last, applied_set = mine.fields, field_set(config, kind, subresource)
     others = [e for e in entries if e is not mine]
     stale = last - applied_set
     if stale:
         keep = applied_set.union(*(e.fields for e in others))
         _prune(merged, stale, keep, struct)
 
-    changes = _compare_objects(before, merged, kind)
+    changes = _compare_objects(before, merged, kind, subresource)
+    if subresource == STATUS and "status" in before and "status" not in merged:
+        merged["status"] = {}  # pruned empty: the status write must still replace it
     taken = changes.added | changes.modified
     conflicts = [(e, e.fields & taken) for e in others if e.fields & taken]
     if conflicts and not force:

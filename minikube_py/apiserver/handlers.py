@@ -360,7 +360,7 @@ class ResourceHandlers:
             current_rv = (old or {}).get("metadata", {}).get("resourceVersion")
             if patch_type == "apply":
                 new = server_side_apply(old, codec.clone(patch_doc), kind=kind, manager=manager,
-                                        force=force, now=now)
+                                        force=force, now=now, subresource=subresource)
                 if old is None:
                     new.setdefault("metadata", {})["name"] = name
             elif old is None:

@@ -151,4 +151,8 @@ async def test_a_status_write_cannot_rewrite_managed_fields(api: API):
     created["status"]["phase"] = "Running"
     code, updated = await bare(api, "PUT", f"{PODS}/p/status", created)
     assert code == 200, updated
-    assert managers(updated) == [("Python", "Update")]
+    # the forged entry is dropped; the status writer's own entry is recorded beside the live one
+    assert managers(updated) == [("Python", "Update"), ("unknown", "Update")]
+    status_entry = updated["metadata"]["managedFields"][1]
+    assert status_entry["subresource"] == "status"
+    assert status_entry["fieldsV1"] == {"f:status": {"f:phase": {}}}

@@ -518,3 +518,77 @@ def test_record_update_through_a_subresource_ignores_sent_entries() -> None:
     record_update(live, new, manager="ctl", operation="Update", now=T2, subresource="finalize")
     mine = entries(new)[("ctl", "Update")]
     assert mine["subresource"] == "finalize" and mine["fieldsV1"] == {"f:spec": {"f:paused": {}}}
+
+
+# --- the status subresource ------------------------------------------------------------------
+
+
+def with_status(obj: dict, **status: Any) -> dict:
+    obj = copy.deepcopy(obj)
+    obj["status"] = status
+    return obj
+
+
+def test_status_updates_track_status_only_under_their_subresource() -> None:
+    live = apply(None, deployment())
+    sent = with_status(deployment(replicas=9), replicas=1, observedGeneration=1)
+    sent["metadata"]["managedFields"] = live["metadata"]["managedFields"]
+    record_update(live, sent, manager="ctrl", operation="Update", now=T2, subresource="status")
+    ctrl = entries(sent)[("ctrl", "Update")]
+    assert ctrl == {"manager": "ctrl", "operation": "Update", "apiVersion": "apps/v1",
+                    "time": T2, "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:status": {"f:observedGeneration": {}, "f:replicas": {}}},
+                    "subresource": "status"}
+    # the spec sent along is reset by the strategy: the applier keeps owning it
+    assert entries(sent)[("kubectl", "Apply")] == live["metadata"]["managedFields"][0]
+
+
+def test_main_resource_writes_still_ignore_status() -> None:
+    live = with_status(apply(None, deployment()), replicas=1)
+    new = with_status(deployment(replicas=2), replicas=5)
+    new["metadata"]["managedFields"] = live["metadata"]["managedFields"]
+    record_update(live, new, manager="editor", operation="Update", now=T2)
+    assert entries(new)[("editor", "Update")]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    applied = apply(live, with_status(deployment(), replicas=7), manager="other", force=True)
+    assert applied["status"] == {"replicas": 1}
+    assert all("f:status" not in e["fieldsV1"] for e in applied["metadata"]["managedFields"])
+
+
+def test_status_apply_applies_status_and_conflicts_across_subresources() -> None:
+    live = apply(None, deployment())
+    live["status"] = {}
+    updated = with_status(live, observedGeneration=1)
+    record_update(live, updated, manager="ctrl", operation="Update", now=T2,
+                  subresource="status")
+    config = with_status(deployment(replicas=5, image="other"), observedGeneration=3)
+    with pytest.raises(StatusError) as err:
+        server_side_apply(updated, config, kind="Deployment", manager="kubectl", force=False,
+                          now=T3, subresource="status")
+    assert err.value.code == 409
+    assert err.value.message == (
+        'Apply failed with 1 conflict: conflict with "ctrl" with subresource "status" using '
+        'apps/v1: .status.observedGeneration')
+    forced = server_side_apply(updated, config, kind="Deployment", manager="kubectl",
+                               force=True, now=T3, subresource="status")
+    assert forced["status"] == {"observedGeneration": 3}
+    assert forced["spec"] == live["spec"]  # spec is reset on the status subresource
+    got = {(e["manager"], e["operation"], e.get("subresource", "")): e
+           for e in forced["metadata"]["managedFields"]}
+    assert set(got) == {("kubectl", "Apply", ""), ("kubectl", "Apply", "status")}
+    assert got[("kubectl", "Apply", "status")]["fieldsV1"] == {
+        "f:status": {"f:observedGeneration": {}}}
+    assert got[("kubectl", "Apply", "")] == live["metadata"]["managedFields"][0]
+
+
+def test_status_apply_prunes_what_it_stopped_applying() -> None:
+    live = with_status(apply(None, deployment()), replicas=1)
+    first = server_side_apply(live, with_status(deployment(), replicas=1, readyReplicas=1),
+                              kind="Deployment", manager="me", force=False, now=T2,
+                              subresource="status")
+    second = server_side_apply(first, with_status(deployment(), replicas=1),
+                               kind="Deployment", manager="me", force=False, now=T3,
+                               subresource="status")
+    assert second["status"] == {"replicas": 1}
+    emptied = server_side_apply(second, deployment(), kind="Deployment", manager="me",
+                                force=False, now=T3, subresource="status")
+    assert emptied["status"] == {}  # still present, so the status write replaces it
