@@ -29,11 +29,11 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import orjson
 
+from . import gotime
 from .bounds import sorted_in_runs
 
 Path = tuple[str, ...]
@@ -47,9 +47,6 @@ MAX_PATH_ELEMENTS = 1_000_000
 
 _INVALID: Any = object()
 _INDEX = re.compile(r"[+-]?[0-9]+\Z")
-_RFC3339 = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?"
-    r"(?:Z|([+-])([0-9]{2}):([0-9]{2}))\Z")
 _INT64 = 1 << 63
 _STRING_FIELDS = ("manager", "operation", "apiVersion", "time", "fieldsType", "subresource")
 _KNOWN_LIMIT = 16_384
@@ -207,23 +204,17 @@ def fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
 
 
 def canonical_time(value: Any) -> Any:
-    """metav1.Time as decoded and re-encoded: RFC 3339 in, UTC seconds out; None for null;
-    _INVALID for anything else (upstream fails to decode the body)."""
+    """metav1.Time as decoded and re-encoded (gotime.py): RFC 3339 in, UTC seconds out; None
+    for null (and Go's zero time); _INVALID for anything else (upstream fails to decode the
+    body)."""
     if value is None:
         return None
-    match = _RFC3339.match(value) if isinstance(value, str) else None
-    if match is None:
+    if not isinstance(value, str):
         return _INVALID
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    sign, off_hours, off_minutes = match.groups()[6:]
     try:
-        moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
-        if sign:
-            offset = timedelta(hours=int(off_hours), minutes=int(off_minutes))
-            moment = moment - offset if sign == "+" else moment + offset
-    except (ValueError, OverflowError):
+        return gotime.reencode(value, False)
+    except gotime.TimeParseError:
         return _INVALID
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def is_reset(sent: Any) -> bool:

@@ -105,3 +105,13 @@ def test_recursive_messages_compile(monkeypatch: pytest.MonkeyPatch) -> None:
     timefields._walk(obj, tree)
     assert obj["child"]["child"]["items"][0]["at"] == "2024-05-01T10:00:00Z"
     assert timefields._compile("t.Plain", {}) == {}
+
+
+def test_managed_fields_entries_read_times_as_every_other_time() -> None:
+    """The field manager's entry decoder shares gotime: what Go accepts is kept (a one-digit
+    hour, a comma fraction), in UTC to the second."""
+    from minikube_py.api.managedfields_codec import _INVALID, canonical_time
+    assert canonical_time("2024-05-01T1:00:00,5+02:00") == "2024-04-30T23:00:00Z"
+    assert canonical_time("0001-01-01T00:00:00Z") is None
+    assert canonical_time("2024-05-01T10:00:00z") is _INVALID
+    assert canonical_time(5) is _INVALID
