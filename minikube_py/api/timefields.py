@@ -49,7 +49,12 @@ def tree_of(api_version: str, kind: str) -> Tree:
     """The compiled time paths of a kind; empty for kinds without a message (custom
     resources are stored as sent, as upstream's unstructured decoding does)."""
     message = proto.kind_message(api_version, kind)
-    return _compile(message, _compiled) if message else {}
+    if not message:
+        return {}
+    done = dict(_compiled)  # trees being filled stay private to this call (worker threads)
+    tree = _compile(message, done)
+    _compiled.update(done)
+    return tree
 
 
 #: every message compiled so far, shared by the kinds (ObjectMeta's tree is one object)
