@@ -147,3 +147,11 @@ async def test_status_apply_to_a_missing_object_is_404(api: API):
     code, status = await apply_status(api, deployment(replicas=1), "me")
     assert code == 404, status
     assert status["reason"] == "NotFound"
+
+
+async def test_a_status_that_is_not_an_object_is_a_4xx(api: API):
+    await api.post(DEPLOYS, deployment())
+    for bad in ("x", [1], 3):
+        code, status = await apply_status(api, dict(deployment(), status=bad), "me")
+        assert 400 <= code < 500, status
+        assert status["kind"] == "Status"

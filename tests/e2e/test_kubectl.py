@@ -286,6 +286,58 @@ def test_apply_twice_with_a_change_then_server_side(kubectl: Kubectl):
     assert any(m["manager"] == "kubectl" and m["operation"] == "Apply" for m in managed)
 
 
+DEPLOYMENT_YAML = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ssa-status}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: ssa-status}}
+  template:
+    metadata: {labels: {app: ssa-status}}
+    spec: {containers: [{name: c, image: nginx}]}
+"""
+
+STATUS_YAML = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ssa-status}
+spec: {replicas: 3}
+status: {observedGeneration: %d}
+"""
+
+
+def test_server_side_apply_of_status(kubectl: Kubectl):
+    """`kubectl apply --server-side --subresource=status` (kubectl 1.32+): the status is
+    applied, the spec sent along is not, and the entry records its subresource; a status field
+    another manager set is a conflict until --force-conflicts."""
+    if kubectl.minor < 32:
+        pytest.skip("kubectl apply has --subresource from 1.32 on (1.31: unknown flag)")
+    kubectl("create", "-f", "-", stdin=DEPLOYMENT_YAML)
+    out = kubectl("apply", "--server-side", "--subresource=status", "-f", "-",
+                  stdin=STATUS_YAML % 7).stdout
+    assert "deployment.apps/ssa-status serverside-applied (server dry run)" not in out
+    assert "deployment.apps/ssa-status serverside-applied" in out
+    path = f"/apis/apps/v1/namespaces/{kubectl.namespace}/deployments/ssa-status"
+    _, got = kubectl.cluster.request("GET", path)
+    assert got["status"]["observedGeneration"] == 7 and got["spec"]["replicas"] == 0
+    (entry,) = [m for m in got["metadata"]["managedFields"] if m["operation"] == "Apply"]
+    assert (entry["manager"], entry.get("subresource")) == ("kubectl", "status")
+    assert entry["fieldsV1"] == {"f:status": {"f:observedGeneration": {}}}
+
+    got["status"]["observedGeneration"] = 8
+    code, _ = kubectl.cluster.request("PUT", path + "/status?fieldManager=ctrl", got)
+    assert code == 200
+    refused = kubectl("apply", "--server-side", "--subresource=status", "-f", "-",
+                      stdin=STATUS_YAML % 9, ok=False)
+    assert refused.returncode != 0
+    assert ('Apply failed with 1 conflict: conflict with "ctrl" with subresource "status" '
+            'using apps/v1: .status.observedGeneration') in refused.stderr
+    kubectl("apply", "--server-side", "--subresource=status", "--force-conflicts", "-f", "-",
+            stdin=STATUS_YAML % 9)
+    _, got = kubectl.cluster.request("GET", path)
+    assert got["status"]["observedGeneration"] == 9
+    kubectl("delete", "deployment", "ssa-status")  # later tests list this namespace's deployments
+
+
 def test_label_annotate_and_scale(kubectl: Kubectl):
     kubectl("create", "-f", "-", stdin=POD_YAML.format(name="tagged", image="nginx"))
     assert "pod/tagged labeled" in kubectl("label", "pod", "tagged", "env=prod").stdout
