@@ -414,8 +414,14 @@ async def call(session: Any, method: str, url: str, body: Any = None, expect: tu
 
 
 async def ensure_namespace(session: Any, base: str, name: str) -> None:
+    """Create the namespace and its `default` ServiceAccount: the bench runs the API server
+    alone (no ServiceAccount controller), and the ServiceAccount admission plugin of 1.31's
+    default chain refuses pods in a namespace that has none."""
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     await call(session, "POST", f"{base}/api/v1/namespaces", body, expect=(201, 409))
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+    await call(session, "POST", f"{base}/api/v1/namespaces/{name}/serviceaccounts", account,
+               expect=(201, 409))
 
 
 async def create_pods(session: Any, base: str, namespace: str, names: list[str]) -> None:
