@@ -321,6 +321,8 @@ class Bench:
     sizes: dict[str, Any]
     use_wrk: bool
     timeout: float
+    #: extra flags for the server, to measure what a feature costs (`--admission-control X`)
+    server_args: tuple[str, ...] = ()
 
     @property
     def tool(self) -> str:
@@ -386,7 +388,8 @@ class Bench:
         data_dir = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir=self.workdir))
         argv = [sys.executable, "-m", "minikube_py.cli.main", "apiserver",
                 "--insecure-port", str(common.free_port()), "--secure-port", "0",
-                "--data-dir", str(data_dir), "--fsync", "always", "--log-format", "json"]
+                "--data-dir", str(data_dir), "--fsync", "always", "--log-format", "json",
+                *self.server_args]
         server = await start_server(self.procs, argv, self.timeout)
         try:
             yield server
@@ -770,7 +773,7 @@ async def run_all(args: argparse.Namespace, procs: Procs, loop_name: str, pinnin
     facts["pinning"] = pinning
     facts["workdir_fs"] = _fs_type(workdir)
     facts["git"] = _git_state()
-    b = Bench(procs, workdir, sizes, use_wrk, args.timeout)
+    b = Bench(procs, workdir, sizes, use_wrk, args.timeout, tuple(args.server_arg))
     facts["load_tool"] = b.tool if use_wrk else b.tool + (" (--no-wrk)" if args.no_wrk else " (wrk not found)")
     print(f"apiserver benchmark  {'QUICK' if args.quick else 'FULL'}  runs={args.runs}  loop={loop_name}")
     print(f"  {facts['date']}  nproc={facts['nproc']}  python={facts['python']}  cpu={facts['cpu_model']}"
@@ -831,6 +834,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--watchers", type=int, default=None, help="watch_fanout watchers (default 100; 50 quick)")
     p.add_argument("--watch-pods", type=int, default=None, help="watch_fanout pods (default 1000; 500 quick)")
     p.add_argument("--timeout", type=float, default=120.0, help="per-step timeout, s")
+    p.add_argument("--server-arg", action="append", default=[],
+                   help="an extra flag for the server (repeatable), e.g. "
+                        "--server-arg=--admission-control=NamespaceLifecycle to compare v1.0's chain")
     args = p.parse_args(argv)
     if args.runs is None:
         args.runs = 1 if args.quick else 3
