@@ -7,19 +7,22 @@ gets `200` and a line naming the pod, its IP and the request (`pod web (10.244.0
 /hello`), whatever the method and path; a port nobody declared is "connection refused".
 Pure: `serves` and `answer` for whole requests (pods/proxy), and `HTTPConnection`, which turns
 the bytes of one port-forwarded TCP stream into response bytes (HTTP/1.x, keep-alive,
-`Content-Length` bodies).
+`Content-Length` bodies). Every answered request is reported to the connection's `on_answer`
+(the kubelet writes it to the container's access log, logs.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from typing import Any
+from typing import Any, Callable
 
 Obj = dict[str, Any]
 SERVER = "minikube-py-simulated"
 MAX_HEADER = 64 * 1024
 REASONS = {200: "OK", 400: "Bad Request", 413: "Payload Too Large"}
+#: (request line, status, body bytes sent, request headers with lower-case names)
+OnAnswer = Callable[[str, int, int, dict[str, str]], None]
 
 
 def serves(pod: Obj, port: int, running: set[str]) -> str | None:
@@ -73,6 +76,7 @@ class HTTPConnection:
 
     pod_name: str
     pod_ip: str
+    on_answer: OnAnswer | None = None
     buffer: bytearray = field(default_factory=bytearray)
     closed: bool = False
 
@@ -113,6 +117,8 @@ class HTTPConnection:
             close = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
             status, response_headers, body = answer(self.pod_name, self.pod_ip, method, target)
             out += _response(status, response_headers, body, version, close)
+            if self.on_answer is not None:
+                self.on_answer(lines[0], status, len(body), headers)
             self.closed = close
         return bytes(out)
 

@@ -13,7 +13,11 @@ Two kinds of log:
   first, as a rotated log loses them);
 - a server (nginx, no command: nothing the shell can run) gets generated lines: the same pod
   and container always produce the same lines, one per `interval` seconds since the container
-  instance started, so `kubectl logs` is testable and `-f` streams, at no memory cost.
+  instance started, so `kubectl logs` is testable and `-f` streams, at no memory cost;
+- a server that answered requests (the simulated HTTP server, http_sim.py, reached through
+  pods/proxy, services/proxy or port-forward) also keeps an `AccessLog`: one access line per
+  request (nginx's combined format, `access_line`), written when the request is answered.
+  Its log is both, merged in time order (`merge`): a server nobody asked keeps no log at all.
 
 A restarted container starts a new log (its instance started later); `previous` shows the
 instance before. A finished instance's log stops at its finish time, and a followed log ends
@@ -24,6 +28,7 @@ normal (Ctrl-C on `kubectl logs -f`): one debug line.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections import deque
 from datetime import datetime, timezone
@@ -42,6 +47,8 @@ MAX_LOG_BYTES = 1 << 20         # per container instance (upstream rotates at 10
 #: FallbackToLogsOnError: upstream's MaxContainerTerminationMessageLogLines / ...LogLength
 FALLBACK_LINES = 80
 FALLBACK_BYTES = 2048
+#: how often a server's follower looks for the access log its first request creates
+FIRST_ACCESS_POLL = 0.2
 
 
 class ContainerLog:
@@ -93,15 +100,58 @@ class ContainerLog:
                 start += 1
         return start
 
+    def lines(self, start: int) -> list[Line]:
+        """(time, line) of the entries from number `start` on."""
+        return [(when, line) for when, _fd, line in
+                list(self.entries)[max(0, start - self.first):]]
+
     def render(self, start: int, timestamps: bool) -> bytes:
-        out = []
-        for when, _fd, line in list(self.entries)[max(0, start - self.first):]:
-            out.append(f"{_stamp(when)} ".encode() + line if timestamps else line)
-        return b"".join(out)
+        return render_lines(self.lines(start), timestamps)
 
     def tail_text(self, lines: int = FALLBACK_LINES, limit: int = FALLBACK_BYTES) -> str:
         """The end of the log for a termination message (FallbackToLogsOnError)."""
         return self.render(self.select(lines, None), False)[-limit:].decode(errors="replace")
+
+
+class AccessLog(ContainerLog):
+    """A server container's access lines (the requests its simulated HTTP server answered):
+    shown merged with the server's generated lines, not instead of them."""
+
+    __slots__ = ()
+
+
+#: one log line and the time it was written (epoch seconds)
+Line = tuple[float, bytes]
+
+
+def render_lines(lines: list[Line], timestamps: bool) -> bytes:
+    """The CRI log as `kubectl logs` shows it: each line, with `timestamps` prefixed by its
+    RFC 3339 time (nanosecond-style, as the kubelet writes)."""
+    return b"".join(f"{_stamp(when)} ".encode() + line if timestamps else line
+                    for when, line in lines)
+
+
+def merge(first: list[Line], second: list[Line], tail: int | None) -> list[Line]:
+    """Two time-ordered runs of lines (a server's generated lines, its access lines) as one,
+    in time order (`first`'s line first on a tie), keeping the last `tail` lines when asked."""
+    lines = list(heapq.merge(first, second, key=lambda entry: entry[0]))
+    return lines if tail is None else lines[max(0, len(lines) - tail):]
+
+
+#: nginx's `$time_local`
+_ACCESS_TIME = "%d/%b/%Y:%H:%M:%S +0000"
+
+
+def access_line(image: str, remote: str, when: float, request: str, status: int, size: int,
+                referer: str | None, agent: str | None) -> bytes:
+    """One request in the server's access log: httpd's default `common` format for httpd
+    images, nginx's `combined` format (its default) for every other server."""
+    stamp = datetime.fromtimestamp(when, timezone.utc).strftime(_ACCESS_TIME)
+    repository = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+    if repository == "httpd":
+        return f'{remote} - - [{stamp}] "{request}" {status} {size or "-"}\n'.encode()
+    return (f'{remote} - - [{stamp}] "{request}" {status} {size} "{referer or "-"}" '
+            f'"{agent or "-"}"\n').encode()
 
 
 class LogSpan(NamedTuple):
@@ -141,15 +191,18 @@ def line_time(started: float, n: int, interval: float) -> float:
     return started + max(0, n - LINES_AT_START + 1) * interval
 
 
+def generated(namespace: str, pod: str, container: str, start: int, stop: int,
+              started: float, interval: float) -> list[Line]:
+    """(time, line) of generated lines `start`..`stop - 1`."""
+    return [(line_time(started, n, interval),
+             (log_line(namespace, pod, container, n) + "\n").encode())
+            for n in range(start, stop)]
+
+
 def render(namespace: str, pod: str, container: str, start: int, stop: int, started: float,
            interval: float, timestamps: bool) -> bytes:
-    out = []
-    for n in range(start, stop):
-        line = log_line(namespace, pod, container, n)
-        if timestamps:
-            line = f"{_stamp(line_time(started, n, interval))} {line}"
-        out.append(line + "\n")
-    return "".join(out).encode()
+    return render_lines(generated(namespace, pod, container, start, stop, started, interval),
+                        timestamps)
 
 
 def _int_query(query: dict, name: str) -> int | None:
@@ -203,15 +256,20 @@ class LogServer:
         since = _int_query(query, "sinceSeconds")
         timestamps = parse_bool(query.get("timestamps"))
         follow = parse_bool(query.get("follow")) and not previous
-        if recorded is not None:
+        cutoff = None if since is None else self.clock() - since
+        acc_sent = 0
+        if recorded is not None and not isinstance(recorded, AccessLog):
             sent = recorded.end
-            body = recorded.render(recorded.select(
-                tail, None if since is None else self.clock() - since), timestamps)
+            body = recorded.render(recorded.select(tail, cutoff), timestamps)
         else:
             end = finished if finished is not None else self.clock()
             sent = lines_until(started, end, self.interval)
             first = self._first_line(started, sent, tail, since)
-            body = render(ns, pod, container, first, sent, started, self.interval, timestamps)
+            lines = generated(ns, pod, container, first, sent, started, self.interval)
+            if recorded is not None:  # a server that answered requests
+                acc_sent = recorded.end
+                lines = merge(lines, recorded.lines(recorded.select(tail, cutoff)), tail)
+            body = render_lines(lines, timestamps)
         if limit is not None:
             body = body[:limit]
         if not follow or finished is not None or (limit is not None and len(body) >= limit):
@@ -220,8 +278,8 @@ class LogServer:
         await response.prepare(request)
         try:
             await response.write(body)
-            await self._follow(request, response, ns, pod, container, started, sent, len(body),
-                               limit, timestamps)
+            await self._follow(request, response, ns, pod, container, started, (sent, acc_sent),
+                               len(body), limit, timestamps)
         except ConnectionError as exc:
             # the reader left (`kubectl logs -f` stopped, so the API server dropped its
             # proxy connection): normal, one debug line — not aiohttp's ERROR traceback
@@ -230,18 +288,22 @@ class LogServer:
         return response
 
     async def _follow(self, request: web.Request, response: web.StreamResponse, ns: str,
-                      pod: str, container: str, started: float, sent: int, sent_bytes: int,
-                      limit: int | None, timestamps: bool) -> None:
+                      pod: str, container: str, started: float, sent_at: tuple[int, int],
+                      sent_bytes: int, limit: int | None, timestamps: bool) -> None:
         """What comes next, until the instance ends (or `limit` bytes are out): a recorded
-        log as soon as it is written, generated lines one per interval. A follower that
-        left ends the loop at its next wake-up, whether or not there is anything to write."""
+        log as soon as it is written; a server's generated lines one per interval, merged
+        with its access lines as soon as they are written (until its first request there is
+        no access log to wait on: a short poll finds it). `sent_at`: the generated (or
+        recorded) lines and the access lines already sent. A follower that left ends the
+        loop at its next wake-up, whether or not there is anything to write."""
+        sent, acc_sent = sent_at
         while True:
             now_span = self.source(ns, pod, container, False)
             recorded = LogSpan(*now_span).recorded if now_span is not None else None
             if recorded is not None:
                 await recorded.wait(self.interval)
             else:
-                await asyncio.sleep(self.interval)
+                await asyncio.sleep(min(self.interval, FIRST_ACCESS_POLL))
             transport = request.transport
             if transport is None or transport.is_closing():  # the follower left
                 log.debug("log reader went away", namespace=ns, pod=pod, container=container,
@@ -251,14 +313,17 @@ class LogServer:
             if now_span is None or now_span[0] != started:
                 return  # gone or restarted: end the stream like the kubelet
             _, finished, recorded = LogSpan(*now_span)
-            if recorded is not None:
+            if recorded is not None and not isinstance(recorded, AccessLog):
                 chunk = recorded.render(max(sent, recorded.first), timestamps)
                 now_total = recorded.end
             else:
                 end = finished if finished is not None else self.clock()
-                now_total = lines_until(started, end, self.interval)
-                chunk = render(ns, pod, container, sent, now_total, started, self.interval,
-                               timestamps) if now_total > sent else b""
+                now_total = max(sent, lines_until(started, end, self.interval))
+                lines = generated(ns, pod, container, sent, now_total, started, self.interval)
+                if recorded is not None:
+                    lines = merge(lines, recorded.lines(max(acc_sent, recorded.first)), None)
+                    acc_sent = recorded.end
+                chunk = render_lines(lines, timestamps)
             if chunk:
                 if limit is not None:
                     chunk = chunk[:limit - sent_bytes]

@@ -40,7 +40,7 @@ from . import sandbox as sandboxes
 from .command import SHELLS
 from .containers import RUNNING
 from .environment import load_sandbox
-from .logs import lines_until, render
+from .logs import AccessLog, access_line, lines_until, render
 from .portforward import PortForwardSession
 from .remotecommand import SPDY_PROTOCOLS, Options, SpdyStreams, WebSocketStreams
 from .shell import LineDiscipline, Program, Read, Shell, Sleep, StdinBuffer, Write
@@ -326,11 +326,18 @@ class StreamingServer:
         name = record.key.partition("/")[2]
 
         def connect(port: int) -> http_sim.HTTPConnection | str:
-            if http_sim.serves(record.pod, port, self._running(record)) is None:
+            container = http_sim.serves(record.pod, port, self._running(record))
+            if container is None:
                 return (f"error forwarding port {port} to pod {record.uid}, uid : failed to "
                         f"connect to localhost:{port} inside namespace \"{name}\", IPv4: dial "
                         f"tcp4 127.0.0.1:{port}: connect: connection refused")
-            return http_sim.HTTPConnection(name, record.ip or "")
+
+            def on_answer(request: str, status: int, size: int, headers: dict[str, str]) -> None:
+                # port-forward dials localhost inside the pod's network namespace
+                _log_access(record, container, "127.0.0.1", request, status, size,
+                            headers.get("referer"), headers.get("user-agent"))
+
+            return http_sim.HTTPConnection(name, record.ip or "", on_answer)
 
         return connect
 
@@ -421,15 +428,37 @@ class StreamingServer:
         _, record = self._find(request)
         port = int(request.match_info["port"])
         name = record.key.partition("/")[2]
-        if http_sim.serves(record.pod, port, self._running(record)) is None:
+        container = http_sim.serves(record.pod, port, self._running(record))
+        if container is None:
             return _text(503, f"dial tcp {record.ip or ''}:{port}: connect: connection refused")
         await request.read()
         target = "/" + request.match_info["path"]
         if request.query_string:
             target += "?" + request.query_string
         status, headers, body = http_sim.answer(name, record.ip or "", request.method, target)
+        version = f"HTTP/{request.version.major}.{request.version.minor}"
+        # the API server dials the pod IP from the node: the server sees the node's address
+        _log_access(record, container, self.pool.node_ip, f"{request.method} {target} {version}",
+                    status, len(body), request.headers.get("Referer"),
+                    request.headers.get("User-Agent"))
         headers.pop("Content-Length", None)
         return web.Response(status=status, body=body, headers=headers)
+
+
+def _log_access(record: PodRecord, container: str, remote: str, request: str, status: int,
+                size: int, referer: str | None, agent: str | None) -> None:
+    """One answered request in the running server container's access log (created by its
+    first request: a server nobody asked keeps none). A container whose command the shell
+    runs logs only what its command writes."""
+    for c in record.init + record.app:
+        if c.name != container or c.state != RUNNING or c.argv is not None:
+            continue
+        if c.log is None:
+            c.log = AccessLog()
+        now = time.time()
+        c.log.write(now, 1, access_line(c.image, remote, now, request, status, size, referer,
+                                        agent))
+        return
 
 
 def _interactive_shell(container: Obj, argv: list[str]) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
 import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -446,3 +447,46 @@ async def test_official_python_client_exec_with_stdin(env: Env, binary: bool) ->
     first, stderr, code = await asyncio.to_thread(_official_client_exec, env.api.url, binary)
     assert first == (b"binary" if binary else "text")
     assert not stderr and code == 7  # stderr=False: `foo: not found` is not sent
+
+
+async def test_requests_through_the_proxy_are_the_servers_access_lines(env: Env) -> None:
+    """pods/proxy and port-forward requests each append an access line (nginx's combined
+    format) to the serving container's log, among its generated lines; a follower sees the
+    next one as soon as it is answered."""
+    await env.pod("web")
+    log_url = f"{env.api.url}{PODS_PATH}/web/log"
+    async with env.session.get(log_url) as resp:
+        assert b'"GET' not in await resp.read()  # no request yet: generated lines only
+    async with env.session.get(f"{env.api.url}{PODS_PATH}/web:80/proxy/hello",
+                               headers={"User-Agent": "curl/8.5.0"}) as resp:
+        assert resp.status == 200
+        size = len(await resp.read())
+    async with env.session.get(log_url) as resp:
+        text = await resp.text()
+    assert text.startswith("container web of pod default/web started\n")
+    access = [line for line in text.splitlines() if '"GET /hello' in line]
+    assert len(access) == 1
+    assert re.fullmatch(r'127\.0\.0\.1 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000\] '
+                        rf'"GET /hello HTTP/1\.1" 200 {size} "-" "curl/8\.5\.0"', access[0])
+    async with env.session.get(log_url, params={"follow": "true"}) as follow:
+        while '"GET /hello' not in (await follow.content.readline()).decode():
+            pass
+        async with env.session.get(f"{env.api.url}{PODS_PATH}/web/proxy/next") as resp:
+            assert resp.status == 200
+        for _ in range(100):
+            line = (await asyncio.wait_for(follow.content.readline(), 5)).decode()
+            if '"GET /next HTTP/1.1" 200' in line:
+                break
+        else:
+            raise AssertionError("the follower never saw the access line")
+    answer = await spdy_client.connect(f"{env.api.url}{PODS_PATH}/web/portforward",
+                                       "portforward.k8s.io")
+    client = SpdyClient(answer.upgraded)
+    error = await client.create(streamtype="error", port="80", requestid="0")
+    data = await client.create(streamtype="data", port="80", requestid="0")
+    await client.send(error, b"", fin=True)
+    await client.send(data, b"HEAD /pf HTTP/1.0\r\nUser-Agent: pf\r\n\r\n")
+    await client.read(until=lambda: data in client.fins)
+    answer.upgraded.close()
+    async with env.session.get(log_url, params={"sinceSeconds": "60"}) as resp:
+        assert '"HEAD /pf HTTP/1.0" 200 0 "-" "pf"\n' in await resp.text()
