@@ -1,10 +1,12 @@
 """Simulated containers through the real kubectl against `minikube-py start` as a subprocess:
 `kubectl run ... -- echo hi` logs `hi` and succeeds, deleting a server pod takes about a
-second, and a `sleep` that ignores SIGTERM takes its grace period."""
+second, a `sleep` that ignores SIGTERM takes its grace period, and a request through the pod's
+proxy is an access line in `kubectl logs`."""
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 
@@ -68,3 +70,18 @@ def test_a_sleep_that_ignores_sigterm_takes_its_grace_period(cluster: ClusterPro
     cluster.wait(lambda: phase(cluster, "sleeper") == "Running", what="pod sleeper Running")
     took = timed_delete(cluster, "sleeper")
     assert 2.8 <= took < 6, took
+
+
+def test_a_request_through_the_proxy_is_an_access_line_in_kubectl_logs(
+        cluster: ClusterProcesses) -> None:
+    cluster.kubectl("run", "web", "--image=nginx", "--port=80")
+    cluster.wait(lambda: phase(cluster, "web") == "Running", what="pod web Running")
+    answer = cluster.kubectl("get", "--raw", "/api/v1/namespaces/default/pods/web:80/proxy/hello")
+    assert answer.stdout.startswith("pod web (")
+    logs = cluster.kubectl("logs", "web").stdout
+    assert logs.startswith("container web of pod default/web started\n")
+    access = [line for line in logs.splitlines() if '"GET /hello' in line]
+    assert len(access) == 1, logs
+    assert re.fullmatch(r'\S+ - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000\] '
+                        r'"GET /hello HTTP/1\.1" 200 \d+ "-" "kubectl/v1\.\d+\.\d+ .*"',
+                        access[0]), access[0]
