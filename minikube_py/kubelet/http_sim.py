@@ -13,9 +13,10 @@ the bytes of one port-forwarded TCP stream into response bytes (HTTP/1.x, keep-a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from typing import Any, Callable
+from typing import Any
 
 Obj = dict[str, Any]
 SERVER = "minikube-py-simulated"

@@ -205,6 +205,18 @@ def render(namespace: str, pod: str, container: str, start: int, stop: int, star
                         timestamps)
 
 
+def server_lines(namespace: str, pod: str, container: str, started: float, interval: float,
+                 span: tuple[int, int], access: ContainerLog | None,
+                 acc_sent: int) -> tuple[list[Line], int]:
+    """A server's new lines for a follower (`kubectl logs -f`, attach): generated lines
+    `span[0]`..`span[1] - 1` merged with its access lines from number `acc_sent` on; and the
+    number of the next access line."""
+    lines = generated(namespace, pod, container, *span, started, interval)
+    if access is None:
+        return lines, acc_sent
+    return merge(lines, access.lines(max(acc_sent, access.first)), None), access.end
+
+
 def _int_query(query: dict, name: str) -> int | None:
     raw = query.get(name)
     if not raw:
@@ -319,10 +331,8 @@ class LogServer:
             else:
                 end = finished if finished is not None else self.clock()
                 now_total = max(sent, lines_until(started, end, self.interval))
-                lines = generated(ns, pod, container, sent, now_total, started, self.interval)
-                if recorded is not None:
-                    lines = merge(lines, recorded.lines(max(acc_sent, recorded.first)), None)
-                    acc_sent = recorded.end
+                lines, acc_sent = server_lines(ns, pod, container, started, self.interval,
+                                               (sent, now_total), recorded, acc_sent)
                 chunk = render_lines(lines, timestamps)
             if chunk:
                 if limit is not None:

@@ -40,7 +40,15 @@ from . import sandbox as sandboxes
 from .command import SHELLS
 from .containers import RUNNING
 from .environment import load_sandbox
-from .logs import AccessLog, access_line, lines_until, render
+from .logs import (
+    FIRST_ACCESS_POLL,
+    AccessLog,
+    LogSpan,
+    access_line,
+    lines_until,
+    render_lines,
+    server_lines,
+)
 from .portforward import PortForwardSession
 from .remotecommand import SPDY_PROTOCOLS, Options, SpdyStreams, WebSocketStreams
 from .shell import LineDiscipline, Program, Read, Shell, Sleep, StdinBuffer, Write
@@ -300,24 +308,30 @@ class StreamingServer:
     async def _follow_log(self, channels: WebSocketStreams | SpdyStreams, record: PodRecord,
                           container: str,
                           reader: asyncio.Task) -> None:
-        """Attach to a container that is not a shell: its output from now on, until it ends."""
+        """Attach to a container that is not a shell: its output from now on (a server's
+        generated and access lines), until it ends."""
         ns, _, pod = record.key.partition("/")
         span = self.pool.log_span(ns, pod, container, False)
         if span is None:
             return
         started = span[0]
         sent = lines_until(started, time.time(), self.log_interval)
+        recorded = LogSpan(*span).recorded
+        acc_sent = recorded.end if isinstance(recorded, AccessLog) else 0
         while not reader.done():
-            await asyncio.wait([reader], timeout=self.log_interval)
+            await asyncio.wait([reader], timeout=min(self.log_interval, FIRST_ACCESS_POLL))
             span = self.pool.log_span(ns, pod, container, False)
             if span is None or span[0] != started:
                 return
             end = span[1] if span[1] is not None else time.time()
-            total = lines_until(started, end, self.log_interval)
-            if total > sent:
-                await channels.send(STDOUT, render(ns, pod, container, sent, total, started,
-                                                   self.log_interval, False))
-                sent = total
+            total = max(sent, lines_until(started, end, self.log_interval))
+            recorded = LogSpan(*span).recorded
+            access = recorded if isinstance(recorded, AccessLog) else None
+            lines, acc_sent = server_lines(ns, pod, container, started, self.log_interval,
+                                           (sent, total), access, acc_sent)
+            if lines:
+                await channels.send(STDOUT, render_lines(lines, False))
+            sent = total
             if span[1] is not None:
                 return
 

@@ -157,7 +157,12 @@ async def test_attach_streams_the_containers_output(env: Env) -> None:
                                       protocols=[V5]) as ws:
         assert (await ws.receive(timeout=5)).data == b"\x01"  # the session is open
         msg = await ws.receive(timeout=5)
-    assert msg.data[0] == 1 and b"web: heartbeat" in msg.data
+        assert msg.data[0] == 1 and b"web: heartbeat" in msg.data
+        async with env.session.get(f"{env.api.url}{PODS_PATH}/web/proxy/attached") as resp:
+            assert resp.status == 200
+        out = b""
+        while b'"GET /attached HTTP/1.1" 200' not in out:  # the server's access line too
+            out += (await ws.receive(timeout=5)).data[1:]
 
 
 async def test_errors_before_the_upgrade_are_statuses(env: Env) -> None:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from minikube_py.kubelet.logs import (AccessLog, LogServer, LogSpan, access_line, lines_until,
-                                     log_line, merge, render)
+from minikube_py.kubelet.logs import (
+    AccessLog,
+    LogServer,
+    LogSpan,
+    access_line,
+    lines_until,
+    log_line,
+    merge,
+    render,
+)
 
 NOW = 1000.0
 
@@ -126,9 +137,6 @@ async def test_server_log_merges_access_lines(served_client: TestClient) -> None
 async def test_a_follower_gets_the_first_access_line_at_once() -> None:
     """No access log until the first request; then a follower sees it within the poll, not
     at the next generated line (the interval here is long)."""
-    import asyncio
-    import time
-
     LIVE.started, LIVE.log = time.time(), None
     app = web.Application()
     app.add_routes(LogServer(served, interval=30.0).routes())
