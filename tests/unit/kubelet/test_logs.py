@@ -94,9 +94,13 @@ ACCESS.write(NOW - 8.5, 1, b"A1\n")   # between heartbeat 2 (991) and heartbeat 
 ACCESS.write(NOW, 1, b"A2\n")   # with the last line (heartbeat 11, at 1000): after it
 
 
+OLD_ACCESS = AccessLog()
+OLD_ACCESS.write(901.5, 1, b"old request\n")
+
+
 def served(ns: str, pod: str, container: str, previous: bool):
-    if (pod, container) == ("s", "web") and not previous:
-        return LogSpan(NOW - 10, None, ACCESS)
+    if (pod, container) == ("s", "web"):
+        return LogSpan(900.0, 903.0, OLD_ACCESS) if previous else LogSpan(NOW - 10, None, ACCESS)
     if (pod, container) == ("live", "web") and not previous:
         return LogSpan(LIVE.started, None, LIVE.log)
     return None
@@ -132,6 +136,9 @@ async def test_server_log_merges_access_lines(served_client: TestClient) -> None
     assert await resp.text() == "1970-01-01T00:16:40.000000Z A2\n"
     resp = await served_client.get("/containerLogs/default/s/web?limitBytes=3&tailLines=1")
     assert await resp.text() == "A2\n"
+    resp = await served_client.get("/containerLogs/default/s/web?previous=true&tailLines=3")
+    assert (await resp.text()).splitlines() == ["old request", "web: heartbeat 3",
+                                                "web: heartbeat 4"]  # stops at 903
 
 
 async def test_a_follower_gets_the_first_access_line_at_once() -> None:
