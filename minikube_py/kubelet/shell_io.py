@@ -343,7 +343,7 @@ class Governor:
                     self.steps = self.bytes = 0
                 elif isinstance(action, Write):
                     self.bytes += len(action.data)
-                    if self.bytes >= self.max_bytes or (pause := self.tick()) is not None:
+                    if self.bytes >= self.max_bytes or self.tick() is not None:
                         self.steps = self.bytes = 0
                         yield Sleep(self.pause)
                 action = program.send((yield action))

@@ -384,7 +384,7 @@ class Parser:
         name_tok = self.take()
         var = plain(name_tok.word) if name_tok.kind == "word" else None
         if var is None or not NAME.fullmatch(var):
-            raise ShellSyntaxError(f"syntax error: bad for loop variable")
+            raise ShellSyntaxError("syntax error: bad for loop variable")
         words: list[Word] | None = None
         self.linebreak()
         if self.peek().kind == "word" and plain(self.peek().word) == "in":
@@ -454,7 +454,7 @@ class Parser:
     def function(self, name_tok: Token) -> FuncDef:
         name = plain(name_tok.word)
         if name is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
-            raise ShellSyntaxError(f"syntax error: bad function name")
+            raise ShellSyntaxError("syntax error: bad function name")
         self.take()
         self.expect_op(")")
         self.linebreak()
