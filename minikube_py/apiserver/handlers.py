@@ -325,11 +325,14 @@ class ResourceHandlers:
                     subresource: str) -> web.Response:
         content_type = request.content_type
         patch_type = PATCH_TYPES.get(content_type)
-        if patch_type is None:
+        if patch_type is None or (patch_type == "strategic" and registry.strategy.custom):
+            # custom resources have no patch strategies: upstream refuses strategic merge
+            accepted = [t for t, p in PATCH_TYPES.items()
+                        if not (registry.strategy.custom and p == "strategic")]
             raise errors.StatusError(
                 415, "UnsupportedMediaType",
                 f"the body of the request was in an unknown format - accepted media types "
-                f"include: {', '.join(PATCH_TYPES)}")
+                f"include: {', '.join(accepted)}")
         data = await read_body(request)
         doc_type = "application/yaml" if patch_type == "apply" else None
         patch_doc = await offload.run(decode_body, data, doc_type,

@@ -34,6 +34,7 @@ from .authz.guard import build_guard
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
 from .cors import CORS, parse_origins
+from .crd_controller import CRDController
 from .connection import APIRunner
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
@@ -56,7 +57,7 @@ class APIServer:
         self.store = store
         self.options = options = options or APIServerOptions()
         self.metrics = process_metrics()
-        leases = LeaseManager(store, int(options.event_ttl))
+        self._leases = leases = LeaseManager(store, int(options.event_ttl))
         self.registries: dict[tuple[str, str, str], Registry] = {}
         self.cachers: dict[tuple[str, str], Cacher] = {}
         for strategy in resources.STORED:
@@ -97,6 +98,44 @@ class APIServer:
             interval=options.endpoint_reconciler_interval)
         self._groups = self._group_table()
         self._openapi = OpenAPIDocuments(self._groups)
+        self.crd_controller = CRDController(self)
+
+    # -- custom resources (crd_controller.py) --------------------------------------------
+    async def serve_custom(self, strategies: list) -> None:
+        """Serve a CRD's versions now: registries, routes, discovery; the watch cache of the
+        first (all versions share the keys) starts in the background."""
+        cacher = None
+        for strategy in strategies:
+            gvr = (strategy.group, strategy.version, strategy.resource)
+            registry = Registry(strategy, self.store, prefix=self.options.etcd_prefix,
+                                leases=self._leases, gc_enabled=self.options.enable_garbage_collector)
+            self.registries[gvr] = self._served[gvr] = registry
+            self._groups.setdefault(strategy.group, {}).setdefault(strategy.version, []).append(
+                strategy)
+            if cacher is None:
+                cacher = Cacher(strategy, self.store, registry.root,
+                                window=self.options.watch_cache_size)
+                self.cachers[strategy.resource, strategy.group] = cacher
+                await cacher.start()
+
+    async def unserve_custom(self, strategies: list) -> None:
+        """Stop serving a CRD's versions: its routes answer 404 and its watches end."""
+        for strategy in strategies:
+            gvr = (strategy.group, strategy.version, strategy.resource)
+            self.registries.pop(gvr, None)
+            self._served.pop(gvr, None)
+            versions = self._groups.get(strategy.group, {})
+            kept = [s for s in versions.get(strategy.version, []) if s.resource != strategy.resource]
+            if kept:
+                versions[strategy.version] = kept
+            else:
+                versions.pop(strategy.version, None)
+            if not versions:
+                self._groups.pop(strategy.group, None)
+        if strategies:
+            cacher = self.cachers.pop((strategies[0].resource, strategies[0].group), None)
+            if cacher is not None:
+                await cacher.stop()
 
     # -- wiring -------------------------------------------------------------------------
     def registry_for(self, group: str, version: str, resource: str) -> Registry:
@@ -132,6 +171,7 @@ class APIServer:
 
     async def start(self) -> None:
         await asyncio.gather(*(c.start() for c in set(self.cachers.values())))
+        await self.crd_controller.start()
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
@@ -142,6 +182,7 @@ class APIServer:
             cacher.close_watchers()
 
     async def stop(self) -> None:
+        await self.crd_controller.stop()
         await self.bootstrap.stop()
         await self.watch_clock.stop()
         await asyncio.gather(*(c.stop() for c in set(self.cachers.values())))

@@ -171,6 +171,9 @@ class Strategy:
     #: the key of this resource's validators in api/validation when it is not the kind
     #: (events.k8s.io/v1 Events: stored as core Events, held to their version's rules)
     validation: str = ""
+    #: a custom resource served from a CustomResourceDefinition (registry/crds.py): no
+    #: strategic merge patch (415, as upstream), no built-in schema
+    custom: bool = False
 
     @property
     def group_version(self) -> str:

@@ -44,7 +44,7 @@ from minikube_py.api.validation.meta import (
 )
 from minikube_py.api.validation.typed import Errs, type_name
 
-__all__ = ["EVENTS_V1", "validate_create", "validate_status_update", "validate_update"]
+__all__ = ["CLUSTER_SCOPED", "EVENTS_V1", "validate_create", "validate_status_update", "validate_update"]
 
 #: the validation key of events.k8s.io/v1 Events (registry Strategy.validation): they are
 #: stored as core/v1 Events but held to the strict rules of their request version
@@ -76,7 +76,21 @@ def _generic_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> Non
     validate_object_meta_update(new, old, errs)
 
 
+def _cluster_create(obj: dict[str, Any], errs: Errs) -> None:
+    """The generic checks for a cluster-scoped resource (CRDs, cluster-scoped custom resources)."""
+    validate_object_meta(obj, False, path_segment_name, errs)
+
+
+def _cluster_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    _cluster_create(new, errs)
+    validate_object_meta_update(new, old, errs)
+
+
+#: validation keys of cluster-scoped resources without rules of their own (registry/crds.py)
+CLUSTER_SCOPED = "cluster-scoped"
+
 _CREATE: dict[str, Create] = {
+    CLUSTER_SCOPED: _cluster_create,
     "Pod": pod.validate_pod_create,
     "PodTemplate": pod.validate_pod_template,
     "Service": service.validate_service,
@@ -101,6 +115,7 @@ _CREATE: dict[str, Create] = {
 }
 
 _UPDATE: dict[str, Update] = {
+    CLUSTER_SCOPED: _cluster_update,
     "Pod": pod.validate_pod_update,
     "PodTemplate": pod.validate_pod_template_update,
     "Service": service.validate_service_update,
@@ -126,6 +141,7 @@ _UPDATE: dict[str, Update] = {
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
 _STATUS_UPDATE: dict[str, Update] = {
+    CLUSTER_SCOPED: _cluster_update,
     "Pod": pod_status.validate_pod_status_update,
     "Service": service.validate_service_status_update,
     "Node": node.validate_node_update,

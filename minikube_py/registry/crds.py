@@ -1,0 +1,229 @@
+"""CustomResourceDefinitions: the CRD resource itself and the Strategy made from one.
+
+Kubernetes pieces: k8s.io/apiextensions-apiserver's pkg/registry/customresourcedefinition
+(strategy.go: cluster scope, status subresource, PrepareForCreate; etcd.go: a delete marks the
+CRD terminating with the `customresourcecleanup.apiextensions.k8s.io` finalizer),
+pkg/apis/apiextensions/validation (the basic name/scope/version rules; structural schemas,
+CEL and conversion are not checked yet) and pkg/apiserver/customresource_handler.go's
+per-version storage: every served version of an established CRD is served by the SAME generic
+registry, configured by a Strategy computed here (no per-CRD code). Pure functions only: the
+wiring that starts serving is apiserver/crd_controller.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..api import errors, meta
+from ..api.naming import is_dns1035_label, is_dns1123_subdomain
+from ..api.validation import CLUSTER_SCOPED
+from .strategy import Obj, Strategy, SubresourceSpec
+
+GROUP = "apiextensions.k8s.io"
+CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+_SCOPES = ("Cluster", "Namespaced")
+_STATUS = SubresourceSpec("status", ("get", "patch", "update"))
+
+
+def _names(spec: dict[str, Any]) -> dict[str, Any]:
+    names = spec.get("names")
+    return names if isinstance(names, dict) else {}
+
+
+def default_crd(crd: Obj) -> None:
+    """Upstream SetDefaults_CustomResourceDefinition: singular and listKind from kind."""
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return
+    names = spec.get("names")
+    if isinstance(names, dict) and isinstance(names.get("kind"), str) and names["kind"]:
+        names.setdefault("singular", names["kind"].lower())
+        names.setdefault("listKind", names["kind"] + "List")
+    for version in spec.get("versions") or ():
+        if isinstance(version, dict):
+            version.setdefault("served", True)
+            version.setdefault("storage", False)
+    spec.setdefault("conversion", {"strategy": "None"})
+
+
+def validate_crd(crd: Obj) -> list[errors.FieldError]:
+    """The basic rules of upstream ValidateCustomResourceDefinition (names, group, scope,
+    versions); schemas are stored as sent."""
+    errs: list[errors.FieldError] = []
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return [errors.required("spec", "")]
+    group = spec.get("group")
+    names = _names(spec)
+    plural = names.get("plural")
+    name = (crd.get("metadata") or {}).get("name", "")
+    if name != f"{plural}.{group}":
+        errs.append(errors.invalid("metadata.name", name,
+                                   'must be spec.names.plural+"."+spec.group'))
+    if not group:
+        errs.append(errors.required("spec.group", ""))
+    elif not isinstance(group, str) or is_dns1123_subdomain(group):
+        errs.append(errors.invalid("spec.group", group, "; ".join(is_dns1123_subdomain(str(group)))))
+    elif "." not in group:
+        errs.append(errors.invalid("spec.group", group, "should be a domain with at least one dot"))
+    scope = spec.get("scope")
+    if not scope:
+        errs.append(errors.required("spec.scope", ""))
+    elif scope not in _SCOPES:
+        errs.append(errors.not_supported("spec.scope", scope, _SCOPES))
+    for field in ("plural", "singular"):
+        value = names.get(field)
+        if not value and field == "plural":
+            errs.append(errors.required("spec.names.plural", ""))
+        elif value and (not isinstance(value, str) or is_dns1035_label(value)):
+            errs.append(errors.invalid(f"spec.names.{field}", value,
+                                       "; ".join(is_dns1035_label(str(value)))))
+    for field in ("kind", "listKind"):
+        value = names.get(field)
+        if not value:
+            errs.append(errors.required(f"spec.names.{field}", ""))
+        elif not isinstance(value, str) or is_dns1035_label(value.lower()):
+            errs.append(errors.invalid(f"spec.names.{field}", value,
+                                       "may have mixed case, but should otherwise match: "
+                                       "[a-z]([-a-z0-9]*[a-z0-9])?"))
+    errs += _validate_versions(spec.get("versions"))
+    return errs
+
+
+def _validate_versions(versions: Any) -> list[errors.FieldError]:
+    if not isinstance(versions, list) or not versions:
+        return [errors.invalid("spec.versions", versions or None, "must have exactly one version "
+                                                                  "marked as storage version")]
+    errs: list[errors.FieldError] = []
+    seen: set[str] = set()
+    for i, version in enumerate(versions):
+        path = f"spec.versions[{i}]"
+        name = version.get("name") if isinstance(version, dict) else None
+        if not name:
+            errs.append(errors.required(f"{path}.name", ""))
+        elif not isinstance(name, str) or is_dns1035_label(name):
+            errs.append(errors.invalid(f"{path}.name", name, "; ".join(is_dns1035_label(str(name)))))
+        elif name in seen:
+            errs.append(errors.duplicate(f"{path}.name", name))
+        else:
+            seen.add(name)
+    storage = [v for v in versions if isinstance(v, dict) and v.get("storage") is True]
+    if len(storage) != 1:
+        errs.append(errors.invalid("spec.versions", versions,
+                                   "must have exactly one version marked as storage version"))
+    if not any(isinstance(v, dict) and v.get("served") for v in versions):
+        errs.append(errors.invalid("spec.versions", versions, "must have at least one version "
+                                                              "marked as served"))
+    return errs
+
+
+def _check(registry: Any, crd: Obj) -> None:
+    default_crd(crd)
+    errs = validate_crd(crd)
+    if errs:
+        raise errors.invalid_object("CustomResourceDefinition", crd["metadata"].get("name", ""),
+                                    errs, GROUP)
+
+
+async def _prepare_create(registry: Any, crd: Obj) -> None:
+    """Upstream PrepareForCreate: no status from the client (the establishing controller
+    writes it), then the checks."""
+    crd["status"] = {"conditions": [], "acceptedNames": {"kind": "", "plural": ""},
+                     "storedVersions": []}
+    _check(registry, crd)
+
+
+async def _prepare_update(registry: Any, new: Obj, old: Obj) -> None:
+    """The same checks on every main update (there is no finish step to hand back)."""
+    if new.get("spec") is not None:
+        _check(registry, new)
+
+
+def mark_terminating(crd: Obj) -> Obj | None:
+    """Upstream's CRD Delete: the first delete sets deletionTimestamp, the cleanup finalizer and
+    a Terminating condition; once the finalizer is gone, None = delete for real."""
+    md = crd["metadata"]
+    if not md.get("deletionTimestamp"):
+        md["deletionTimestamp"] = meta.now_rfc3339()
+        md["deletionGracePeriodSeconds"] = 0
+        finalizers = md.setdefault("finalizers", [])
+        if CLEANUP_FINALIZER not in finalizers:
+            finalizers.append(CLEANUP_FINALIZER)
+        set_condition(crd, "Terminating", "True", "InstanceDeletionInProgress",
+                      "CustomResource deletion is in progress")
+        return crd
+    return crd if md.get("finalizers") else None
+
+
+CRDS = Strategy(
+    group=GROUP, version="v1", resource="customresourcedefinitions",
+    kind="CustomResourceDefinition", namespaced=False,
+    key_root="apiextensions.k8s.io/customresourcedefinitions", short_names=("crd", "crds"),
+    categories=("api-extensions",), subresources=(_STATUS,), has_status=True,
+    prepare_create=_prepare_create, prepare_update=_prepare_update,
+    delete_override=mark_terminating, validation=CLUSTER_SCOPED,
+)
+
+
+def set_condition(crd: Obj, type_: str, status: str, reason: str, message: str) -> bool:
+    """Set one status condition; True when it changed (lastTransitionTime moves only then)."""
+    conditions = crd.setdefault("status", {}).setdefault("conditions", [])
+    for cond in conditions:
+        if cond.get("type") == type_:
+            if (cond.get("status"), cond.get("reason"), cond.get("message")) == (status, reason,
+                                                                                   message):
+                return False
+            if cond.get("status") != status:
+                cond["lastTransitionTime"] = meta.now_rfc3339()
+            cond.update(status=status, reason=reason, message=message)
+            return True
+    conditions.append({"type": type_, "status": status, "lastTransitionTime": meta.now_rfc3339(),
+                       "reason": reason, "message": message})
+    return True
+
+
+def name_conflicts(crd: Obj, taken: dict[str, str]) -> str:
+    """Upstream's naming controller, reduced: why the CRD's plural/singular/shortNames/kind
+    clash with another resource of its group (`taken`: name -> owning CRD), or ""."""
+    names = _names(crd.get("spec") or {})
+    me = crd["metadata"]["name"]
+    for field in ("plural", "singular", "kind", "listKind"):
+        owner = taken.get(str(names.get(field, "")).lower())
+        if owner and owner != me:
+            return f'"{names[field]}" is already in use'
+    for short in names.get("shortNames") or ():
+        owner = taken.get(str(short).lower())
+        if owner and owner != me:
+            return f'"{short}" is already in use'
+    return ""
+
+
+def claimed_names(crd: Obj) -> list[str]:
+    names = _names(crd.get("spec") or {})
+    out = [names.get(f) for f in ("plural", "singular", "kind", "listKind")]
+    out += list(names.get("shortNames") or ())
+    return [str(n).lower() for n in out if n]
+
+
+def strategies_for(crd: Obj) -> list[Strategy]:
+    """One Strategy per served version: keys `/registry/<group>/<plural>/...` (all versions share
+    them: conversion None), `status` when the version declares it."""
+    spec = crd["spec"]
+    names = _names(spec)
+    out = []
+    for version in spec.get("versions") or ():
+        if not version.get("served"):
+            continue
+        has_status = "status" in (version.get("subresources") or {})
+        namespaced = spec.get("scope") == "Namespaced"
+        out.append(Strategy(
+            group=spec["group"], version=version["name"], resource=names["plural"],
+            kind=names["kind"], namespaced=namespaced,
+            key_root=f"{spec['group']}/{names['plural']}",
+            short_names=tuple(names.get("shortNames") or ()),
+            categories=tuple(names.get("categories") or ()),
+            subresources=(_STATUS,) if has_status else (), has_status=has_status,
+            singular=names.get("singular", ""), custom=True,
+            validation="custom-resource" if namespaced else CLUSTER_SCOPED,
+        ))
+    return out
