@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import offload
 from ..api import errors, meta
 from ..api.naming import is_dns1035_label, is_dns1123_subdomain
 from ..api.validation import CLUSTER_SCOPED
+from ..apiextensions.cache import schema_for
+from ..apiextensions.schema import Node, prune_and_default, validate
 from .strategy import Obj, Strategy, SubresourceSpec
 
 GROUP = "apiextensions.k8s.io"
@@ -216,6 +219,7 @@ def strategies_for(crd: Obj) -> list[Strategy]:
             continue
         has_status = "status" in (version.get("subresources") or {})
         namespaced = spec.get("scope") == "Namespaced"
+        schema = schema_for(crd, version)
         out.append(Strategy(
             group=spec["group"], version=version["name"], resource=names["plural"],
             kind=names["kind"], namespaced=namespaced,
@@ -225,5 +229,32 @@ def strategies_for(crd: Obj) -> list[Strategy]:
             subresources=(_STATUS,) if has_status else (), has_status=has_status,
             singular=names.get("singular", ""), custom=True,
             validation="custom-resource" if namespaced else CLUSTER_SCOPED,
+            prepare_create=_schema_create(schema, names["kind"], spec["group"]),
+            prepare_update=_schema_update(schema, names["kind"], spec["group"]),
         ))
     return out
+
+
+def _schema_errors(schema: Node, obj: Obj) -> list[errors.FieldError]:
+    """Upstream's order on a write: prune unknown fields, apply defaults, validate."""
+    prune_and_default(obj, schema)
+    return validate(obj, schema)
+
+
+def _schema_create(schema: Node, kind: str, group: str) -> Any:
+    """The custom resource's create hook: its version's structural schema (a walk on the
+    worker: a big object would hold the event loop)."""
+    async def prepare_create(registry: Any, obj: Obj) -> None:
+        errs = await offload.run(_schema_errors, schema, obj)
+        if errs:
+            raise errors.invalid_object(kind, obj["metadata"].get("name", ""), errs, group)
+    return prepare_create
+
+
+def _schema_update(schema: Node, kind: str, group: str) -> Any:
+    """The same schema on every main-resource update and patch."""
+    async def prepare_update(registry: Any, new: Obj, old: Obj) -> None:
+        errs = await offload.run(_schema_errors, schema, new)
+        if errs:
+            raise errors.invalid_object(kind, new["metadata"].get("name", ""), errs, group)
+    return prepare_update

@@ -135,3 +135,23 @@ def test_official_client_custom_objects_api(server: ServerThread) -> None:
             objects.get_namespaced_custom_object(*args, "my-new-cron-object")
         assert err.value.status == 404
         ext.delete_custom_resource_definition("crontabs.stable.example.com")
+
+
+@pytest.mark.skipif(not os.path.exists(KUBECTL), reason=f"needs {KUBECTL}")
+def test_kubectl_apply_meets_the_structural_schema(server: ServerThread, tmp_path: Path) -> None:
+    """Issue 16's second slice: kubectl 1.31 apply is validated against the CRD's schema (the
+    upstream 422 reaches the user as is) and, with fieldValidation=Ignore, unknown fields are pruned."""
+    _kubectl(server, tmp_path, "apply", "-f", "-", stdin=CRD_YAML)
+    _kubectl(server, tmp_path, "wait", "--for=condition=Established", "--timeout=10s",
+             "crd/crontabs.stable.example.com")
+    result = _kubectl(server, tmp_path, "apply", "-f", "-", ok=False,
+                      stdin=CR_YAML + '  replicas: "two"\n')
+    assert result.returncode != 0
+    assert ('spec.replicas: Invalid value: "string": spec.replicas in body must be of type '
+            'integer: "string"') in result.stderr, result.stderr
+    # --validate=false: fieldValidation=Ignore, the unknown field is pruned silently
+    _kubectl(server, tmp_path, "apply", "--validate=false", "-f", "-",
+             stdin=CR_YAML + "  replicas: 2\n  junk: 1\n")
+    out = _kubectl(server, tmp_path, "get", "ct", "my-new-cron-object", "-o",
+                   "jsonpath={.spec}").stdout
+    assert '"replicas":2' in out and "junk" not in out

@@ -1,0 +1,295 @@
+"""A CRD version's openAPIV3Schema, compiled once, and the three walks upstream makes over a
+custom resource with it: pruning, defaulting and validation.
+
+Kubernetes pieces: apiextensions-apiserver pkg/apiserver/schema (NewStructural, pruning.Prune,
+defaulting.Default: `default` values, null dropping for non-nullable fields with a default),
+pkg/apiserver/validation (kube-openapi's validator; messages are go-openapi's
+`<path> in body must be of type integer: "string"`, converted to field errors as
+kubeOpenAPIResultToFieldErrors does). The root and embedded resources
+(x-kubernetes-embedded-resource) keep apiVersion/kind/metadata; their metadata is kept whole
+(upstream prunes it to ObjectMeta's fields: not done yet).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime
+import math
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..api import errors
+from ..api.errors import FieldError, FieldErrorType
+from ..api.validation.typed import type_name
+
+_TYPES = ("object", "array", "string", "integer", "number", "boolean")
+_INT32 = (-(2 ** 31), 2 ** 31 - 1)
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+
+
+@dataclass
+class Node:
+    """One compiled schema node (upstream schema.Structural, with its value validations)."""
+
+    type: str = ""
+    properties: dict[str, Node] = field(default_factory=dict)
+    additional: Node | None = None  # additionalProperties: a map's value schema
+    items: Node | None = None
+    required: tuple[str, ...] = ()
+    enum: tuple[Any, ...] | None = None
+    pattern: re.Pattern[str] | None = None
+    pattern_text: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    exclusive_maximum: bool = False
+    min_length: int | None = None
+    max_length: int | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    min_properties: int | None = None
+    max_properties: int | None = None
+    nullable: bool = False
+    format: str = ""
+    int_or_string: bool = False
+    preserve_unknown: bool = False
+    embedded: bool = False
+    has_default: bool = False
+    default: Any = None
+
+
+def compile_schema(raw: Any) -> Node:
+    """The tree of an openAPIV3Schema (a missing schema accepts and keeps everything)."""
+    if not isinstance(raw, dict):
+        return Node(preserve_unknown=True)
+    node = Node(
+        type=raw.get("type") if raw.get("type") in _TYPES else "",
+        required=tuple(r for r in raw.get("required") or () if isinstance(r, str)),
+        nullable=raw.get("nullable") is True,
+        format=raw.get("format") if isinstance(raw.get("format"), str) else "",
+        int_or_string=raw.get("x-kubernetes-int-or-string") is True,
+        preserve_unknown=raw.get("x-kubernetes-preserve-unknown-fields") is True,
+        embedded=raw.get("x-kubernetes-embedded-resource") is True,
+        exclusive_minimum=raw.get("exclusiveMinimum") is True,
+        exclusive_maximum=raw.get("exclusiveMaximum") is True,
+    )
+    props = raw.get("properties")
+    if isinstance(props, dict):
+        node.properties = {k: compile_schema(v) for k, v in props.items()}
+    extra = raw.get("additionalProperties")
+    if isinstance(extra, dict):
+        node.additional = compile_schema(extra)
+    elif extra is True:
+        node.additional = Node(preserve_unknown=True)
+    if isinstance(raw.get("items"), dict):
+        node.items = compile_schema(raw["items"])
+    if isinstance(raw.get("enum"), list):
+        node.enum = tuple(raw["enum"])
+    if isinstance(raw.get("pattern"), str):
+        node.pattern_text = raw["pattern"]
+        try:
+            node.pattern = re.compile(raw["pattern"])
+        except re.error:
+            node.pattern = None
+    for attr, key in (("minimum", "minimum"), ("maximum", "maximum")):
+        value = raw.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            setattr(node, attr, value)
+    for attr, key in (("min_length", "minLength"), ("max_length", "maxLength"),
+                      ("min_items", "minItems"), ("max_items", "maxItems"),
+                      ("min_properties", "minProperties"), ("max_properties", "maxProperties")):
+        value = raw.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            setattr(node, attr, value)
+    if "default" in raw:
+        node.has_default, node.default = True, raw["default"]
+    return node
+
+
+def _child(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _copy(value: Any) -> Any:
+    return orjson.loads(orjson.dumps(value))
+
+
+# -- pruning and defaulting (upstream pruning.Prune, then defaulting.Default) -----------------
+def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
+    """Drop the fields the schema does not know (unless it preserves them) and fill `default`s,
+    in place. At the root and in embedded resources apiVersion/kind/metadata are kept."""
+    if isinstance(obj, dict):
+        if node.type in ("", "object") or node.embedded or root:
+            keep = {"apiVersion", "kind", "metadata"} if (root or node.embedded) else set()
+            if node.properties or node.additional is not None or not node.preserve_unknown:
+                for key in list(obj):
+                    sub = node.properties.get(key) or node.additional
+                    if sub is None:
+                        if key not in keep and not node.preserve_unknown:
+                            del obj[key]
+                        continue
+                    if obj[key] is None and not sub.nullable and sub.has_default:
+                        del obj[key]  # upstream drops a null it would otherwise default
+                        continue
+                    prune_and_default(obj[key], sub, False)
+            for key, sub in node.properties.items():
+                if sub.has_default and key not in obj:
+                    obj[key] = _copy(sub.default)
+                    prune_and_default(obj[key], sub, False)
+    elif isinstance(obj, list) and node.items is not None:
+        for item in obj:
+            prune_and_default(item, node.items, False)
+
+
+# -- validation (kube-openapi validate + kubeOpenAPIResultToFieldErrors) ----------------------
+def _type_of(value: Any) -> str:
+    """The JSON type name, with kube-openapi's "integer" for whole numbers."""
+    name = type_name(value)
+    if name == "number" and (isinstance(value, int) or value.is_integer()):
+        return "integer"
+    return name
+
+
+def _type_ok(node: Node, value: Any) -> bool:
+    actual = _type_of(value)
+    if node.int_or_string:
+        return actual in ("integer", "string")
+    if not node.type:
+        return True
+    if node.type == "number":
+        return actual in ("integer", "number")
+    return actual == node.type
+
+
+def _type_error(path: str, node: Node, value: Any) -> FieldError:
+    actual = _type_of(value)
+    want = "integer,string" if node.int_or_string else node.type
+    return FieldError(FieldErrorType.TYPE_INVALID, path,
+                      f'{path} in body must be of type {want}: "{actual}"', actual)
+
+
+def _format_ok(fmt: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    if fmt in ("int32", "int64") and isinstance(value, int):
+        low, high = _INT32 if fmt == "int32" else _INT64
+        return low <= value <= high
+    if not isinstance(value, str):
+        return True
+    try:
+        if fmt == "date-time":
+            datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+            return "T" in value.upper()
+        if fmt == "date":
+            datetime.date.fromisoformat(value)
+        elif fmt == "uuid":
+            uuid.UUID(value)
+        elif fmt == "byte":
+            base64.b64decode(value, validate=True)
+    except (ValueError, binascii.Error):
+        return False
+    return True
+
+
+def validate(obj: Any, node: Node, path: str = "") -> list[FieldError]:
+    """Every schema violation of `obj`, with upstream's paths and messages."""
+    errs: list[FieldError] = []
+    _validate(obj, node, path, errs)
+    return errs
+
+
+def _validate(value: Any, node: Node, path: str, errs: list[FieldError]) -> None:
+    if value is None:
+        if not node.nullable and (node.type or node.int_or_string):
+            errs.append(_type_error(path, node, value))
+        return
+    if not _type_ok(node, value):
+        errs.append(_type_error(path, node, value))
+        return
+    if node.enum is not None and value not in node.enum:
+        errs.append(errors.not_supported(path, value, [
+            v if isinstance(v, str) else orjson.dumps(v).decode() for v in node.enum]))
+    if node.format and not _format_ok(node.format, value):
+        errs.append(errors.invalid(path, value, f"{path} in body must be of type {node.format}: "
+                                                f"{orjson.dumps(value).decode()}"))
+    if isinstance(value, str):
+        _validate_string(value, node, path, errs)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        _validate_number(value, node, path, errs)
+    elif isinstance(value, list):
+        _validate_array(value, node, path, errs)
+    elif isinstance(value, dict):
+        _validate_object(value, node, path, errs)
+
+
+def _validate_string(value: str, node: Node, path: str, errs: list[FieldError]) -> None:
+    if node.max_length is not None and len(value) > node.max_length:
+        errs.append(FieldError(FieldErrorType.TOO_LONG, path,
+                               f"may not be longer than {node.max_length}", value))
+    if node.min_length is not None and len(value) < node.min_length:
+        errs.append(errors.invalid(path, value, f"{path} in body should be at least "
+                                                f"{node.min_length} chars long"))
+    if node.pattern_text and (node.pattern is None or not node.pattern.search(value)):
+        errs.append(errors.invalid(path, value,
+                                   f"{path} in body should match '{node.pattern_text}'"))
+
+
+def _num(limit: float) -> str:
+    return str(int(limit)) if isinstance(limit, float) and limit.is_integer() else str(limit)
+
+
+def _validate_number(value: float, node: Node, path: str, errs: list[FieldError]) -> None:
+    if node.minimum is not None:
+        low = node.minimum
+        if value < low or (node.exclusive_minimum and value == low):
+            rel = "greater than" if node.exclusive_minimum else "greater than or equal to"
+            errs.append(errors.invalid(path, value, f"{path} in body should be {rel} {_num(low)}"))
+    if node.maximum is not None:
+        high = node.maximum
+        if value > high or (node.exclusive_maximum and value == high):
+            rel = "less than" if node.exclusive_maximum else "less than or equal to"
+            errs.append(errors.invalid(path, value, f"{path} in body should be {rel} {_num(high)}"))
+    if isinstance(value, float) and not math.isfinite(value):
+        errs.append(errors.invalid(path, str(value), "must be a finite number"))
+
+
+def _too_many(path: str, actual: int, limit: int, what: str) -> FieldError:
+    # upstream field.TooMany prints the count: `Too many: 3: must have at most 2 items`
+    return FieldError(FieldErrorType.TOO_MANY, path, f"{actual}: must have at most {limit} {what}")
+
+
+def _too_few(path: str, actual: int, limit: int | None, what: str) -> FieldError | None:
+    if limit is None or actual >= limit:
+        return None
+    return errors.invalid(path, actual, f"{path} in body should have at least {limit} {what}")
+
+
+def _validate_array(value: list, node: Node, path: str, errs: list[FieldError]) -> None:
+    if node.max_items is not None and len(value) > node.max_items:
+        errs.append(_too_many(path, len(value), node.max_items, "items"))
+    if (err := _too_few(path, len(value), node.min_items, "items")) is not None:
+        errs.append(err)
+    if node.items is not None:
+        for i, item in enumerate(value):
+            _validate(item, node.items, f"{path}[{i}]", errs)
+
+
+def _validate_object(value: dict, node: Node, path: str, errs: list[FieldError]) -> None:
+    if node.max_properties is not None and len(value) > node.max_properties:
+        errs.append(_too_many(path, len(value), node.max_properties, "items"))
+    if (err := _too_few(path, len(value), node.min_properties, "properties")) is not None:
+        errs.append(err)
+    for key in node.required:
+        if key not in value:
+            errs.append(errors.required(_child(path, key)))
+    for key, item in value.items():
+        if not path and key in ("apiVersion", "kind", "metadata") and key not in node.properties:
+            continue
+        sub = node.properties.get(key) or node.additional
+        if sub is not None:
+            _validate(item, sub, _child(path, key), errs)
