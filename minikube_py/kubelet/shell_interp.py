@@ -380,16 +380,23 @@ class Shell:
                 yield from self.tick()
                 if ((yield from self.condition(node.cond)) == 0) == node.until:
                     break
-                try:
-                    status = yield from self.run(node.body)
-                except Break as jump:
-                    if jump.levels > 1:
-                        raise type(jump)(jump.levels - 1) from None
-                    if type(jump) is Break:
-                        break
+                ran, broke = yield from self._iteration(node.body)
+                status = status if ran is None else ran
+                if broke:
+                    break
         finally:
             self.loops -= 1
         return status
+
+    def _iteration(self, body: CommandList) -> Program:
+        """One pass of a loop's body: (its status, or None when `break`/`continue` cut it
+        short; whether the loop ends). `break N`/`continue N` for an outer loop go on up."""
+        try:
+            return (yield from self.run(body)), False
+        except Break as jump:
+            if jump.levels > 1:
+                raise type(jump)(jump.levels - 1) from None
+            return None, type(jump) is Break
 
     def _run_For(self, node: For) -> Program:
         return (yield from self.redirected(self._for(node), node.redirs))
@@ -403,13 +410,10 @@ class Shell:
             for item in items:
                 yield from self.tick()
                 self.assign(node.var, item)
-                try:
-                    status = yield from self.run(node.body)
-                except Break as jump:
-                    if jump.levels > 1:
-                        raise type(jump)(jump.levels - 1) from None
-                    if type(jump) is Break:
-                        break
+                ran, broke = yield from self._iteration(node.body)
+                status = status if ran is None else ran
+                if broke:
+                    break
         finally:
             self.loops -= 1
         return status
