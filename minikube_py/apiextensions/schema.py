@@ -8,6 +8,11 @@ pkg/apiserver/validation (kube-openapi's validator; messages are go-openapi's
 kubeOpenAPIResultToFieldErrors does). The root and embedded resources
 (x-kubernetes-embedded-resource) keep apiVersion/kind/metadata; their metadata is kept whole
 (upstream prunes it to ObjectMeta's fields: not done yet).
+
+`pattern` is RE2 (google-re2), as upstream's Go regexp is: linear-time matching, so a CRD
+author's `(a+)+$` cannot hold the process on a client's value (Python's `re` backtracks, and
+holds the GIL while it does, even on the worker thread), and the syntax is the one upstream
+accepts (no lookaround or backreferences).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import base64
 import binascii
 import datetime
 import math
-import re
+import re2
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +31,10 @@ import orjson
 from ..api import errors
 from ..api.errors import FieldError, FieldErrorType
 from ..api.validation.typed import type_name
+
+#: compile errors are answered (the pattern then matches nothing), not logged to stderr
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
 
 _TYPES = ("object", "array", "string", "integer", "number", "boolean")
 _INT32 = (-(2 ** 31), 2 ** 31 - 1)
@@ -42,7 +51,7 @@ class Node:
     items: Node | None = None
     required: tuple[str, ...] = ()
     enum: tuple[Any, ...] | None = None
-    pattern: re.Pattern[str] | None = None
+    pattern: Any = None  # a compiled RE2 pattern
     pattern_text: str = ""
     minimum: float | None = None
     maximum: float | None = None
@@ -93,8 +102,8 @@ def compile_schema(raw: Any) -> Node:
     if isinstance(raw.get("pattern"), str):
         node.pattern_text = raw["pattern"]
         try:
-            node.pattern = re.compile(raw["pattern"])
-        except re.error:
+            node.pattern = re2.compile(raw["pattern"], _RE2_OPTIONS)
+        except re2.error:
             node.pattern = None
     for attr, key in (("minimum", "minimum"), ("maximum", "maximum")):
         value = raw.get(key)
