@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .shell_applets_text import bre_to_python, user_regex
 from .shell_io import Program, Write, text
 
 if TYPE_CHECKING:
@@ -222,9 +223,7 @@ def _div(a: str | int, b: str | int, modulo: bool) -> int:
 
 def _match(value: str, regex: str) -> str | int:
     """BRE anchored at the start: `\\(..\\)` returns the group, else the match length."""
-    pattern = regex.replace("\\(", "\0(").replace("\\)", "\0)")
-    pattern = re.sub(r"(?<!\0)([()|+?{}])", r"\\\1", pattern).replace("\0", "")
-    found = re.match(pattern, value)
+    found = user_regex(bre_to_python(regex)).match(value)
     if "\\(" in regex:
         return found.group(1) if found and found.group(1) is not None else ""
     return found.end() if found else 0

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
+import re2
+
 from .shell_args import count, parse_opts, read_file, read_inputs
 from .shell_io import CHUNK, Program, Read, Write, copy_stdin, stdin_bytes, text
 
@@ -66,22 +68,41 @@ def _cat(sh: "Shell", argv: list[str]) -> Program:
     return status
 
 
-def _regex(pattern: str, opts: dict[str, str]) -> re.Pattern[str]:
-    flags = re.I if "-i" in opts else 0
+#: RE2 for every pattern a user gives (grep, sed, expr): linear-time matching, so a pattern
+#: like `(a+)+$` cannot hold the event loop on a long line the way Python's backtracking `re`
+#: would (a single match call is not a step the shell's governor can interrupt)
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
+
+def user_regex(pattern: str, ignore_case: bool = False):
+    """A user's (already Python-syntax) pattern compiled with RE2; one RE2 cannot run
+    (backreferences) or that is malformed matches itself literally."""
+    prefix = "(?i)" if ignore_case else ""
+    try:
+        return re2.compile(prefix + pattern, _RE2_OPTIONS)
+    except re2.error:
+        return re2.compile(prefix + re.escape(pattern), _RE2_OPTIONS)
+
+
+def bre_to_python(pattern: str) -> str:
+    """A POSIX basic regular expression in Python syntax: `\\(` `\\)` `\\{` `\\}` `\\|` `\\+`
+    are the operators, the bare characters literals."""
+    pattern = pattern.replace("\\(", "\0(").replace("\\)", "\0)").replace("\\|", "\0|")
+    pattern = pattern.replace("\\{", "\0{").replace("\\}", "\0}").replace("\\+", "\0+")
+    return re.sub(r"(?<!\0)([()|{}+?])", r"\\\1", pattern).replace("\0", "")
+
+
+def _regex(pattern: str, opts: dict[str, str]):
     if "-F" in opts:
-        return re.compile(re.escape(pattern), flags)
-    if "-E" not in opts:  # basic regular expressions: \( \) \{ \} \| are the operators
-        pattern = pattern.replace("\\(", "\0(").replace("\\)", "\0)").replace("\\|", "\0|")
-        pattern = pattern.replace("\\{", "\0{").replace("\\}", "\0}").replace("\\+", "\0+")
-        pattern = re.sub(r"(?<!\0)([()|{}+?])", r"\\\1", pattern).replace("\0", "")
+        return user_regex(re.escape(pattern), "-i" in opts)
+    if "-E" not in opts:  # basic regular expressions
+        pattern = bre_to_python(pattern)
     if "-w" in opts:
         pattern = rf"\b(?:{pattern})\b"
     if "-x" in opts:
         pattern = rf"^(?:{pattern})$"
-    try:
-        return re.compile(pattern, flags)
-    except re.error:
-        return re.compile(re.escape(pattern), flags)
+    return user_regex(pattern, "-i" in opts)
 
 
 def _grep(sh: "Shell", argv: list[str]) -> Program:

@@ -193,3 +193,16 @@ def test_a_trap_wakes_a_wait() -> None:
     with pytest.raises(StopIteration) as stop:
         program.send(2.0)  # the driver cut the sleep short after 2 s
     assert stop.value.value == 5
+
+
+def test_user_patterns_match_in_linear_time() -> None:
+    """grep, sed and expr compile a user's pattern with RE2: `(a+)+$` against a long line that
+    does not match would backtrack for ever under Python's re, holding the event loop."""
+    import time
+
+    line = "a" * 30_000 + "b"
+    started = time.perf_counter()
+    for script in (f"echo {line} | grep -E '^(a+)+$'", f"echo {line} | sed -E 's/^(a+)+$/x/'",
+                   f"expr {line} : '\\(a*\\)*c'"):
+        sh(script)
+    assert time.perf_counter() - started < 5
