@@ -23,6 +23,7 @@ import urllib.request
 from pathlib import Path
 
 from minikube_py.storage.errors import MAX_VALUE_BYTES
+from tests.port_race import start_retrying_port_races
 
 #: How long a member (or a whole cluster) may take to answer its first request.
 READY_TIMEOUT = 10.0
@@ -193,20 +194,34 @@ class EtcdServer:
 
 
 def start_single(data_dir: Path | str) -> EtcdServer:
-    """One healthy single-member etcd."""
-    server = EtcdServer(data_dir)
-    try:
-        server.start()
-    except BaseException:
-        server.kill()
-        raise
-    return server
+    """One healthy single-member etcd (fresh ports when another process took ours first)."""
+
+    def attempt() -> EtcdServer:
+        server = EtcdServer(data_dir)
+        try:
+            server.start()
+        except BaseException:
+            server.kill()
+            raise
+        return server
+
+    return start_retrying_port_races(
+        attempt, cleanup=lambda: shutil.rmtree(Path(data_dir) / "single.etcd", ignore_errors=True))
 
 
 def start_cluster(n: int, base_dir: Path | str) -> list[EtcdServer]:
     """An n-member cluster: all members launched at once, then waited for (quorum needs them
     all up together, so waiting for each in turn would never finish)."""
     base = Path(base_dir)
+
+    def cleanup() -> None:
+        for member_dir in base.glob("m*.etcd"):
+            shutil.rmtree(member_dir, ignore_errors=True)
+
+    return start_retrying_port_races(lambda: _start_cluster_once(n, base), cleanup=cleanup)
+
+
+def _start_cluster_once(n: int, base: Path) -> list[EtcdServer]:
     names = [f"m{i}" for i in range(1, n + 1)]
     peer_ports = [free_port() for _ in names]
     initial = ",".join(f"{nm}=http://127.0.0.1:{p}" for nm, p in zip(names, peer_ports))

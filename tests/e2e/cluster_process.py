@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from typing import Any, Callable
 
 from tests.etcd_server import free_port
 from tests.integration.test_cli import Lines
+from tests.port_race import start_retrying_port_races
 
 KUBECTL = "/usr/bin/kubectl"
 CLI = [sys.executable, "-m", "minikube_py.cli.main"]
@@ -47,13 +49,16 @@ class ClusterProcesses:
         self.tmp, self.layout, self.nodes = tmp, layout, nodes
         self.data_dir = tmp / "data"
         self.etcd_endpoint, self.etcd_prefix = etcd_endpoint, etcd_prefix
+        self._pick_ports()
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.logs: dict[str, Lines] = {}
+        self.node_names = [f"node-{i}" for i in range(nodes)]
+
+    def _pick_ports(self) -> None:
         self.api_port, self.scheduler_port = free_port(), free_port()
         self.cm_port, self.kubelet_port = free_port(), free_port()
         self.secure_port = free_port()
         self.url = f"http://127.0.0.1:{self.api_port}"
-        self.procs: dict[str, subprocess.Popen] = {}
-        self.logs: dict[str, Lines] = {}
-        self.node_names = [f"node-{i}" for i in range(nodes)]
 
     # -- lifecycle -------------------------------------------------------------------------
     def _storage(self) -> list[str]:
@@ -72,6 +77,18 @@ class ClusterProcesses:
         return lines
 
     def start(self, timeout: float = 60.0) -> "ClusterProcesses":
+        """Start the cluster; a port taken between `free_port()` and bind() means a fresh try."""
+        return start_retrying_port_races(lambda: self._start_once(timeout),
+                                         cleanup=self._reset_after_port_race)
+
+    def _reset_after_port_race(self) -> None:
+        self.stop()
+        self.logs.clear()
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+        shutil.rmtree(self.tmp / "certs", ignore_errors=True)
+        self._pick_ports()
+
+    def _start_once(self, timeout: float) -> "ClusterProcesses":
         if self.layout == "all-in-one":
             logs = self._spawn("minikube-py", [
                 "start", *self._storage(), "--insecure-port", str(self.api_port),
@@ -97,8 +114,19 @@ class ClusterProcesses:
             self._spawn("kubelet", ["kubelet", "--master", self.url, "--hostname-override", "node",
                                     "--nodes", str(self.nodes), "--port", str(self.kubelet_port),
                                     *TIMINGS])
-            self.wait(self.healthy, timeout, "components Healthy and nodes Ready")
+            try:
+                self.wait(self.healthy, timeout, "components Healthy and nodes Ready")
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; component output: {self._exited_output()}") from exc
         return self
+
+    def _exited_output(self) -> str:
+        """What the components that already exited printed (a lost port race shows here)."""
+        lines: list[str] = []
+        for name, proc in self.procs.items():
+            if proc.poll() is not None:
+                lines += [f"{name}: {line}" for line in self.logs[name].drain()]
+        return "\n".join(lines) or "(none exited)"
 
     def healthy(self) -> bool:
         try:

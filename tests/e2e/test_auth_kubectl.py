@@ -15,6 +15,7 @@ import asyncio
 import base64
 import json
 import os
+import shutil
 import ssl
 import subprocess
 import sys
@@ -31,6 +32,7 @@ import yaml
 from tests.e2e.test_kubectl import KUBECTLS
 from tests.etcd_server import free_port
 from tests.integration.test_cli import Lines
+from tests.port_race import start_retrying_port_races
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not KUBECTLS, reason="no kubectl binary on this machine")
@@ -56,16 +58,25 @@ def secure_api(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("auth")
     (tmp / "tokens.csv").write_text(TOKENS)
     (tmp / "policy.jsonl").write_text(POLICY)
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "minikube_py.cli.main", "apiserver", "--data-dir", str(tmp / "data"),
-         "--insecure-port", str(free_port()), "--secure-port", str(port),
-         "--cert-dir", str(tmp / "certs"), "--token-auth-file", str(tmp / "tokens.csv"),
-         "--authorization-mode", "ABAC", "--authorization-policy-file", str(tmp / "policy.jsonl"),
-         "--log-format", "json"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True)
+    def launch() -> tuple[subprocess.Popen, int]:
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "minikube_py.cli.main", "apiserver", "--data-dir",
+             str(tmp / "data"), "--insecure-port", str(free_port()), "--secure-port", str(port),
+             "--cert-dir", str(tmp / "certs"), "--token-auth-file", str(tmp / "tokens.csv"),
+             "--authorization-mode", "ABAC", "--authorization-policy-file",
+             str(tmp / "policy.jsonl"), "--log-format", "json"],
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            Lines(proc.stderr).until('"ready"', 30)
+        except EOFError:
+            proc.wait(15)
+            raise
+        return proc, port
+
+    proc, port = start_retrying_port_races(
+        launch, cleanup=lambda: shutil.rmtree(tmp / "data", ignore_errors=True))
     try:
-        Lines(proc.stderr).until('"ready"', 30)
         yield tmp, f"https://127.0.0.1:{port}"
     finally:
         proc.terminate()

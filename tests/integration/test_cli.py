@@ -291,6 +291,14 @@ class Lines:
         self.seen.append(line)
         return line
 
+    def drain(self, timeout: float = 2.0) -> list[str]:
+        """Every line seen so far and every line until the stream closes (a dead process)."""
+        try:
+            while True:
+                self.next(timeout)
+        except (EOFError, queue.Empty):
+            return self.seen
+
     def until(self, needle: str, timeout: float = 10.0) -> str:
         deadline = time.monotonic() + timeout
         while True:
