@@ -1,0 +1,109 @@
+"""Forwarding a request to an aggregated API server.
+
+Kubernetes piece: kube-aggregator's pkg/apiserver/handler_proxy.go (proxyHandler.ServeHTTP)
+with client-go's transport.NewAuthProxyRoundTripper and apimachinery's UpgradeAwareHandler.
+The request was authenticated and authorized here first; the backend learns who asked from
+the front-proxy headers — `X-Remote-User`, one `X-Remote-Group` per group, `X-Remote-Extra-*`
+— which it trusts because the connection presents the proxy client certificate
+(--proxy-client-cert-file; CN `front-proxy-client`). Any such headers the client sent are
+dropped first, and so is its `Authorization` (upstream's authentication filter removes it).
+The path, query, method and body go as they came; the answer streams back chunk by chunk, so
+a watch through the proxy is a watch. Connection upgrades (exec through an aggregated API)
+are not proxied.
+
+Errors are upstream's, which are plain text, not Status objects: an APIService whose
+`Available` condition is not True answers 503 `service unavailable`, as does one whose service
+cannot be resolved; a backend that cannot be reached answers 503 with the dial error.
+A discovery request (`/apis/<group>/<version>`) gets 5 s, like upstream's
+aggregatedDiscoveryTimeout; other requests run under the server's request deadline (watches
+are long-running and exempt).
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterable
+from urllib.parse import quote
+
+import aiohttp
+from aiohttp import web
+from multidict import CIMultiDict
+
+from ..authn import UserInfo
+
+DISCOVERY_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 30.0
+#: hop-by-hop headers (RFC 7230 6.1) and what the proxy sets itself
+_HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
+                         "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+                         "host"})
+#: the identity of a request on the insecure port (upstream's pre-1.20 InsecureSuperuser)
+UNSECURED = UserInfo("system:unsecured", groups=("system:masters", "system:authenticated"))
+
+
+def plain_error(message: str, status: int) -> web.Response:
+    """Go's http.Error: the text plus a newline, text/plain, nosniff."""
+    return web.Response(status=status, text=message + "\n", content_type="text/plain",
+                        charset="utf-8", headers={"X-Content-Type-Options": "nosniff"})
+
+
+def front_proxy_headers(incoming: Iterable[tuple[str, str]], user: UserInfo,
+                        extra: dict[str, list[str]] | None = None,
+                        remote: str | None = None) -> CIMultiDict[str]:
+    """The headers the backend gets: the client's minus hop-by-hop, Authorization and any
+    X-Remote-*, plus the front-proxy identity (transport.SetAuthProxyHeaders)."""
+    headers: CIMultiDict[str] = CIMultiDict()
+    for name, value in incoming:
+        lower = name.lower()
+        if lower in _HOP_BY_HOP or lower == "authorization" or lower.startswith("x-remote-"):
+            continue
+        headers.add(name, value)
+    headers["X-Remote-User"] = user.name
+    for group in user.groups:
+        headers.add("X-Remote-Group", group)
+    for key, values in (extra or {}).items():
+        for value in values:
+            headers.add(f"X-Remote-Extra-{quote(key, safe='')}", value)
+    if remote:
+        prior = headers.get("X-Forwarded-For")
+        headers["X-Forwarded-For"] = f"{prior}, {remote}" if prior else remote
+    return headers
+
+
+def _response_headers(upstream: aiohttp.ClientResponse) -> CIMultiDict[str]:
+    headers: CIMultiDict[str] = CIMultiDict()
+    for name, value in upstream.headers.items():
+        if name.lower() not in _HOP_BY_HOP:
+            headers.add(name, value)
+    return headers
+
+
+def is_discovery(path: str) -> bool:
+    return len([p for p in path.split("/") if p]) == 3
+
+
+async def forward(request: web.Request, *, base_url: str, server_hostname: str,
+                  context: ssl.SSLContext, user: UserInfo,
+                  session: aiohttp.ClientSession) -> web.StreamResponse:
+    """Send `request` to `base_url` + its path and query; stream the answer back."""
+    url = base_url.rstrip("/") + request.rel_url.raw_path_qs
+    headers = front_proxy_headers(request.headers.items(), user, remote=request.remote)
+    timeout = aiohttp.ClientTimeout(total=DISCOVERY_TIMEOUT if is_discovery(request.path)
+                                    else None, sock_connect=CONNECT_TIMEOUT)
+    body = request.content.iter_any() if request.body_exists else None
+    response: web.StreamResponse | None = None
+    try:
+        async with session.request(request.method, url, headers=headers, data=body,
+                                   ssl=context, server_hostname=server_hostname or None,
+                                   allow_redirects=False, timeout=timeout) as upstream:
+            response = web.StreamResponse(status=upstream.status, reason=upstream.reason,
+                                          headers=_response_headers(upstream))
+            await response.prepare(request)
+            async for chunk in upstream.content.iter_any():
+                await response.write(chunk)
+            await response.write_eof()
+            return response
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        if response is not None and response.prepared:
+            return response  # the backend went away mid-stream: the stream just ends
+        return plain_error(f"error trying to reach service: {exc or type(exc).__name__}", 503)
