@@ -174,14 +174,14 @@ def test_validation_as_upstream(env):
     status = json.loads(body)
     assert code == 422 and status["reason"] == "Invalid", status
     causes = {(c["field"], c["message"]) for c in status["details"]["causes"]}
-    assert ("metadata.name", 'Invalid value: "wrong.example.com": must be '
-            '`spec.version+"."+spec.group`: "v1.example.com"') in causes
-    assert ("spec.groupPriorityMinimum", "Invalid value: 0: must be positive and less than "
-            "20000") in causes
-    assert ("spec.versionPriority", "Invalid value: 1001: must be positive and less than "
-            "1000") in causes
-    assert ("spec.caBundle", 'Invalid value: "3 bytes": local APIServices may not have a '
-            'caBundle') in causes
+    assert ("metadata.name", ('Invalid value: "wrong.example.com": must be '
+            '`spec.version+"."+spec.group`: "v1.example.com"')) in causes
+    assert ("spec.groupPriorityMinimum", ("Invalid value: 0: must be positive and less than "
+            "20000")) in causes
+    assert ("spec.versionPriority", ("Invalid value: 1001: must be positive and less than "
+            "1000")) in causes
+    assert ("spec.caBundle", ('Invalid value: "3 bytes": local APIServices may not have a '
+            'caBundle')) in causes
     code, body, _ = _call(api, "POST", "/apis/apiregistration.k8s.io/v1/apiservices", _apiservice(
         "v1.example.com", "example.com", "v1", {"namespace": "", "name": "x"}))
     causes = {c["field"] for c in json.loads(body)["details"]["causes"]}
@@ -196,7 +196,7 @@ def test_local_apiservices_like_a_real_cluster(env):
     assert lines["v1."][:2] == ["Local", "True"], out
     assert lines["v1.apps"][:2] == ["Local", "True"], out
     assert lines["v1.apiregistration.k8s.io"][:2] == ["Local", "True"], out
-    code, body, _ = _call(api, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1.apps")
+    _code, body, _ = _call(api, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1.apps")
     obj = json.loads(body)
     assert obj["spec"] == {"group": "apps", "version": "v1", "groupPriorityMinimum": 17800,
                            "versionPriority": 15}

@@ -1,0 +1,165 @@
+"""The pure halves of API aggregation: APIService validation, discovery order, the
+availability checks before the network, the front-proxy headers, discovery conversion, the
+front-proxy client certificate and the APIService table row."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+
+from minikube_py.api.tables import column_definitions, row_cells
+from minikube_py.apiserver.aggregator.availability import service_verdict
+from minikube_py.apiserver.aggregator.discovery import aggregated_version
+from minikube_py.apiserver.aggregator.priorities import (
+    Entry,
+    Priority,
+    kube_version_key,
+    ordered_groups,
+)
+from minikube_py.apiserver.aggregator.proxy import front_proxy_headers
+from minikube_py.apiserver.authn import UserInfo
+from minikube_py.cli.front_proxy_tls import ensure_proxy_client_cert
+from minikube_py.registry.apiservices import (
+    default_apiservice,
+    validate_apiservice,
+    validate_status,
+)
+
+
+def _svc(name="v1.example.com", **spec):
+    obj = {"metadata": {"name": name},
+           "spec": {"group": "example.com", "version": "v1", "groupPriorityMinimum": 100,
+                    "versionPriority": 10, **spec}}
+    default_apiservice(obj)
+    return obj
+
+
+def test_validation_accepts_upstreams_shapes():
+    assert validate_apiservice(_svc()) == []
+    assert validate_apiservice(_svc("v1.", group="")) == []
+    remote = _svc(service={"namespace": "ns", "name": "s"},
+                  caBundle=base64.b64encode(b"PEM").decode())
+    assert validate_apiservice(remote) == [] and remote["spec"]["service"]["port"] == 443
+
+
+@pytest.mark.parametrize("obj, field, detail", [
+    (_svc("v2.", group="", version="v2"), "spec.group",
+     "only v1 may have an empty group and it better be legacy kube"),
+    (_svc(version="V1", name="V1.example.com"), "spec.version", None),
+    (_svc(groupPriorityMinimum=20001), "spec.groupPriorityMinimum",
+     "must be positive and less than 20000"),
+    (_svc(versionPriority=0), "spec.versionPriority", "must be positive and less than 1000"),
+    (_svc(insecureSkipTLSVerify=True), "spec.insecureSkipTLSVerify",
+     "local APIServices may not have insecureSkipTLSVerify"),
+    (_svc(service={"namespace": "n", "name": "s", "port": 70000}), "spec.service.port", None),
+    (_svc(service={"namespace": "n", "name": "s"}, insecureSkipTLSVerify=True,
+          caBundle="UEVN"), "spec.insecureSkipTLSVerify",
+     "may not be true if caBundle is present"),
+    (_svc(service={"namespace": "n", "name": ""}), "spec.service.name", None),
+])
+def test_validation_refuses_as_upstream(obj, field, detail):
+    errs = {e.field: e.detail for e in validate_apiservice(obj)}
+    assert field in errs, errs
+    if detail is not None:
+        assert errs[field] == detail
+
+
+def test_status_conditions_must_be_true_false_or_unknown():
+    bad = {"status": {"conditions": [{"type": "Available", "status": "Yes"}]}}
+    assert [e.field for e in validate_status(bad)] == ["status.conditions[0].status"]
+    assert validate_status({"status": {"conditions": [{"status": "Unknown"}]}}) == []
+
+
+def test_kube_aware_version_order():
+    versions = ["foo10", "v1", "v11alpha2", "v10beta3", "v2", "v3beta1", "foo1", "v10",
+                "v12alpha1", "v11beta2"]
+    assert sorted(versions, key=kube_version_key) == [
+        "v10", "v2", "v1", "v11beta2", "v10beta3", "v3beta1", "v12alpha1", "v11alpha2",
+        "foo1", "foo10"]
+
+
+def test_groups_by_priority_then_name_versions_by_priority_then_kube_order():
+    order = ordered_groups([
+        Entry("zeta.io", "v1", Priority(1000, 100)),
+        Entry("apps", "v1", Priority(17800, 15)),
+        Entry("alpha.io", "v1beta1", Priority(1000, 100)),
+        Entry("alpha.io", "v1", Priority(1000, 100)),
+        Entry("alpha.io", "v2alpha1", Priority(1000, 200)),
+        Entry("metrics.k8s.io", "v1beta1", Priority(100, 100)),
+    ])
+    assert list(order) == ["apps", "alpha.io", "zeta.io", "metrics.k8s.io"]
+    assert order["alpha.io"] == ["v2alpha1", "v1", "v1beta1"]
+
+
+def test_service_checks_before_the_probe():
+    api = _svc(service={"namespace": "ns", "name": "s", "port": 443})
+    assert service_verdict(_svc(), None, None, False).reason == "Local"
+    assert service_verdict(api, None, None, False) == (
+        "False", "ServiceNotFound", 'service/s in "ns" is not present')
+    service = {"spec": {"ports": [{"name": "https", "port": 443}]}}
+    assert service_verdict(api, {"spec": {"ports": [{"port": 8443}]}}, None, True) == (
+        "False", "ServicePortError", 'service/s in "ns" is not listening on port 443')
+    assert service_verdict(api, service, None, False).reason == "EndpointsNotFound"
+    no_port = {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"name": "http"}]}]}
+    assert service_verdict(api, service, no_port, True) == (
+        "False", "MissingEndpoints",
+        'endpoints for service/s in "ns" have no addresses with port name "https"')
+    ready = {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"name": "https"}]}]}
+    assert service_verdict(api, service, ready, True) is None
+    external = {"spec": {"type": "ExternalName", "externalName": "x.example.com"}}
+    assert service_verdict(api, external, None, False) is None  # straight to the probe
+
+
+def test_front_proxy_headers_replace_what_the_client_claimed():
+    headers = front_proxy_headers(
+        [("Authorization", "Bearer secret"), ("X-Remote-User", "mallory"),
+         ("x-remote-extra-scopes", "all"), ("Accept", "application/json"),
+         ("Connection", "keep-alive"), ("X-Forwarded-For", "10.0.0.9")],
+        UserInfo("alice", groups=("dev", "system:authenticated")),
+        extra={"scopes/a b": ["x"]}, remote="127.0.0.1")
+    assert "Authorization" not in headers and "Connection" not in headers
+    assert headers.getall("X-Remote-User") == ["alice"]
+    assert headers.getall("X-Remote-Group") == ["dev", "system:authenticated"]
+    assert headers.getall("X-Remote-Extra-scopes%2Fa%20b") == ["x"]
+    assert "x-remote-extra-scopes" not in headers
+    assert headers["Accept"] == "application/json"
+    assert headers["X-Forwarded-For"] == "10.0.0.9, 127.0.0.1"
+
+
+def test_a_backends_resource_list_in_aggregated_form():
+    listed = {"resources": [
+        {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "PodMetrics",
+         "verbs": ["get", "list"], "shortNames": ["pm"]},
+        {"name": "pods/status", "namespaced": True, "kind": "PodMetrics", "verbs": ["get"]},
+        {"name": "nodes", "namespaced": False, "kind": "NodeMetrics", "verbs": ["get"]}]}
+    entry = aggregated_version("metrics.k8s.io", "v1beta1", listed, fresh=False)
+    assert entry["freshness"] == "Stale" and entry["version"] == "v1beta1"
+    pods, nodes = entry["resources"]
+    assert (pods["scope"], nodes["scope"], pods["shortNames"]) == ("Namespaced", "Cluster", ["pm"])
+    assert pods["subresources"] == [{"subresource": "status", "verbs": ["get"], "responseKind": {
+        "group": "metrics.k8s.io", "version": "v1beta1", "kind": "PodMetrics"}}]
+
+
+def test_apiservice_table_row():
+    assert [c["name"] for c in column_definitions("APIService")] == [
+        "Name", "Service", "Available", "Age"]
+    remote = {"metadata": {"name": "v1.x"}, "spec": {"service": {"namespace": "n", "name": "s"}},
+              "status": {"conditions": [{"type": "Available", "status": "False",
+                                         "reason": "MissingEndpoints"}]}}
+    assert row_cells("APIService", remote, 0)[:3] == ["v1.x", "n/s", "False (MissingEndpoints)"]
+    assert row_cells("APIService", {"metadata": {"name": "v1."}, "spec": {}}, 0)[:3] == [
+        "v1.", "Local", "Unknown"]
+
+
+def test_front_proxy_client_certificate_is_issued_once(tmp_path: Path):
+    cert, key = ensure_proxy_client_cert(tmp_path / "certs")
+    parsed = x509.load_pem_x509_certificate(cert.read_bytes())
+    assert parsed.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == \
+        "front-proxy-client"
+    issued = cert.read_bytes()
+    assert ensure_proxy_client_cert(tmp_path / "certs") == (cert, key)
+    assert cert.read_bytes() == issued and key.stat().st_mode & 0o077 == 0
