@@ -22,6 +22,7 @@ import pytest
 from aiohttp import web
 
 from minikube_py.apiserver.certs import issue_client_cert
+from minikube_py.httpstream import upgrade
 from tests.apiserver_thread import ServerThread
 from tests.webhook_server import WebhookServer
 
@@ -49,6 +50,7 @@ class Backend(WebhookServer):
         self.raw(f"/apis/{GROUP}/{VERSION}/nodes", self._json(NODES))
         self.raw(f"/apis/{GROUP}/{VERSION}/namespaces/*", self._watch)
         self.raw(f"/apis/{GROUP}/{VERSION}/echo", self._echo)
+        self.raw(f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/p/exec", self._upgraded_echo)
 
     def _note(self, request: web.Request, body: bytes = b"") -> None:
         cert = request.transport.get_extra_info("peercert") if request.transport else None
@@ -77,6 +79,22 @@ class Backend(WebhookServer):
             await asyncio.sleep(1.0)
         await response.write_eof()
         return response
+
+    async def _upgraded_echo(self, request: web.Request) -> web.StreamResponse:
+        """An exec-like endpoint: a WebSocket or a SPDY upgrade that echoes what it gets."""
+        self._note(request)
+        if request.headers.get("Upgrade", "").lower() == "websocket":
+            ws = web.WebSocketResponse(protocols=("v5.channel.k8s.io",))
+            await ws.prepare(request)
+            async for message in ws:
+                await ws.send_bytes(message.data)
+            return ws
+        chosen = request.headers.get(upgrade.PROTOCOL_HEADER, "")
+        conn = await upgrade.accept(request, {upgrade.PROTOCOL_HEADER: chosen})
+        while chunk := await conn.reader.read(1024):
+            await conn.write(chunk)
+        conn.close()
+        return conn.response
 
     async def _echo(self, request: web.Request) -> web.Response:
         body = await request.read()
@@ -280,6 +298,35 @@ def test_watch_streams_through_the_proxy(env, registered):
     assert (first["object"]["metadata"]["name"], second["object"]["metadata"]["name"]) == (
         "pod-0", "pod-1")
     assert first_at < 0.9, f"the first event waited for the stream to end ({first_at:.2f} s)"
+
+
+def test_upgrades_are_relayed(env, registered):
+    """WebSocket (kubectl 1.30+'s exec) and SPDY/3.1 (older kubectl) through the proxy."""
+    import aiohttp
+
+    api, backend, _, _ = env
+    path = f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/p/exec"
+
+    async def websocket() -> tuple[str | None, bytes]:
+        async with aiohttp.ClientSession() as session, session.ws_connect(
+                api.url + path, protocols=["v5.channel.k8s.io"]) as ws:
+            await ws.send_bytes(b"\x00hello")
+            message = await ws.receive(timeout=10)
+            return ws.protocol, message.data
+
+    assert asyncio.run(websocket()) == ("v5.channel.k8s.io", b"\x00hello")
+    assert backend.seen[-1]["users"] == ["system:unsecured"]
+
+    async def spdy() -> tuple[int, str, bytes]:
+        answer = await upgrade.dial(api.url + path, "POST",
+                                    [(upgrade.PROTOCOL_HEADER, "v4.channel.k8s.io")], None)
+        assert answer.upgraded is not None, (answer.status, answer.body)
+        await answer.upgraded.write(b"raw bytes")
+        echoed = await asyncio.wait_for(answer.upgraded.reader.readexactly(9), 10)
+        answer.upgraded.close()
+        return answer.status, answer.header(upgrade.PROTOCOL_HEADER), echoed
+
+    assert asyncio.run(spdy()) == (101, "v4.channel.k8s.io", b"raw bytes")
 
 
 def test_discovery_lists_the_aggregated_group(env, registered):

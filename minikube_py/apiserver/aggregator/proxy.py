@@ -8,8 +8,9 @@ the front-proxy headers — `X-Remote-User`, one `X-Remote-Group` per group, `X-
 (--proxy-client-cert-file; CN `front-proxy-client`). Any such headers the client sent are
 dropped first, and so is its `Authorization` (upstream's authentication filter removes it).
 The path, query, method and body go as they came; the answer streams back chunk by chunk, so
-a watch through the proxy is a watch. Connection upgrades (exec through an aggregated API)
-are not proxied.
+a watch through the proxy is a watch. Connection upgrades are relayed too, as
+UpgradeAwareHandler does: a SPDY/3.1 upgrade byte for byte once the backend answers 101
+(httpstream/upgrade.py), a WebSocket message by message (streaming.py's pump).
 
 Errors are upstream's, which are plain text, not Status objects: an APIService whose
 `Available` condition is not True answers 503 `service unavailable`, as does one whose service
@@ -21,6 +22,7 @@ are long-running and exempt).
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import Iterable
 from urllib.parse import quote
@@ -29,14 +31,22 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
+from ...httpstream import upgrade
 from ..authn import UserInfo
+from ..streaming import _pump, is_websocket
 
 DISCOVERY_TIMEOUT = 5.0
 CONNECT_TIMEOUT = 30.0
+#: the largest WebSocket message relayed (as streaming.py bounds exec/attach messages)
+WS_MAX_MESSAGE = 16 << 20
 #: hop-by-hop headers (RFC 7230 6.1) and what the proxy sets itself
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
                          "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
                          "host"})
+#: a WebSocket handshake's own headers: the client library makes its own
+_WEBSOCKET_HANDSHAKE = frozenset({"sec-websocket-key", "sec-websocket-version",
+                                  "sec-websocket-extensions", "sec-websocket-protocol",
+                                  "content-length"})
 #: the identity of a request on the insecure port (upstream's pre-1.20 InsecureSuperuser)
 UNSECURED = UserInfo("system:unsecured", groups=("system:masters", "system:authenticated"))
 
@@ -88,6 +98,10 @@ async def forward(request: web.Request, *, base_url: str, server_hostname: str,
     """Send `request` to `base_url` + its path and query; stream the answer back."""
     url = base_url.rstrip("/") + request.rel_url.raw_path_qs
     headers = front_proxy_headers(request.headers.items(), user, remote=request.remote)
+    if upgrade.is_spdy_request(request.headers):
+        return await _relay_spdy(request, url, headers, context, server_hostname)
+    if is_websocket(request):
+        return await _relay_websocket(request, url, headers, context, server_hostname, session)
     timeout = aiohttp.ClientTimeout(total=DISCOVERY_TIMEOUT if is_discovery(request.path)
                                     else None, sock_connect=CONNECT_TIMEOUT)
     body = request.content.iter_any() if request.body_exists else None
@@ -107,3 +121,60 @@ async def forward(request: web.Request, *, base_url: str, server_hostname: str,
         if response is not None and response.prepared:
             return response  # the backend went away mid-stream: the stream just ends
         return plain_error(f"error trying to reach service: {exc or type(exc).__name__}", 503)
+
+
+async def _relay_spdy(request: web.Request, url: str, headers: CIMultiDict[str],
+                      context: ssl.SSLContext, server_hostname: str) -> web.StreamResponse:
+    """The client's SPDY upgrade made to the backend; on its 101, bytes both ways."""
+    try:
+        answer = await upgrade.dial(url, request.method, list(headers.items()), context,
+                                    timeout=CONNECT_TIMEOUT, server_hostname=server_hostname)
+    except (TimeoutError, OSError, ConnectionError) as exc:
+        return plain_error(f"error trying to reach service: {exc or type(exc).__name__}", 503)
+    if answer.upgraded is None:  # the backend's refusal, as it sent it
+        return web.Response(status=answer.status, body=answer.body, headers={
+            "Content-Type": answer.header("content-type") or "text/plain; charset=utf-8"})
+    chosen = answer.header(upgrade.PROTOCOL_HEADER)
+    try:
+        client = await upgrade.accept(request, {upgrade.PROTOCOL_HEADER: chosen} if chosen
+                                      else {})
+    except BaseException:
+        answer.upgraded.close()
+        raise
+    await upgrade.relay(client, answer.upgraded)
+    return client.response  # type: ignore[return-value]
+
+
+async def _relay_websocket(request: web.Request, url: str, headers: CIMultiDict[str],
+                           context: ssl.SSLContext, server_hostname: str,
+                           session: aiohttp.ClientSession) -> web.StreamResponse:
+    """A WebSocket to the backend with the client's subprotocols; messages both ways."""
+    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")
+               if p.strip()]
+    for name in list(headers):
+        if name.lower() in _WEBSOCKET_HANDSHAKE:
+            del headers[name]
+    try:
+        backend = await session.ws_connect(url, protocols=offered, headers=headers, ssl=context,
+                                           server_hostname=server_hostname or None,
+                                           max_msg_size=WS_MAX_MESSAGE, timeout=aiohttp.ClientWSTimeout(
+                                               ws_receive=None, ws_close=10.0))
+    except aiohttp.WSServerHandshakeError as exc:
+        return plain_error(f"error upgrading connection: {exc.message}", exc.status or 503)
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        return plain_error(f"error trying to reach service: {exc or type(exc).__name__}", 503)
+    async with backend:
+        client = web.WebSocketResponse(protocols=(backend.protocol,) if backend.protocol else (),
+                                       max_msg_size=WS_MAX_MESSAGE)
+        await client.prepare(request)
+        pumps = [asyncio.ensure_future(_pump(client, backend)),
+                 asyncio.ensure_future(_pump(backend, client))]
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(pumps, timeout=5)
+        finally:
+            for task in pumps:
+                task.cancel()
+            await backend.close()
+            await client.close()
+    return client
