@@ -243,6 +243,14 @@ def test_a_crd_group_gets_a_local_apiservice_while_it_is_served(env):
     obj = json.loads(body)
     assert (obj["spec"]["groupPriorityMinimum"], obj["spec"]["versionPriority"]) == (1000, 100)
     assert obj["metadata"]["labels"]["kube-aggregator.kubernetes.io/automanaged"] == "true"
+    # deleted while the CRD is served, it comes back (upstream's autoregister)
+    assert _call(api, "DELETE", "/apis/apiregistration.k8s.io/v1/apiservices/"
+                                "v1.agg.example.com")[0] == 200
+    deadline = time.monotonic() + 10
+    while _call(api, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/"
+                            "v1.agg.example.com")[0] != 200:
+        assert time.monotonic() < deadline, "the CRD's APIService was not put back"
+        time.sleep(0.1)
     _call(api, "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
                          "widgets.agg.example.com")
     deadline = time.monotonic() + 10

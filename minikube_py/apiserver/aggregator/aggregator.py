@@ -109,9 +109,11 @@ class Aggregator:
                     return
                 for event in batch:
                     if event.type is EventType.DELETE:
-                        name = codec.decode(event.prev_kv)["metadata"]["name"]
-                        self.apiservices.pop(name, None)
-                        self.documents.pop(name, None)
+                        gone = codec.decode(event.prev_kv)
+                        self.apiservices.pop(gone["metadata"]["name"], None)
+                        self.documents.pop(gone["metadata"]["name"], None)
+                        if autoregister.kept_in_sync(gone):  # a CRD's: put it back if served
+                            self._groups_changed.set()
                         continue
                     obj = codec.decode(event.kv)
                     name = obj["metadata"]["name"]

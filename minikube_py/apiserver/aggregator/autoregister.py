@@ -64,6 +64,12 @@ def _managed(obj: Obj) -> bool:
     return AUTOMANAGED in ((obj.get("metadata") or {}).get("labels") or {})
 
 
+def kept_in_sync(obj: Obj) -> bool:
+    """Upstream re-creates a deleted `automanaged: true` APIService (a CRD's) while its group
+    version is served; an `onstart` one only at the next start."""
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(AUTOMANAGED) == "true"
+
+
 def _with_spec(spec: Obj):
     def produce(old: Obj | None) -> Obj:
         if old is None:
