@@ -176,6 +176,9 @@ class Aggregator:
             verdict, document = availability.Verdict(
                 "Unknown", "ServiceAccessError", f"service cannot be checked due to: "
                                                  f"{exc.message}"), None
+        except (OSError, ssl.SSLError, ValueError) as exc:  # e.g. an unreadable client cert
+            log.warning("apiservice probe failed", name=name, error=str(exc))
+            return
         if document is not None:
             self.documents[name] = (document, True)
         elif name in self.documents:

@@ -7,7 +7,7 @@ kube-apiserver's apiservicesToRegister and crdregistration_controller.go. So
 `kubectl get apiservices` lists `v1.`, `v1.apps`, ... `Local`, like a 1.31 cluster.
 
 `desired` is pure (what should exist); `sync` writes the difference through the registry.
-APIServices without the label (a user's) are never touched.
+APIServices without the label (a user's), or given a `spec.service` since, are never touched.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...api import errors
-from ...registry.apiservices import KIND
+from ...registry.apiservices import KIND, service_of
 from ...registry.generic import Registry
 from .priorities import local_priority
 
@@ -61,7 +61,9 @@ async def sync(registry: Registry, want: dict[str, Obj], have: dict[str, Obj]) -
 
 
 def _managed(obj: Obj) -> bool:
-    return AUTOMANAGED in ((obj.get("metadata") or {}).get("labels") or {})
+    """Labelled automanaged and still local: one pointed at a service since is the user's."""
+    return (AUTOMANAGED in ((obj.get("metadata") or {}).get("labels") or {})
+            and service_of(obj) is None)
 
 
 def kept_in_sync(obj: Obj) -> bool:

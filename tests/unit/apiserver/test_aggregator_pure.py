@@ -163,3 +163,33 @@ def test_front_proxy_client_certificate_is_issued_once(tmp_path: Path):
     issued = cert.read_bytes()
     assert ensure_proxy_client_cert(tmp_path / "certs") == (cert, key)
     assert cert.read_bytes() == issued and key.stat().st_mode & 0o077 == 0
+
+
+async def test_autoregister_leaves_apiservices_it_does_not_own(tmp_path: Path):
+    """Real registry over a real store: missing local APIServices are created, drifted ones
+    corrected, stale ones deleted — but not a user's, nor one pointed at a service since."""
+    from minikube_py.apiserver.aggregator.autoregister import desired, sync
+    from minikube_py.registry.apiservices import APISERVICES
+    from minikube_py.registry.generic import Registry
+    from minikube_py.storage import EmbeddedStore
+
+    store = await EmbeddedStore.open(tmp_path / "data", fsync=False)
+    try:
+        registry = Registry(APISERVICES, store)
+        want = desired([("", "v1", False), ("apps", "v1", False), ("x.io", "v1", True)])
+        await sync(registry, want, {})
+        await sync(registry, desired([("", "v1", False), ("x.io", "v2", True)]), {
+            o["metadata"]["name"]: o for o in (await registry.list(None)).decoded()})
+        names = sorted(o["metadata"]["name"] for o in (await registry.list(None)).decoded())
+        assert names == ["v1.", "v2.x.io"]
+        mine = _svc("v1.mine.io", group="mine.io")
+        await registry.create("", mine)
+        apps = desired([("apps", "v1", False)])["v1.apps"]
+        apps["spec"]["service"] = {"namespace": "n", "name": "s", "port": 443}
+        await registry.create("", apps)
+        have = {o["metadata"]["name"]: o for o in (await registry.list(None)).decoded()}
+        await sync(registry, desired([("", "v1", False)]), have)
+        names = sorted(o["metadata"]["name"] for o in (await registry.list(None)).decoded())
+        assert names == ["v1.", "v1.apps", "v1.mine.io"]
+    finally:
+        await store.close()
