@@ -193,3 +193,22 @@ async def test_autoregister_leaves_apiservices_it_does_not_own(tmp_path: Path):
         assert names == ["v1.", "v1.apps", "v1.mine.io"]
     finally:
         await store.close()
+
+
+def test_start_fills_in_the_proxy_client_flags(tmp_path: Path):
+    from minikube_py.cli.front_proxy_tls import with_proxy_client
+    from minikube_py.cli.main import build_parser
+    from minikube_py.cli.start_options import StartOptions
+
+    def parsed(*argv: str) -> StartOptions:
+        return StartOptions.from_args(build_parser().parse_args(
+            ["start", "--cert-dir", str(tmp_path / "certs"), *argv]))
+
+    filled = with_proxy_client(parsed()).apiserver
+    assert filled.proxy_client_cert_file == str(tmp_path / "certs" / "front-proxy-client.crt")
+    assert filled.proxy_client_key_file == str(tmp_path / "certs" / "front-proxy-client.key")
+    given = with_proxy_client(parsed("--proxy-client-cert-file", "/x.crt",
+                                     "--proxy-client-key-file", "/x.key")).apiserver
+    assert (given.proxy_client_cert_file, given.proxy_client_key_file) == ("/x.crt", "/x.key")
+    assert with_proxy_client(parsed("--secure-port", "0")).apiserver.proxy_client_cert_file \
+        is None
