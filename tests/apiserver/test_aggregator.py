@@ -408,6 +408,10 @@ def test_backend_stopped_is_unavailable_and_503(env):
                                       "/apis/doomed.example.com/v1"), cond
     code, text, _ = _call(api, "GET", "/apis/doomed.example.com/v1/things")
     assert (code, text) == (503, b"service unavailable\n")
+    metrics = _call(api, "GET", "/metrics")[1].decode()
+    assert 'aggregator_unavailable_apiservice{name="v1.doomed.example.com"} 1.0' in metrics
+    assert ('aggregator_unavailable_apiservice_transitions_total{name="v1.doomed.example.com",'
+            'reason="FailedDiscoveryCheck"} 1.0') in metrics
     result = _kubectl(api, env[3], "get", "--raw", "/apis/doomed.example.com/v1/things",
                       ok=False)
     assert result.returncode != 0 and "ServiceUnavailable" in result.stderr, result.stderr

@@ -34,6 +34,7 @@ from ...storage.kv import EventType
 from ..authz.guard import USER
 from ..webhook_client import WebhookCallError, resolve, ssl_context
 from . import autoregister, availability, discovery, proxy
+from .metrics import availability_metrics
 from .priorities import Entry, Priority, local_priority, ordered_groups
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class Aggregator:
         self._probing: dict[str, asyncio.Task] = {}
         self._tasks: list[asyncio.Task] = []
         self._groups_changed = asyncio.Event()
+        self.metrics = availability_metrics()
 
     # -- lifecycle ----------------------------------------------------------------------
     async def start(self) -> None:
@@ -112,6 +114,7 @@ class Aggregator:
                         gone = codec.decode(event.prev_kv)
                         self.apiservices.pop(gone["metadata"]["name"], None)
                         self.documents.pop(gone["metadata"]["name"], None)
+                        self.metrics.forget(gone["metadata"]["name"])
                         if autoregister.kept_in_sync(gone):  # a CRD's: put it back if served
                             self._groups_changed.set()
                         continue
@@ -194,6 +197,9 @@ class Aggregator:
             return new
 
         current = self.apiservices.get(name)
+        if current is not None:
+            self.metrics.observe(name, is_available(current), verdict.status == "True",
+                                 verdict.reason)
         if current is not None and produce(current).get("status") == current.get("status"):
             return  # upstream updateAPIServiceStatus: no write when nothing changed
         try:
