@@ -37,6 +37,9 @@ from ..streaming import _pump, is_websocket
 
 DISCOVERY_TIMEOUT = 5.0
 CONNECT_TIMEOUT = 30.0
+#: a response of known length up to this size is read whole and sent in one write; longer
+#: ones, and any without a length (a watch), stream chunk by chunk
+BUFFERED_BODY = 256 << 10
 #: the largest WebSocket message relayed (as streaming.py bounds exec/attach messages)
 WS_MAX_MESSAGE = 16 << 20
 #: hop-by-hop headers (RFC 7230 6.1) and what the proxy sets itself
@@ -110,8 +113,14 @@ async def forward(request: web.Request, *, base_url: str, server_hostname: str,
         async with session.request(request.method, url, headers=headers, data=body,
                                    ssl=context, server_hostname=server_hostname or None,
                                    allow_redirects=False, timeout=timeout) as upstream:
+            headers = _response_headers(upstream)
+            length = upstream.content_length
+            if length is not None and length <= BUFFERED_BODY:  # one write, not three
+                headers.popall("Content-Length", None)  # aiohttp sets it from the body
+                return web.Response(status=upstream.status, reason=upstream.reason,
+                                    body=await upstream.read(), headers=headers)
             response = web.StreamResponse(status=upstream.status, reason=upstream.reason,
-                                          headers=_response_headers(upstream))
+                                          headers=headers)
             await response.prepare(request)
             async for chunk in upstream.content.iter_any():
                 await response.write(chunk)
