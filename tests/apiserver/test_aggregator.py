@@ -281,6 +281,19 @@ def test_kubectl_get_raw_reaches_the_backend_as_the_front_proxy(env, registered)
     assert seen["authorization"] is None
 
 
+def test_kubectl_top_reads_the_aggregated_metrics_api(env, registered):
+    """What metrics-server is for: kubectl top divides the backend's usage by the node's
+    allocatable (100m of 2 cores, 1Gi of 4Gi)."""
+    api, _, _, home = env
+    code, body, _ = _call(api, "POST", "/api/v1/nodes", {
+        "metadata": {"name": "node-1"},
+        "status": {"capacity": {"cpu": "2", "memory": "4Gi"},
+                   "allocatable": {"cpu": "2", "memory": "4Gi"}}})
+    assert code == 201, body
+    out = _kubectl(api, home, "top", "node").stdout.splitlines()
+    assert out[1].split() == ["node-1", "100m", "5%", "1024Mi", "25%"], out
+
+
 def test_method_body_query_and_headers_pass_through(env, registered):
     api, backend, _, _ = env
     backend.seen.clear()
