@@ -383,6 +383,10 @@ def test_missing_service_and_endpoints_reasons(env):
         "ServiceNotFound", 'service/nowhere in "default" is not present')
     code, body, headers = _call(api, "GET", "/apis/missing.example.com/v1/things")
     assert (code, body) == (503, b"service unavailable\n")
+    aggregated = json.loads(_call(api, "GET", "/apis", headers={
+        "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"})[1])
+    item = next(i for i in aggregated["items"] if i["metadata"]["name"] == "missing.example.com")
+    assert item["versions"] == [{"version": "v1", "resources": [], "freshness": "Stale"}]
     assert headers["Content-Type"].startswith("text/plain")
     _call(api, "POST", "/api/v1/namespaces/default/services", {
         "metadata": {"name": "empty"}, "spec": {"ports": [{"name": "https", "port": 443}]}})

@@ -288,10 +288,9 @@ class Aggregator:
             entries = []
             for v in versions:
                 name = f"{v}.{group}"
-                if self.remote(group, v) is not None:
-                    document = self.documents.get(name)
-                    if document is not None:
-                        entries.append(discovery.aggregated_version(group, v, *document))
+                if self.remote(group, v) is not None:  # never fetched: Stale, no resources
+                    document, fresh = self.documents.get(name, (None, False))
+                    entries.append(discovery.aggregated_version(group, v, document, fresh))
                 else:
                     entries.append(render_local(group, {v: local[group][v]}))
             if entries:
