@@ -448,6 +448,26 @@ def test_deleting_the_apiservice_removes_the_group(env, registered):
     assert _call(api, "GET", f"/apis/{GROUP}/{VERSION}/nodes")[0] == 404
 
 
+def test_a_service_appearing_is_noticed_without_waiting_for_the_resync(tmp_path):
+    """Upstream's controller also reacts to Service and Endpoints events: an APIService whose
+    service shows up is probed at once, not at the next 30 s resync."""
+    cert, key = issue_client_cert(tmp_path / "pki", "front-proxy-client", [],
+                                  name="front-proxy-client")
+    api = ServerThread(tmp_path / "data", proxy_client_cert_file=str(cert),
+                       proxy_client_key_file=str(key), apiservice_resync_seconds=300).start()
+    backend = Backend(tmp_path / "backend", tmp_path / "pki" / "ca.crt").start()
+    try:
+        _call(api, "POST", "/apis/apiregistration.k8s.io/v1/apiservices", _apiservice(
+            NAME, GROUP, VERSION, {"namespace": "kube-system", "name": "metrics-server",
+                                   "port": backend.port}, caBundle=backend.ca_bundle))
+        assert _wait_condition(api, NAME, "False")["reason"] == "ServiceNotFound"
+        backend.publish(api.url)
+        assert _wait_condition(api, NAME, "True", timeout=5)["reason"] == "Passed"
+    finally:
+        backend.stop()
+        api.stop()
+
+
 # -- the secure port -----------------------------------------------------------------------------
 async def test_an_authenticated_user_reaches_the_backend_by_front_proxy_headers(tmp_path):
     """On the TLS port the backend learns the authenticated user and each of its groups;

@@ -5,8 +5,10 @@ front of kube-apiserver: its APIService informer drives the proxy handlers (one 
 non-local APIService), the `/apis` handlers, the AvailableConditionController and, in
 kube-apiserver, the autoregister controller. Here one object in the API server plays that part,
 with the APIService objects kept in memory from a store watch (as crd_controller.py does for
-CRDs). Three tasks: the watch, the periodic availability resync (upstream: 30 s), and the
-autoregister sync, woken whenever the set of locally served group versions changes.
+CRDs). Four tasks: the APIService watch; a watch of Services and Endpoints, which re-probes the
+APIServices naming one that changed (upstream's service and endpoints event handlers); the
+periodic availability resync (upstream: 30 s); and the autoregister sync, woken whenever the
+set of locally served group versions changes.
 """
 
 from __future__ import annotations
@@ -71,8 +73,13 @@ class Aggregator:
             self.apiservices[obj["metadata"]["name"]] = obj
         watch = await self.server.store.watch(self.registry.root,
                                               start_revision=result.revision + 1)
+        backends = [await self.server.store.watch(self.server.registries["", "v1", r].root,
+                                                  start_revision=result.revision + 1)
+                    for r in ("services", "endpoints")]
         self._groups_changed.set()
         self._tasks = [asyncio.create_task(self._watch(watch), name="aggregator-watch"),
+                       *(asyncio.create_task(self._watch_backends(w),
+                                             name="aggregator-service-watch") for w in backends),
                        asyncio.create_task(self._autoregister(), name="aggregator-autoregister"),
                        asyncio.create_task(self._resync(), name="aggregator-availability")]
         for name in self.apiservices:
@@ -125,6 +132,22 @@ class Aggregator:
                     if old is None or old.get("spec") != obj.get("spec"):
                         self.documents.pop(name, None)
                         self._check(name)
+        finally:
+            await watch.cancel()
+
+    async def _watch_backends(self, watch: Any) -> None:
+        """A Service or Endpoints changed: probe the APIServices that name it now."""
+        try:
+            while True:
+                batch = await watch.next_batch()
+                if not batch:
+                    return
+                for event in batch:
+                    _, namespace, name = event.kv.key.rsplit("/", 2)
+                    for apiservice, obj in list(self.apiservices.items()):
+                        ref = service_of(obj)
+                        if ref and (ref.get("namespace"), ref.get("name")) == (namespace, name):
+                            self._check(apiservice)
         finally:
             await watch.cancel()
 
