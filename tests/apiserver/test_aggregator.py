@@ -206,6 +206,26 @@ def test_validation_as_upstream(env):
     assert code == 422 and "spec.service.namespace" in causes, body
 
 
+@pytest.mark.parametrize("spec, status", [
+    ("nope", None), ({"service": "str"}, None), ({"service": {"namespace": 1, "port": "443"}}, None),
+    ({"groupPriorityMinimum": "1"}, None), ({"caBundle": 12}, None),
+    ({}, {"conditions": "x"}), ({}, {"conditions": [1]}), ({}, "str"),
+])
+def test_wrong_types_are_422_not_500(env, spec, status):
+    api = env[0]
+    if status is None:
+        body = _apiservice("v1.types.example.com", "types.example.com", "v1", None)
+        body["spec"] = spec if isinstance(spec, str) else {**body["spec"], **spec}
+        code, answer, _ = _call(api, "POST", "/apis/apiregistration.k8s.io/v1/apiservices", body)
+    else:
+        _call(api, "POST", "/apis/apiregistration.k8s.io/v1/apiservices", _apiservice(
+            "v1.types.example.com", "types.example.com", "v1", None))
+        code, answer, _ = _call(
+            api, "PATCH", "/apis/apiregistration.k8s.io/v1/apiservices/v1.types.example.com/status",
+            {"status": status}, headers={"Content-Type": "application/merge-patch+json"})
+    assert code == 422 and json.loads(answer)["reason"] == "Invalid", answer
+
+
 def test_local_apiservices_like_a_real_cluster(env):
     api, _, _, home = env
     _wait_condition(api, "v1.apps", "True")

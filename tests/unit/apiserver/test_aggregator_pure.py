@@ -12,6 +12,10 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from minikube_py.api.tables import column_definitions, row_cells
+from minikube_py.api.validation.apiservice import validate_apiservice as _validate
+from minikube_py.api.validation.apiservice import (
+    validate_apiservice_status_update,
+)
 from minikube_py.apiserver.aggregator.availability import service_verdict
 from minikube_py.apiserver.aggregator.discovery import aggregated_version
 from minikube_py.apiserver.aggregator.priorities import (
@@ -23,11 +27,19 @@ from minikube_py.apiserver.aggregator.priorities import (
 from minikube_py.apiserver.aggregator.proxy import front_proxy_headers
 from minikube_py.apiserver.authn import UserInfo
 from minikube_py.cli.front_proxy_tls import ensure_proxy_client_cert
-from minikube_py.registry.apiservices import (
-    default_apiservice,
-    validate_apiservice,
-    validate_status,
-)
+from minikube_py.registry.apiservices import default_apiservice
+
+
+def validate_apiservice(obj):
+    errs = []
+    _validate(obj, errs)
+    return errs
+
+
+def validate_status(obj):
+    errs = []
+    validate_apiservice_status_update(obj, obj, errs)
+    return errs
 
 
 def _svc(name="v1.example.com", **spec):
@@ -69,9 +81,12 @@ def test_validation_refuses_as_upstream(obj, field, detail):
 
 
 def test_status_conditions_must_be_true_false_or_unknown():
-    bad = {"status": {"conditions": [{"type": "Available", "status": "Yes"}]}}
+    meta = {"name": "v1.x", "resourceVersion": "1"}
+    bad = {"metadata": meta, "status": {"conditions": [{"type": "Available", "status": "Yes"}]}}
     assert [e.field for e in validate_status(bad)] == ["status.conditions[0].status"]
-    assert validate_status({"status": {"conditions": [{"status": "Unknown"}]}}) == []
+    assert validate_status({"metadata": meta, "status": {"conditions": [{"status": "Unknown"}]}}) == []
+    assert [e.field for e in validate_status({"metadata": meta, "status": {"conditions": "x"}})] \
+        == ["status.conditions"]
 
 
 def test_kube_aware_version_order():
