@@ -309,8 +309,9 @@ class APIServer:
     async def root(self, request: web.Request) -> web.Response:
         paths = ["/apis", "/healthz", "/livez", "/metrics", "/openapi/v2",
                  "/openapi/v3", "/readyz", "/version"]
-        paths += sorted(f"/apis/{g}/{v}" for g, vs in self._groups.items() if g for v in vs)
-        paths += sorted(f"/apis/{g}" for g in self._groups if g)
+        groups = self.aggregator.ordered(self._groups)  # local and aggregated
+        paths += sorted(f"/apis/{g}/{v}" for g, vs in groups.items() for v in vs)
+        paths += sorted(f"/apis/{g}" for g in groups)
         if "" in self._groups:
             paths += ["/api", *(f"/api/{v}" for v in self._groups[""])]
         if self.options.profiling:
