@@ -47,6 +47,10 @@ Obj = dict[str, Any]
 
 
 class Aggregator:
+    """One per API server: `remote()` and `proxy()` for the request path, `ordered()`,
+    `group_document()` and `aggregated_items()` for discovery, `groups_changed()` from the
+    CRD wiring; everything else runs in its own tasks between `start()` and `stop()`."""
+
     def __init__(self, server: APIServer) -> None:
         self.server = server
         self.registry = server.registries[GROUP, "v1", "apiservices"]
