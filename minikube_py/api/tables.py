@@ -517,4 +517,6 @@ _ROWS: dict[str, Row] = {
     "PersistentVolume": _persistent_volume_row,
     "PersistentVolumeClaim": _persistent_volume_claim_row,
     "PriorityClass": _priority_class_row,
+    "ValidatingAdmissionPolicy": _validating_admission_policy_row,
+    "ValidatingAdmissionPolicyBinding": _validating_admission_policy_binding_row,
 }

@@ -69,7 +69,7 @@ def _priority(lookup: Lookup, options: Any) -> Plugin:
 
 def _validating_admission_policy(lookup: Lookup, options: Any) -> Plugin:
     if not isinstance(lookup, RegistryLookup):
-        raise ValueError("admission: ValidatingAdmissionPolicy needs the server's registry table")
+        raise TypeError("admission: ValidatingAdmissionPolicy needs the server's registry table")
     return ValidatingAdmissionPolicy(lookup)
 
 

@@ -1,0 +1,245 @@
+"""ValidatingAdmissionPolicy over HTTP (issue 16): policies and bindings are validated and
+served, the admission plugin enforces them (Deny, Warn), with params, namespaceSelector,
+failurePolicy and upstream's messages and status codes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.apiserver.conftest import start_api
+
+VAP = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+VAPB = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+CHAIN = ("NamespaceLifecycle", "ValidatingAdmissionPolicy")
+
+
+def deployments(ns: str) -> str:
+    return f"/apis/apps/v1/namespaces/{ns}/deployments"
+
+
+def deployment(name: str, replicas: int) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "labels": {"app": name}},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def policy(name: str = "demo-policy.example.com", expression: str = "object.spec.replicas <= 5",
+           **spec: Any) -> dict:
+    """The upstream documentation's example policy."""
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "spec": {"matchConstraints": {"resourceRules": [{
+                "apiGroups": ["apps"], "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"], "resources": ["deployments"]}]},
+                "validations": [{"expression": expression}], **spec}}
+
+
+def binding(name: str = "demo-binding-test.example.com",
+            policy_name: str = "demo-policy.example.com", actions: tuple = ("Deny",),
+            **spec: Any) -> dict:
+    return {"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": name},
+            "spec": {"policyName": policy_name, "validationActions": list(actions), **spec}}
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 5) -> None:
+    """Policies reach the plugin through its informer: wait for the watch to deliver."""
+    for _ in range(int(timeout / 0.02)):
+        if await check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not reached")
+
+
+async def denied(api, ns: str, body: dict) -> bool:
+    status, _ = await api.post(deployments(ns) + "?dryRun=All", body)
+    return status != 201
+
+
+@pytest.fixture
+async def api(tmp_path: Path):
+    client, runner, store, session = await start_api(tmp_path, admission_control=CHAIN)
+    try:
+        yield client
+    finally:
+        await session.close()
+        await runner.cleanup()
+        await store.close()
+
+
+async def _namespace(api, name: str, **labels: str) -> None:
+    status, body = await api.post("/api/v1/namespaces", {
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
+    assert status == 201, body
+
+
+async def test_documentation_example_replicas_limit_by_namespace(api) -> None:
+    await _namespace(api, "test", environment="test")
+    status, created = await api.post(VAP, policy())
+    assert status == 201, created
+    spec = created["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    assert spec["matchConstraints"]["matchPolicy"] == "Equivalent"
+    assert spec["matchConstraints"]["namespaceSelector"] == {}
+    assert spec["matchConstraints"]["resourceRules"][0]["scope"] == "*"
+    status, body = await api.post(VAPB, binding(matchResources={
+        "namespaceSelector": {"matchLabels": {"environment": "test"}}}))
+    assert status == 201, body
+    await eventually(lambda: denied(api, "test", deployment("probe", 6)))
+
+    status, body = await api.post(deployments("test"), deployment("nginx", 6))
+    assert status == 422, body
+    assert body["reason"] == "Invalid"
+    message = ('deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy '
+               "'demo-policy.example.com' with binding 'demo-binding-test.example.com' denied "
+               "request: failed expression: object.spec.replicas <= 5")
+    assert body["message"] == message
+    assert body["details"]["causes"] == [{"message": message.split(": ", 1)[1]}]
+    # the namespaceSelector leaves other namespaces alone; a valid object passes
+    status, body = await api.post(deployments("default"), deployment("nginx", 6))
+    assert status == 201, body
+    status, body = await api.post(deployments("test"), deployment("small", 3))
+    assert status == 201, body
+    # UPDATE is matched too
+    scaled = dict(body, spec=dict(body["spec"], replicas=9))
+    status, body = await api.put(deployments("test") + "/small", scaled)
+    assert status == 422, body
+
+    # the plugin records the generation it saw
+    async def observed() -> bool:
+        _, current = await api.get(f"{VAP}/demo-policy.example.com")
+        return (current.get("status") or {}).get("observedGeneration") == 1
+    await eventually(observed)
+
+
+async def test_warn_action_sends_warning_header_and_admits(api) -> None:
+    assert (await api.post(VAP, policy()))[0] == 201
+    assert (await api.post(VAPB, binding(actions=("Warn",))))[0] == 201
+
+    async def warned() -> bool:
+        async with api.session.post(api.url + deployments("default") + "?dryRun=All",
+                                    json=deployment("probe", 7)) as resp:
+            return bool(resp.headers.getall("Warning", []))
+    await eventually(warned)
+    async with api.session.post(api.url + deployments("default"),
+                                json=deployment("big", 7)) as resp:
+        assert resp.status == 201
+        assert resp.headers.getall("Warning") == [
+            '299 - "Validation failed for ValidatingAdmissionPolicy \'demo-policy.example.com\' '
+            'with binding \'demo-binding-test.example.com\': failed expression: '
+            'object.spec.replicas <= 5"']
+
+
+async def test_params_from_a_configmap(api) -> None:
+    status, body = await api.post("/api/v1/namespaces/default/configmaps", {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "limits"},
+        "data": {"maxReplicas": "3"}})
+    assert status == 201, body
+    assert (await api.post(VAP, policy(
+        expression="object.spec.replicas <= int(params.data.maxReplicas)",
+        paramKind={"apiVersion": "v1", "kind": "ConfigMap"})))[0] == 201
+    status, body = await api.post(VAPB, binding(paramRef={
+        "name": "limits", "namespace": "default", "parameterNotFoundAction": "Deny"}))
+    assert status == 201, body
+    await eventually(lambda: denied(api, "default", deployment("probe", 4)))
+    assert (await api.post(deployments("default"), deployment("three", 3)))[0] == 201
+    # a missing param with parameterNotFoundAction Deny is a configuration error: denied
+    assert (await api.post(VAPB, binding("missing-param", paramRef={
+        "name": "nope", "namespace": "default", "parameterNotFoundAction": "Deny"})))[0] == 201
+
+    async def missing_denies() -> bool:
+        status, body = await api.post(deployments("default") + "?dryRun=All",
+                                      deployment("two", 2))
+        return status == 422 and "missing-param" in body["message"]
+    await eventually(missing_denies)
+    _, body = await api.post(deployments("default"), deployment("two", 2))
+    assert body["message"] == (
+        'deployments.apps "two" is forbidden: ValidatingAdmissionPolicy '
+        "'demo-policy.example.com' with binding 'missing-param' denied request: failed to "
+        "configure binding: no params found for policy binding with `Deny` "
+        "parameterNotFoundAction")
+    # ... and with Allow the binding is skipped
+    _, current = await api.get(f"{VAPB}/missing-param")
+    current["spec"]["paramRef"]["parameterNotFoundAction"] = "Allow"
+    assert (await api.put(f"{VAPB}/missing-param", current))[0] == 200
+
+    async def allowed() -> bool:
+        return (await api.post(deployments("default") + "?dryRun=All",
+                               deployment("two", 2)))[0] == 201
+    await eventually(allowed)
+
+
+@pytest.mark.parametrize(("failure_policy", "expected"), [("Fail", 422), ("Ignore", 201)])
+async def test_runtime_error_follows_failure_policy(api, failure_policy, expected) -> None:
+    expression = "object.spec.template.spec.missing > 1"
+    status, body = await api.post(VAP, policy(expression=expression,
+                                              failurePolicy=failure_policy))
+    assert status == 201, body
+    assert (await api.post(VAPB, binding()))[0] == 201
+    # a second policy that always denies marks the moment the bindings are in force
+    assert (await api.post(VAP, policy("marker", expression="object.metadata.name != 'probe'")))[0] == 201
+    assert (await api.post(VAPB, binding("marker", "marker")))[0] == 201
+    await eventually(lambda: denied(api, "default", deployment("probe", 1)))
+    status, body = await api.post(deployments("default"), deployment("web", 1))
+    assert status == expected, body
+    if expected == 422:
+        assert body["message"].endswith(
+            f"denied request: expression '{expression}' resulted in error: no such key: missing")
+
+
+async def test_reason_message_expression_and_variables(api) -> None:
+    assert (await api.post(VAP, policy(
+        variables=[{"name": "limit", "expression": "2"}],
+        validations=[{"expression": "object.spec.replicas <= variables.limit",
+                      "reason": "Forbidden",
+                      "messageExpression": "'replicas ' + string(object.spec.replicas) + "
+                                           "' > ' + string(variables.limit)"}],
+        matchConditions=[{"name": "not-exempt",
+                          "expression": "!('exempt' in object.metadata.labels)"}])))[0] == 201
+    assert (await api.post(VAPB, binding()))[0] == 201
+    await eventually(lambda: denied(api, "default", deployment("probe", 3)))
+    status, body = await api.post(deployments("default"), deployment("web", 3))
+    assert status == 403, body
+    assert body["reason"] == "Forbidden"
+    assert body["message"].endswith("denied request: replicas 3 > 2")
+    exempt = deployment("exempt", 3)
+    exempt["metadata"]["labels"]["exempt"] = "yes"
+    assert (await api.post(deployments("default"), exempt))[0] == 201
+
+
+async def test_invalid_policies_and_bindings_are_422(api) -> None:
+    status, body = await api.post(VAP, policy(expression="object.spec.replicas <="))
+    assert status == 422, body
+    assert body["details"]["causes"][0]["field"] == "spec.validations[0].expression"
+    assert "compilation failed" in body["details"]["causes"][0]["message"]
+    status, body = await api.post(VAP, policy(validations=[]))
+    assert status == 422
+    assert "validations or auditAnnotations must contain at least one item" in body["message"]
+    status, body = await api.post(VAPB, binding(actions=()))
+    assert status == 422
+    assert body["details"]["causes"][0]["field"] == "spec.validationActions"
+    status, body = await api.post(VAPB, binding(actions=("Deny", "Warn")))
+    assert status == 422
+    assert "must not contain both Deny and Warn" in body["message"]
+
+
+async def test_table_columns(api) -> None:
+    assert (await api.post(VAP, policy(paramKind={"apiVersion": "v1",
+                                                  "kind": "ConfigMap"})))[0] == 201
+    assert (await api.post(VAPB, binding(paramRef={
+        "name": "limits", "parameterNotFoundAction": "Allow"})))[0] == 201
+    headers = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+    _, table = await api.get(VAP, headers=headers)
+    assert [c["name"] for c in table["columnDefinitions"]] == [
+        "Name", "Validations", "ParamKind", "Age"]
+    assert table["rows"][0]["cells"][:3] == ["demo-policy.example.com", 1, "v1/ConfigMap"]
+    _, table = await api.get(VAPB, headers=headers)
+    assert table["rows"][0]["cells"][:3] == [
+        "demo-binding-test.example.com", "demo-policy.example.com", "*/limits"]
