@@ -132,9 +132,9 @@ async def test_warn_action_sends_warning_header_and_admits(api) -> None:
                                 json=deployment("big", 7)) as resp:
         assert resp.status == 201
         assert resp.headers.getall("Warning") == [
-            '299 - "Validation failed for ValidatingAdmissionPolicy \'demo-policy.example.com\' '
+            ('299 - "Validation failed for ValidatingAdmissionPolicy \'demo-policy.example.com\' '
             'with binding \'demo-binding-test.example.com\': failed expression: '
-            'object.spec.replicas <= 5"']
+            'object.spec.replicas <= 5"')]
 
 
 async def test_params_from_a_configmap(api) -> None:
