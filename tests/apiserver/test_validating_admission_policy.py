@@ -243,3 +243,53 @@ async def test_table_columns(api) -> None:
     _, table = await api.get(VAPB, headers=headers)
     assert table["rows"][0]["cells"][:3] == [
         "demo-binding-test.example.com", "demo-policy.example.com", "*/limits"]
+
+
+async def test_delete_sees_old_object_and_object_is_defaulted(api) -> None:
+    """DELETE: `object` is null, `oldObject` the stored object; CREATE sees the object with
+    its defaults (a Deployment without replicas has 1), as upstream's validating phase does."""
+    assert (await api.post(VAP, policy(
+        "protect", expression="!has(oldObject.metadata.labels) || "
+                              "!('protected' in oldObject.metadata.labels)",
+        matchConstraints={"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                             "operations": ["DELETE"],
+                                             "resources": ["configmaps"]}]})))[0] == 201
+    assert (await api.post(VAPB, binding("protect", "protect")))[0] == 201
+    assert (await api.post(VAP, policy(expression="object.spec.replicas == 1 && "
+                                                  "request.operation == 'CREATE' && "
+                                                  "oldObject == null")))[0] == 201
+    assert (await api.post(VAPB, binding()))[0] == 201
+    for name, labels in (("keep", {"protected": "yes"}), ("free", {})):
+        status, body = await api.post("/api/v1/namespaces/default/configmaps", {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": labels}})
+        assert status == 201, body
+    await eventually(lambda: denied(api, "default", deployment("probe", 2)))
+    no_replicas = deployment("defaulted", 1)
+    del no_replicas["spec"]["replicas"]
+    status, body = await api.post(deployments("default"), no_replicas)
+    assert status == 201, body
+    status, body = await api.delete("/api/v1/namespaces/default/configmaps/keep")
+    assert status == 422, body
+    assert "ValidatingAdmissionPolicy 'protect' with binding 'protect' denied" in body["message"]
+    assert (await api.delete("/api/v1/namespaces/default/configmaps/free"))[0] == 200
+
+
+async def test_audit_action_and_annotations_are_logged(api) -> None:
+    from structlog.testing import capture_logs
+
+    assert (await api.post(VAP, policy(auditAnnotations=[{
+        "key": "replicas", "valueExpression": "string(object.spec.replicas)"}])))[0] == 201
+    assert (await api.post(VAPB, binding(actions=("Audit",))))[0] == 201
+    assert (await api.post(VAP, policy("marker", expression="object.metadata.name != 'probe'")))[0] == 201
+    assert (await api.post(VAPB, binding("marker", "marker")))[0] == 201
+    await eventually(lambda: denied(api, "default", deployment("probe", 1)))
+    with capture_logs() as logs:
+        status, body = await api.post(deployments("default"), deployment("big", 8))
+    assert status == 201, body
+    failures = [e for e in logs if e.get("annotation") ==
+                "validation.policy.admission.k8s.io/validation_failure"]
+    assert len(failures) == 1
+    assert '"binding":"demo-binding-test.example.com"' in failures[0]["value"]
+    assert {"key": "demo-policy.example.com/replicas", "value": "8"}.items() <= \
+        next(e for e in logs if e.get("key", "").endswith("/replicas")).items()

@@ -22,6 +22,7 @@ recorded).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ import structlog
 
 from .... import offload
 from ....api import errors
+from ....api.defaults import apply_defaults
 from ....registry import codec
 from ....registry.admissionpolicies import (
     GROUP,
@@ -161,7 +163,7 @@ class ValidatingAdmissionPolicy:
         if matching.rules_match(policy.match_constraints, req) is None:
             return
         req = await request.full()
-        ns_labels = request.namespace_labels()
+        ns_labels = await request.namespace_labels()
         if matching.resources_match(policy.match_constraints, req, ns_labels) is None:
             return
         if policy.error:
@@ -177,7 +179,7 @@ class ValidatingAdmissionPolicy:
                 self._config_error(policy, binding, str(exc), denials)
                 continue
             for param in params:
-                activation = request.activation(param)
+                activation = await request.activation(param)
                 outcome = await offload.run(evaluate, policy, activation)
                 self._act(policy, binding, outcome, request.attrs, denials)
 
@@ -325,14 +327,20 @@ class _Request:
             served_versions=plugin._lookup.versions(strategy.group, strategy.resource))
         self._full: matching.PolicyRequest | None = None
         self._request: Obj | None = None
+        self._namespace: Obj | None = None
 
     async def full(self) -> matching.PolicyRequest:
-        """The request with its old object (UPDATE through PUT, DELETE: read once)."""
+        """The request as validating admission sees it upstream: the object defaulted (the
+        scheme defaults it when decoding), and the old object (a PUT or DELETE reads it once)."""
         if self._full is None:
             old = self.attrs.old_obj
             if old is None and self.attrs.operation in ("UPDATE", "DELETE"):
                 old = await self._current()
-            self._full = matching.PolicyRequest(**{**self.bare.__dict__, "old_obj": old})
+            obj = self.attrs.obj
+            if isinstance(obj, dict) and not self.attrs.subresource:
+                obj = codec.clone(obj)
+                apply_defaults(self.attrs.strategy.kind, obj)
+            self._full = dataclasses.replace(self.bare, obj=obj, old_obj=old)
         return self._full
 
     async def _current(self) -> Obj | None:
@@ -345,21 +353,31 @@ class _Request:
         except errors.StatusError:
             return None
 
-    def namespace_object(self) -> Obj | None:
+    async def namespace_object(self) -> Obj | None:
+        """The request's namespace from the informer; one read when the informer has not
+        seen it yet (upstream's matcher falls back to a live lookup the same way)."""
         if not self.attrs.namespace or self.bare.is_namespace:
             return None
-        return self.plugin.namespaces.by_name("", self.attrs.namespace)
+        if self._namespace is None:
+            self._namespace = self.plugin.namespaces.by_name("", self.attrs.namespace)
+            if self._namespace is None:
+                try:
+                    self._namespace = await self.plugin._namespace_registry.get(
+                        "", self.attrs.namespace)
+                except errors.StatusError:
+                    self._namespace = {}
+        return self._namespace or None
 
-    def namespace_labels(self) -> dict[str, str] | None:
-        ns = self.namespace_object()
+    async def namespace_labels(self) -> dict[str, str] | None:
+        ns = await self.namespace_object()
         labels = ((ns or {}).get("metadata") or {}).get("labels")
         return labels if isinstance(labels, dict) else None
 
-    def activation(self, param: Obj | None) -> dict[str, Any]:
+    async def activation(self, param: Obj | None) -> dict[str, Any]:
         req = self._full or self.bare
         if self._request is None:
             self._request = self._admission_request()
-        ns = self.namespace_object()
+        ns = await self.namespace_object()
         return {"object": req.obj if self.attrs.operation != "DELETE" else None,
                 "oldObject": req.old_obj if self.attrs.operation in ("UPDATE", "DELETE")
                 else None,
