@@ -9,15 +9,16 @@ cost limits). One public face for every user: CRD `x-kubernetes-validations`
 """
 
 from .program import (
-                      PER_CALL_LIMIT,
-                      RUNTIME_BUDGET,
-                      CompileError,
-                      CostLimitExceeded,
-                      EvaluationError,
-                      Program,
-                      compile,
-                      largest,
+    PER_CALL_LIMIT,
+    RUNTIME_BUDGET,
+    CompileError,
+    CostLimitExceeded,
+    EvaluationError,
+    Program,
+    compile,
+    largest,
+    sizes,
 )
 
 __all__ = ["PER_CALL_LIMIT", "RUNTIME_BUDGET", "CompileError", "CostLimitExceeded",
-           "EvaluationError", "Program", "compile", "largest"]
+           "EvaluationError", "Program", "compile", "largest", "sizes"]

@@ -91,9 +91,13 @@ class Program:
     def cost_bound(self, activation: Mapping[str, Any]) -> int:
         """The most this expression can cost on `activation` (the size walk is skipped when
         the bound does not depend on sizes)."""
-        if self.analysis.degree == 0:
-            return self.analysis.cost(1)
-        return self.analysis.cost(max((largest(v) for v in activation.values()), default=1))
+        if self.analysis.constant:
+            return self.analysis.cost(1, 1)
+        collections = strings = 1
+        for value in activation.values():
+            c, s = sizes(value)
+            collections, strings = max(collections, c), max(strings, s)
+        return self.analysis.cost(collections, strings)
 
     def evaluate(self, activation: Mapping[str, Any], budget: int = PER_CALL_LIMIT) -> Any:
         """The expression's value; CostLimitExceeded (not run) when its bound is over
@@ -135,21 +139,32 @@ def _runtime_text(text: str) -> str:
     return text.split("\n", 1)[0]
 
 
-def largest(value: Any) -> int:
-    """The size of the largest list, map or string in `value` (the N of the cost bound)."""
-    best = 1
+def sizes(value: Any) -> tuple[int, int]:
+    """The size of the largest list or map and the length of the longest string in `value`
+    (the C and S of the cost bound)."""
+    collections = strings = 1
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, (str, bytes)):
-            best = max(best, len(item))
+            strings = max(strings, len(item))
         elif isinstance(item, dict):
-            best = max(best, len(item))
+            collections = max(collections, len(item))
             stack.extend(item.values())
+            strings = max(strings, max(map(len, filter(_is_text, item)), default=1))
         elif isinstance(item, (list, tuple)):
-            best = max(best, len(item))
+            collections = max(collections, len(item))
             stack.extend(item)
-    return best
+    return collections, strings
+
+
+def _is_text(key: Any) -> bool:
+    return isinstance(key, str)
+
+
+def largest(value: Any) -> int:
+    """The larger of `sizes(value)`."""
+    return max(sizes(value))
 
 
 def compile(expression: str, variables: Iterable[str]) -> Program:
