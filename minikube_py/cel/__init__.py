@@ -11,6 +11,7 @@ cost limits). One public face for every user: CRD `x-kubernetes-validations`
 from .program import (
     PER_CALL_LIMIT,
     RUNTIME_BUDGET,
+    Bindings,
     CompileError,
     CostLimitExceeded,
     EvaluationError,
@@ -20,5 +21,5 @@ from .program import (
     sizes,
 )
 
-__all__ = ["PER_CALL_LIMIT", "RUNTIME_BUDGET", "CompileError", "CostLimitExceeded",
+__all__ = ["PER_CALL_LIMIT", "RUNTIME_BUDGET", "Bindings", "CompileError", "CostLimitExceeded",
            "EvaluationError", "Program", "compile", "largest", "sizes"]

@@ -28,7 +28,7 @@ cel-rust would only find out while running.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +93,8 @@ class Program:
         the bound does not depend on sizes)."""
         if self.analysis.constant:
             return self.analysis.cost(1, 1)
+        if isinstance(activation, Bindings):
+            return self.analysis.cost(*activation.sizes())
         collections = strings = 1
         for value in activation.values():
             c, s = sizes(value)
@@ -109,7 +111,8 @@ class Program:
 
     def run(self, activation: Mapping[str, Any]) -> Any:
         """Evaluate without the cost check (the caller has already charged the bound)."""
-        context = _rust.Context(dict(activation), library.FUNCTIONS)
+        context = (activation.context() if isinstance(activation, Bindings)
+                   else _rust.Context(dict(activation), library.FUNCTIONS))
         try:
             return self._program.execute(context)
         except KeyError as err:
@@ -137,6 +140,45 @@ def _runtime_text(text: str) -> str:
         for prefix in ("ValueError: ", "TypeError: ", "NoOverload: "):
             text = text.removeprefix(prefix)
     return text.split("\n", 1)[0]
+
+
+class Bindings(Mapping[str, Any]):
+    """One activation shared by several programs (a policy's validations, messages and
+    annotations on one request): cel-rust converts the variables once per Context (~75 µs for
+    a ConfigMap, against ~5 µs per execution on a converted one), and the size walk of the
+    cost bound is made once. `set` replaces a variable (both caches start again)."""
+
+    def __init__(self, activation: Mapping[str, Any]) -> None:
+        self._values = dict(activation)
+        self._context: Any = None
+        self._sizes: tuple[int, int] | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def set(self, name: str, value: Any) -> None:
+        self._values[name] = value
+        self._context = self._sizes = None
+
+    def context(self) -> Any:
+        if self._context is None:
+            self._context = _rust.Context(dict(self._values), library.FUNCTIONS)
+        return self._context
+
+    def sizes(self) -> tuple[int, int]:
+        if self._sizes is None:
+            collections = strings = 1
+            for value in self._values.values():
+                c, s = sizes(value)
+                collections, strings = max(collections, c), max(strings, s)
+            self._sizes = (collections, strings)
+        return self._sizes
 
 
 def sizes(value: Any) -> tuple[int, int]:
