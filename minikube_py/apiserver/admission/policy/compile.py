@@ -67,9 +67,11 @@ class CompiledPolicy:
     validations: tuple[Validation, ...]
     audit_annotations: tuple[AuditAnnotation, ...]
     error: str = ""
+    #: the variables any expression refers to: only these are converted for the evaluator
+    uses: frozenset[str] = VARIABLES
 
 
-def run(program: cel.Program, activation: dict[str, Any]) -> Any:
+def run(program: cel.Program, activation: cel.Bindings) -> Any:
     """Evaluate within the per-call cost limit; every failure is an EvaluationFailed."""
     try:
         return program.evaluate(activation)
@@ -150,7 +152,9 @@ def _build(policy: Obj) -> CompiledPolicy:
                         programs[f"spec.auditAnnotations[{i}].valueExpression"])
         for i, item in enumerate(_items(spec, "auditAnnotations"))
         if f"spec.auditAnnotations[{i}].valueExpression" in programs)
+    uses = frozenset().union(*(program.uses for program in programs.values()))
     return CompiledPolicy(
+        uses=uses | {"variables"} if programs else uses,
         name=name, failure_policy=str(spec.get("failurePolicy") or "Fail"),
         param_kind=param_kind, match_constraints=spec.get("matchConstraints") or {},
         variables=exprs("variables"), match_conditions=exprs("matchConditions"),

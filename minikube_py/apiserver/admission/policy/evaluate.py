@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .... import cel
 from .compile import CompiledPolicy, EvaluationFailed, run
 
 #: upstream celconfig.MaxEvaluatedMessageExpressionSizeBytes
@@ -59,20 +60,22 @@ def _error_text(expression: str, exc: EvaluationFailed, failed: dict[str, str]) 
     return f"expression '{expression}' resulted in error: {exc}"
 
 
-def _variables(policy: CompiledPolicy, activation: dict[str, Any]) -> dict[str, str]:
+def _variables(policy: CompiledPolicy, activation: cel.Bindings) -> dict[str, str]:
     """Evaluate `variables` into activation["variables"]; returns the failed ones' errors."""
     values: dict[str, Any] = {}
     failed: dict[str, str] = {}
-    activation["variables"] = values
+    activation.set("variables", values)
     for var in policy.variables:
         try:
             values[var.name] = run(var.program, activation)
         except EvaluationFailed as exc:
             failed[var.name] = _error_text(var.expression, exc, failed)
+            continue
+        activation.set("variables", dict(values))  # later expressions see it
     return failed
 
 
-def _match_conditions(policy: CompiledPolicy, activation: dict[str, Any],
+def _match_conditions(policy: CompiledPolicy, activation: cel.Bindings,
                       failed: dict[str, str]) -> tuple[bool, list[str]]:
     """(all true, errors): a false condition decides at once, errors are collected."""
     errors: list[str] = []
@@ -87,7 +90,7 @@ def _match_conditions(policy: CompiledPolicy, activation: dict[str, Any],
     return True, errors
 
 
-def _message(validation: Any, activation: dict[str, Any]) -> str:
+def _message(validation: Any, activation: cel.Bindings) -> str:
     """messageExpression's string if usable, else message, else `failed expression: ...`."""
     if validation.message_program is not None:
         try:
@@ -103,9 +106,11 @@ def _message(validation: Any, activation: dict[str, Any]) -> str:
     return f"failed expression: {validation.expression.strip()}"
 
 
-def evaluate(policy: CompiledPolicy, activation: dict[str, Any]) -> Outcome:
-    """Run `policy` on `activation` (object, oldObject, request, params, namespaceObject)."""
+def evaluate(policy: CompiledPolicy, values: dict[str, Any]) -> Outcome:
+    """Run `policy` on `values` (object, oldObject, request, params, namespaceObject), all
+    of its expressions over one converted activation."""
     fail = policy.failure_policy != "Ignore"
+    activation = cel.Bindings({k: v for k, v in values.items() if k in policy.uses})
     failed = _variables(policy, activation)
     outcome = Outcome()
     matched, errors = _match_conditions(policy, activation, failed)
