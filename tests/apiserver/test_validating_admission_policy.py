@@ -293,3 +293,26 @@ async def test_audit_action_and_annotations_are_logged(api) -> None:
     assert '"binding":"demo-binding-test.example.com"' in failures[0]["value"]
     assert {"key": "demo-policy.example.com/replicas", "value": "8"}.items() <= \
         next(e for e in logs if e.get("key", "").endswith("/replicas")).items()
+
+
+@pytest.mark.parametrize("spec", [
+    [],
+    {"matchConstraints": [], "validations": "x"},
+    {"matchConstraints": {"resourceRules": ["deployments"]}, "validations": [{"expression": 5}]},
+    {"matchConstraints": {"resourceRules": [{"operations": "CREATE"}],
+                          "namespaceSelector": {"matchExpressions": [{"operator": "Bogus"}]}},
+     "validations": [{"expression": "true", "reason": "Teapot"}]},
+    {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                             "operations": ["CREATE"], "resources": ["pods"]}]},
+     "validations": [{"expression": "true"}], "variables": [{"name": "1x", "expression": "1"}],
+     "paramKind": {"apiVersion": "a/b/c"}, "failurePolicy": "Sometimes"},
+])
+async def test_malformed_policies_are_4xx_never_500(api, spec) -> None:
+    body = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "bad"}, "spec": spec}
+    status, reply = await api.post(VAP, body)
+    assert 400 <= status < 500, reply
+    status, reply = await api.post(VAPB, {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "bad"}, "spec": spec})
+    assert 400 <= status < 500, reply

@@ -164,7 +164,11 @@ class ValidatingAdmissionPolicy:
             return
         req = await request.full()
         ns_labels = await request.namespace_labels()
-        if matching.resources_match(policy.match_constraints, req, ns_labels) is None:
+        try:
+            if matching.resources_match(policy.match_constraints, req, ns_labels) is None:
+                return
+        except errors.StatusError as exc:  # a selector stored by an older, laxer server
+            self._config_error(policy, None, exc.message, denials)
             return
         if policy.error:
             self._config_error(policy, None, policy.error, denials)
