@@ -316,3 +316,37 @@ async def test_malformed_policies_are_4xx_never_500(api, spec) -> None:
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "bad"}, "spec": spec})
     assert 400 <= status < 500, reply
+
+
+async def test_request_user_info_on_the_secure_port(tmp_path: Path) -> None:
+    """`request.userInfo` is the authenticated caller (token authn + ABAC, test_secure's)."""
+    from tests.apiserver.conftest import pod
+    from tests.apiserver.test_secure import serve
+
+    secure, close = await serve(tmp_path, admission_control=CHAIN)
+    try:
+        assert (await secure.call("POST", VAP, "admin-token", policy(
+            "no-scoped", expression="request.userInfo.username != 'scoped'",
+            matchConstraints={"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                 "operations": ["CREATE"],
+                                                 "resources": ["pods"]}]},
+            validations=[{"expression": "request.userInfo.username != 'scoped'",
+                          "messageExpression": "'user ' + request.userInfo.username + "
+                                               "' (uid ' + request.userInfo.uid + ') may not'"}]
+        )))[0] == 201
+        assert (await secure.call("POST", VAPB, "admin-token",
+                                  binding("no-scoped", "no-scoped")))[0] == 201
+        assert (await secure.call("POST", "/api/v1/namespaces", "admin-token", {
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}))[0] == 201
+        path = "/api/v1/namespaces/team-a/pods"
+
+        async def enforced() -> bool:
+            return (await secure.call("POST", path + "?dryRun=All", "scoped-token",
+                                      pod("probe")))[0] == 422
+        await eventually(enforced)
+        status, body = await secure.call("POST", path, "scoped-token", pod("mine"))
+        assert status == 422
+        assert body["message"].endswith("denied request: user scoped (uid 3) may not")
+        assert (await secure.call("POST", path, "admin-token", pod("theirs")))[0] == 201
+    finally:
+        await close()
