@@ -350,3 +350,39 @@ async def test_request_user_info_on_the_secure_port(tmp_path: Path) -> None:
         assert (await secure.call("POST", path, "admin-token", pod("theirs")))[0] == 201
     finally:
         await close()
+
+
+async def test_params_by_selector_each_param_is_evaluated(api) -> None:
+    for name, limit in (("a", "5"), ("b", "2"), ("other", "0")):
+        status, body = await api.post("/api/v1/namespaces/default/configmaps", {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": {"limits": "yes" if name != "other" else "no"}},
+            "data": {"maxReplicas": limit}})
+        assert status == 201, body
+    assert (await api.post(VAP, policy(
+        paramKind={"apiVersion": "v1", "kind": "ConfigMap"},
+        validations=[{"expression": "object.spec.replicas <= int(params.data.maxReplicas)",
+                      "messageExpression": "'over the limit of ' + params.metadata.name"}])))[0] == 201
+    assert (await api.post(VAPB, binding(paramRef={
+        "selector": {"matchLabels": {"limits": "yes"}},
+        "parameterNotFoundAction": "Deny"})))[0] == 201
+    await eventually(lambda: denied(api, "default", deployment("probe", 4)))
+    assert (await api.post(deployments("default"), deployment("two", 2)))[0] == 201
+    status, body = await api.post(deployments("default"), deployment("three", 3))
+    assert status == 422
+    assert body["message"].endswith("denied request: over the limit of b")
+    # a param created after the informer started is seen too
+    status, _ = await api.post("/api/v1/namespaces/default/configmaps", {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"limits": "yes"}}, "data": {"maxReplicas": "1"}})
+    assert status == 201
+
+    async def strictest() -> bool:
+        status, body = await api.post(deployments("default") + "?dryRun=All",
+                                      deployment("two", 2))
+        return status == 422 and body["message"].endswith("limit of c")
+    await eventually(strictest)
+    # in a namespace without params: none found, Deny
+    await _namespace(api, "empty")
+    status, body = await api.post(deployments("empty"), deployment("one", 1))
+    assert status == 422 and "no params found" in body["message"]

@@ -103,6 +103,10 @@ class ValidatingAdmissionPolicy:
         self._built_for = (-1, -1)
         self._status_task: asyncio.Task | None = None
         self._status_wanted = asyncio.Event()
+        #: one informer per paramKind in use (by the param registry's key root), started
+        #: when a binding first needs it (upstream's policy source does the same)
+        self._param_informers: dict[str, StoreInformer] = {}
+        self._param_lock = asyncio.Lock()
 
     # -- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
@@ -119,8 +123,10 @@ class ValidatingAdmissionPolicy:
                 await self._status_task
             except asyncio.CancelledError:
                 pass
-        for informer in (self.policies, self.bindings, self.namespaces):
+        for informer in (self.policies, self.bindings, self.namespaces,
+                         *self._param_informers.values()):
             await informer.stop()
+        self._param_informers.clear()
 
     # -- the hooks, rebuilt when a policy or binding changed ----------------------------------
     def hooks(self) -> tuple[Hook, ...]:
@@ -240,11 +246,44 @@ class ValidatingAdmissionPolicy:
         elif ref.get("namespace"):
             raise ConfigError("paramRef.namespace must not be provided for a cluster-scoped "
                               "`paramKind`")
-        params = await _read_params(registry, params_ns, ref)
+        params = await self._read_params(registry, params_ns, ref)
         if not params and ref.get("parameterNotFoundAction") == "Deny":
             raise ConfigError("no params found for policy binding with `Deny` "
                               "parameterNotFoundAction")
         return list(params)
+
+    async def _param_informer(self, registry: Registry) -> StoreInformer:
+        informer = self._param_informers.get(registry.root)
+        if informer is None:
+            async with self._param_lock:
+                informer = self._param_informers.get(registry.root)
+                if informer is None:
+                    informer = StoreInformer(registry.store, registry.root,
+                                             f"params:{registry.strategy.resource}")
+                    await informer.start()
+                    self._param_informers[registry.root] = informer
+        return informer
+
+    async def _read_params(self, registry: Registry, namespace: str, ref: Obj) -> list[Obj]:
+        """Params from the paramKind's informer; a name it has not seen yet is read from the
+        registry (upstream's getParamDirectly: a param created just before the request)."""
+        informer = await self._param_informer(registry)
+        name = ref.get("name")
+        if name:
+            found = informer.by_name(namespace, name)
+            if found is not None:
+                return [registry.served(found)]
+            try:
+                return [await registry.get(namespace, name)]
+            except errors.StatusError as exc:
+                if exc.code == 404:
+                    return []
+                raise
+        selector = matching.compile_selector(ref.get("selector"))
+        prefix = f"{informer.prefix}{namespace}/" if namespace else informer.prefix
+        return [registry.served(obj) for key, obj in sorted(informer.items.items())
+                if key.startswith(prefix)
+                and selector.matches(((obj.get("metadata") or {}).get("labels")) or {})]
 
     # -- status: observedGeneration (upstream's type-checking controller) ---------------------
     async def _record_status(self) -> None:
@@ -281,18 +320,6 @@ def _kind_text(kind: Obj) -> str:
     return f"{kind.get('apiVersion', '')}, Kind={kind.get('kind', '')}"
 
 
-async def _read_params(registry: Registry, namespace: str, ref: Obj) -> list[Obj]:
-    name = ref.get("name")
-    if name:
-        try:
-            return [await registry.get(namespace, name)]
-        except errors.StatusError as exc:
-            if exc.code == 404:
-                return []
-            raise
-    selector = matching.compile_selector(ref.get("selector"))
-    return [obj for obj in (await registry.list(namespace or None)).decoded()
-            if selector.matches(((obj.get("metadata") or {}).get("labels")) or {})]
 
 
 def _status(attrs: Attributes, first: Denial, denials: list[Denial]) -> errors.StatusError:
