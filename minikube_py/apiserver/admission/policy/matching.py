@@ -13,6 +13,7 @@ an unchanged policy never parses a selector again.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,14 +76,20 @@ def _scope_matches(scope: Any, req: PolicyRequest) -> bool:
     return False
 
 
+#: a `version` for rule_matches that every apiVersions list accepts
+ANY_VERSION = "\x00any"
+
+
 def rule_matches(rule: Any, req: PolicyRequest, version: str | None = None) -> bool:
-    """One NamedRuleWithOperations against the request (in `version`, default the request's)."""
+    """One NamedRuleWithOperations against the request (in `version`, default the request's;
+    ANY_VERSION: in some version)."""
     if not isinstance(rule, dict):
         return False
     names = rule.get("resourceNames")
+    version = version or req.version
     return (_listed(rule.get("operations"), req.operation)
             and _listed(rule.get("apiGroups"), req.group)
-            and _listed(rule.get("apiVersions"), version or req.version)
+            and (version == ANY_VERSION or _listed(rule.get("apiVersions"), version))
             and _resource_listed(rule.get("resources"), req.resource, req.subresource)
             and _scope_matches(rule.get("scope"), req)
             and (not names or (isinstance(names, list) and req.name in names)))
@@ -92,10 +99,15 @@ def _any_rule(rules: Any, req: PolicyRequest, version: str | None = None) -> boo
     return isinstance(rules, list) and any(rule_matches(r, req, version) for r in rules)
 
 
-def rules_match(match: Obj, req: PolicyRequest) -> str | None:
+#: the other served versions of the request's resource, asked for only when needed
+Versions = Callable[[], Iterable[str]]
+
+
+def rules_match(match: Obj, req: PolicyRequest, versions: Versions | None = None) -> str | None:
     """The version the request matched in (its own, or with matchPolicy Equivalent another
-    served version of the same resource), or None. Excluded rules win over everything;
-    a binding without resourceRules matches every resource its policy does."""
+    served version of the same resource: `versions()`, default req.served_versions), or
+    None. Excluded rules win over everything; a binding without resourceRules matches every
+    resource its policy does."""
     if _any_rule(match.get("excludeResourceRules"), req):
         return None
     rules = match.get("resourceRules")
@@ -103,8 +115,9 @@ def rules_match(match: Obj, req: PolicyRequest) -> str | None:
         return req.version
     if _any_rule(rules, req):
         return req.version
-    if match.get("matchPolicy", "Equivalent") == "Equivalent":
-        for version in req.served_versions:
+    if (match.get("matchPolicy", "Equivalent") == "Equivalent"
+            and _any_rule(rules, req, ANY_VERSION)):  # no need to look further otherwise
+        for version in (versions() if versions is not None else req.served_versions):
             if version != req.version and _any_rule(rules, req, version):
                 return version
     return None
@@ -162,7 +175,8 @@ def namespace_selector_matches(selector: Any, req: PolicyRequest,
 
 
 def resources_match(match: Obj | None, req: PolicyRequest,
-                    namespace_labels: dict[str, str] | None) -> str | None:
+                    namespace_labels: dict[str, str] | None,
+                    versions: Versions | None = None) -> str | None:
     """A MatchResources (a policy's matchConstraints, a binding's matchResources): the
     matched version, or None. Selectors first, as upstream's matcher does."""
     if not match:
@@ -171,4 +185,4 @@ def resources_match(match: Obj | None, req: PolicyRequest,
         return None
     if not object_selector_matches(match.get("objectSelector"), req):
         return None
-    return rules_match(match, req)
+    return rules_match(match, req, versions)

@@ -166,12 +166,13 @@ class ValidatingAdmissionPolicy:
     async def _dispatch(self, hook: Hook, request: _Request, denials: list[Denial]) -> None:
         policy = hook.policy
         req = request.bare
-        if matching.rules_match(policy.match_constraints, req) is None:
+        if matching.rules_match(policy.match_constraints, req, request.versions) is None:
             return
         req = await request.full()
         ns_labels = await request.namespace_labels()
         try:
-            if matching.resources_match(policy.match_constraints, req, ns_labels) is None:
+            if matching.resources_match(policy.match_constraints, req, ns_labels,
+                                        request.versions) is None:
                 return
         except errors.StatusError as exc:  # a selector stored by an older, laxer server
             self._config_error(policy, None, exc.message, denials)
@@ -182,7 +183,8 @@ class ValidatingAdmissionPolicy:
         for binding in hook.bindings:
             spec = binding.get("spec") or {}
             try:
-                if matching.resources_match(spec.get("matchResources"), req, ns_labels) is None:
+                if matching.resources_match(spec.get("matchResources"), req, ns_labels,
+                                            request.versions) is None:
                     continue
                 params = await self._params(policy, spec.get("paramRef"), req.namespace)
             except (ConfigError, errors.StatusError) as exc:
@@ -354,11 +356,19 @@ class _Request:
         self.bare = matching.PolicyRequest(
             attrs.operation, strategy.group, strategy.version, strategy.resource,
             attrs.subresource, self.kind["kind"], attrs.namespace, attrs.name,
-            obj=attrs.obj, old_obj=attrs.old_obj,
-            served_versions=plugin._lookup.versions(strategy.group, strategy.resource))
+            obj=attrs.obj, old_obj=attrs.old_obj)
+        self._versions: tuple[str, ...] | None = None
         self._full: matching.PolicyRequest | None = None
         self._request: Obj | None = None
         self._namespace: Obj | None = None
+
+    def versions(self) -> tuple[str, ...]:
+        """Every version the resource is served in (read once, and only when a policy with
+        matchPolicy Equivalent did not match the request's own version)."""
+        if self._versions is None:
+            strategy = self.attrs.strategy
+            self._versions = self.plugin._lookup.versions(strategy.group, strategy.resource)
+        return self._versions
 
     async def full(self) -> matching.PolicyRequest:
         """The request as validating admission sees it upstream: the object defaulted (the
