@@ -50,7 +50,7 @@ class PolicyRequest:
 
 # -- rules -------------------------------------------------------------------------------------
 def _listed(values: Any, value: str) -> bool:
-    return isinstance(values, list) and any(v == "*" or v == value for v in values)
+    return isinstance(values, list) and (value in values or "*" in values)
 
 
 def _resource_listed(resources: Any, resource: str, subresource: str) -> bool:
@@ -96,7 +96,12 @@ def rule_matches(rule: Any, req: PolicyRequest, version: str | None = None) -> b
 
 
 def _any_rule(rules: Any, req: PolicyRequest, version: str | None = None) -> bool:
-    return isinstance(rules, list) and any(rule_matches(r, req, version) for r in rules)
+    if not isinstance(rules, list):
+        return False
+    for rule in rules:
+        if rule_matches(rule, req, version):
+            return True
+    return False
 
 
 #: the other served versions of the request's resource, asked for only when needed
