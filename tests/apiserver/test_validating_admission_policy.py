@@ -386,3 +386,29 @@ async def test_params_by_selector_each_param_is_evaluated(api) -> None:
     await _namespace(api, "empty")
     status, body = await api.post(deployments("empty"), deployment("one", 1))
     assert status == 422 and "no params found" in body["message"]
+
+
+async def test_scale_subresource_is_admitted_as_a_scale(api) -> None:
+    """`kubectl scale` is an UPDATE of deployments/scale whose object is an autoscaling/v1
+    Scale: a policy on `deployments/scale` sees it (a policy on `deployments` does not)."""
+    assert (await api.post(VAP, policy(
+        "scale-limit", expression="object.kind == 'Scale' && object.spec.replicas <= 5 && "
+                                  "oldObject.spec.replicas == 1",
+        matchConstraints={"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                             "operations": ["UPDATE"],
+                                             "resources": ["deployments/scale"]}]})))[0] == 201
+    assert (await api.post(VAPB, binding("scale-limit", "scale-limit",
+                                         actions=("Deny",))))[0] == 201
+    assert (await api.post(deployments("default"), deployment("web", 1)))[0] == 201
+    path = deployments("default") + "/web/scale"
+
+    async def enforced() -> bool:  # a stale precondition: 409 once admitted, no write
+        status, _ = await api.patch(path, {"metadata": {"resourceVersion": "1"},
+                                           "spec": {"replicas": 9}})
+        return status == 422
+    await eventually(enforced)
+    status, body = await api.patch(path, {"spec": {"replicas": 9}})
+    assert status == 422, body
+    assert "ValidatingAdmissionPolicy 'scale-limit'" in body["message"]
+    status, body = await api.patch(path, {"spec": {"replicas": 3}})
+    assert status == 200 and body["spec"]["replicas"] == 3
