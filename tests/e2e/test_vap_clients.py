@@ -150,3 +150,20 @@ def test_kubectl_documentation_walkthrough(server: ServerThread, tmp_path: Path)
     out = _kubectl(server, tmp_path, "get", "validatingadmissionpolicy",
                    "demo-policy.example.com", "-o", "jsonpath={.metadata.generation}").stdout
     assert out == "1"
+
+
+@pytest.mark.skipif(not os.path.exists(KUBECTL), reason=f"needs {KUBECTL}")
+def test_kubectl_prints_the_warn_action(server: ServerThread, tmp_path: Path) -> None:
+    manifest = POLICY_YAML.replace("validationActions: [Deny]", "validationActions: [Warn]")
+    _kubectl(server, tmp_path, "apply", "-f", "-", stdin=manifest)
+    warning = ("Warning: Validation failed for ValidatingAdmissionPolicy "
+               "'demo-policy.example.com' with binding 'demo-binding-test.example.com': "
+               "failed expression: object.spec.replicas <= 5")
+    for _ in range(50):
+        result = _kubectl(server, tmp_path, "create", "deploy", "nginx", "--image=nginx",
+                          "--replicas=6", "--dry-run=server")
+        if warning in result.stderr:
+            break
+        time.sleep(0.05)
+    assert warning in result.stderr
+    assert "deployment.apps/nginx created (server dry run)" in result.stdout
