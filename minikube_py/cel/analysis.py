@@ -44,10 +44,13 @@ class Reference:
 
 @dataclass
 class Analysis:
-    """The result of one parse: free variables, called functions, literal regexes and the
-    cost polynomial's coefficients (`coefficients[k]` multiplies N**k)."""
+    """The result of one parse: free variables, called functions, literal regexes, the cost
+    polynomial's terms, and the field paths each variable is read through (`paths["self"]`
+    holding `("spec", "replicas")` for `self.spec.replicas`; `()` when the variable is used
+    whole: compared, iterated, passed to a function)."""
 
     variables: list[Reference] = field(default_factory=list)
+    paths: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
     functions: list[Reference] = field(default_factory=list)
     regexes: list[tuple[str, int, int]] = field(default_factory=list)
     terms: dict[tuple[int, int], int] = field(default_factory=dict)
@@ -131,6 +134,23 @@ def _ident_of(tree: Any) -> str | None:
     return None
 
 
+def _field_chain(tree: Tree) -> tuple[str, ...] | None:
+    """`("self", "spec", "replicas")` for the selection `self.spec.replicas`, else None."""
+    names: list[str] = []
+    while isinstance(tree, Tree):
+        if tree.data == "member_dot":
+            names.append(str(tree.children[1]))
+            tree = tree.children[0]
+        elif tree.data == "ident":
+            names.append(str(tree.children[0]))
+            return tuple(reversed(names))
+        elif len(tree.children) == 1:
+            tree = tree.children[0]
+        else:
+            return None
+    return None
+
+
 def _args(tree: Tree) -> list[Any]:
     for child in tree.children:
         if isinstance(child, Tree) and child.data == "exprlist":
@@ -147,8 +167,16 @@ def _walk(tree: Any, bound: frozenset[str], depth: Depth, out: Analysis) -> None
         name = str(tree.children[0])
         if name not in bound:
             out.variables.append(Reference(name, line, column))
+            out.paths.setdefault(name, set()).add(())
         _charge(out, depth, 1)
         return
+    if kind == "member_dot":
+        chain = _field_chain(tree)
+        if chain is not None and chain[0] not in bound:
+            out.variables.append(Reference(chain[0], line, column))
+            out.paths.setdefault(chain[0], set()).add(chain[1:])
+            _charge(out, depth, len(chain))
+            return
     if kind == "member_dot_arg":
         target, name = tree.children[0], str(tree.children[1])
         args = _args(tree)
