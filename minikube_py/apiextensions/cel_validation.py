@@ -25,7 +25,7 @@ from .. import cel
 from ..api import errors
 from ..api.errors import FieldError, FieldErrorType
 from .cel_rules import Rule
-from .cel_values import to_cel
+from .cel_values import root_view, to_cel
 
 if TYPE_CHECKING:
     from .schema import Node
@@ -61,7 +61,9 @@ def _walk(value: Any, old: Any, unchanged: bool, node: Node, path: str,
           errs: list[FieldError], budget: _Budget) -> None:
     if value is None or budget.remaining < 0 or not node.has_rules:
         return
-    if node.rules:
+    if node.rules and not path:  # the resource root
+        _run_rules(root_view(value), root_view(old), unchanged, node, path, errs, budget)
+    elif node.rules:
         _run_rules(value, old, unchanged, node, path, errs, budget)
     if isinstance(value, dict):
         olds = old if isinstance(old, dict) else {}
@@ -152,9 +154,10 @@ def _run_rules(value: Any, old: Any, unchanged: bool, node: Node, path: str,
                errs: list[FieldError], budget: _Budget) -> None:
     kind = node.type or ("object" if isinstance(value, dict) else "")
     scope = _Scope(value, old, node)
+    shown = path or "<nil>"  # upstream validates the root with a nil field.Path
     for rule in node.rules:
         if rule.error:
-            errs.append(errors.invalid(path, kind, f"rule compile error: {rule.error}"))
+            errs.append(errors.invalid(shown, kind, f"rule compile error: {rule.error}"))
             continue
         if rule.program is None:
             continue
@@ -163,13 +166,13 @@ def _run_rules(value: Any, old: Any, unchanged: bool, node: Node, path: str,
         try:
             cost = scope.bound(rule.program)
             if cost > cel.PER_CALL_LIMIT:
-                errs.append(errors.invalid(path, kind, (
+                errs.append(errors.invalid(shown, kind, (
                     "'operation cancelled: actual cost limit exceeded': no further validation "
                     f"rules will be run due to call cost exceeds limit for rule: {rule.text()}")))
                 budget.remaining = -1
                 return
             if cost > budget.remaining:
-                errs.append(errors.invalid(path, kind, _OUT_OF_BUDGET))
+                errs.append(errors.invalid(shown, kind, _OUT_OF_BUDGET))
                 budget.remaining = -1
                 return
             budget.remaining -= cost
@@ -177,21 +180,21 @@ def _run_rules(value: Any, old: Any, unchanged: bool, node: Node, path: str,
             result = rule.program.run(activation)
         except cel.EvaluationError as err:
             if str(err) == "no such overload":
-                errs.append(errors.invalid(path, kind, (
+                errs.append(errors.invalid(shown, kind, (
                     "'no such overload': call arguments did not match a supported operator, "
                     f"function or macro signature for rule: {rule.text()}")))
             else:
-                errs.append(errors.invalid(path, kind, f"{err} evaluating rule: {rule.text()}"))
+                errs.append(errors.invalid(shown, kind, f"{err} evaluating rule: {rule.text()}"))
             continue
         if result is True:
             continue
         if not isinstance(result, bool):  # upstream's checker refuses these at compile time
-            errs.append(errors.invalid(path, kind, "cel expression must evaluate to a bool "
+            errs.append(errors.invalid(shown, kind, "cel expression must evaluate to a bool "
                                                    f"evaluating rule: {rule.text()}"))
             continue
         if unchanged and not rule.transition:
             continue  # ratcheting (CRDValidationRatcheting, on since 1.30): the value is as stored
-        at = path
+        at = shown
         if rule.field_path:
             at = (f"{path}.{rule.field_path}" if path and not rule.field_path.startswith("[")
                   else f"{path}{rule.field_path}")
