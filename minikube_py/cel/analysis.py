@@ -55,10 +55,15 @@ class Analysis:
     regexes: list[tuple[str, int, int]] = field(default_factory=list)
     terms: dict[tuple[int, int], int] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def constant(self) -> bool:
-        """True when the cost does not depend on the input's sizes."""
+        """True when the cost does not depend on the input's sizes (read on every
+        evaluation: computed once)."""
         return all(key == (0, 0) for key in self.terms)
+
+    @functools.cached_property
+    def _term_list(self) -> tuple[tuple[int, int, int], ...]:
+        return tuple((n, i, j) for (i, j), n in self.terms.items())
 
     @property
     def nesting(self) -> int:
@@ -70,7 +75,10 @@ class Analysis:
         most `strings` characters (default: the same number)."""
         c = max(int(collections), 1)
         s = c if strings is None else max(int(strings), 1)
-        return sum(n * c ** i * s ** j for (i, j), n in self.terms.items())
+        total = 0
+        for n, i, j in self._term_list:
+            total += n * c ** i * s ** j
+        return total
 
 
 class SyntaxProblem(ValueError):
