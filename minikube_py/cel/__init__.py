@@ -11,6 +11,7 @@ cost limits). One public face for every user: CRD `x-kubernetes-validations`
 from .program import (
     PER_CALL_LIMIT,
     RUNTIME_BUDGET,
+    UPSTREAM_RUNTIME_BUDGET,
     Bindings,
     CompileError,
     CostLimitExceeded,
@@ -25,6 +26,7 @@ from .program import (
 __all__ = [
     "PER_CALL_LIMIT",
     "RUNTIME_BUDGET",
+    "UPSTREAM_RUNTIME_BUDGET",
     "Bindings",
     "CompileError",
     "CostLimitExceeded",

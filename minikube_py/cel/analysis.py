@@ -10,7 +10,8 @@ questions are answered here, on the parse tree of cel-python's (celpy's) Lark gr
 Cost model: every operation costs 1; the body of a comprehension macro (`all`, `exists`,
 `exists_one`, `map`, `filter`) runs once per element, so its cost is multiplied by C, the size
 of the largest list or map; a function that walks a string (`matches`, `contains`,
-`lowerAscii`, ...) costs S, the length of the longest string, and one that walks a list
+`lowerAscii`, ...) costs S, a tenth of the length of the longest string (upstream's
+StringTraversalCostFactor), and one that walks a list
 (`sum`, `isSorted`, `in`, ...) costs C. The result is a polynomial in C and S
 (`terms[(i, j)]` multiplies C**i * S**j); `Analysis.cost(c, s)` evaluates it. Upstream's
 estimator is finer (it tracks each value's own size), ours is an upper bound of the same
@@ -27,6 +28,9 @@ from typing import Any
 from celpy import celparser
 from celpy.evaluation import celstr
 from lark import Token, Tree
+
+#: upstream's StringTraversalCostFactor is 0.1: walking ten characters costs one unit
+STRING_TRAVERSAL_DIVISOR = 10
 
 #: the comprehension macros; `has` is the other macro (a presence test, not a call)
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
@@ -75,6 +79,7 @@ class Analysis:
         most `strings` characters (default: the same number)."""
         c = max(int(collections), 1)
         s = c if strings is None else max(int(strings), 1)
+        s = -(-s // STRING_TRAVERSAL_DIVISOR)  # upstream: 0.1 per character walked
         total = 0
         for n, i, j in self._term_list:
             total += n * c ** i * s ** j
