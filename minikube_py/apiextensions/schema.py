@@ -32,6 +32,7 @@ from ..api import errors
 from ..api.errors import FieldError, FieldErrorType
 from ..api.validation.typed import type_name
 from .cel_rules import compile_rules
+from .cel_values import needs_escape
 
 #: compile errors are answered (the pattern then matches nothing), not logged to stderr
 _RE2_OPTIONS = re2.Options()
@@ -146,7 +147,8 @@ def compile_schema(raw: Any) -> Node:
     children = [*node.properties.values(), *(n for n in (node.items, node.additional) if n)]
     node.has_rules = bool(node.rules) or any(c.has_rules for c in children)
     node.converts = (node.type == "number" or node.format in ("date-time", "date", "byte")
-                     or any(c.converts for c in children))
+                     or any(c.converts for c in children)
+                     or any(needs_escape(k) for k in node.properties))
     return node
 
 

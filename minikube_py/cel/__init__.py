@@ -11,15 +11,29 @@ cost limits). One public face for every user: CRD `x-kubernetes-validations`
 from .program import (
     PER_CALL_LIMIT,
     RUNTIME_BUDGET,
+    UPSTREAM_RUNTIME_BUDGET,
     Bindings,
     CompileError,
     CostLimitExceeded,
     EvaluationError,
     Program,
+    activation_sizes,
     compile,
     largest,
     sizes,
 )
 
-__all__ = ["PER_CALL_LIMIT", "RUNTIME_BUDGET", "Bindings", "CompileError", "CostLimitExceeded",
-           "EvaluationError", "Program", "compile", "largest", "sizes"]
+__all__ = [
+    "PER_CALL_LIMIT",
+    "RUNTIME_BUDGET",
+    "UPSTREAM_RUNTIME_BUDGET",
+    "Bindings",
+    "CompileError",
+    "CostLimitExceeded",
+    "EvaluationError",
+    "Program",
+    "activation_sizes",
+    "compile",
+    "largest",
+    "sizes",
+]

@@ -10,7 +10,8 @@ questions are answered here, on the parse tree of cel-python's (celpy's) Lark gr
 Cost model: every operation costs 1; the body of a comprehension macro (`all`, `exists`,
 `exists_one`, `map`, `filter`) runs once per element, so its cost is multiplied by C, the size
 of the largest list or map; a function that walks a string (`matches`, `contains`,
-`lowerAscii`, ...) costs S, the length of the longest string, and one that walks a list
+`lowerAscii`, ...) costs S, a tenth of the length of the longest string (upstream's
+StringTraversalCostFactor), and one that walks a list
 (`sum`, `isSorted`, `in`, ...) costs C. The result is a polynomial in C and S
 (`terms[(i, j)]` multiplies C**i * S**j); `Analysis.cost(c, s)` evaluates it. Upstream's
 estimator is finer (it tracks each value's own size), ours is an upper bound of the same
@@ -28,6 +29,9 @@ from celpy import celparser
 from celpy.evaluation import celstr
 from lark import Token, Tree
 
+#: upstream's StringTraversalCostFactor is 0.1: walking ten characters costs one unit
+STRING_TRAVERSAL_DIVISOR = 10
+
 #: the comprehension macros; `has` is the other macro (a presence test, not a call)
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 
@@ -44,18 +48,26 @@ class Reference:
 
 @dataclass
 class Analysis:
-    """The result of one parse: free variables, called functions, literal regexes and the
-    cost polynomial's coefficients (`coefficients[k]` multiplies N**k)."""
+    """The result of one parse: free variables, called functions, literal regexes, the cost
+    polynomial's terms, and the field paths each variable is read through (`paths["self"]`
+    holding `("spec", "replicas")` for `self.spec.replicas`; `()` when the variable is used
+    whole: compared, iterated, passed to a function)."""
 
     variables: list[Reference] = field(default_factory=list)
+    paths: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
     functions: list[Reference] = field(default_factory=list)
     regexes: list[tuple[str, int, int]] = field(default_factory=list)
     terms: dict[tuple[int, int], int] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def constant(self) -> bool:
-        """True when the cost does not depend on the input's sizes."""
+        """True when the cost does not depend on the input's sizes (read on every
+        evaluation: computed once)."""
         return all(key == (0, 0) for key in self.terms)
+
+    @functools.cached_property
+    def _term_list(self) -> tuple[tuple[int, int, int], ...]:
+        return tuple((n, i, j) for (i, j), n in self.terms.items())
 
     @property
     def nesting(self) -> int:
@@ -67,7 +79,11 @@ class Analysis:
         most `strings` characters (default: the same number)."""
         c = max(int(collections), 1)
         s = c if strings is None else max(int(strings), 1)
-        return sum(n * c ** i * s ** j for (i, j), n in self.terms.items())
+        s = -(-s // STRING_TRAVERSAL_DIVISOR)  # upstream: 0.1 per character walked
+        total = 0
+        for n, i, j in self._term_list:
+            total += n * c ** i * s ** j
+        return total
 
 
 class SyntaxProblem(ValueError):
@@ -131,6 +147,23 @@ def _ident_of(tree: Any) -> str | None:
     return None
 
 
+def _field_chain(tree: Tree) -> tuple[str, ...] | None:
+    """`("self", "spec", "replicas")` for the selection `self.spec.replicas`, else None."""
+    names: list[str] = []
+    while isinstance(tree, Tree):
+        if tree.data == "member_dot":
+            names.append(str(tree.children[1]))
+            tree = tree.children[0]
+        elif tree.data == "ident":
+            names.append(str(tree.children[0]))
+            return tuple(reversed(names))
+        elif len(tree.children) == 1:
+            tree = tree.children[0]
+        else:
+            return None
+    return None
+
+
 def _args(tree: Tree) -> list[Any]:
     for child in tree.children:
         if isinstance(child, Tree) and child.data == "exprlist":
@@ -147,8 +180,16 @@ def _walk(tree: Any, bound: frozenset[str], depth: Depth, out: Analysis) -> None
         name = str(tree.children[0])
         if name not in bound:
             out.variables.append(Reference(name, line, column))
+            out.paths.setdefault(name, set()).add(())
         _charge(out, depth, 1)
         return
+    if kind == "member_dot":
+        chain = _field_chain(tree)
+        if chain is not None and chain[0] not in bound:
+            out.variables.append(Reference(chain[0], line, column))
+            out.paths.setdefault(chain[0], set()).add(chain[1:])
+            _charge(out, depth, len(chain))
+            return
     if kind == "member_dot_arg":
         target, name = tree.children[0], str(tree.children[1])
         args = _args(tree)

@@ -18,7 +18,7 @@ from .. import offload
 from ..api import errors, meta
 from ..api.naming import is_dns1035_label, is_dns1123_subdomain
 from ..api.validation import CLUSTER_SCOPED
-from ..apiextensions import cel_rules
+from ..apiextensions import cel_crd_checks, cel_validation
 from ..apiextensions.cache import schema_for
 from ..apiextensions.schema import Node, prune_and_default, validate
 from .strategy import Obj, Strategy, SubresourceSpec
@@ -91,7 +91,7 @@ def validate_crd(crd: Obj) -> list[errors.FieldError]:
                                        "may have mixed case, but should otherwise match: "
                                        "[a-z]([-a-z0-9]*[a-z0-9])?"))
     errs += _validate_versions(spec.get("versions"))
-    errs += cel_rules.version_errors(spec.get("versions"))
+    errs += cel_crd_checks.version_errors(spec.get("versions"))
     return errs
 
 
@@ -242,7 +242,7 @@ def _schema_errors(schema: Node, obj: Obj, old: Obj | None = None) -> list[error
     x-kubernetes-validations rules (`old`: the stored object on an update)."""
     prune_and_default(obj, schema)
     errs = validate(obj, schema)
-    return errs + cel_rules.validate(obj, old, schema, errs)
+    return errs + cel_validation.validate(obj, old, schema, errs)
 
 
 def _schema_create(schema: Node, kind: str, group: str) -> Any:

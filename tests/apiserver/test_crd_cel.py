@@ -263,3 +263,34 @@ async def test_optional_old_self_runs_on_create(tmp_path: Path) -> None:
         assert status == 422, out
     finally:
         await _close(runner, store, session)
+
+
+async def test_root_rules_see_name_and_escaped_property_names(tmp_path: Path) -> None:
+    schema = {"type": "object",
+              "x-kubernetes-validations": [
+                  {"rule": "self.metadata.name.startsWith('w-')", "message": "name must start w-"},
+                  {"rule": "!has(self.metadata.labels)"}],  # only name/generateName are visible
+              "properties": {"spec": {
+                  "type": "object", "properties": {"max-size": {"type": "integer"}},
+                  "x-kubernetes-validations": [{"rule": "self.max__dash__size < 10"}]}}}
+    api, runner, store, session = await start_api(tmp_path)
+    try:
+        status, crd = await api.post(CRDS, rules_crd(schema))
+        assert status == 201, crd
+        await established(api)
+        status, out = await api.post(WIDGETS, body("x", {"max-size": 1}))
+        assert status == 422
+        assert out["message"] == ('Widget.example.com "x" is invalid: <nil>: Invalid value: '
+                                  '"object": name must start w-')
+        assert out["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "<nil>",
+                                             "message": 'Invalid value: "object": name must '
+                                                        'start w-'}]
+        status, out = await api.post(WIDGETS, body("w-1", {"max-size": 10}))
+        assert status == 422
+        assert out["message"].endswith("failed rule: self.max__dash__size < 10"), out
+        created = body("w-1", {"max-size": 9})
+        created["metadata"]["labels"] = {"a": "b"}
+        status, out = await api.post(WIDGETS, created)
+        assert status == 201, out
+    finally:
+        await _close(runner, store, session)

@@ -87,3 +87,30 @@ def test_compile_errors_name_the_field() -> None:
                                        "spec.validations[0].expression",
                                        "spec.validations[1].expression"]
     assert all("compilation failed" in e.detail for e in errs)
+
+
+def test_runtime_budget_is_shared_by_the_policys_expressions() -> None:
+    from minikube_py import cel
+    from minikube_py.apiserver.admission.policy.compile import (
+        OUT_OF_BUDGET,
+        EvaluationFailed,
+        Runner,
+    )
+
+    program = cel.compile("object.l.all(x, x >= 0)", {"object"})
+    values = {"object": {"l": list(range(100))}}
+    one = program.cost_bound(cel.Bindings(values, [program]))
+    runner = Runner(dict(values), (program,), budget=one + 1)
+    assert runner.run(program) is True
+    try:
+        runner.run(program)
+    except EvaluationFailed as exc:
+        assert str(exc) == OUT_OF_BUDGET
+    else:
+        raise AssertionError("the second evaluation should be over the budget")
+    # past the per-call limit an expression never runs
+    huge = cel.compile("object.l.all(x, object.l.all(y, object.l.all(z, x + y + z >= 0)))",
+                       {"object"})
+    out = _run({"object": {"l": list(range(1000))}}, validations=[{"expression": huge.source}])
+    assert out.denials[0].error
+    assert "cost limit exceeded" in out.denials[0].message

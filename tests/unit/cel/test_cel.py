@@ -138,3 +138,24 @@ def test_string_function_in_a_comprehension_is_c_times_s():
     assert program.analysis.nesting == 1
     assert (1, 1) in program.analysis.terms and (2, 0) not in program.analysis.terms
     assert cel.compile("self.a == 1", {"self"}).analysis.constant
+
+
+def test_bindings_copy_only_what_the_programs_select():
+    first = cel.compile("self.spec.replicas > 0 && has(self.spec.paused)", {"self"})
+    second = cel.compile("self.metadata.name.startsWith('w')", {"self"})
+    obj = {"metadata": {"name": "web", "labels": {"a": "b"}},
+           "spec": {"replicas": 2, "template": {"big": ["x"] * 1000}},
+           "status": {"ready": 1}}
+    bindings = cel.Bindings({"self": obj, "unused": 1}, [first, second])
+    assert bindings.activation == {"self": {"metadata": {"name": "web"},
+                                            "spec": {"replicas": 2}}}
+    assert first.run(bindings) is False and second.run(bindings) is True
+    # a variable used whole is passed whole
+    whole = cel.compile("self == oldSelf", {"self", "oldSelf"})
+    assert cel.Bindings({"self": obj, "oldSelf": obj}, [whole]).activation["self"] is obj
+
+
+def test_cost_bound_measures_only_what_is_read():
+    program = cel.compile("self.small.all(x, self.small.all(y, x + y > 0))", {"self"})
+    huge = {"small": [1, 2, 3], "other": list(range(100_000))}
+    assert program.evaluate({"self": huge}) is True

@@ -67,16 +67,44 @@ class CompiledPolicy:
     validations: tuple[Validation, ...]
     audit_annotations: tuple[AuditAnnotation, ...]
     error: str = ""
-    #: the variables any expression refers to: only these are converted for the evaluator
-    uses: frozenset[str] = VARIABLES
+    #: every program above (what the evaluator's copy of the activation must serve)
+    programs: tuple[cel.Program, ...] = ()
 
 
-def run(program: cel.Program, activation: cel.Bindings) -> Any:
-    """Evaluate within the per-call cost limit; every failure is an EvaluationFailed."""
-    try:
-        return program.evaluate(activation)
-    except cel.EvaluationError as exc:
-        raise EvaluationFailed(str(exc)) from None
+#: upstream's message when one request's evaluations exhaust the runtime cost budget
+OUT_OF_BUDGET = ("validation failed due to running out of cost budget, no further validation "
+                 "rules will be run")
+
+
+class Runner:
+    """Runs a policy's programs over one activation: one evaluator copy for all of them
+    (cel.Bindings), each checked against the per-call limit before it runs and charged to
+    the evaluation's runtime budget (upstream: PerCallLimit and RuntimeCELCostBudget)."""
+
+    def __init__(self, values: dict[str, Any], programs: tuple[cel.Program, ...],
+                 budget: int = cel.RUNTIME_BUDGET) -> None:
+        self._values = values
+        self._programs = programs
+        self.bindings = cel.Bindings(values, programs)
+        self.remaining = budget
+
+    def set(self, name: str, value: Any) -> None:
+        """Replace one variable (`variables`, as they are evaluated)."""
+        self._values[name] = value
+        self.bindings = cel.Bindings(self._values, self._programs)
+
+    def run(self, program: cel.Program) -> Any:
+        """The program's value; EvaluationFailed on a runtime error or an exceeded cost."""
+        cost = program.cost_bound(self.bindings)
+        if cost > cel.PER_CALL_LIMIT:
+            raise EvaluationFailed(str(cel.CostLimitExceeded(cost, cel.PER_CALL_LIMIT)))
+        if cost > self.remaining:
+            raise EvaluationFailed(OUT_OF_BUDGET)
+        self.remaining -= cost
+        try:
+            return program.run(self.bindings)
+        except cel.EvaluationError as exc:
+            raise EvaluationFailed(str(exc)) from None
 
 
 def _items(spec: Obj, field: str) -> list[Obj]:
@@ -152,9 +180,8 @@ def _build(policy: Obj) -> CompiledPolicy:
                         programs[f"spec.auditAnnotations[{i}].valueExpression"])
         for i, item in enumerate(_items(spec, "auditAnnotations"))
         if f"spec.auditAnnotations[{i}].valueExpression" in programs)
-    uses = frozenset().union(*(program.uses for program in programs.values()))
     return CompiledPolicy(
-        uses=uses | {"variables"} if programs else uses,
+        programs=tuple(programs.values()),
         name=name, failure_policy=str(spec.get("failurePolicy") or "Fail"),
         param_kind=param_kind, match_constraints=spec.get("matchConstraints") or {},
         variables=exprs("variables"), match_conditions=exprs("matchConditions"),

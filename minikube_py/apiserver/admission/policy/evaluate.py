@@ -20,8 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .... import cel
-from .compile import CompiledPolicy, EvaluationFailed, run
+from .compile import CompiledPolicy, EvaluationFailed, Runner
 
 #: upstream celconfig.MaxEvaluatedMessageExpressionSizeBytes
 MAX_MESSAGE_BYTES = 5 * 1024
@@ -60,28 +59,28 @@ def _error_text(expression: str, exc: EvaluationFailed, failed: dict[str, str]) 
     return f"expression '{expression}' resulted in error: {exc}"
 
 
-def _variables(policy: CompiledPolicy, activation: cel.Bindings) -> dict[str, str]:
-    """Evaluate `variables` into activation["variables"]; returns the failed ones' errors."""
+def _variables(policy: CompiledPolicy, runner: Runner) -> dict[str, str]:
+    """Evaluate `variables` into the activation's `variables`; returns the failed ones'
+    errors."""
     values: dict[str, Any] = {}
     failed: dict[str, str] = {}
-    activation.set("variables", values)
     for var in policy.variables:
         try:
-            values[var.name] = run(var.program, activation)
+            values[var.name] = runner.run(var.program)
         except EvaluationFailed as exc:
             failed[var.name] = _error_text(var.expression, exc, failed)
             continue
-        activation.set("variables", dict(values))  # later expressions see it
+        runner.set("variables", dict(values))  # later expressions see it
     return failed
 
 
-def _match_conditions(policy: CompiledPolicy, activation: cel.Bindings,
+def _match_conditions(policy: CompiledPolicy, runner: Runner,
                       failed: dict[str, str]) -> tuple[bool, list[str]]:
     """(all true, errors): a false condition decides at once, errors are collected."""
     errors: list[str] = []
     for cond in policy.match_conditions:
         try:
-            value = run(cond.program, activation)
+            value = runner.run(cond.program)
         except EvaluationFailed as exc:
             errors.append(_error_text(cond.expression, exc, failed))
             continue
@@ -90,11 +89,11 @@ def _match_conditions(policy: CompiledPolicy, activation: cel.Bindings,
     return True, errors
 
 
-def _message(validation: Any, activation: cel.Bindings) -> str:
+def _message(validation: Any, runner: Runner) -> str:
     """messageExpression's string if usable, else message, else `failed expression: ...`."""
     if validation.message_program is not None:
         try:
-            value = run(validation.message_program, activation)
+            value = runner.run(validation.message_program)
         except EvaluationFailed:
             value = None
         if isinstance(value, str):
@@ -110,10 +109,10 @@ def evaluate(policy: CompiledPolicy, values: dict[str, Any]) -> Outcome:
     """Run `policy` on `values` (object, oldObject, request, params, namespaceObject), all
     of its expressions over one converted activation."""
     fail = policy.failure_policy != "Ignore"
-    activation = cel.Bindings({k: v for k, v in values.items() if k in policy.uses})
-    failed = _variables(policy, activation)
+    runner = Runner({**values, "variables": {}}, policy.programs)
+    failed = _variables(policy, runner)
     outcome = Outcome()
-    matched, errors = _match_conditions(policy, activation, failed)
+    matched, errors = _match_conditions(policy, runner, failed)
     if not matched:
         outcome.matched = False
         return outcome
@@ -126,18 +125,18 @@ def evaluate(policy: CompiledPolicy, values: dict[str, Any]) -> Outcome:
         return outcome
     for i, validation in enumerate(policy.validations):
         try:
-            value = run(validation.program, activation)
+            value = runner.run(validation.program)
         except EvaluationFailed as exc:
             if fail:
                 outcome.denials.append(Decision(
                     _error_text(validation.expression, exc, failed), index=i, error=True))
             continue
         if value is not True:
-            outcome.denials.append(Decision(_message(validation, activation),
+            outcome.denials.append(Decision(_message(validation, runner),
                                             validation.reason or "Invalid", index=i))
     for annotation in policy.audit_annotations:
         try:
-            value = run(annotation.program, activation)
+            value = runner.run(annotation.program)
         except EvaluationFailed as exc:
             if fail:
                 outcome.denials.append(Decision(
