@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from ....api import errors
-from ....api.labels import LabelSelector, selector_from_label_selector
+from ....api.labels import EVERYTHING, LabelSelector, selector_from_label_selector
 
 Obj = dict[str, Any]
 
@@ -138,7 +138,7 @@ def compile_selector(selector: Any) -> LabelSelector:
     """A metav1.LabelSelector document as a selector; absent or `{}` selects everything. A
     malformed one raises StatusError (upstream: a configuration error of the policy)."""
     if not selector:
-        return selector_from_label_selector({})
+        return EVERYTHING
     if not isinstance(selector, dict):
         raise errors.bad_request("label selector must be an object")
     return _compiled(orjson.dumps(selector, option=orjson.OPT_SORT_KEYS))
