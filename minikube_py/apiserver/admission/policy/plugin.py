@@ -109,7 +109,9 @@ class ValidatingAdmissionPolicy:
         self._param_lock = asyncio.Lock()
 
     # -- lifecycle --------------------------------------------------------------------------
-    async def start(self) -> None:
+    async def start(self, context: Any = None) -> None:
+        """Sync the informers before the server serves (`context`: the chain's plugin
+        context, when it hands one over; nothing in it is needed here)."""
         for informer in (self.policies, self.bindings, self.namespaces):
             await informer.start()
         self.policies.listeners.append(self._status_wanted.set)
