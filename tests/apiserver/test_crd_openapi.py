@@ -10,8 +10,11 @@ import copy
 from typing import Any
 
 import orjson
+import pytest
 
-from tests.apiserver.conftest import API
+from minikube_py.apiserver.options import APIServerOptions
+from minikube_py.apiserver.server import APIServer
+from tests.apiserver.conftest import API, start_api
 from tests.apiserver.test_crds import CRDS, established
 
 GV = "apis/stable.example.com/v1"
@@ -229,3 +232,26 @@ async def test_discovery_lists_crd_group_with_kube_aware_preferred_version(api: 
 async def test_openapi_v3_document_of_unknown_group_is_404(api: API) -> None:
     status, _ = await api.get("/openapi/v3/apis/nope.example.com/v1")
     assert status == 404
+
+
+async def test_runtime_config_does_not_hide_crd_groups(tmp_path) -> None:
+    """Upstream's --runtime-config knows only built-in groups: a CRD group is served whatever
+    it says (not being in the startup table), and naming one is the unknown-group error."""
+    api, runner, store, session = await start_api(tmp_path, runtime_config="apps/v1=false")
+    try:
+        status, body = await api.post(CRDS, crontab_crd())
+        assert status == 201, body
+        await established(api, "crontabs.stable.example.com")
+        status, _ = await api.get("/apis/stable.example.com/v1/namespaces/default/crontabs")
+        assert status == 200
+        _, groups = await api.get("/apis")
+        names = [g["name"] for g in groups["groups"]]
+        assert "stable.example.com" in names and "apps" not in names
+        _, index = await api.get("/openapi/v3")
+        assert GV in index["paths"] and "apis/apps/v1" not in index["paths"]
+    finally:
+        await session.close()
+        await runner.cleanup()
+        await store.close()
+    with pytest.raises(ValueError, match="unknown api groups stable.example.com"):
+        APIServer(store, APIServerOptions(runtime_config="stable.example.com/v1=false"))
