@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import gzip
-import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -92,7 +91,9 @@ def _gv_path(group: str, version: str) -> str:
 
 
 def _index_hash(data: bytes) -> str:
-    return hashlib.sha512(data).hexdigest()[:32].upper()
+    """kube-openapi's computeETag: the upper-case hex SHA-512 of the document; it is both the
+    `hash` of the index's serverRelativeURL and the document's ETag."""
+    return document_hash(data)
 
 
 def _spec(strategy: Strategy) -> ResourceSpec:
@@ -106,6 +107,7 @@ class _V3View:
     """The /openapi/v3 documents of one generation: built-in and custom paths, and the index."""
 
     documents: dict[str, bytes]
+    hashes: dict[str, str]  # path -> the document's ETag (upstream computeETag)
     index: bytes
     custom: tuple[CustomVersionOpenAPI, ...]
 
@@ -138,8 +140,8 @@ class OpenAPIDocuments:
         self.generation = 0
         self._v3: tuple[int, asyncio.Future[_V3View]] | None = None
         self._v2: tuple[int, asyncio.Future[tuple[_Encoded, _Encoded]]] | None = None
-        self._empty_view = _V3View(self._builtin, orjson.dumps(openapi_v3_index(self._hashes)),
-                                   ())
+        self._empty_view = _V3View(self._builtin, self._hashes,
+                                   orjson.dumps(openapi_v3_index(self._hashes)), ())
 
     # -- custom resources (server.serve_custom / unserve_custom) ---------------------------
     def set_custom(self, name: str, crd: dict[str, Any], verbs: tuple[str, ...]) -> None:
@@ -197,10 +199,35 @@ class OpenAPIDocuments:
                 continue
             documents[path] = data
             hashes[path] = _index_hash(data)
-        return _V3View(documents, orjson.dumps(openapi_v3_index(hashes)), tuple(pieces))
+        return _V3View(documents, hashes, orjson.dumps(openapi_v3_index(hashes)),
+                       tuple(pieces))
 
     async def document_bytes(self, path: str) -> bytes | None:
         return (await self.v3_view()).documents.get(path.strip("/"))
+
+    async def serve_v3(self, request: web.Request, path: str) -> web.Response:
+        """GET /openapi/v3/<group-version> as kube-openapi's handler3 answers it: the ETag is
+        the hash; a request for another `hash` (an index read before a CRD changed) is
+        redirected (301) to the current one; the right hash makes the answer immutable."""
+        view = await self.v3_view()
+        path = path.strip("/")
+        body = view.documents.get(path)
+        if body is None:
+            raise errors.not_found_path()
+        etag = view.hashes[path]
+        headers = {"ETag": f'"{etag}"', "Vary": "Accept"}
+        asked = request.query.get("hash")
+        if asked and asked != etag:
+            headers["Location"] = f"/openapi/v3/{path}?hash={etag}"
+            return web.Response(status=301, headers=headers)
+        if asked:
+            headers["Cache-Control"] = "public, immutable"
+            headers["Expires"] = email.utils.formatdate(time.time() + 365 * 86400, usegmt=True)
+        tags = [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]
+        if headers["ETag"] in tags:
+            return web.Response(status=304, headers=headers)
+        headers["Content-Type"] = "application/json"
+        return web.Response(body=body, headers=headers)
 
     async def v2_documents(self) -> tuple[_Encoded, _Encoded]:
         """(JSON, protobuf) /openapi/v2, built on first use (per generation) off the loop."""

@@ -298,10 +298,7 @@ class APIServer:
         return render.json_response((await self._openapi.v3_view()).index)
 
     async def openapi_v3(self, request: web.Request) -> web.Response:
-        body = await self._openapi.document_bytes(request.match_info["path"])
-        if body is None:
-            raise errors.not_found_path()
-        return render.json_response(body)
+        return await self._openapi.serve_v3(request, request.match_info["path"])
 
     async def root(self, request: web.Request) -> web.Response:
         paths = ["/apis", "/healthz", "/livez", "/metrics", "/openapi/v2",

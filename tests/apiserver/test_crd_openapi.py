@@ -137,6 +137,16 @@ async def test_crd_schemas_published_in_v3_and_v2_and_removed(api: API) -> None:
     assert url, "hash did not change"
     _, doc = await api.get(url)
     assert "replicas" in doc["components"]["schemas"][CRONTAB]["properties"]["spec"]["properties"]
+    # the old URL (an index read before the update) redirects to the new one, as handler3
+    async with api.session.get(api.url + entry["serverRelativeURL"],
+                               allow_redirects=False) as resp:
+        assert resp.status == 301 and resp.headers["Location"] == url
+    async with api.session.get(api.url + url) as resp:
+        etag = resp.headers["ETag"]
+        assert etag == f'"{url.rsplit("=", 1)[1]}"'
+        assert resp.headers["Cache-Control"] == "public, immutable"
+    async with api.session.get(api.url + url, headers={"If-None-Match": etag}) as resp:
+        assert resp.status == 304
 
     # deleting the CRD removes everything
     status, _ = await api.delete(f"{CRDS}/crontabs.stable.example.com")
