@@ -29,6 +29,7 @@ Schemas are walked recursively: a CRD's schema was stored through orjson, whose 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,26 +82,30 @@ def definition_name(group: str, version: str, kind: str) -> str:
     return ".".join([*reversed(group.split(".")), version, kind])
 
 
-def crd_openapi(crd: dict[str, Any], verbs: tuple[str, ...]) -> list[CustomVersionOpenAPI]:
-    """The OpenAPI pieces of every served version of `crd` (`verbs`: what its registry serves)."""
+#: what a served version offers: (verbs, subresource names), from its registry's Strategy
+Served = Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
+
+
+def crd_openapi(crd: dict[str, Any], served: Served) -> list[CustomVersionOpenAPI]:
+    """The OpenAPI pieces of every version of `crd` the server serves (`served`: version ->
+    its verbs and subresources, so the paths never promise what answers 404)."""
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
     group, kind, plural = spec.get("group", ""), names.get("kind", ""), names.get("plural", "")
     list_kind = names.get("listKind") or kind + "List"
     out = []
     for version in spec.get("versions") or ():
-        if not isinstance(version, dict) or not version.get("served"):
+        if not isinstance(version, dict) or str(version.get("name", "")) not in served:
             continue
         name = str(version.get("name", ""))
+        verbs, subresources = served[name]
         kind_def, list_def = (definition_name(group, name, kind),
                               definition_name(group, name, list_kind))
         raw = (version.get("schema") or {}).get("openAPIV3Schema")
         raw = raw if isinstance(raw, dict) else None
-        subresources = version.get("subresources") or {}
         resource = ResourceSpec(
             plural=plural, kind=kind, namespaced=spec.get("scope") == "Namespaced", verbs=verbs,
-            subresources=tuple(s for s in ("status", "scale") if s in subresources),
-            definition=kind_def, list_definition=list_def)
+            subresources=subresources, definition=kind_def, list_definition=list_def)
         kind_gvk = gvk(group, name, kind)
         list_gvk = gvk(group, name, list_kind)
         out.append(CustomVersionOpenAPI(

@@ -38,7 +38,7 @@ from .openapi import (
     openapi_v3_document,
     openapi_v3_index,
 )
-from .openapi_crd import CustomVersionOpenAPI, crd_openapi
+from .openapi_crd import CustomVersionOpenAPI, Served, crd_openapi
 from .openapi_v2 import swagger_document
 from .openapi_v2_proto import encode_document
 
@@ -135,8 +135,8 @@ class OpenAPIDocuments:
                 self._builtin[path] = data
                 self._builtin_specs[path] = specs
                 self._hashes[path] = _index_hash(data)
-        #: CRD name -> (the CRD, the verbs its registry serves)
-        self._custom: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {}
+        #: CRD name -> (the CRD, what each served version offers)
+        self._custom: dict[str, tuple[dict[str, Any], Served]] = {}
         self.generation = 0
         self._v3: tuple[int, asyncio.Future[_V3View]] | None = None
         self._v2: tuple[int, asyncio.Future[tuple[_Encoded, _Encoded]]] | None = None
@@ -144,9 +144,12 @@ class OpenAPIDocuments:
                                    orjson.dumps(openapi_v3_index(self._hashes)), ())
 
     # -- custom resources (server.serve_custom / unserve_custom) ---------------------------
-    def set_custom(self, name: str, crd: dict[str, Any], verbs: tuple[str, ...]) -> None:
-        """Publish (or republish) CRD `name`'s served versions from the next request on."""
-        self._custom[name] = (crd, tuple(verbs))
+    def set_custom(self, name: str, crd: dict[str, Any], strategies: list[Strategy]) -> None:
+        """Publish (or republish) CRD `name`'s served versions (`strategies`, one per version,
+        as served) from the next request on."""
+        served = {s.version: (tuple(s.verbs), tuple(sub.name for sub in s.subresources))
+                  for s in strategies}
+        self._custom[name] = (crd, served)
         self.generation += 1
 
     def remove_custom(self, name: str) -> None:
@@ -174,12 +177,12 @@ class OpenAPIDocuments:
         custom = dict(self._custom)  # a snapshot: the worker never sees later changes
         return await offload.run(self._build_v3, custom, weight=offload.HEAVY_BYTES + 1)
 
-    def _build_v3(self, custom: dict[str, tuple[dict[str, Any], tuple[str, ...]]]) -> _V3View:
+    def _build_v3(self, custom: dict[str, tuple[dict[str, Any], Served]]) -> _V3View:
         by_path: dict[str, list[CustomVersionOpenAPI]] = {}
         pieces: list[CustomVersionOpenAPI] = []
-        for name, (crd, verbs) in sorted(custom.items()):
+        for name, (crd, served) in sorted(custom.items()):
             try:
-                built = crd_openapi(crd, verbs)
+                built = crd_openapi(crd, served)
             except (TypeError, ValueError, AttributeError, KeyError) as exc:
                 log.warning("crd openapi skipped", crd=name, error=str(exc))
                 continue

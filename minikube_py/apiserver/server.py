@@ -106,7 +106,7 @@ class APIServer:
         priority order, as upstream's CRD discovery), OpenAPI when `crd` is given; the watch
         cache of the first (all versions share the keys) starts in the background."""
         if crd is not None and strategies:
-            self._openapi.set_custom(crd["metadata"]["name"], crd, tuple(strategies[0].verbs))
+            self._openapi.set_custom(crd["metadata"]["name"], crd, strategies)
         cacher = None
         for strategy in strategies:
             gvr = (strategy.group, strategy.version, strategy.resource)
