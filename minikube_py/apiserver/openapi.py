@@ -163,7 +163,7 @@ def _build_document(group: str, version: str, resources: tuple[ResourceSpec, ...
         name = schemas.schema_name(group, version, resource.kind)
         if not resource.definition and name not in schemas.SCHEMAS:
             extra.update(schemas.generic_kind_schemas(group, version, resource.kind))
-        paths.update(_resource_paths(group, version, resource))
+        paths.update(resource_paths(group, version, resource))
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": INFO_VERSION},
@@ -183,7 +183,9 @@ def _build_document(group: str, version: str, resources: tuple[ResourceSpec, ...
 # Paths
 
 
-def _resource_paths(group: str, version: str, res: ResourceSpec) -> dict[str, Schema]:
+def resource_paths(group: str, version: str, res: ResourceSpec) -> dict[str, Schema]:
+    """The paths of one resource (upstream's installer: collection, item, all-namespaces
+    list, subresources)."""
     root = f"/apis/{group}/{version}" if group else f"/api/{version}"
     scope = f"{root}/namespaces/{{namespace}}" if res.namespaced else root
     scope_params = [NAMESPACE, PRETTY] if res.namespaced else [PRETTY]

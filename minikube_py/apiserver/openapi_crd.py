@@ -33,9 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .openapi import ResourceSpec
+from .openapi import ResourceSpec, resource_paths
 from .openapi_schemas import _API_VERSION_DOC, _KIND_DOC, _METADATA_DOC, gvk, ref
-from .openapi_v2 import schema_v2
+from .openapi_v2 import schema_v2, swagger_document
 
 Schema = dict[str, Any]
 
@@ -75,6 +75,7 @@ class CustomVersionOpenAPI:
     spec: ResourceSpec  # its paths, with the definition names below
     v3_schemas: dict[str, Schema]  # components/schemas entries (v3 spelling)
     v2_definitions: dict[str, Schema]  # /openapi/v2 definitions (v2 spelling)
+    v2_paths: dict[str, Schema]  # its /openapi/v2 paths (kept: a rebuild reuses their bytes)
 
 
 def definition_name(group: str, version: str, kind: str) -> str:
@@ -113,7 +114,9 @@ def crd_openapi(crd: dict[str, Any], served: Served) -> list[CustomVersionOpenAP
             v3_schemas={kind_def: kind_schema(raw, kind_gvk, v2=False),
                         list_def: list_schema(kind_def, plural, kind, list_gvk)},
             v2_definitions={kind_def: schema_v2(kind_schema(raw, kind_gvk, v2=True)),
-                            list_def: schema_v2(list_schema(kind_def, plural, kind, list_gvk))}))
+                            list_def: schema_v2(list_schema(kind_def, plural, kind, list_gvk))},
+            v2_paths=swagger_document(
+                [{"paths": resource_paths(group, name, resource)}])["paths"]))
     return out
 
 

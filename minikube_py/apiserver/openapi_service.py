@@ -110,6 +110,7 @@ class _V3View:
     hashes: dict[str, str]  # path -> the document's ETag (upstream computeETag)
     index: bytes
     custom: tuple[CustomVersionOpenAPI, ...]
+    custom_documents: dict[str, dict[str, Any]]  # the documents above with custom resources
 
 
 class OpenAPIDocuments:
@@ -137,11 +138,17 @@ class OpenAPIDocuments:
                 self._hashes[path] = _index_hash(data)
         #: CRD name -> (the CRD, what each served version offers)
         self._custom: dict[str, tuple[dict[str, Any], Served]] = {}
+        #: each CRD's pieces by (name, uid, resourceVersion, served), from the last build
+        self._pieces: dict[tuple, list[CustomVersionOpenAPI]] = {}
+        #: the built-in paths and definitions in v2 form, converted on the first v2 build
+        self._builtin_v2: dict[str, Any] | None = None
+        #: encoded definitions and paths of the last protobuf build (openapi_v2_proto.Memo)
+        self._proto_memo: dict[int, tuple[Any, str, bytes]] = {}
         self.generation = 0
         self._v3: tuple[int, asyncio.Future[_V3View]] | None = None
         self._v2: tuple[int, asyncio.Future[tuple[_Encoded, _Encoded]]] | None = None
         self._empty_view = _V3View(self._builtin, self._hashes,
-                                   orjson.dumps(openapi_v3_index(self._hashes)), ())
+                                   orjson.dumps(openapi_v3_index(self._hashes)), (), {})
 
     # -- custom resources (server.serve_custom / unserve_custom) ---------------------------
     def set_custom(self, name: str, crd: dict[str, Any], strategies: list[Strategy]) -> None:
@@ -180,30 +187,40 @@ class OpenAPIDocuments:
     def _build_v3(self, custom: dict[str, tuple[dict[str, Any], Served]]) -> _V3View:
         by_path: dict[str, list[CustomVersionOpenAPI]] = {}
         pieces: list[CustomVersionOpenAPI] = []
+        cache: dict[tuple, list[CustomVersionOpenAPI]] = {}
         for name, (crd, served) in sorted(custom.items()):
-            try:
-                built = crd_openapi(crd, served)
-            except (TypeError, ValueError, AttributeError, KeyError) as exc:
-                log.warning("crd openapi skipped", crd=name, error=str(exc))
-                continue
+            md = crd.get("metadata") or {}
+            key = (name, md.get("uid"), md.get("resourceVersion"), tuple(sorted(served.items())))
+            built = self._pieces.get(key)
+            if built is None:
+                try:
+                    built = crd_openapi(crd, served)
+                except (TypeError, ValueError, AttributeError, KeyError) as exc:
+                    log.warning("crd openapi skipped", crd=name, error=str(exc))
+                    continue
+            cache[key] = built
             for piece in built:
                 by_path.setdefault(_gv_path(piece.group, piece.version), []).append(piece)
                 pieces.append(piece)
+        self._pieces = cache  # only the CRDs of this build: one change recomputes one CRD
         documents = dict(self._builtin)
         hashes = dict(self._hashes)
+        custom_documents: dict[str, dict[str, Any]] = {}
         for path, parts in by_path.items():
             group, version = parts[0].group, parts[0].version
             specs = [*self._builtin_specs.get(path, ()), *(p.spec for p in parts)]
             schemas = {k: v for p in parts for k, v in p.v3_schemas.items()}
+            document = openapi_v3_document(group, version, specs, schemas)
             try:
-                data = orjson.dumps(openapi_v3_document(group, version, specs, schemas))
+                data = orjson.dumps(document)
             except orjson.JSONEncodeError as exc:  # a schema nested past orjson's limit
                 log.warning("crd openapi skipped", path=path, error=str(exc))
                 continue
             documents[path] = data
             hashes[path] = _index_hash(data)
+            custom_documents[path] = document
         return _V3View(documents, hashes, orjson.dumps(openapi_v3_index(hashes)),
-                       tuple(pieces))
+                       tuple(pieces), custom_documents)
 
     async def document_bytes(self, path: str) -> bytes | None:
         return (await self.v3_view()).documents.get(path.strip("/"))
@@ -240,17 +257,30 @@ class OpenAPIDocuments:
         view = await self.v3_view()
         return await offload.run(self._build_v2, view, weight=offload.HEAVY_BYTES + 1)
 
-    @staticmethod
-    def _build_v2(view: _V3View) -> tuple[_Encoded, _Encoded]:
-        document = swagger_document(orjson.loads(b) for b in view.documents.values())
+    def _build_v2(self, view: _V3View) -> tuple[_Encoded, _Encoded]:
+        builtin = self._builtin_v2
+        if builtin is None:  # once: the built-in part never changes
+            builtin = swagger_document(orjson.loads(b) for b in self._builtin.values())
+            self._builtin_v2 = builtin
+        # the few definitions the documents with custom resources reach that neither the
+        # built-in documents nor the CRDs' own v2 forms have (the paths come with the CRDs)
+        known = builtin["definitions"].keys() | {
+            name for piece in view.custom for name in piece.v2_definitions}
+        extra = swagger_document({"components": {"schemas": {
+            k: v for k, v in doc["components"]["schemas"].items() if k not in known}}}
+            for doc in view.custom_documents.values())
+        definitions = {**builtin["definitions"], **extra["definitions"]}
+        paths = dict(builtin["paths"])
+        for piece in view.custom:
+            paths.update(piece.v2_paths)
         # custom kinds' definitions in their v2 form (stripped as upstream's builder does)
-        definitions = document["definitions"]
         for piece in view.custom:
             definitions.update(piece.v2_definitions)
-        document["definitions"] = dict(sorted(definitions.items()))
+        document = {**builtin, "paths": dict(sorted(paths.items())),
+                    "definitions": dict(sorted(definitions.items()))}
         built = time.time()
         return (_Encoded.of(orjson.dumps(document), built),
-                _Encoded.of(encode_document(document), built))
+                _Encoded.of(encode_document(document, self._proto_memo), built))
 
     async def serve_v2(self, request: web.Request) -> web.Response:
         """GET /openapi/v2 as kube-openapi's handler answers it."""
