@@ -23,8 +23,8 @@ What is published, as upstream:
   kubectl would otherwise reject every field it does not know;
 - a version without a schema is a bare `type: object`.
 
-Schemas are walked recursively: a CRD's schema was stored through orjson, whose nesting limit
-(255) bounds the depth long before Python's recursion limit.
+Schemas are walked recursively: a CRD arrives as a request document, nested at most 100 deep
+(api/bounds.py), far below Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def _structural(node: Schema, v2: bool) -> Schema:
         properties["apiVersion"] = {"type": "string", "description": _EMBEDDED_API_VERSION_DOC}
         properties["kind"] = {"type": "string", "description": _EMBEDDED_KIND_DOC}
         properties["metadata"] = _ref_with_description(_OBJECT_META, _METADATA_DOC)
-        required = list(out.get("required") or ())
+        required = out["required"] if isinstance(out.get("required"), list) else []
         out["required"] = required + [k for k in ("kind", "apiVersion") if k not in required]
     return out
 
