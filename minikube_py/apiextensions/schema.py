@@ -129,9 +129,12 @@ def _copy(value: Any) -> Any:
 
 
 # -- pruning and defaulting (upstream pruning.Prune, then defaulting.Default) -----------------
-def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
+def prune_and_default(obj: Any, node: Node, root: bool = True,
+                      pruned: list[str] | None = None, path: str = "") -> None:
     """Drop the fields the schema does not know (unless it preserves them) and fill `default`s,
-    in place. At the root and in embedded resources apiVersion/kind/metadata are kept."""
+    in place. At the root and in embedded resources apiVersion/kind/metadata are kept.
+    `pruned` collects the paths of the dropped fields (upstream PruneWithOptions'
+    ReturnPruned: what fieldValidation reports as unknown fields)."""
     if isinstance(obj, dict):
         if node.type in ("", "object") or node.embedded or root:
             keep = {"apiVersion", "kind", "metadata"} if (root or node.embedded) else set()
@@ -141,18 +144,27 @@ def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
                     if sub is None:
                         if key not in keep and not node.preserve_unknown:
                             del obj[key]
+                            if pruned is not None:
+                                pruned.append(_child(path, key))
                         continue
                     if obj[key] is None and not sub.nullable and sub.has_default:
                         del obj[key]  # upstream drops a null it would otherwise default
                         continue
-                    prune_and_default(obj[key], sub, False)
+                    prune_and_default(obj[key], sub, False, pruned, _child(path, key))
             for key, sub in node.properties.items():
                 if sub.has_default and key not in obj:
                     obj[key] = _copy(sub.default)
                     prune_and_default(obj[key], sub, False)
     elif isinstance(obj, list) and node.items is not None:
-        for item in obj:
-            prune_and_default(item, node.items, False)
+        for i, item in enumerate(obj):
+            prune_and_default(item, node.items, False, pruned, f"{path}[{i}]")
+
+
+def unknown_fields(obj: Any, node: Node) -> list[str]:
+    """The paths pruning would drop from `obj` (which is left untouched)."""
+    pruned: list[str] = []
+    prune_and_default(_copy(obj), node, True, pruned)
+    return pruned
 
 
 # -- validation (kube-openapi validate + kubeOpenAPIResultToFieldErrors) ----------------------
