@@ -116,7 +116,7 @@ def _custom_unknown(body: dict[str, Any], strategy: Strategy, mode: str) -> list
     if mode == "Ignore" or not body:
         return []
     assert strategy.unknown_fields is not None
-    unknown = strategy.unknown_fields(body)[:_MAX_REPORTED]
+    unknown = sorted(strategy.unknown_fields(body))[:_MAX_REPORTED]  # upstream sorts them
     messages = [f'unknown field "{path}"' for path in unknown]
     if messages and mode == "Strict":
         raise errors.bad_request("strict decoding error: " + ", ".join(messages))
