@@ -30,6 +30,9 @@ import orjson
 
 from ..api import errors
 from ..api.errors import FieldError, FieldErrorType
+from ..api.naming import is_dns1035_label
+from ..api.validation.common import validate_labels
+from ..api.validation.meta import validate_annotations
 from ..api.validation.typed import type_name
 
 #: compile errors are answered (the pattern then matches nothing), not logged to stderr
@@ -301,6 +304,8 @@ def _validate_array(value: list, node: Node, path: str, errs: list[FieldError]) 
 
 
 def _validate_object(value: dict, node: Node, path: str, errs: list[FieldError]) -> None:
+    if node.embedded:
+        _validate_embedded(value, path, errs)
     if node.max_properties is not None and len(value) > node.max_properties:
         errs.append(_too_many(path, len(value), node.max_properties, "items"))
     if (err := _too_few(path, len(value), node.min_properties, "properties")) is not None:
@@ -314,3 +319,43 @@ def _validate_object(value: dict, node: Node, path: str, errs: list[FieldError])
         sub = node.properties.get(key) or node.additional
         if sub is not None:
             _validate(item, sub, _child(path, key), errs)
+
+
+def _validate_embedded(value: dict, path: str, errs: list[FieldError]) -> None:
+    """An x-kubernetes-embedded-resource object is an object of its own (upstream
+    objectmeta validateEmbeddedResource): apiVersion and kind required and well-formed,
+    metadata an ObjectMeta (labels and annotations checked; no name is required)."""
+    for key in ("apiVersion", "kind"):
+        if key not in value:
+            errs.append(errors.required(_child(path, key), "must not be empty"))
+    api_version = value.get("apiVersion")
+    if "apiVersion" in value:
+        where = _child(path, "apiVersion")
+        if not isinstance(api_version, str):
+            errs.append(errors.invalid(where, api_version, "must be a string"))
+        elif not api_version:
+            errs.append(errors.invalid(where, api_version, "must not be empty"))
+        elif api_version.count("/") > 1:
+            errs.append(errors.invalid(where, api_version,
+                                       f"unexpected GroupVersion string: {api_version}"))
+    kind = value.get("kind")
+    if "kind" in value:
+        where = _child(path, "kind")
+        if not isinstance(kind, str):
+            errs.append(errors.invalid(where, kind, "must be a string"))
+        elif not kind:
+            errs.append(errors.invalid(where, kind, "must not be empty"))
+        elif problems := is_dns1035_label(kind.lower()):
+            errs.append(errors.invalid(where, kind, "may have mixed case, but should otherwise "
+                                                    "match: " + ",".join(problems)))
+    md = value.get("metadata")
+    if md is not None:
+        where = _child(path, "metadata")
+        if not isinstance(md, dict):
+            errs.append(errors.invalid(where, md, "must be an object"))
+            return
+        labels, annotations = md.get("labels"), md.get("annotations")
+        if isinstance(labels, dict):
+            validate_labels(labels, _child(where, "labels"), errs)
+        if isinstance(annotations, dict):
+            validate_annotations(annotations, _child(where, "annotations"), errs)

@@ -116,6 +116,8 @@ def _validate_versions(versions: Any) -> list[errors.FieldError]:
             errs.append(errors.duplicate(f"{path}.name", name))
         else:
             seen.add(name)
+        if isinstance(version, dict):
+            errs += _validate_serving(version, path)
     storage = [v for v in versions if isinstance(v, dict) and v.get("storage") is True]
     if len(storage) != 1:
         errs.append(errors.invalid("spec.versions", versions,
@@ -123,6 +125,85 @@ def _validate_versions(versions: Any) -> list[errors.FieldError]:
     if not any(isinstance(v, dict) and v.get("served") for v in versions):
         errs.append(errors.invalid("spec.versions", versions, "must have at least one version "
                                                               "marked as served"))
+    return errs
+
+
+_COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
+_COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64", "password")
+_MAX_SELECTABLE = 8
+
+
+def _simple_json_path(value: Any, path: str) -> list[errors.FieldError]:
+    """Upstream validateSimpleJSONPath."""
+    if not isinstance(value, str) or not value:
+        return [errors.invalid(path, value if isinstance(value, str) else "", "must not be empty")]
+    if not value.startswith("."):
+        return [errors.invalid(path, value, "must be a simple json path starting with .")]
+    return []
+
+
+def _validate_serving(version: dict[str, Any], path: str) -> list[errors.FieldError]:
+    """What one version declares about how it is served (upstream
+    ValidateCustomResourceColumnDefinition, ValidateCustomResourceDefinitionSubresources'
+    scale paths and the selectableFields rules)."""
+    errs: list[errors.FieldError] = []
+    for j, col in enumerate(version.get("additionalPrinterColumns") or ()):
+        where = f"{path}.additionalPrinterColumns[{j}]"
+        col = col if isinstance(col, dict) else {}
+        if not col.get("name"):
+            errs.append(errors.required(f"{where}.name", ""))
+        kinds = ",".join(_COLUMN_TYPES)
+        if not col.get("type"):
+            errs.append(errors.required(f"{where}.type", f"must be one of {kinds}"))
+        elif col["type"] not in _COLUMN_TYPES:
+            errs.append(errors.invalid(f"{where}.type", col["type"], f"must be one of {kinds}"))
+        if col.get("format") and col["format"] not in _COLUMN_FORMATS:
+            errs.append(errors.invalid(f"{where}.format", col["format"],
+                                       f"must be one of {','.join(_COLUMN_FORMATS)}"))
+        if not col.get("jsonPath"):
+            errs.append(errors.required(f"{where}.JSONPath", ""))
+        else:
+            bad = _simple_json_path(col["jsonPath"], f"{where}.jsonPath")
+            errs += bad
+            if not bad:
+                try:
+                    parse(col["jsonPath"])
+                except JSONPathError:
+                    errs.append(errors.invalid(f"{where}.jsonPath", col["jsonPath"],
+                                               "must be a valid JSON path"))
+    scale = (version.get("subresources") or {}).get("scale")
+    if isinstance(scale, dict):
+        where = f"{path}.subresources.scale"
+        for key, under, message in (
+                ("specReplicasPath", (".spec.",), "should be a json path under .spec"),
+                ("statusReplicasPath", (".status.",), "should be a json path under .status"),
+                ("labelSelectorPath", (".spec.", ".status."),
+                 "should be a json path under either .spec or .status")):
+            value = scale.get(key)
+            if not value:
+                if key != "labelSelectorPath":
+                    errs.append(errors.required(f"{where}.{key}", ""))
+                continue
+            bad = _simple_json_path(value, f"{where}.{key}")
+            if not bad and not str(value).startswith(under):
+                bad = [errors.invalid(f"{where}.{key}", value, message)]
+            errs += bad
+    selectable = version.get("selectableFields") or ()
+    seen: set[str] = set()
+    for j, field in enumerate(selectable):
+        where = f"{path}.selectableFields[{j}].jsonPath"
+        value = field.get("jsonPath") if isinstance(field, dict) else None
+        if not value:
+            errs.append(errors.required(where, ""))
+            continue
+        errs += _simple_json_path(value, where)
+        if value in seen:
+            errs.append(errors.duplicate(where, value))
+        seen.add(value)
+    if len(selectable) > _MAX_SELECTABLE:
+        errs.append(errors.FieldError(errors.FieldErrorType.TOO_MANY, f"{path}.selectableFields",
+                                      f"{len(selectable)}: must have at most {_MAX_SELECTABLE} "
+                                      "items"))
     return errs
 
 

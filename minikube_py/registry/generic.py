@@ -470,6 +470,8 @@ class Registry:
         new = codec.clone(old)
         if "status" in body:
             new["status"] = body["status"]
+        elif self.strategy.custom:  # upstream customresource statusStrategy: no status, none
+            new.pop("status", None)
         new["metadata"]["resourceVersion"] = str(revision)
         if "managedFields" in (body.get("metadata") or {}):
             new["metadata"]["managedFields"] = body["metadata"]["managedFields"]

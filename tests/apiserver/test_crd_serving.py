@@ -5,8 +5,9 @@ real socket, against the generic registry a CRD is turned into."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import orjson
 import pytest
@@ -115,6 +116,11 @@ async def test_status_is_owned_by_the_status_subresource_and_generation_counts_s
     assert w["spec"]["color"] == "blue" and w["metadata"]["labels"] == {"a": "b"}
     assert w["metadata"]["generation"] == 2
 
+    # a status write without status clears it (upstream's status strategy copies it whole)
+    status, cleared = await api.put(f"{WIDGETS}/w/status", {
+        k: v for k, v in w.items() if k != "status"})
+    assert status == 200 and "status" not in cleared, cleared
+
     # the schema validates status writes
     status, body = await api.patch(f"{WIDGETS}/w/status", {"status": {"phase": "Gone"}})
     assert status == 422, body
@@ -183,6 +189,14 @@ async def test_tables_show_the_printer_columns(api: API) -> None:
     assert cells[:5] == ["w", 3, "red", "Ready", "http"]
     assert cells[5].endswith("s")  # an age
     assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+    # kubectl get -w: every watch event is a one-row Table with the same columns
+    async with api.session.get(f"{api.url}{WIDGETS}?watch=true&fieldSelector=metadata.name%3Dw",
+                               headers={"Accept": TABLE}) as resp:
+        event = orjson.loads(await resp.content.readline())
+    assert [c["name"] for c in event["object"]["columnDefinitions"]][:3] == [
+        "Name", "Replicas", "Color"]
+    assert event["object"]["rows"][0]["cells"][:3] == ["w", 3, "red"]
 
     # a single object, and a missing value is null
     await api.post(WIDGETS, widget("bare"))
@@ -303,3 +317,43 @@ async def test_object_meta_rules_of_custom_resources(api: API) -> None:
     assert status == 201 and w["metadata"]["name"].startswith("gen-"), w
     status, body = await api.post(WIDGETS, {**widget(""), "metadata": {"generateName": "Gen_"}})
     assert status == 422 and body["details"]["causes"][0]["field"] == "metadata.generateName", body
+
+
+async def test_embedded_resources_are_validated_as_objects(api: API) -> None:
+    status, w = await api.post(WIDGETS, widget("ok", template={
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"app": "x"}}, "spec": {}}))
+    assert status == 201, w
+    assert w["spec"]["template"]["metadata"] == {"labels": {"app": "x"}}
+    status, body = await api.post(WIDGETS, widget("bad", template={
+        "kind": "Not_A_Kind", "metadata": {"labels": {"bad key!": "x"}}}))
+    assert status == 422, body
+    fields = sorted(c["field"] for c in body["details"]["causes"])
+    assert fields == ["spec.template.apiVersion", "spec.template.kind",
+                      "spec.template.metadata.labels"], body
+    assert "spec.template.apiVersion: Required value: must not be empty" in body["message"]
+
+
+async def test_crds_with_bad_serving_declarations_are_refused(api: API) -> None:
+    bad = crd(additionalPrinterColumns=[{"name": "X", "type": "text", "jsonPath": "spec.x"},
+                                        {"name": "Y", "type": "string", "format": "weird",
+                                         "jsonPath": ".spec.y"}],
+              selectableFields=[{"jsonPath": ".spec.color"}, {"jsonPath": ".spec.color"}])
+    bad["metadata"]["name"] = "gadgets.example.com"
+    bad["spec"]["names"] = {"plural": "gadgets", "kind": "Gadget"}
+    bad["spec"]["versions"][0]["subresources"]["scale"] = {
+        "specReplicasPath": ".status.replicas", "statusReplicasPath": ".spec.x",
+        "labelSelectorPath": "status.selector"}
+    status, body = await api.post(CRDS, bad)
+    assert status == 422, body
+    found = {(c["field"], c["message"].split(": ")[-1]) for c in body["details"]["causes"]}
+    v = "spec.versions[0]"
+    assert found >= {
+        (f"{v}.additionalPrinterColumns[0].type", "must be one of boolean,date,integer,number,string"),
+        (f"{v}.additionalPrinterColumns[0].jsonPath", "must be a simple json path starting with ."),
+        (f"{v}.additionalPrinterColumns[1].format",
+         "must be one of byte,date,date-time,double,float,int32,int64,password"),
+        (f"{v}.subresources.scale.specReplicasPath", "should be a json path under .spec"),
+        (f"{v}.subresources.scale.statusReplicasPath", "should be a json path under .status"),
+        (f"{v}.subresources.scale.labelSelectorPath", "must be a simple json path starting with ."),
+    }, found
+    assert f"{v}.selectableFields[1].jsonPath" in {c["field"] for c in body["details"]["causes"]}
