@@ -211,7 +211,11 @@ class Strategy:
         return f"{self.resource}.{self.group}" if self.group else self.resource
 
     def allowed_fields(self) -> frozenset[str]:
-        return frozenset(("metadata.name", "metadata.namespace") + self.selectable_fields)
+        """Field-selector labels accepted; a cluster-scoped custom resource has no
+        metadata.namespace (upstream crConverter.ConvertFieldLabel)."""
+        meta = ("metadata.name",) if self.custom and not self.namespaced else (
+            "metadata.name", "metadata.namespace")
+        return frozenset(meta + self.selectable_fields)
 
     def subresource(self, name: str) -> SubresourceSpec | None:
         for sub in self.subresources:

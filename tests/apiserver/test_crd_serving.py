@@ -357,3 +357,20 @@ async def test_crds_with_bad_serving_declarations_are_refused(api: API) -> None:
         (f"{v}.subresources.scale.labelSelectorPath", "must be a simple json path starting with ."),
     }, found
     assert f"{v}.selectableFields[1].jsonPath" in {c["field"] for c in body["details"]["causes"]}
+
+
+async def test_a_cluster_scoped_custom_resource_has_no_namespace_field(api: API) -> None:
+    gizmos = crd()
+    gizmos["metadata"]["name"] = "gizmos.example.com"
+    gizmos["spec"].update(scope="Cluster", names={"plural": "gizmos", "kind": "Gizmo"})
+    status, body = await api.post(CRDS, gizmos)
+    assert status == 201, body
+    await established(api, "gizmos.example.com")
+    path = "/apis/example.com/v1/gizmos"
+    status, g = await api.post(path, {**widget("g", color="red"), "kind": "Gizmo"})
+    assert status == 201, g
+    status, page = await api.get(f"{path}?fieldSelector=metadata.name%3Dg,spec.color%3Dred")
+    assert status == 200 and [i["metadata"]["name"] for i in page["items"]] == ["g"], page
+    status, body = await api.get(f"{path}?fieldSelector=metadata.namespace%3Ddefault")
+    assert status == 400 and body["message"] == (
+        "field label not supported: metadata.namespace"), body
