@@ -145,42 +145,68 @@ def _copy(value: Any) -> Any:
 
 
 # -- pruning and defaulting (upstream pruning.Prune, then defaulting.Default) -----------------
-def prune_and_default(obj: Any, node: Node, root: bool = True,
-                      pruned: list[str] | None = None, path: str = "") -> None:
+_OBJECT_META_KEYS = frozenset(("apiVersion", "kind", "metadata"))
+
+
+def _prunes(node: Node, root: bool) -> bool:
+    """Whether pruning looks at the keys of an object under `node`."""
+    return (node.type in ("", "object") or node.embedded or root) and bool(
+        node.properties or node.additional is not None or not node.preserve_unknown)
+
+
+def _dropped(node: Node, key: str, root: bool) -> bool:
+    """Whether pruning drops `key` of an object under `node` (one without a schema node)."""
+    return not node.preserve_unknown and not ((root or node.embedded) and key in _OBJECT_META_KEYS)
+
+
+def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
     """Drop the fields the schema does not know (unless it preserves them) and fill `default`s,
-    in place. At the root and in embedded resources apiVersion/kind/metadata are kept.
-    `pruned` collects the paths of the dropped fields (upstream PruneWithOptions'
-    ReturnPruned: what fieldValidation reports as unknown fields)."""
+    in place. At the root and in embedded resources apiVersion/kind/metadata are kept."""
     if isinstance(obj, dict):
         if node.type in ("", "object") or node.embedded or root:
-            keep = {"apiVersion", "kind", "metadata"} if (root or node.embedded) else set()
-            if node.properties or node.additional is not None or not node.preserve_unknown:
+            if _prunes(node, root):
                 for key in list(obj):
                     sub = node.properties.get(key) or node.additional
                     if sub is None:
-                        if key not in keep and not node.preserve_unknown:
+                        if _dropped(node, key, root):
                             del obj[key]
-                            if pruned is not None:
-                                pruned.append(_child(path, key))
                         continue
                     if obj[key] is None and not sub.nullable and sub.has_default:
                         del obj[key]  # upstream drops a null it would otherwise default
                         continue
-                    prune_and_default(obj[key], sub, False, pruned, _child(path, key))
+                    prune_and_default(obj[key], sub, False)
             for key, sub in node.properties.items():
                 if sub.has_default and key not in obj:
                     obj[key] = _copy(sub.default)
                     prune_and_default(obj[key], sub, False)
     elif isinstance(obj, list) and node.items is not None:
-        for i, item in enumerate(obj):
-            prune_and_default(item, node.items, False, pruned, f"{path}[{i}]")
+        for item in obj:
+            prune_and_default(item, node.items, False)
 
 
 def unknown_fields(obj: Any, node: Node) -> list[str]:
-    """The paths pruning would drop from `obj` (which is left untouched)."""
-    pruned: list[str] = []
-    prune_and_default(_copy(obj), node, True, pruned)
-    return pruned
+    """The paths of the fields pruning would drop from `obj` (upstream PruneWithOptions'
+    ReturnPruned: what fieldValidation reports), found without copying or changing it."""
+    out: list[str] = []
+    _unknown(obj, node, True, "", out)
+    return out
+
+
+def _unknown(obj: Any, node: Node, root: bool, path: str, out: list[str]) -> None:
+    if isinstance(obj, dict):
+        if not _prunes(node, root):
+            return
+        for key, value in obj.items():
+            sub = node.properties.get(key) or node.additional
+            if sub is None:
+                if _dropped(node, key, root):
+                    out.append(f"{path}.{key}" if path else key)
+            elif isinstance(value, (dict, list)):
+                _unknown(value, sub, False, f"{path}.{key}" if path else key, out)
+    elif isinstance(obj, list) and node.items is not None:
+        for i, item in enumerate(obj):
+            if isinstance(item, (dict, list)):
+                _unknown(item, node.items, False, f"{path}[{i}]", out)
 
 
 # -- validation (kube-openapi validate + kubeOpenAPIResultToFieldErrors) ----------------------
