@@ -6,8 +6,10 @@ defaulting.Default: `default` values, null dropping for non-nullable fields with
 pkg/apiserver/validation (kube-openapi's validator; messages are go-openapi's
 `<path> in body must be of type integer: "string"`, converted to field errors as
 kubeOpenAPIResultToFieldErrors does). The root and embedded resources
-(x-kubernetes-embedded-resource) keep apiVersion/kind/metadata; their metadata is kept whole
-(upstream prunes it to ObjectMeta's fields: not done yet).
+(x-kubernetes-embedded-resource) keep apiVersion/kind/metadata; their metadata is pruned to
+ObjectMeta's fields (upstream objectmeta.Coerce), and an embedded resource is validated as one
+(objectmeta.validateEmbeddedResource). `unknown_fields` reports what pruning drops, for
+fieldValidation.
 
 `pattern` is RE2 (google-re2), as upstream's Go regexp is: linear-time matching, so a CRD
 author's `(a+)+$` cannot hold the process on a client's value (Python's `re` backtracks, and
@@ -146,6 +148,17 @@ def _copy(value: Any) -> Any:
 
 # -- pruning and defaulting (upstream pruning.Prune, then defaulting.Default) -----------------
 _OBJECT_META_KEYS = frozenset(("apiVersion", "kind", "metadata"))
+#: ObjectMeta's fields: the metadata of a custom resource (and of an embedded resource) is
+#: pruned to them, as upstream's objectmeta.Coerce does when it decodes one
+_META_FIELDS = frozenset((
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+    "annotations", "ownerReferences", "finalizers", "managedFields"))
+
+
+def _unknown_meta(obj: dict) -> list[str]:
+    md = obj.get("metadata")
+    return [key for key in md if key not in _META_FIELDS] if isinstance(md, dict) else []
 
 
 def _prunes(node: Node, root: bool) -> bool:
@@ -161,8 +174,12 @@ def _dropped(node: Node, key: str, root: bool) -> bool:
 
 def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
     """Drop the fields the schema does not know (unless it preserves them) and fill `default`s,
-    in place. At the root and in embedded resources apiVersion/kind/metadata are kept."""
+    in place. At the root and in embedded resources apiVersion/kind/metadata are kept, and
+    metadata keeps ObjectMeta's fields only."""
     if isinstance(obj, dict):
+        if root or node.embedded:
+            for key in _unknown_meta(obj):
+                del obj["metadata"][key]
         if node.type in ("", "object") or node.embedded or root:
             if _prunes(node, root):
                 for key in list(obj):
@@ -194,6 +211,8 @@ def unknown_fields(obj: Any, node: Node) -> list[str]:
 
 def _unknown(obj: Any, node: Node, root: bool, path: str, out: list[str]) -> None:
     if isinstance(obj, dict):
+        if root or node.embedded:
+            out.extend(_child(_child(path, "metadata"), key) for key in _unknown_meta(obj))
         if not _prunes(node, root):
             return
         for key, value in obj.items():

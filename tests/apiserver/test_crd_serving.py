@@ -256,6 +256,13 @@ async def test_field_validation_reports_what_pruning_drops(api: API) -> None:
                         '299 - "unknown field \\"spec.bogus\\""']
     assert "extra" not in created and "bogus" not in created["spec"]
 
+    status, out = await api.post(f"{WIDGETS}?fieldValidation=Strict", {
+        **widget("m"), "metadata": {"name": "m", "colour": "red"}})
+    assert status == 400 and out["message"] == ('strict decoding error: unknown field '
+                                                '"metadata.colour"'), out
+    status, out = await api.post(WIDGETS, {**widget("m"), "metadata": {"name": "m", "x": 1}})
+    assert status == 201 and "x" not in out["metadata"], out
+
     status, out = await api.patch(f"{WIDGETS}/w?fieldValidation=Strict",
                                   {"spec": {"nope": 1}})
     assert status == 400 and out["message"] == ('strict decoding error: unknown field '
@@ -324,6 +331,9 @@ async def test_embedded_resources_are_validated_as_objects(api: API) -> None:
         "apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"app": "x"}}, "spec": {}}))
     assert status == 201, w
     assert w["spec"]["template"]["metadata"] == {"labels": {"app": "x"}}
+    status, w = await api.post(WIDGETS, widget("pruned", template={
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "junk": 1}}))
+    assert status == 201 and w["spec"]["template"]["metadata"] == {"name": "p"}, w
     status, body = await api.post(WIDGETS, widget("bad", template={
         "kind": "Not_A_Kind", "metadata": {"labels": {"bad key!": "x"}}}))
     assert status == 422, body
