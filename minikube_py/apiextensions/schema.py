@@ -23,12 +23,12 @@ import base64
 import binascii
 import datetime
 import math
-import re2
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import re2
 
 from ..api import errors
 from ..api.errors import FieldError, FieldErrorType
@@ -36,6 +36,8 @@ from ..api.naming import is_dns1035_label
 from ..api.validation.common import validate_labels
 from ..api.validation.meta import validate_annotations
 from ..api.validation.typed import type_name
+from .cel_rules import compile_rules
+from .cel_values import needs_escape
 
 #: compile errors are answered (the pattern then matches nothing), not logged to stderr
 _RE2_OPTIONS = re2.Options()
@@ -88,6 +90,13 @@ class Node:
     embedded: bool = False
     has_default: bool = False
     default: Any = None
+    # x-kubernetes-validations (cel_rules.py): this node's rules, whether any node below has
+    # some (the walk skips rule-free subtrees), how listType=map items correlate with old
+    # ones, and whether CEL sees a value of this subtree differently from its JSON
+    rules: tuple[Any, ...] = ()
+    has_rules: bool = False
+    list_map_keys: tuple[str, ...] = ()
+    converts: bool = False
 
 
 def compile_schema(raw: Any) -> Node:
@@ -135,6 +144,16 @@ def compile_schema(raw: Any) -> Node:
             setattr(node, attr, value)
     if "default" in raw:
         node.has_default, node.default = True, raw["default"]
+    if raw.get("x-kubernetes-list-type") == "map" and isinstance(
+            raw.get("x-kubernetes-list-map-keys"), list):
+        node.list_map_keys = tuple(k for k in raw["x-kubernetes-list-map-keys"]
+                                   if isinstance(k, str))
+    node.rules = compile_rules(raw, node)
+    children = [*node.properties.values(), *(n for n in (node.items, node.additional) if n)]
+    node.has_rules = bool(node.rules) or any(c.has_rules for c in children)
+    node.converts = (node.type == "number" or node.format in ("date-time", "date", "byte")
+                     or any(c.converts for c in children)
+                     or any(needs_escape(k) for k in node.properties))
     return node
 
 

@@ -18,6 +18,7 @@ from .. import offload
 from ..api import errors, meta
 from ..api.naming import is_dns1035_label, is_dns1123_subdomain
 from ..api.validation import CLUSTER_SCOPED, CUSTOM_RESOURCE, CUSTOM_RESOURCE_CLUSTER
+from ..apiextensions import cel_crd_checks, cel_validation
 from ..apiextensions.cache import schema_for
 from ..apiextensions.jsonpath import JSONPath, JSONPathError, parse
 from ..apiextensions.listtypes import apply_struct
@@ -96,6 +97,7 @@ def validate_crd(crd: Obj) -> list[errors.FieldError]:
                                        "may have mixed case, but should otherwise match: "
                                        "[a-z]([-a-z0-9]*[a-z0-9])?"))
     errs += _validate_versions(spec.get("versions"))
+    errs += cel_crd_checks.version_errors(spec.get("versions"))
     return errs
 
 
@@ -377,11 +379,12 @@ class _Rules:
         self.schema, self.kind, self.group = schema, kind, group
         self.has_status, self.scale = has_status, scale
 
-    def errors(self, obj: Obj, status: bool = False) -> list[errors.FieldError]:
-        """Upstream's order on a write: prune unknown fields, apply defaults, validate (and
-        the scale paths: ValidateScaleSpec on the main resource, ValidateScaleStatus on
-        /status)."""
-        errs = _schema_errors(self.schema, obj)
+    def errors(self, obj: Obj, old: Obj | None = None,
+               status: bool = False) -> list[errors.FieldError]:
+        """Upstream's order on a write: prune unknown fields, apply defaults, validate, CEL
+        rules (`old`: the stored object on an update), and the scale paths
+        (ValidateScaleSpec on the main resource, ValidateScaleStatus on /status)."""
+        errs = _schema_errors(self.schema, obj, old)
         if self.scale is not None:
             errs += scale_errors(obj, self.scale, status)
         return errs
@@ -393,10 +396,12 @@ class _Rules:
                                         errs, self.group)
 
 
-def _schema_errors(schema: Node, obj: Obj) -> list[errors.FieldError]:
-    """Upstream's order on a write: prune unknown fields, apply defaults, validate."""
+def _schema_errors(schema: Node, obj: Obj, old: Obj | None = None) -> list[errors.FieldError]:
+    """Upstream's order on a write: prune unknown fields, apply defaults, validate, then the
+    x-kubernetes-validations rules (`old`: the stored object on an update)."""
     prune_and_default(obj, schema)
-    return validate(obj, schema)
+    errs = validate(obj, schema)
+    return errs + cel_validation.validate(obj, old, schema, errs)
 
 
 def _schema_create(rules: _Rules) -> Any:
@@ -414,7 +419,7 @@ def _schema_update(rules: _Rules) -> Any:
     """The same schema on every main-resource update and patch (status and generation were
     handled by the generic registry: ALL_BUT_METADATA, has_status)."""
     async def prepare_update(registry: Any, new: Obj, old: Obj) -> None:
-        rules.raise_invalid(new, await offload.run(rules.errors, new))
+        rules.raise_invalid(new, await offload.run(rules.errors, new, old))
     return prepare_update
 
 
@@ -422,5 +427,5 @@ def _schema_status(rules: _Rules) -> Any:
     """A /status write: the whole object is pruned, defaulted and validated again, as
     upstream statusStrategy.ValidateUpdate (ValidateStatusUpdate) does."""
     async def prepare_status(registry: Any, new: Obj, old: Obj) -> None:
-        rules.raise_invalid(new, await offload.run(rules.errors, new, True))
+        rules.raise_invalid(new, await offload.run(rules.errors, new, old, True))
     return prepare_status
