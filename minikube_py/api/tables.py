@@ -311,6 +311,8 @@ _COLUMNS["ValidatingAdmissionPolicyBinding"] = [
     _col("ParamRef", "ParamRef indicates the param resource which sets the configration param"),
     _age_col(),
 ]
+#: ObjectMeta's docs as column descriptions (custom resources' tables reuse them)
+NAME_DOC, AGE_DOC = _NAME_DOC, _AGE_DOC
 # Kinds without an upstream printer get the apiserver's default table convertor.
 _DEFAULT_CONVERTOR_COLUMNS = [_name_col(), _col("Created At", _AGE_DOC, "date")]
 for _kind in ("LimitRange", "Binding"):

@@ -116,22 +116,27 @@ def build_chain(names: Iterable[str], lookup: Lookup, options: Any = None) -> Ad
 
 
 class RegistryLookup:
-    """A Lookup over the server's live {(group, version, resource): Registry} table: the
-    built-in resources from a table made once, anything served later (a CRD's resources) found
-    in the live table. `by_kind` and `versions` serve the policy plugin (a paramKind names a
-    kind; matchPolicy Equivalent needs the other served versions of a resource)."""
+    """A Lookup over the server's live {(group, version, resource): Registry} table.
+
+    Live, not a copy: custom resources are served and unserved while the server runs
+    (serve_custom), and quota must count `count/widgets.example.com` from the moment the CRD
+    is established, as upstream's quota admission finds them through its dynamic lister. A
+    hit is remembered and checked to still be served; a miss scans the table (a few dozen
+    entries). `by_kind` and `versions` serve the policy plugin (a paramKind names a kind;
+    matchPolicy Equivalent needs the other served versions of a resource)."""
 
     def __init__(self, registries: Mapping[tuple[str, str, str], Registry]) -> None:
         self._registries = registries
-        self._by_resource = {(group, resource): registry
-                             for (group, _version, resource), registry in registries.items()}
+        self._remembered: dict[tuple[str, str], tuple[tuple[str, str, str], Registry]] = {}
 
     def __call__(self, group: str, resource: str) -> Registry | None:
-        found = self._by_resource.get((group, resource))
-        if found is not None:
-            return found
-        for (g, _v, r), registry in list(self._registries.items()):
-            if (g, r) == (group, resource):
+        hit = self._remembered.get((group, resource))
+        if hit is not None and self._registries.get(hit[0]) is hit[1]:
+            return hit[1]
+        self._remembered.pop((group, resource), None)
+        for gvr, registry in list(self._registries.items()):
+            if gvr[0] == group and gvr[2] == resource:
+                self._remembered[group, resource] = (gvr, registry)
                 return registry
         return None
 
