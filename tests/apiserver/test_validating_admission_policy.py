@@ -412,3 +412,36 @@ async def test_scale_subresource_is_admitted_as_a_scale(api) -> None:
     assert "ValidatingAdmissionPolicy 'scale-limit'" in body["message"]
     status, body = await api.patch(path, {"spec": {"replicas": 3}})
     assert status == 200 and body["spec"]["replicas"] == 3
+
+
+async def test_match_policy_equivalent_covers_a_crds_other_versions(api) -> None:
+    from tests.apiserver.test_crds import CRDS, established, widget_crd
+
+    crd = widget_crd()
+    v1 = crd["spec"]["versions"][0]
+    crd["spec"]["versions"] = [v1, dict(v1, name="v2", storage=False)]
+    assert (await api.post(CRDS, crd))[0] == 201
+    await established(api)
+    rules = [{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"],
+              "resources": ["widgets"]}]
+    for name, match_policy in (("equivalent", "Equivalent"), ("exact", "Exact")):
+        assert (await api.post(VAP, policy(
+            name, expression="object.spec.size <= 3",
+            matchConstraints={"resourceRules": rules, "matchPolicy": match_policy})))[0] == 201
+        assert (await api.post(VAPB, binding(name, name)))[0] == 201
+    body = {"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"size": 5}}
+    path = "/apis/example.com/v2/namespaces/default/widgets"
+
+    async def enforced() -> bool:
+        return (await api.post(path + "?dryRun=All", body))[0] == 422
+    await eventually(enforced)
+    status, reply = await api.post(path, body)
+    assert status == 422
+    assert "ValidatingAdmissionPolicy 'equivalent'" in reply["message"]
+    # without it, the Exact policy alone does not match a v2 request
+    assert (await api.delete(f"{VAPB}/equivalent"))[0] == 200
+
+    async def admitted() -> bool:
+        return (await api.post(path + "?dryRun=All", body))[0] == 201
+    await eventually(admitted)
