@@ -22,8 +22,6 @@ recorded).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +30,6 @@ import structlog
 
 from .... import offload
 from ....api import errors
-from ....api.defaults import apply_defaults
 from ....registry import codec
 from ....registry.admissionpolicies import (
     GROUP,
@@ -46,6 +43,7 @@ from . import matching
 from .compile import CompiledPolicy, compile_errors, compiled
 from .evaluate import Outcome, evaluate
 from .informer import StoreInformer
+from .request import PolicyAttributes
 
 if TYPE_CHECKING:
     from ....registry.generic import Registry
@@ -158,14 +156,15 @@ class ValidatingAdmissionPolicy:
         hooks = self.hooks()
         if not hooks or attrs.strategy.group == GROUP:
             return  # upstream exempts the admission configuration resources themselves
-        request = _Request(self, attrs)
+        request = PolicyAttributes(attrs, self._lookup, self.namespaces,
+                                   self._namespace_registry)
         denials: list[Denial] = []
         for hook in hooks:
             await self._dispatch(hook, request, denials)
         if denials:
             raise _status(attrs, denials[0], denials)
 
-    async def _dispatch(self, hook: Hook, request: _Request, denials: list[Denial]) -> None:
+    async def _dispatch(self, hook: Hook, request: PolicyAttributes, denials: list[Denial]) -> None:
         policy = hook.policy
         req = request.bare
         if matching.rules_match(policy.match_constraints, req, request.versions) is None:
@@ -340,113 +339,3 @@ def _status(attrs: Attributes, first: Denial, denials: list[Denial]) -> errors.S
     details = dict(base.details or {})
     details["causes"] = [{"message": text(first)}]
     return errors.StatusError(_REASON_CODES.get(reason, 422), reason, base.message, details)
-
-
-class _Request:
-    """One request's view for the policies: built lazily, at most once (the old object and
-    the namespace are read only when some policy's rules match)."""
-
-    def __init__(self, plugin: ValidatingAdmissionPolicy, attrs: Attributes) -> None:
-        self.plugin = plugin
-        self.attrs = attrs
-        strategy = attrs.strategy
-        sub = strategy.subresource(attrs.subresource) if attrs.subresource else None
-        self.kind = {"group": strategy.group if sub is None or sub.group is None else sub.group,
-                     "version": strategy.version if sub is None or sub.version is None
-                     else sub.version,
-                     "kind": (sub.kind if sub is not None and sub.kind else strategy.kind)}
-        self.bare = matching.PolicyRequest(
-            attrs.operation, strategy.group, strategy.version, strategy.resource,
-            attrs.subresource, self.kind["kind"], attrs.namespace, attrs.name,
-            obj=attrs.obj, old_obj=attrs.old_obj)
-        self._versions: tuple[str, ...] | None = None
-        self._full: matching.PolicyRequest | None = None
-        self._request: Obj | None = None
-        self._namespace: Obj | None = None
-
-    def versions(self) -> tuple[str, ...]:
-        """Every version the resource is served in (read once, and only when a policy with
-        matchPolicy Equivalent did not match the request's own version)."""
-        if self._versions is None:
-            strategy = self.attrs.strategy
-            self._versions = self.plugin._lookup.versions(strategy.group, strategy.resource)
-        return self._versions
-
-    async def full(self) -> matching.PolicyRequest:
-        """The request as validating admission sees it upstream: the object defaulted (the
-        scheme defaults it when decoding), and the old object (a PUT or DELETE reads it once)."""
-        if self._full is None:
-            old = self.attrs.old_obj
-            if old is None and self.attrs.operation in ("UPDATE", "DELETE"):
-                old = await self._current()
-            obj = self.attrs.obj
-            if isinstance(obj, dict) and not self.attrs.subresource:
-                obj = codec.clone(obj)
-                apply_defaults(self.attrs.strategy.kind, obj)
-            self._full = dataclasses.replace(self.bare, obj=obj, old_obj=old)
-        return self._full
-
-    async def _current(self) -> Obj | None:
-        strategy = self.attrs.strategy
-        registry = self.plugin._lookup(strategy.group, strategy.resource)
-        if registry is None:
-            return None
-        try:
-            return await registry.get(self.attrs.namespace, self.attrs.name)
-        except errors.StatusError:
-            return None
-
-    async def namespace_object(self) -> Obj | None:
-        """The request's namespace from the informer; one read when the informer has not
-        seen it yet (upstream's matcher falls back to a live lookup the same way)."""
-        if not self.attrs.namespace or self.bare.is_namespace:
-            return None
-        if self._namespace is None:
-            self._namespace = self.plugin.namespaces.by_name("", self.attrs.namespace)
-            if self._namespace is None:
-                try:
-                    self._namespace = await self.plugin._namespace_registry.get(
-                        "", self.attrs.namespace)
-                except errors.StatusError:
-                    self._namespace = {}
-        return self._namespace or None
-
-    async def namespace_labels(self) -> dict[str, str] | None:
-        ns = await self.namespace_object()
-        labels = ((ns or {}).get("metadata") or {}).get("labels")
-        return labels if isinstance(labels, dict) else None
-
-    async def activation(self, param: Obj | None) -> dict[str, Any]:
-        req = self._full or self.bare
-        if self._request is None:
-            self._request = self._admission_request()
-        ns = await self.namespace_object()
-        return {"object": req.obj if self.attrs.operation != "DELETE" else None,
-                "oldObject": req.old_obj if self.attrs.operation in ("UPDATE", "DELETE")
-                else None,
-                "request": self._request, "params": param,
-                "namespaceObject": _namespace_view(ns) if ns is not None else None}
-
-    def _admission_request(self) -> Obj:
-        """upstream CreateAdmissionRequest, as CEL's `request` sees it."""
-        strategy = self.attrs.strategy
-        resource = {"group": strategy.group, "version": strategy.version,
-                    "resource": strategy.resource}
-        user = self.attrs.user
-        user_info: Obj = ({"username": user.name, "uid": user.uid, "groups": list(user.groups)}
-                          if user is not None else {})
-        return {"uid": str(uuid.uuid4()), "kind": self.kind, "resource": resource,
-                "subResource": self.attrs.subresource, "requestKind": self.kind,
-                "requestResource": resource, "requestSubResource": self.attrs.subresource,
-                "name": self.attrs.name, "namespace": self.attrs.namespace,
-                "operation": self.attrs.operation, "userInfo": user_info,
-                "dryRun": self.attrs.dry_run}
-
-
-def _namespace_view(ns: Obj) -> Obj:
-    """upstream CreateNamespaceObject: the namespace's identifying metadata, spec, status."""
-    md = ns.get("metadata") or {}
-    kept = ("name", "generateName", "namespace", "uid", "resourceVersion", "generation",
-            "creationTimestamp", "deletionTimestamp", "labels", "annotations")
-    return {"metadata": {k: md[k] for k in kept if k in md},
-            "spec": ns.get("spec") or {}, "status": ns.get("status") or {}}
