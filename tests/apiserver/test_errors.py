@@ -132,10 +132,11 @@ async def test_discovery_and_meta_endpoints(api: API):
     code, versions = await api.get("/api")
     assert code == 200 and versions["versions"] == ["v1"]
     _, groups = await api.get("/apis")
-    # upstream's order: by the APIServices' groupPriorityMinimum (aggregator/priorities.py)
+    # upstream's order: by the APIServices' groupPriorityMinimum (aggregator/priorities.py),
+    # ties by APIService name
     assert [g["name"] for g in groups["groups"]] == [
-        "apiregistration.k8s.io", "apps", "events.k8s.io", "apiextensions.k8s.io",
-        "scheduling.k8s.io"]
+        "apiregistration.k8s.io", "apps", "events.k8s.io", "admissionregistration.k8s.io",
+        "apiextensions.k8s.io", "scheduling.k8s.io"]
     _, core = await api.get("/api/v1")
     by_name = {r["name"]: r for r in core["resources"]}
     assert by_name["pods"]["shortNames"] == ["po"] and "pods/binding" in by_name
