@@ -16,7 +16,13 @@ HTTP watch opened its own etcd watch, which is what the cacher was invented to s
 - a resource that is a view of another's stored objects (events.k8s.io/v1 Events over core
   Events, Strategy.stored_as) shares the stored resource's fan-out: its watchers select in the
   storage's field labels and encode through `viewed(encoder, view)`, so each event is
-  converted and encoded once per (view, wire format), shared by all of them.
+  converted and encoded once per (view, wire format), shared by all of them;
+- a version of a multi-version CRD (Strategy.conversion) shares the fan-out of all its
+  versions (one key space): with conversion None its watchers encode through
+  `in_version(encoder, api_version)` (shared per version and wire format, like a view); with a
+  conversion webhook each watcher converts its events off the fan-out's path, in order, one
+  ConversionReview per batch of pending events (`Watcher._convert_pending`), and a failed
+  conversion ends the stream with an ERROR event carrying the failure.
 
 Event semantics are upstream's cacheWatcher.convertToWatchEvent: an object that starts matching
 a watcher's selector is ADDED for it, one that stops matching is DELETED (previous content, new
@@ -33,8 +39,10 @@ from typing import Any, Callable
 import orjson
 import structlog
 
+from ..api import errors
 from ..api.fields import FieldSelector
 from ..api.labels import LabelSelector
+from ..apiextensions.conversion import Converter, set_api_version
 from ..storage import CompactedError, Event, EventType, StorageError, Store
 from . import codec
 from .strategy import Obj, StoredAs, Strategy
@@ -147,6 +155,17 @@ def viewed(encoder: Encoder, view: StoredAs) -> Encoder:
     return encode
 
 
+@functools.cache
+def in_version(encoder: Encoder, api_version: str) -> Encoder:
+    """`encoder` over a CRD's stored objects served in `api_version` (conversion None): one per
+    (encoder, version), so every watcher of that version and wire format shares the bytes."""
+
+    def encode(kind: str, obj: Obj) -> bytes:
+        return encoder(kind, set_api_version(obj, api_version))
+
+    return encode
+
+
 class Watcher:
     """One client's watch: its filters, its buffer, and a wake-up for its writer task."""
 
@@ -159,6 +178,8 @@ class Watcher:
         encoder: Encoder = json_line,
         capacity: int = DEFAULT_CAPACITY,
         view: StoredAs | None = None,
+        conversion: Converter | None = None,
+        api_version: str = "",
     ) -> None:
         self.namespace = namespace or None
         self.labels = labels if labels is not None and not labels.empty() else None
@@ -170,6 +191,13 @@ class Watcher:
         #: what encodes the stored objects of the fan-out's events for this client: the wire
         #: format, after the conversion of a view
         self.event_encoder = encoder if view is None else viewed(encoder, view)
+        if conversion is not None and not conversion.needs_io:
+            self.event_encoder = in_version(encoder, api_version)
+        #: a conversion webhook: events wait here (type, object, revision) for their review
+        self.converter = conversion if conversion is not None and conversion.needs_io else None
+        self.api_version = api_version
+        self._pending: list[tuple[str, Obj, int]] = []
+        self._converting: asyncio.Task | None = None
         self.capacity = capacity
         self.min_revision = 0
         self.last_revision = 0
@@ -181,7 +209,7 @@ class Watcher:
         self._direct: asyncio.Task | None = None
         #: no selectors and the stored objects in JSON: gets the shared bytes without checks
         self.plain = (self.labels is None and self.fields is None and encoder is json_line
-                      and view is None)
+                      and view is None and conversion is None)
         self.transport: Any = None
         self.max_unsent_bytes = 0
         #: when the writer must wake even without events (deadline, bookmark, liveness);
@@ -202,20 +230,50 @@ class Watcher:
         if self.namespace is not None and event.namespace != self.namespace:
             return
         if self.labels is None and self.fields is None:
-            self.push(event.encoded(self.event_encoder, event.type, "cur"), event.revision)
+            self._emit(event, event.type, "cur")
             return
         now = event.type != "DELETED" and self.matches(*event.attrs())
         prev_attrs = event.prev_attrs()
         before = prev_attrs is not None and self.matches(*prev_attrs)
         if event.type == "DELETED":
             if before:
-                self.push(event.encoded(self.event_encoder, "DELETED", "prev"), event.revision)
+                self._emit(event, "DELETED", "prev")
         elif now and before:
-            self.push(event.encoded(self.event_encoder, "MODIFIED", "cur"), event.revision)
+            self._emit(event, "MODIFIED", "cur")
         elif now:
-            self.push(event.encoded(self.event_encoder, "ADDED", "cur"), event.revision)
+            self._emit(event, "ADDED", "cur")
         elif before:
-            self.push(event.encoded(self.event_encoder, "DELETED", "prev"), event.revision)
+            self._emit(event, "DELETED", "prev")
+
+    def _emit(self, event: CachedEvent, kind: str, which: str) -> None:
+        if self.converter is None:
+            self.push(event.encoded(self.event_encoder, kind, which), event.revision)
+            return
+        obj = event.obj if which == "cur" else event.prev
+        assert obj is not None
+        if len(self._pending) >= self.capacity:
+            self.close()  # too slow: the client re-lists rather than us buffering forever
+            return
+        self._pending.append((kind, obj, event.revision))
+        if self._converting is None:
+            self._converting = asyncio.get_running_loop().create_task(
+                self._convert_pending(), name="watch-conversion")
+
+    async def _convert_pending(self) -> None:
+        """Convert what is pending, oldest first, one review per batch; push in order."""
+        assert self.converter is not None
+        try:
+            while self._pending and not self.closed:
+                batch, self._pending = self._pending, []
+                objects = await self.converter.convert([obj for _, obj, _ in batch],
+                                                       self.api_version)
+                for (kind, _, revision), obj in zip(batch, objects):
+                    self.push(self.encoder(kind, obj), revision)
+        except errors.StatusError as exc:
+            self._pending = []
+            self.close(exc.status())
+        finally:
+            self._converting = None
 
     def push(self, data: bytes, revision: int) -> None:
         """Deliver encoded events: straight onto the connection once the stream is live (no
@@ -255,6 +313,9 @@ class Watcher:
             self.closed = True
             self.error = error
             self.wake.set()
+        task = self._converting
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
 
 
 class Cacher:
@@ -431,6 +492,8 @@ class Cacher:
         if watcher._direct is not None:
             watcher._direct.cancel()
             watcher._direct = None
+        if watcher._converting is not None:  # a conversion webhook call nobody waits for
+            watcher._converting.cancel()
         self.unindexed.discard(watcher)
         group = self.plain.get(watcher.namespace)
         if group is not None:

@@ -12,13 +12,16 @@ wiring that starts serving is apiserver/crd_controller.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .. import offload
 from ..api import errors, meta
 from ..api.naming import is_dns1035_label, is_dns1123_subdomain
 from ..api.validation import CLUSTER_SCOPED
+from ..apiextensions import versions as crd_versions
 from ..apiextensions.cache import schema_for
+from ..apiextensions.conversion import Post, converter_for, deprecation_warning
 from ..apiextensions.schema import Node, prune_and_default, validate
 from .strategy import Obj, Strategy, SubresourceSpec
 
@@ -122,7 +125,11 @@ def _validate_versions(versions: Any) -> list[errors.FieldError]:
 
 def _check(registry: Any, crd: Obj) -> None:
     default_crd(crd)
+    if isinstance(crd.get("spec"), dict):
+        crd_versions.default_conversion(crd["spec"])
     errs = validate_crd(crd)
+    if isinstance(crd.get("spec"), dict):  # conversion and storedVersions (apiextensions/versions)
+        errs += crd_versions.validate_spec(crd["spec"]) + crd_versions.validate_stored_versions(crd)
     if errs:
         raise errors.invalid_object("CustomResourceDefinition", crd["metadata"].get("name", ""),
                                     errs, GROUP)
@@ -133,12 +140,14 @@ async def _prepare_create(registry: Any, crd: Obj) -> None:
     writes it), then the checks."""
     crd["status"] = {"conditions": [], "acceptedNames": {"kind": "", "plural": ""},
                      "storedVersions": []}
+    crd_versions.add_storage_version(crd)
     _check(registry, crd)
 
 
 async def _prepare_update(registry: Any, new: Obj, old: Obj) -> None:
     """The same checks on every main update (there is no finish step to hand back)."""
     if new.get("spec") is not None:
+        crd_versions.add_storage_version(new)
         _check(registry, new)
 
 
@@ -208,11 +217,14 @@ def claimed_names(crd: Obj) -> list[str]:
     return [str(n).lower() for n in out if n]
 
 
-def strategies_for(crd: Obj) -> list[Strategy]:
+def strategies_for(crd: Obj, post_for: Callable[[Obj], Post] | None = None) -> list[Strategy]:
     """One Strategy per served version: keys `/registry/<group>/<plural>/...` (all versions share
-    them: conversion None), `status` when the version declares it."""
+    them, objects in the storage version, converted by apiextensions/conversion.py with
+    `post_for(clientConfig)` calling a conversion webhook), `status` when the version declares
+    it."""
     spec = crd["spec"]
     names = _names(spec)
+    converter = converter_for(crd, post_for) if crd_versions.needs_conversion(crd) else None
     out = []
     for version in spec.get("versions") or ():
         if not version.get("served"):
@@ -231,6 +243,8 @@ def strategies_for(crd: Obj) -> list[Strategy]:
             validation="custom-resource" if namespaced else CLUSTER_SCOPED,
             prepare_create=_schema_create(schema, names["kind"], spec["group"]),
             prepare_update=_schema_update(schema, names["kind"], spec["group"]),
+            conversion=converter,
+            deprecation_warning=deprecation_warning(spec["group"], names["kind"], version),
         ))
     return out
 

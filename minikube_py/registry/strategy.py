@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 from ..api.fields import FieldSelector
 
 if TYPE_CHECKING:
+    from ..apiextensions.conversion import Converter
     from .generic import Registry
 
 Obj = dict[str, Any]
@@ -174,6 +175,12 @@ class Strategy:
     #: a custom resource served from a CustomResourceDefinition (registry/crds.py): no
     #: strategic merge patch (415, as upstream), no built-in schema
     custom: bool = False
+    #: a version of a multi-version CRD (apiextensions/conversion.py): objects are stored in
+    #: the converter's storage version and converted at the registry's edges, asynchronously
+    #: (a webhook may be called)
+    conversion: Converter | None = None
+    #: the `Warning` every request to this version gets (a CRD version marked deprecated)
+    deprecation_warning: str = ""
 
     @property
     def group_version(self) -> str:
