@@ -246,6 +246,7 @@ def strategies_for(crd: Obj, post_for: Callable[[Obj], Post] | None = None) -> l
             conversion=converter,
             deprecation_warning=deprecation_warning(spec["group"], names["kind"], version),
         ))
+    out.sort(key=lambda strategy: crd_versions.version_priority(strategy.version))  # discovery
     return out
 
 

@@ -174,10 +174,10 @@ async def test_none_strategy_stores_in_the_storage_version_and_serves_every_vers
                                        "&fieldSelector=metadata.name%3Dw2", 1)
         assert events[0]["object"]["apiVersion"] == "example.com/v1"
 
-        # discovery names both versions, the storage one preferred
+        # discovery lists both versions in kube-aware order: v2 is preferred (kubectl's pick)
         status, group = await api.get("/apis/example.com")
-        assert [v["version"] for v in group["versions"]] == ["v1", "v2"] or \
-               [v["version"] for v in group["versions"]] == ["v2", "v1"]
+        assert [v["version"] for v in group["versions"]] == ["v2", "v1"]
+        assert group["preferredVersion"]["version"] == "v2"
 
     await with_api(tmp_path, crd, test)
 
