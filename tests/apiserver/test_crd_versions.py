@@ -346,7 +346,7 @@ async def test_webhook_through_a_service_reference(tmp_path: Path, hook: Webhook
         status, created = await api.post(V2, widget("w1", "v2", replicas=7))
         assert status == 201, created
         assert (await stored(api, "w1"))["spec"] == {"size": 7}
-        _, body, headers = hook.requests[0]
+        _, body, _headers = hook.requests[0]
         assert body["apiVersion"] == "apiextensions.k8s.io/v1beta1"  # the first one we speak
 
     await with_api(tmp_path, versions_crd(conversion), test)
@@ -427,20 +427,20 @@ async def test_deprecated_versions_warn_on_every_request(tmp_path: Path) -> None
     ({"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://x.example.com"}}}, {},
      "spec.conversion.conversionReviewVersions: Required value"),
     ({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"]}}, {},
-     "spec.conversion.webhookClientConfig: Required value: required when strategy is set to "
-     "Webhook"),
+     ("spec.conversion.webhookClientConfig: Required value: required when strategy is set to "
+     "Webhook")),
     ({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v9"],
                                          "clientConfig": {"url": "https://x.example.com"}}}, {},
-     'spec.conversion.conversionReviewVersions: Invalid value: []string{"v9"}: must include at '
-     "least one of v1, v1beta1"),
+     ('spec.conversion.conversionReviewVersions: Invalid value: []string{"v9"}: must include at '
+     "least one of v1, v1beta1")),
     ({"strategy": "None", "webhook": {"clientConfig": {"url": "https://x.example.com"}}}, {},
-     "spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set "
-     "to Webhook"),
+     ("spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set "
+     "to Webhook")),
     ({"strategy": "Other"}, {},
      'spec.conversion.strategy: Unsupported value: "Other": supported values: "None", "Webhook"'),
     (None, {"preserveUnknownFields": True},
-     "spec.preserveUnknownFields: Invalid value: true: cannot set to true, set "
-     "x-kubernetes-preserve-unknown-fields to true in openAPIV3Schema instead"),
+     ("spec.preserveUnknownFields: Invalid value: true: cannot set to true, set "
+     "x-kubernetes-preserve-unknown-fields to true in openAPIV3Schema instead")),
 ])
 async def test_crd_version_and_conversion_validation(api: API, conversion: dict | None,
                                                      extra: dict, message: str) -> None:

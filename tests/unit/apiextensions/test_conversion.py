@@ -75,8 +75,8 @@ def test_a_failed_call_is_upstreams_500():
 
 @pytest.mark.parametrize(("answer", "message"), [
     ({"apiVersion": "v1", "kind": "Status"},
-     "expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got v1, "
-     "Kind=Status"),
+     ("expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got v1, "
+     "Kind=Status")),
     ({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview"},
      "no response provided"),
     ({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
