@@ -20,9 +20,10 @@ HTTP watch opened its own etcd watch, which is what the cacher was invented to s
 - a version of a multi-version CRD (Strategy.conversion) shares the fan-out of all its
   versions (one key space): with conversion None its watchers encode through
   `in_version(encoder, api_version)` (shared per version and wire format, like a view); with a
-  conversion webhook each watcher converts its events off the fan-out's path, in order, one
-  ConversionReview per batch of pending events (`Watcher._convert_pending`), and a failed
-  conversion ends the stream with an ERROR event carrying the failure.
+  conversion webhook the version's ConversionFeed (watch_conversion.py) converts each event
+  once for all its watchers, one ConversionReview per batch, and each watcher writes its
+  events in order as their conversions complete; a failed conversion ends the stream with an
+  ERROR event carrying the failure.
 
 Event semantics are upstream's cacheWatcher.convertToWatchEvent: an object that starts matching
 a watcher's selector is ADDED for it, one that stops matching is DELETED (previous content, new
@@ -46,6 +47,7 @@ from ..apiextensions.conversion import Converter, set_api_version
 from ..storage import CompactedError, Event, EventType, StorageError, Store
 from . import codec
 from .strategy import Obj, StoredAs, Strategy
+from .watch_conversion import ConversionFeed, feed_for
 
 log = structlog.get_logger(component="apiserver")
 
@@ -60,7 +62,7 @@ class CachedEvent:
     """A store event decoded once; encodings are memoised per (encoder, type, which)."""
 
     __slots__ = ("revision", "type", "namespace", "name", "value", "prev_value", "_obj",
-                 "_prev", "_attrs", "_prev_attrs", "_encoded", "strategy")
+                 "_prev", "_attrs", "_prev_attrs", "_encoded", "strategy", "converted")
 
     def __init__(self, event: Event, strategy: Strategy, root: str) -> None:
         kv, prev = event.kv, event.prev_kv
@@ -78,6 +80,8 @@ class CachedEvent:
         self._attrs: tuple[dict, dict] | None = None
         self._prev_attrs: tuple[dict, dict] | None = None
         self._encoded: dict[Any, bytes] = {}
+        #: conversions of this event by webhook, shared by the watchers of each version
+        self.converted: dict[Any, asyncio.Future] | None = None
         # namespace and name come from the key, so an event nobody filters is never decoded
         rest = kv.key[len(root):]
         if strategy.namespaced:
@@ -122,6 +126,7 @@ class CachedEvent:
         weigh ~100 MB at 5000 pods. Selector attributes and encodings stay; a watcher that
         resumes from the ring and needs the objects again decodes them again."""
         self._obj = self._prev = None
+        self.converted = None  # the watchers that asked hold their futures
 
     def encoded(self, encoder: Encoder, kind: str, which: str) -> bytes:
         key = (encoder, kind, which)
@@ -193,10 +198,11 @@ class Watcher:
         self.event_encoder = encoder if view is None else viewed(encoder, view)
         if conversion is not None and not conversion.needs_io:
             self.event_encoder = in_version(encoder, api_version)
-        #: a conversion webhook: events wait here (type, object, revision) for their review
-        self.converter = conversion if conversion is not None and conversion.needs_io else None
-        self.api_version = api_version
-        self._pending: list[tuple[str, Obj, int]] = []
+        #: a conversion webhook: events wait here (type, conversion, revision), in order
+        self.feed: ConversionFeed | None = feed_for(conversion, api_version) if (
+            conversion is not None and conversion.needs_io) else None
+        self._pending: collections.deque[tuple[str, asyncio.Future[Obj], int]] = \
+            collections.deque()
         self._converting: asyncio.Task | None = None
         self.capacity = capacity
         self.min_revision = 0
@@ -246,31 +252,32 @@ class Watcher:
             self._emit(event, "DELETED", "prev")
 
     def _emit(self, event: CachedEvent, kind: str, which: str) -> None:
-        if self.converter is None:
+        if self.feed is None:
             self.push(event.encoded(self.event_encoder, kind, which), event.revision)
             return
-        obj = event.obj if which == "cur" else event.prev
-        assert obj is not None
         if len(self._pending) >= self.capacity:
             self.close()  # too slow: the client re-lists rather than us buffering forever
             return
-        self._pending.append((kind, obj, event.revision))
+        obj = event.obj if which == "cur" else event.prev
+        assert obj is not None
+        if event.converted is None:
+            event.converted = {}
+        self._pending.append((kind, self.feed.request(event.converted, which, obj),
+                              event.revision))
         if self._converting is None:
             self._converting = asyncio.get_running_loop().create_task(
-                self._convert_pending(), name="watch-conversion")
+                self._push_converted(), name="watch-converted")
 
-    async def _convert_pending(self) -> None:
-        """Convert what is pending, oldest first, one review per batch; push in order."""
-        assert self.converter is not None
+    async def _push_converted(self) -> None:
+        """Write converted events in order as their conversions complete."""
         try:
             while self._pending and not self.closed:
-                batch, self._pending = self._pending, []
-                objects = await self.converter.convert([obj for _, obj, _ in batch],
-                                                       self.api_version)
-                for (kind, _, revision), obj in zip(batch, objects):
-                    self.push(self.encoder(kind, obj), revision)
+                kind, future, revision = self._pending[0]
+                obj = await asyncio.shield(future)  # shared: never cancelled for the others
+                self._pending.popleft()
+                self.push(self.encoder(kind, obj), revision)
         except errors.StatusError as exc:
-            self._pending = []
+            self._pending.clear()
             self.close(exc.status())
         finally:
             self._converting = None

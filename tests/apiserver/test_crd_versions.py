@@ -224,17 +224,24 @@ async def test_webhook_converts_reads_and_writes_in_other_versions(tmp_path: Pat
                {"w1": 4, "w2": 1, "w3": 2}
         assert [len(r["objects"]) for r in reviews(hook)] == [3]
 
-        # a watch in v2 receives v1 writes converted
-        watch = asyncio.create_task(api.watch_lines(
-            V2 + f"?watch=true&resourceVersion={page['metadata']['resourceVersion']}", 2))
-        await asyncio.sleep(0.2)
+        # watches in v2 receive v1 writes converted: once for all of them
+        rv = page["metadata"]["resourceVersion"]
+        watches = [asyncio.create_task(api.watch_lines(V2 + f"?watch=true&resourceVersion={rv}"
+                                                       + query, count))
+                   for query, count in (("", 2), ("", 2), ("&labelSelector=app%3Dw2", 1))]
+        await asyncio.sleep(0.3)
+        hook.requests.clear()
         await api.patch(f"{V1}/w2", {"spec": {"size": 9}})
+        events = await watches[2]
+        assert [e["type"] for e in events] == ["MODIFIED"]
         await api.delete(f"{V1}/w3")
-        events = await watch
-        assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == \
-               [("MODIFIED", "w2"), ("DELETED", "w3")]
-        assert events[0]["object"]["apiVersion"] == "example.com/v2"
-        assert events[0]["object"]["spec"] == {"replicas": 9}
+        for watch in watches[:2]:
+            events = await watch
+            assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == \
+                   [("MODIFIED", "w2"), ("DELETED", "w3")]
+            assert events[0]["object"]["apiVersion"] == "example.com/v2"
+            assert events[0]["object"]["spec"] == {"replicas": 9}
+        assert [len(r["objects"]) for r in reviews(hook)] == [1, 1]  # per event, not watcher
 
     await with_api(tmp_path, versions_crd(webhook_conversion(hook)), test)
 
@@ -455,3 +462,19 @@ async def test_differing_schemas_with_strategy_none_are_allowed(api: API) -> Non
     status, body = await api.post(CRDS, versions_crd())
     assert status == 201, body
     assert body["spec"]["conversion"] == {"strategy": "None"}
+
+
+async def test_an_unserved_storage_version_still_stores_every_object(tmp_path: Path) -> None:
+    crd = versions_crd()
+    crd["spec"]["versions"][0]["served"] = False  # v1 stores, only v2 is served
+
+    async def test(api: API) -> None:
+        status, _ = await api.get(V1)
+        assert status == 404
+        status, created = await api.post(V2, widget("w1", "v2", replicas=2))
+        assert status == 201 and created["apiVersion"] == "example.com/v2", created
+        assert (await stored(api, "w1"))["apiVersion"] == "example.com/v1"
+        status, got = await api.get(f"{V2}/w1")
+        assert got["apiVersion"] == "example.com/v2" and got["spec"] == {"replicas": 2}
+
+    await with_api(tmp_path, crd, test)
