@@ -41,12 +41,18 @@ def default_conversion(spec: Obj) -> None:
 
 
 def validate_spec(spec: Obj) -> list[errors.FieldError]:
-    """The v1 rules a multi-version spec adds: preserveUnknownFields false, the conversion."""
+    """The v1 rules of versions: preserveUnknownFields false, a schema for every version (each
+    version validates, prunes and defaults with its own), the conversion."""
     errs: list[errors.FieldError] = []
     if spec.get("preserveUnknownFields") is True:
         errs.append(errors.invalid(
             "spec.preserveUnknownFields", True, "cannot set to true, set "
             "x-kubernetes-preserve-unknown-fields to true in openAPIV3Schema instead"))
+    for i, version in enumerate(spec.get("versions") or ()):  # v1: one schema per version
+        schema = version.get("schema") if isinstance(version, dict) else None
+        if not isinstance(schema, dict) or schema.get("openAPIV3Schema") is None:
+            errs.append(errors.required(f"spec.versions[{i}].schema.openAPIV3Schema",
+                                        "schemas are required"))
     conversion = spec.get("conversion")
     if conversion is None:
         return errs

@@ -445,6 +445,8 @@ async def test_deprecated_versions_warn_on_every_request(tmp_path: Path) -> None
      "to Webhook")),
     ({"strategy": "Other"}, {},
      'spec.conversion.strategy: Unsupported value: "Other": supported values: "None", "Webhook"'),
+    (None, {"versions": [{"name": "v1", "served": True, "storage": True}]},
+     "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required"),
     (None, {"preserveUnknownFields": True},
      ("spec.preserveUnknownFields: Invalid value: true: cannot set to true, set "
      "x-kubernetes-preserve-unknown-fields to true in openAPIV3Schema instead")),
