@@ -413,6 +413,10 @@ async def test_deprecated_versions_warn_on_every_request(tmp_path: Path) -> None
         for path in (f"{V1}/w1", V1, f"{V1}/missing"):
             status, _, warnings = await raw_get(api, path)
             assert warnings == [default], (path, status, warnings)
+        async with api.session.patch(api.url + f"{V1}/w1/status", json={"status": {"ok": 1}},
+                                     headers={"Content-Type": "application/merge-patch+json"}
+                                     ) as resp:
+            assert resp.status == 200 and resp.headers.getall("Warning") == [default]
         status, _, warnings = await raw_get(api, "/apis/example.com/v3/namespaces/default/widgets")
         assert warnings == ['299 - "use v2 instead"']
         status, _, warnings = await raw_get(api, V2)
