@@ -49,6 +49,7 @@ from ..storage import (
 )
 from .. import offload
 from . import codec
+from ..apiextensions.conversion import set_api_version
 from .errors import interpret
 from .strategy import Obj, Strategy
 
@@ -144,22 +145,46 @@ class Registry:
             return obj
         return (await self.conversion.convert([obj], self.conversion.storage_api_version))[0]
 
+    def _converted_kv(self, kv: KeyValue, value: bytes) -> KeyValue:
+        # a converted KeyValue names its version, so caches keyed by key and revision
+        # (protobuf messages) never mix representations
+        return kv._replace(key=kv.key + self._view_suffix, value=value)
+
     async def _converted(self, result: ListResult) -> ListResult:
-        """A page of a CRD version's list in this version: every object that is not converted
-        in one call (one ConversionReview for a webhook), KeyValues re-encoded."""
+        """A page of a CRD version's list in this version. Objects stored in it are found by
+        a prefix check of their bytes; with conversion None the others get their apiVersion
+        swapped in the bytes, without decoding; with a webhook they are converted in ONE call
+        (one ConversionReview, as upstream converts a list) and re-encoded."""
         assert self.conversion is not None
-        weight = 2 * sum(len(kv.value) for kv in result.kvs)
-        stored = await offload.run(result.decoded, weight=weight)
-        objects = await self.conversion.convert(stored, self.strategy.api_version)
-        if all(a is b for a, b in zip(objects, stored)):
-            return result  # every object is stored in this version already
+        api_version = self.strategy.api_version
+        todo = [i for i, kv in enumerate(result.kvs)
+                if not codec.in_api_version(kv.value, api_version)]
+        if not todo:
+            return result
+        kvs = list(result.kvs)
+        if not self.conversion.needs_io:
+            for i in todo:
+                kvs[i] = self._converted_kv(kvs[i], codec.with_api_version(kvs[i].value,
+                                                                           api_version))
+            result.kvs = kvs
+            if result.objects is not None:
+                result.objects = [set_api_version(obj, api_version) for obj in result.objects]
+            return result
+        weight = 2 * sum(len(kvs[i].value) for i in todo)
+        stored = await offload.run(lambda: [codec.decode(kvs[i]) for i in todo], weight=weight)
+        converted = await self.conversion.convert(stored, api_version)
 
-        def encode() -> list[KeyValue]:
-            return [kv._replace(key=kv.key + self._view_suffix, value=codec.encode(obj))
-                    for kv, obj in zip(result.kvs, objects)]
+        def encode() -> None:
+            for i, obj in zip(todo, converted):
+                kvs[i] = self._converted_kv(kvs[i], codec.encode(obj))
 
-        result.kvs = await offload.run(encode, weight=weight)
-        result.objects = objects
+        await offload.run(encode, weight=weight)
+        result.kvs = kvs
+        if result.objects is not None:
+            objects = list(result.objects)
+            for i, obj in zip(todo, converted):
+                objects[i] = obj
+            result.objects = objects
         return result
 
     def _views(self, result: ListResult) -> ListResult:
@@ -194,13 +219,15 @@ class Registry:
     async def get_kv(self, namespace: str, name: str) -> KeyValue:
         """The object's KeyValue, as this resource serves it."""
         kv = await self._stored_kv(namespace, name)
-        if self.conversion is not None:
-            stored = codec.decode(kv)
-            obj = await self._out(stored)
-            if obj is stored:
-                return kv
-            return kv._replace(key=kv.key + self._view_suffix, value=codec.encode(obj))
-        return self.view(kv)
+        if self.conversion is None:
+            return self.view(kv)
+        api_version = self.strategy.api_version
+        if codec.in_api_version(kv.value, api_version):
+            return kv
+        if not self.conversion.needs_io:
+            return self._converted_kv(kv, codec.with_api_version(kv.value, api_version))
+        obj = await self._out(codec.decode(kv))
+        return self._converted_kv(kv, codec.encode(obj))
 
     async def _stored_kv(self, namespace: str, name: str) -> KeyValue:
         try:
