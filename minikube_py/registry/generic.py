@@ -477,7 +477,7 @@ class Registry:
                 if errs:
                     raise self._invalid(name, errs)
                 served_new = new
-                new = await self._to_storage(new)
+                new = await self._to_storage(new)  # a CRD version: stored in its storage version
                 value = await offload.run(codec.encode, new)
                 if value == kv.value:
                     return await self._out(old), False  # nothing changed: no write/revision
@@ -498,10 +498,7 @@ class Registry:
             new["metadata"]["resourceVersion"] = str(written.mod_revision)
             if (strategy.finalized or _finalized)(new):
                 await self._delete_kv(key, written, name)
-            if new is not served_new:  # converted to the storage version: answer the request's
-                served_new["metadata"]["resourceVersion"] = new["metadata"]["resourceVersion"]
-                return served_new, False
-            return self.served(new), False
+            return await self._out(new), False  # a CRD version: what was stored, converted back
         raise self._conflict(name, "too many concurrent updates; please retry")
 
     def _check_identity(self, body: Obj, namespace: str, name: str) -> None:

@@ -205,10 +205,13 @@ async def test_webhook_converts_reads_and_writes_in_other_versions(tmp_path: Pat
         assert got["apiVersion"] == "example.com/v2" and got["spec"]["replicas"] == 3
         assert got["metadata"]["uid"] == created["metadata"]["uid"]
 
-        # a patch in v2 is applied to the v2 form and stored as v1
+        # a patch in v2 is applied to the v2 form, stored as v1, answered converted back
+        hook.requests.clear()
         status, patched = await api.patch(f"{V2}/w1", {"spec": {"replicas": 4}})
         assert status == 200 and patched["spec"] == {"replicas": 4, "color": "red"}, patched
         assert (await stored(api, "w1"))["spec"] == {"size": 4, "color": "red"}
+        assert [r["desiredAPIVersion"] for r in reviews(hook)] == [
+            "example.com/v2", "example.com/v1", "example.com/v2"]  # old, to store, answer
         # status through v2
         patched["status"] = {"ready": 4}
         status, with_status = await api.put(f"{V2}/w1/status", patched)
