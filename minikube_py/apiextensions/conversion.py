@@ -26,11 +26,16 @@ is tested alone.
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from .. import offload
 from ..api import errors, meta
+from .cache import schema_for
+from .schema import Node, prune_and_default
 
 Obj = dict[str, Any]
 #: POSTs a ConversionReview within the timeout, answers the decoded response; a call that
@@ -133,7 +138,10 @@ class Converter:
     """The conversion of one CRD (`spec.conversion`), shared by all its versions' registries.
 
     `post` is None for strategy None; `storage_api_version` is the form objects are written
-    in. `convert` never mutates its inputs."""
+    in; `schemas` (apiVersion -> structural schema) when the versions' schemas differ: a
+    converted object is then pruned to its new version's schema, as upstream's
+    schemaCoercingConverter does (None: every version has the same schema, pruning would
+    change nothing). `convert` never mutates its inputs."""
 
     group: str
     kind: str
@@ -141,15 +149,17 @@ class Converter:
     post: Post | None = None
     review_version: str = "v1"
     timeout: float = WEBHOOK_TIMEOUT
+    schemas: Mapping[str, Node] | None = None
 
     @property
     def storage_api_version(self) -> str:
         return f"{self.group}/{self.storage_version}"
 
     @property
-    def needs_io(self) -> bool:
-        """Whether converting calls out (the watch then converts off the fan-out's path)."""
-        return self.post is not None
+    def api_version_only(self) -> bool:
+        """Whether converting changes nothing but `apiVersion` (None, one schema for all): the
+        registry then swaps it in the stored bytes without decoding them."""
+        return self.post is None and self.schemas is None
 
     async def convert(self, objects: Sequence[Obj], api_version: str) -> list[Obj]:
         """`objects` in `api_version`; those already in it are returned as they are."""
@@ -160,10 +170,22 @@ class Converter:
         if self.post is None:
             for i in todo:
                 out[i] = set_api_version(objects[i], api_version)
-            return out
+        else:
+            await self._call_webhook(objects, out, todo, api_version)
+        node = self.schemas.get(api_version) if self.schemas is not None else None
+        if node is not None:  # the request is weighed already: a big one prunes on the worker
+            pruned = await offload.run(_pruned, [out[i] for i in todo], node)
+            for i, obj in zip(todo, pruned):
+                out[i] = obj
+        return out
+
+    async def _call_webhook(self, objects: Sequence[Obj], out: list[Obj], todo: list[int],
+                            api_version: str) -> None:
+        """One ConversionReview for the objects at `todo`, checked; results into `out`."""
         source = str(objects[todo[0]].get("apiVersion") or "")
         uid = meta.new_uid()
         review = review_request([objects[i] for i in todo], api_version, uid, self.review_version)
+        assert self.post is not None
         try:
             answer = await self.post(review, self.timeout)
             converted = converted_objects(answer, uid, self.review_version)
@@ -179,7 +201,16 @@ class Converter:
                                  f"invalid {where}: {exc}") from None
         except ConversionFailed as exc:
             raise webhook_failure(source, self.kind, str(exc)) from None
-        return out
+
+
+def _pruned(objects: list[Obj], node: Node) -> list[Obj]:
+    """Copies of `objects` pruned to `node` (they may share nested values with the input)."""
+    out = []
+    for obj in objects:
+        obj = orjson.loads(orjson.dumps(obj))
+        prune_and_default(obj, node, defaults=False)
+        out.append(obj)
+    return out
 
 
 def webhook_failure_count(source: str, kind: str, got: int, expected: int) -> errors.StatusError:
@@ -202,12 +233,23 @@ def converter_for(crd: Obj, post_for: Callable[[Obj], Post] | None) -> Converter
     names = spec.get("names") or {}
     conversion = spec.get("conversion") or {}
     group, kind, storage = spec["group"], names.get("kind", ""), storage_version(spec)
+    schemas = _schemas_if_different(crd)
     if conversion.get("strategy") != "Webhook" or post_for is None:
-        return Converter(group, kind, storage)
+        return Converter(group, kind, storage, schemas=schemas)
     webhook = conversion.get("webhook") or {}
     accepted = [v for v in webhook.get("conversionReviewVersions") or () if v in REVIEW_VERSIONS]
     return Converter(group, kind, storage, post=post_for(webhook.get("clientConfig") or {}),
-                     review_version=accepted[0] if accepted else "v1")
+                     review_version=accepted[0] if accepted else "v1", schemas=schemas)
+
+
+def _schemas_if_different(crd: Obj) -> dict[str, Node] | None:
+    """Each version's compiled schema by apiVersion, or None when they are all the same."""
+    versions = [v for v in crd["spec"].get("versions") or () if isinstance(v, dict)]
+    raw = [(v.get("schema") or {}).get("openAPIV3Schema") for v in versions]
+    if all(schema == raw[0] for schema in raw):
+        return None
+    group = crd["spec"]["group"]
+    return {f"{group}/{v['name']}": schema_for(crd, v) for v in versions}
 
 
 def deprecation_warning(group: str, kind: str, version: Obj) -> str:

@@ -142,9 +142,10 @@ def _copy(value: Any) -> Any:
 
 
 # -- pruning and defaulting (upstream pruning.Prune, then defaulting.Default) -----------------
-def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
+def prune_and_default(obj: Any, node: Node, root: bool = True, *, defaults: bool = True) -> None:
     """Drop the fields the schema does not know (unless it preserves them) and fill `default`s,
-    in place. At the root and in embedded resources apiVersion/kind/metadata are kept."""
+    in place. At the root and in embedded resources apiVersion/kind/metadata are kept.
+    `defaults=False` only prunes (upstream's schemaCoercingConverter after a conversion)."""
     if isinstance(obj, dict):
         if node.type in ("", "object") or node.embedded or root:
             keep = {"apiVersion", "kind", "metadata"} if (root or node.embedded) else set()
@@ -158,14 +159,14 @@ def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
                     if obj[key] is None and not sub.nullable and sub.has_default:
                         del obj[key]  # upstream drops a null it would otherwise default
                         continue
-                    prune_and_default(obj[key], sub, False)
+                    prune_and_default(obj[key], sub, False, defaults=defaults)
             for key, sub in node.properties.items():
-                if sub.has_default and key not in obj:
+                if defaults and sub.has_default and key not in obj:
                     obj[key] = _copy(sub.default)
                     prune_and_default(obj[key], sub, False)
     elif isinstance(obj, list) and node.items is not None:
         for item in obj:
-            prune_and_default(item, node.items, False)
+            prune_and_default(item, node.items, False, defaults=defaults)
 
 
 # -- validation (kube-openapi validate + kubeOpenAPIResultToFieldErrors) ----------------------

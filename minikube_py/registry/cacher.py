@@ -18,9 +18,9 @@ HTTP watch opened its own etcd watch, which is what the cacher was invented to s
   storage's field labels and encode through `viewed(encoder, view)`, so each event is
   converted and encoded once per (view, wire format), shared by all of them;
 - a version of a multi-version CRD (Strategy.conversion) shares the fan-out of all its
-  versions (one key space): with conversion None its watchers encode through
+  versions (one key space): when conversion changes only apiVersion its watchers encode through
   `in_version(encoder, api_version)` (shared per version and wire format, like a view); with a
-  conversion webhook the version's ConversionFeed (watch_conversion.py) converts each event
+  conversion webhook (or a prune to differing schemas) the version's ConversionFeed (watch_conversion.py) converts each event
   once for all its watchers, one ConversionReview per batch, and each watcher writes its
   events in order as their conversions complete; a failed conversion ends the stream with an
   ERROR event carrying the failure.
@@ -196,11 +196,12 @@ class Watcher:
         #: what encodes the stored objects of the fan-out's events for this client: the wire
         #: format, after the conversion of a view
         self.event_encoder = encoder if view is None else viewed(encoder, view)
-        if conversion is not None and not conversion.needs_io:
+        if conversion is not None and conversion.api_version_only:
             self.event_encoder = in_version(encoder, api_version)
-        #: a conversion webhook: events wait here (type, conversion, revision), in order
+        #: a conversion webhook (or pruning to another version's schema): events wait here
+        #: (type, conversion, revision), in order
         self.feed: ConversionFeed | None = feed_for(conversion, api_version) if (
-            conversion is not None and conversion.needs_io) else None
+            conversion is not None and not conversion.api_version_only) else None
         self._pending: collections.deque[tuple[str, asyncio.Future[Obj], int]] = \
             collections.deque()
         self._converting: asyncio.Task | None = None

@@ -152,9 +152,10 @@ class Registry:
 
     async def _converted(self, result: ListResult) -> ListResult:
         """A page of a CRD version's list in this version. Objects stored in it are found by
-        a prefix check of their bytes; with conversion None the others get their apiVersion
-        swapped in the bytes, without decoding; with a webhook they are converted in ONE call
-        (one ConversionReview, as upstream converts a list) and re-encoded."""
+        a prefix check of their bytes; when conversion changes only apiVersion (None, one
+        schema for all versions) the others get it swapped in the bytes, without decoding;
+        else they are decoded, converted in ONE call (one ConversionReview for a webhook, as
+        upstream converts a list), pruned to this version's schema and re-encoded."""
         assert self.conversion is not None
         api_version = self.strategy.api_version
         todo = [i for i, kv in enumerate(result.kvs)
@@ -162,7 +163,7 @@ class Registry:
         if not todo:
             return result
         kvs = list(result.kvs)
-        if not self.conversion.needs_io:
+        if self.conversion.api_version_only:
             for i in todo:
                 kvs[i] = self._converted_kv(kvs[i], codec.with_api_version(kvs[i].value,
                                                                            api_version))
@@ -224,8 +225,9 @@ class Registry:
         api_version = self.strategy.api_version
         if codec.in_api_version(kv.value, api_version):
             return kv
-        if not self.conversion.needs_io:
+        if self.conversion.api_version_only:
             return self._converted_kv(kv, codec.with_api_version(kv.value, api_version))
+        offload.weigh(len(kv.value))  # a big object converts and prunes on the worker
         obj = await self._out(codec.decode(kv))
         return self._converted_kv(kv, codec.encode(obj))
 

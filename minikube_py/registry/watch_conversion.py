@@ -1,4 +1,5 @@
-"""Watch events of a CRD version converted by a webhook, once for every watcher of that version.
+"""Watch events of a CRD version converted by a webhook (or pruned to the version's schema),
+once for every watcher of that version.
 
 Kubernetes piece: upstream gives every served version of a CRD its own storage and watch cache,
 whose decoder converts each etcd event into that version (through the conversion webhook) once,
