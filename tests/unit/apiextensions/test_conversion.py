@@ -153,3 +153,15 @@ def test_versions_sort_as_kube_aware_versions():
     assert sorted(names, key=version_priority) == [
         "v10", "v2", "v1", "v11beta2", "v10beta3", "v3beta1", "v12alpha1", "v11alpha2",
         "v1alpha1", "foo1", "foo10"]
+
+
+def test_converted_objects_are_pruned_to_their_new_versions_schema():
+    from minikube_py.apiextensions.schema import compile_schema
+
+    v2 = compile_schema({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "replicas": {"type": "integer", "default": 1}}}}})
+    converter = Converter("example.com", "Widget", "v1", schemas={"example.com/v2": v2})
+    assert not converter.api_version_only
+    out = asyncio.run(converter.convert([OBJ], "example.com/v2"))
+    assert out[0]["spec"] == {}  # size is not v2's; no defaults after a conversion (upstream)
+    assert out[0]["metadata"] == OBJ["metadata"] and OBJ["spec"] == {"size": 1}
