@@ -132,11 +132,7 @@ class CRDController:
             crds.set_condition(new, "Established", "True", "InitialNamesAccepted",
                                "the initial names have been accepted")
             status["acceptedNames"] = {k: v for k, v in names.items()}
-            stored = status.setdefault("storedVersions", [])
-            for version in new["spec"].get("versions") or ():
-                if version.get("storage") and version.get("name") not in stored:
-                    stored.append(version["name"])
-            return new
+            return new  # storedVersions is the CRD strategy's (apiextensions/versions.py)
 
         old = await self.registry.get("", name)
         if produce(old) != old:
