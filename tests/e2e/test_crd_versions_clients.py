@@ -1,7 +1,7 @@
-"""Multi-version CRDs with kubectl 1.31 (issue 16): a CRD with v1 (deprecated, storage) and v2
-converted by a real HTTPS webhook reached through a Service; `kubectl get widgets` picks the
-preferred v2, `widgets.v1.example.com` asks for v1, and kubectl prints the deprecation
-warning it receives."""
+"""Multi-version CRDs with clients nobody here wrote (issue 16): a CRD with v1 (deprecated,
+storage) and v2 converted by a real HTTPS webhook reached through a Service. kubectl 1.31:
+`kubectl get widgets` picks the preferred v2, `widgets.v1.example.com` asks for v1, and the
+deprecation warning is printed. The official client lists and watches v2 while writing v1."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import copy
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,55 @@ def test_kubectl_reads_and_writes_each_version(cluster, tmp_path: Path) -> None:
     assert out == "4"
     assert any(body and body["request"]["desiredAPIVersion"] == "example.com/v1"
                for _, body, _ in hook.requests)
+
+
+def test_official_client_watches_one_version_while_writing_another(cluster) -> None:
+    """The official client's CustomObjectsApi: objects written in v1 are listed and watched in
+    v2 (converted by the webhook), and a webhook failure is an ApiException 500."""
+    kubernetes = pytest.importorskip("kubernetes",
+                                     reason="the official kubernetes client is a test dependency")
+    from kubernetes.client.rest import ApiException
+
+    server, hook, port = cluster
+    configuration = kubernetes.client.Configuration()
+    configuration.host = server.url
+    with kubernetes.client.ApiClient(configuration) as api:
+        ext = kubernetes.client.ApiextensionsV1Api(api)
+        ext.create_custom_resource_definition(_crd(hook, port))
+        objects = kubernetes.client.CustomObjectsApi(api)
+        v1 = ("example.com", "v1", "default", "widgets")
+        v2 = ("example.com", "v2", "default", "widgets")
+        for _ in range(200):
+            try:
+                objects.list_namespaced_custom_object(*v2)
+                break
+            except ApiException:
+                time.sleep(0.02)
+        objects.create_namespaced_custom_object(*v1, {
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"},
+            "spec": {"size": 2}})
+        listed = objects.list_namespaced_custom_object(*v2)
+        assert [(o["apiVersion"], o["spec"]) for o in listed["items"]] == [
+            ("example.com/v2", {"replicas": 2})]
+        rv = listed["metadata"]["resourceVersion"]
+        objects.patch_namespaced_custom_object(*v1, "w1", {"spec": {"size": 3}})
+        watch = kubernetes.watch.Watch()
+        events = []
+        for event in watch.stream(objects.list_namespaced_custom_object, *v2,
+                                  resource_version=rv, timeout_seconds=5):
+            events.append(event)
+            watch.stop()
+        assert events[0]["type"] == "MODIFIED"
+        assert events[0]["object"]["apiVersion"] == "example.com/v2"
+        assert events[0]["object"]["spec"] == {"replicas": 3}
+
+        hook.json("/convert", lambda review: {"apiVersion": "apiextensions.k8s.io/v1",
+                                              "kind": "ConversionReview", "response": {
+                                                  "uid": review["request"]["uid"],
+                                                  "result": {"status": "Failure",
+                                                             "message": "down for maintenance"}}})
+        with pytest.raises(ApiException) as err:
+            objects.get_namespaced_custom_object(*v2, "w1")
+        assert err.value.status == 500
+        assert "conversion webhook for example.com/v1, Kind=Widget failed: down for maintenance" \
+            in err.value.body
