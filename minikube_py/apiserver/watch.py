@@ -189,9 +189,9 @@ async def _pump(server: APIServer, request: web.Request, response: web.StreamRes
         if bookmarks and loop.time() >= next_bookmark:
             next_bookmark = loop.time() + bookmark_every
             cacher = server.cachers[registry.strategy.resource, registry.strategy.group]
-            # a watcher on the shared fan-out has seen everything up to the cacher's position
-            revision = last_revision if watcher._direct is not None else max(
-                last_revision, cacher.position)
+            # a watcher on the shared fan-out has seen everything up to the cacher's position,
+            # unless events still wait for their conversion (a CRD version's webhook)
+            revision = last_revision if watcher.behind else max(last_revision, cacher.position)
             await response.write(_bookmark(watcher, registry, revision))
 
 

@@ -223,6 +223,13 @@ class Watcher:
         #: read by the API server's watch clock
         self.due = float("inf")
 
+    @property
+    def behind(self) -> bool:
+        """Whether events up to the fan-out's position may not be written yet: served by a
+        store watch of its own, or waiting for their conversion (a bookmark must not claim
+        a revision past them)."""
+        return self._direct is not None or bool(self._pending)
+
     def matches(self, labels: dict, fields: dict) -> bool:
         if self.labels is not None and not self.labels.matches(labels):
             return False

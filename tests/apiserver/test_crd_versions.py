@@ -110,8 +110,9 @@ def reviews(hook: WebhookServer, path: str = "/convert") -> list[dict]:
     return [body["request"] for p, body, _ in hook.requests if p == path and body]
 
 
-async def with_api(tmp_path: Path, crd: dict, test: Callable[[API], Any]) -> None:
-    api, runner, store, session = await start_api(tmp_path)
+async def with_api(tmp_path: Path, crd: dict, test: Callable[[API], Any],
+                   **options: Any) -> None:
+    api, runner, store, session = await start_api(tmp_path, **options)
     try:
         status, body = await api.post(CRDS, crd)
         assert status == 201, body
@@ -325,6 +326,41 @@ async def test_webhook_failures_are_500s_with_upstreams_text(tmp_path: Path,
         assert events[0]["object"]["message"].startswith(f"{prefix} failed: cannot convert")
 
     await with_api(tmp_path, versions_crd(webhook_conversion(hook, "/broken")), test)
+
+
+async def test_bookmarks_never_pass_an_event_waiting_for_its_conversion(
+        tmp_path: Path, hook: WebhookServer) -> None:
+    async def events_until_modified(api: API, path: str) -> list[dict]:
+        events = []
+        async with api.session.get(api.url + path,
+                                   timeout=aiohttp.ClientTimeout(total=5)) as resp:
+            async for line in resp.content:
+                if line.strip():
+                    events.append(orjson.loads(line))
+                    if events[-1]["type"] == "MODIFIED":
+                        return events
+        return events
+
+    async def test(api: API) -> None:
+        status, created = await api.post(V1, widget("w1", "v1", size=1))
+        rv = created["metadata"]["resourceVersion"]
+        hook.delay = 1.0  # the conversion of the next event takes a second
+        try:
+            watch = asyncio.create_task(events_until_modified(
+                api, f"{V2}?watch=true&allowWatchBookmarks=true&resourceVersion={rv}"))
+            await asyncio.sleep(0.2)
+            status, patched = await api.patch(f"{V1}/w1", {"spec": {"size": 2}})
+            events = await watch
+        finally:
+            hook.delay = 0.0
+        bookmarks = [int(e["object"]["metadata"]["resourceVersion"]) for e in events[:-1]]
+        assert bookmarks and {e["type"] for e in events[:-1]} == {"BOOKMARK"}, events
+        modified = int(events[-1]["object"]["metadata"]["resourceVersion"])
+        assert modified == int(patched["metadata"]["resourceVersion"])
+        assert max(bookmarks) < modified, (bookmarks, modified)
+
+    await with_api(tmp_path, versions_crd(webhook_conversion(hook)), test,
+                   bookmark_interval=0.1)
 
 
 async def test_webhook_unreachable_is_a_500(tmp_path: Path, hook: WebhookServer) -> None:
