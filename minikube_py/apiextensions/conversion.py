@@ -34,6 +34,8 @@ import orjson
 
 from .. import offload
 from ..api import errors, meta
+from ..api.validation.common import validate_labels
+from ..api.validation.meta import validate_annotations
 from .cache import schema_for
 from .schema import Node, prune_and_default
 
@@ -53,6 +55,10 @@ class ConversionFailed(Exception):
 
 class InvalidConverted(Exception):
     """A converted object the webhook must not have produced (wrong version, kind, identity)."""
+
+
+class InvalidMetadata(Exception):
+    """Metadata of a converted object that cannot be restored (labels, annotations)."""
 
 
 def webhook_failure(source_api_version: str, kind: str, why: str) -> errors.StatusError:
@@ -101,8 +107,9 @@ def converted_objects(answer: Obj, uid: str, review_version: str) -> list[Any]:
 
 
 def check_converted(original: Obj, converted: Any, desired: str) -> Obj:
-    """One converted object, checked (validateConvertedObject) and with the original's
-    metadata restored except labels and annotations (restoreObjectMeta)."""
+    """One converted object, checked (validateConvertedObject: InvalidConverted) and with the
+    original's metadata restored except labels and annotations, which are validated when the
+    webhook changed them (restoreObjectMeta: InvalidMetadata)."""
     if not isinstance(converted, dict):
         raise InvalidConverted("not a JSON object")
     if converted.get("apiVersion") != desired:
@@ -118,15 +125,29 @@ def check_converted(original: Obj, converted: Any, desired: str) -> Obj:
             raise InvalidConverted(f"must have the same {label}: {before.get(field) or ''} != "
                                    f"{theirs or ''}")
     if not isinstance(after, dict):
-        raise InvalidConverted("missing metadata in converted object")
+        raise InvalidMetadata("missing metadata in converted object")
     restored = copy.deepcopy(before)
     for field in ("labels", "annotations"):
         value = after.get(field)
         if value is None:
             restored.pop(field, None)
             continue
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise InvalidConverted(f"invalid metadata.{field} in converted object")
+        if not isinstance(value, dict):
+            raise InvalidMetadata(f"invalid metadata.{field} of type {type(value).__name__} in "
+                                  "converted object")
+        for key, item in value.items():
+            if not isinstance(item, str):
+                raise InvalidMetadata(f"metadata.{field}[{key}] must be a string, but is "
+                                      f"{type(item).__name__} in converted object")
+        if value != before.get(field):
+            errs: list[errors.FieldError] = []
+            if field == "labels":
+                validate_labels(value, "metadata.labels", errs)
+            else:  # upstream's path, singular
+                validate_annotations(value, "metadata.annotation", errs)
+            if errs:
+                texts = [e.message() for e in errs]
+                raise InvalidMetadata(texts[0] if len(texts) == 1 else f"[{', '.join(texts)}]")
         restored[field] = value
     out = dict(converted)
     out["metadata"] = restored
@@ -194,13 +215,20 @@ class Converter:
             for k, (i, item) in enumerate(zip(todo, converted)):
                 try:
                     out[i] = check_converted(objects[i], item, api_version)
-                except InvalidConverted as exc:
-                    where = "object" if len(todo) == 1 else f"converted object at index {k}"
+                except (InvalidConverted, InvalidMetadata) as exc:
+                    what = _invalid_what(exc, k if len(todo) > 1 else None)
                     raise errors.StatusError(
                         500, "", f"conversion webhook for {source}, Kind={self.kind} returned "
-                                 f"invalid {where}: {exc}") from None
+                                 f"{what}: {exc}") from None
         except ConversionFailed as exc:
             raise webhook_failure(source, self.kind, str(exc)) from None
+
+
+def _invalid_what(exc: Exception, index: int | None) -> str:
+    """Upstream's wording for a bad converted object, alone or at `index` of a list."""
+    if isinstance(exc, InvalidMetadata):
+        return "invalid metadata" if index is None else f"invalid metadata in object at index {index}"
+    return "invalid object" if index is None else f"invalid converted object at index {index}"
 
 
 def _pruned(objects: list[Obj], node: Node) -> list[Obj]:

@@ -13,6 +13,7 @@ from minikube_py.apiextensions.conversion import (
     ConversionFailed,
     Converter,
     InvalidConverted,
+    InvalidMetadata,
     check_converted,
     converted_objects,
     deprecation_warning,
@@ -165,3 +166,35 @@ def test_converted_objects_are_pruned_to_their_new_versions_schema():
     out = asyncio.run(converter.convert([OBJ], "example.com/v2"))
     assert out[0]["spec"] == {}  # size is not v2's; no defaults after a conversion (upstream)
     assert out[0]["metadata"] == OBJ["metadata"] and OBJ["spec"] == {"size": 1}
+
+
+def test_labels_and_annotations_a_webhook_changes_are_validated():
+    converted = {"apiVersion": "example.com/v2", "kind": "Widget",
+                 "metadata": {"name": "w", "namespace": "ns", "uid": "u-1",
+                              "labels": {"bad key!": "x"}}}
+    with pytest.raises(InvalidMetadata, match=r'^metadata.labels: Invalid value: "bad key!": '):
+        check_converted(OBJ, converted, "example.com/v2")
+    converted["metadata"]["labels"] = {"a": 1}
+    with pytest.raises(InvalidMetadata, match=r"^metadata.labels\[a\] must be a string, but is "
+                                              r"int in converted object$"):
+        check_converted(OBJ, converted, "example.com/v2")
+    converted["metadata"] = "x"  # not an object: it names nothing, as upstream's GetName
+    with pytest.raises(InvalidConverted, match="^must have the same name: w != $"):
+        check_converted(OBJ, converted, "example.com/v2")
+
+
+def test_a_list_names_the_index_of_the_bad_object():
+    async def post(review, timeout):
+        request = review["request"]
+        objects = [{**o, "apiVersion": request["desiredAPIVersion"]} for o in request["objects"]]
+        objects[1] = {**objects[1], "metadata": {**objects[1]["metadata"], "labels": {"-": "x"}}}
+        return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                "response": {"uid": request["uid"], "result": {"status": "Success"},
+                             "convertedObjects": objects}}
+
+    converter = Converter("example.com", "Widget", "v1", post=post)
+    with pytest.raises(errors.StatusError) as caught:
+        asyncio.run(converter.convert([OBJ, OBJ], "example.com/v2"))
+    assert caught.value.message.startswith(
+        "conversion webhook for example.com/v1, Kind=Widget returned invalid metadata in object "
+        'at index 1: metadata.labels: Invalid value: "-": ')
