@@ -132,10 +132,13 @@ class CachedEvent:
         key = (encoder, kind, which)
         data = self._encoded.get(key)
         if data is None:
-            if encoder is json_line:  # the common case: splice the stored bytes, no decode
-                value = self.value if which == "cur" else self.prev_value
+            version = getattr(encoder, "json_version", None)
+            if encoder is json_line or version is not None:  # splice the stored bytes, no decode
+                value = (self.value if which == "cur" else self.prev_value) or b"{}"
+                if version is not None and not codec.in_api_version(value, version):
+                    value = codec.with_api_version(value, version)  # a CRD's other version
                 data = b'{"type":"%s","object":%s}\n' % (
-                    kind.encode(), codec.with_revision(value or b"{}", self.revision))
+                    kind.encode(), codec.with_revision(value, self.revision))
             else:
                 obj = self.obj if which == "cur" else self.prev
                 data = encoder(kind, obj)
@@ -168,6 +171,8 @@ def in_version(encoder: Encoder, api_version: str) -> Encoder:
     def encode(kind: str, obj: Obj) -> bytes:
         return encoder(kind, set_api_version(obj, api_version))
 
+    if encoder is json_line:  # CachedEvent.encoded swaps apiVersion in the stored bytes
+        encode.json_version = api_version  # type: ignore[attr-defined]
     return encode
 
 
