@@ -17,7 +17,6 @@ Pure functions over the CRD's JSON; registry/crds.py calls them.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..api import errors
@@ -155,18 +154,3 @@ def needs_conversion(crd: Obj) -> bool:
     stored = (crd.get("status") or {}).get("storedVersions") or ()
     return any(name != storage_version(spec) for name in stored)
 
-
-_KUBE_VERSION = re.compile(r"v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?")
-_STABILITY = {None: 0, "beta": 1, "alpha": 2}
-
-
-def version_priority(name: str) -> tuple[int, int, int, str]:
-    """Upstream's CompareKubeAwareVersionStrings as a sort key: GA before beta before alpha,
-    higher numbers first (v2, v1, v2beta1, v1beta2, v1alpha1), then any other name in
-    lexical order. Discovery lists a CRD's versions so, the first being the preferred one
-    (what `kubectl get widgets` asks for)."""
-    match = _KUBE_VERSION.fullmatch(name)
-    if match is None:
-        return (3, 0, 0, name)
-    major, stability, minor = match.groups()
-    return (_STABILITY[stability], -int(major), -int(minor or 0), name)

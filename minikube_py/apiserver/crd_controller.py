@@ -111,7 +111,7 @@ class CRDController:
             await self._unserve(name)
         elif self.served.get(name, {}).get("spec") != crd["spec"]:
             await self._unserve(name)
-            await self.server.serve_custom(crds.strategies_for(crd, self._conversion_post))
+            await self.server.serve_custom(crds.strategies_for(crd, self._conversion_post), crd)
             self.served[name] = crd
         await self._write_status(name, conflict)
 

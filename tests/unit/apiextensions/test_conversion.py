@@ -23,7 +23,6 @@ from minikube_py.apiextensions.versions import (
     add_storage_version,
     needs_conversion,
     validate_stored_versions,
-    version_priority,
 )
 
 OBJ = {"apiVersion": "example.com/v1", "kind": "Widget",
@@ -146,14 +145,6 @@ def test_stored_versions():
     assert not needs_conversion(crd)
     crd["status"]["storedVersions"] = []
     assert "must have at least one stored version" in validate_stored_versions(crd)[0].message()
-
-
-def test_versions_sort_as_kube_aware_versions():
-    names = ["v1alpha1", "foo10", "v1", "v11beta2", "v2", "v10beta3", "foo1", "v3beta1", "v10",
-             "v12alpha1", "v11alpha2"]
-    assert sorted(names, key=version_priority) == [
-        "v10", "v2", "v1", "v11beta2", "v10beta3", "v3beta1", "v12alpha1", "v11alpha2",
-        "v1alpha1", "foo1", "foo10"]
 
 
 def test_converted_objects_are_pruned_to_their_new_versions_schema():
