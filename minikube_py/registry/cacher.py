@@ -275,7 +275,8 @@ class Watcher:
         assert obj is not None
         if event.converted is None:
             event.converted = {}
-        self._pending.append((kind, self.feed.request(event.converted, which, obj),
+        size = len(event.value if which == "cur" else event.prev_value or b"")
+        self._pending.append((kind, self.feed.request(event.converted, which, obj, size),
                               event.revision))
         if self._converting is None:
             self._converting = asyncio.get_running_loop().create_task(

@@ -18,6 +18,7 @@ import asyncio
 import weakref
 from typing import TYPE_CHECKING
 
+from .. import offload
 from ..api import errors
 from .strategy import Obj
 
@@ -44,17 +45,19 @@ class ConversionFeed:
         self.converter = converter
         self.api_version = api_version
         self._queue: list[tuple[Obj, asyncio.Future[Obj]]] = []
+        self._weight = 0  # stored bytes of what is queued
         self._task: asyncio.Task | None = None
 
-    def request(self, memo: dict, which: str, obj: Obj) -> asyncio.Future[Obj]:
-        """The converted `obj` (an event's current or previous object), shared through the
-        event's `memo` with every other watcher of this version."""
+    def request(self, memo: dict, which: str, obj: Obj, size: int) -> asyncio.Future[Obj]:
+        """The converted `obj` (an event's current or previous object, `size` stored bytes),
+        shared through the event's `memo` with every other watcher of this version."""
         key = (self, which)
         future = memo.get(key)
         if future is None:
             loop = asyncio.get_running_loop()
             future = memo[key] = loop.create_future()
             self._queue.append((obj, future))
+            self._weight += size
             if self._task is None:
                 self._task = loop.create_task(self._run(), name="watch-conversion")
         return future
@@ -63,6 +66,8 @@ class ConversionFeed:
         try:
             while self._queue:
                 batch, self._queue = self._queue, []
+                offload.weigh(self._weight)  # a big batch is checked and pruned on the worker
+                self._weight = 0
                 try:
                     converted = await self.converter.convert([obj for obj, _ in batch],
                                                              self.api_version)
