@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from ..api import errors
-from ..apiextensions.conversion import ConversionFailed, Post, storage_version
+from ..apiextensions.conversion import ConversionFailed, Post
 from ..registry import codec, crds
 from ..registry.strategy import Obj
 from ..storage.errors import StorageError
@@ -143,9 +143,7 @@ class CRDController:
         name = crd["metadata"]["name"]
         if crds.CLEANUP_FINALIZER not in (crd["metadata"].get("finalizers") or ()):
             return
-        # the storage version first when served: deleting needs no conversion webhook then
-        storage = storage_version(crd["spec"])
-        for strategy in sorted(crds.strategies_for(crd), key=lambda s: s.version != storage)[:1]:
+        for strategy in crds.strategies_for(crd)[:1]:  # the storage version when served
             registry = self.server.registries.get(
                 (strategy.group, strategy.version, strategy.resource))
             if registry is not None and self.served.get(name):

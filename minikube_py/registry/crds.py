@@ -27,6 +27,7 @@ from ..apiextensions.conversion import (
     Post,
     converter_for,
     deprecation_warning,
+    storage_version,
 )
 from ..apiextensions.jsonpath import JSONPath, JSONPathError, parse
 from ..apiextensions.listtypes import apply_struct
@@ -325,6 +326,10 @@ def strategies_for(crd: Obj, post_for: Callable[[Obj], Post] | None = None) -> l
         if not version.get("served"):
             continue
         out.append(_version_strategy(crd, spec, names, version, converter))
+    # the storage version first: whoever takes a CRD's first registry (quota's lookup, the
+    # finalizer) reads without a conversion webhook; discovery sorts versions on its own
+    storage = storage_version(spec)
+    out.sort(key=lambda strategy: strategy.version != storage)
     return out
 
 

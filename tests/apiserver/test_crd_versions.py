@@ -375,6 +375,28 @@ async def test_webhook_unreachable_is_a_500(tmp_path: Path, hook: WebhookServer)
     await with_api(tmp_path, versions_crd(webhook_conversion(hook, "/nowhere")), test)
 
 
+async def test_deleting_a_crd_whose_webhook_is_down_still_deletes_its_objects(
+        tmp_path: Path, hook: WebhookServer) -> None:
+    """The finalizer (and quota's lookup) use the storage version's registry: no webhook."""
+    async def test(api: API) -> None:
+        for name in ("w1", "w2"):
+            status, _ = await api.post(V1, widget(name, "v1", size=1))
+            assert status == 201
+        status, _ = await api.get(V2)
+        assert status == 500  # the webhook is down
+        status, _ = await api.delete(CRD)
+        assert status == 200
+        for _ in range(200):
+            status, _ = await api.get(CRD)
+            if status == 404:
+                break
+            await asyncio.sleep(0.02)
+        assert status == 404
+        assert (await api.server.store.range(KEY)).kvs == []
+
+    await with_api(tmp_path, versions_crd(webhook_conversion(hook, "/nowhere")), test)
+
+
 async def test_webhook_through_a_service_reference(tmp_path: Path, hook: WebhookServer) -> None:
     conversion = {"strategy": "Webhook", "webhook": {
         "conversionReviewVersions": ["v1beta1", "v1"],
