@@ -27,6 +27,7 @@ from ..registry.generic import Registry, check_name
 from ..registry.strategy import Obj
 from . import protobuf_render, render, strictness, subresources
 from .admission import Attributes
+from .authz.guard import USER
 from .filters import WARNINGS
 from .negotiation import (
     Output,
@@ -272,14 +273,19 @@ class ResourceHandlers:
             request.query.get("fieldValidation", ""),
             weight=decode_cost(data, body_type(request)))
         if warnings:
-            request[WARNINGS] = (request.get(WARNINGS) or []) + warnings
+            request[WARNINGS] = [*(request.get(WARNINGS) or []), *warnings]  # after a deprecation
         return body
 
     async def admit(self, request: web.Request, operation: str, registry: Registry,
-                    namespace: str, name: str, subresource: str, obj: Obj | None) -> None:
+                    namespace: str, name: str, subresource: str, obj: Obj | None,
+                    old: Obj | None = None) -> None:
+        warnings = request.get(WARNINGS)
+        if warnings is None:
+            warnings = request[WARNINGS] = []
         await self.server.admission.admit(
             Attributes(operation, registry.strategy, namespace, name, subresource, obj,
-                       dry_run=_dry_run(request)))
+                       dry_run=_dry_run(request), user=request.get(USER), old_obj=old,
+                       warnings=warnings))
 
     async def create(self, request: web.Request, registry: Registry,
                      namespace: str) -> web.Response:
@@ -420,11 +426,11 @@ class ResourceHandlers:
         async def produce(old: Obj | None) -> Obj:
             nonlocal admitted
             new, warnings = await offload.run(patched, old)
-            if warnings:
-                request[WARNINGS] = (request.get(WARNINGS) or []) + warnings
+            if warnings:  # kept with what admission added on an earlier attempt
+                request[WARNINGS] = [*(request.get(WARNINGS) or []), *warnings]
             if not admitted:
                 await self.admit(request, "CREATE" if old is None else "UPDATE", registry, namespace,
-                                 name, subresource, new)
+                                 name, subresource, new, old)
                 admitted = True
             return new
 

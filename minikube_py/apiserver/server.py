@@ -182,6 +182,7 @@ class APIServer:
     async def start(self) -> None:
         await asyncio.gather(*(c.start() for c in set(self.cachers.values())))
         await self.crd_controller.start()
+        await self.admission.start()  # plugins' informers are synced before the first request
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
@@ -193,6 +194,7 @@ class APIServer:
 
     async def stop(self) -> None:
         await self.crd_controller.stop()
+        await self.admission.stop()
         await self.webhook_client.close()
         await self.bootstrap.stop()
         await self.watch_clock.stop()
