@@ -1,0 +1,162 @@
+"""kopf's walkthrough operator on a custom resource, run as users run it (issue 16).
+
+tests/e2e/kopf_operator/ is the walkthrough of docs.kopf.dev as files a user could copy: the
+`EphemeralVolumeClaim` CRD (kopf.dev/v1), kopf's peering CRDs with the cluster-wide `default`
+peering, and `ephemeral.py`. The test applies them with kubectl 1.31 through the kubeconfig
+that `minikube-py start` wrote (HTTPS + token), then starts `kopf run --peering=default -A`
+as a real subprocess with that kubeconfig in `KUBECONFIG`, and watches the control plane:
+
+- the create handler made the child PVC (adopted: owner reference to the claim), and what it
+  returned is in `status.create_fn`; kopf's finalizer is on the claim;
+- the update handler resized the PVC once it was Bound; the field handler synced the labels;
+- the delete handler ran and kopf removed its finalizer, so the claim is gone;
+- the handlers' `kopf.info`/`kopf.event` Events and kopf's own "Handler ... succeeded." log
+  lines are core/v1 Events that `kubectl get events` shows;
+- the operator announced itself in `ClusterKopfPeering/default`'s status while it ran, and
+  withdrew on SIGINT, exiting 0;
+- its log has no traceback, no ERROR and no "Unresolved resources".
+"""
+
+# ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("kopf", reason="kopf is a test dependency")
+
+from tests.e2e.client_cluster import (  # noqa: F401
+    CALL_TIMEOUT,
+    cluster,
+    deadline,
+    kubeconfig,
+    namespace,
+    send,
+)
+from tests.e2e.cluster_process import KUBECTL, ClusterProcesses
+
+OPERATOR_DIR = Path(__file__).with_name("kopf_operator")
+EVC = "/apis/kopf.dev/v1/namespaces/{ns}/ephemeralvolumeclaims/my-claim"
+PVC = "/api/v1/namespaces/{ns}/persistentvolumeclaims/my-claim"
+PEERING = "/apis/kopf.dev/v1/clusterkopfpeerings/default"
+
+
+def kubectl(kubeconfig: Path, *args: str, timeout: float = CALL_TIMEOUT) -> str:
+    """kubectl 1.31 as the walkthrough's user runs it: the cluster from the kubeconfig."""
+    done = subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), *args], check=False,
+                          text=True, capture_output=True, timeout=timeout,
+                          env={**os.environ, "HOME": str(kubeconfig.parent)})
+    assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}{done.stdout}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def crds(cluster: ClusterProcesses, kubeconfig: Path) -> None:
+    """The walkthrough's CRD, kopf's peering CRDs, the `default` peering, and a volume of the
+    `standard` class for the claim to bind to (no dynamic provisioning here, as on kind)."""
+    kubectl(kubeconfig, "apply", "-f", str(OPERATOR_DIR / "crd.yaml"),
+            "-f", str(OPERATOR_DIR / "peering.yaml"))
+    kubectl(kubeconfig, "wait", "--for=condition=Established", "--timeout=20s",
+            "crd/ephemeralvolumeclaims.kopf.dev", "crd/clusterkopfpeerings.kopf.dev",
+            "crd/kopfpeerings.kopf.dev")
+    kubectl(kubeconfig, "apply", "-f", str(OPERATOR_DIR / "peering-default.yaml"))
+    send(cluster, "POST", "/api/v1/persistentvolumes", {
+        "metadata": {"name": "standard-10g"},
+        "spec": {"storageClassName": "standard", "capacity": {"storage": "10Gi"},
+                 "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp/standard-10g"}}})
+
+
+@pytest.fixture
+def operator(crds: None, kubeconfig: Path, tmp_path: Path) -> Iterator[subprocess.Popen]:
+    """`kopf run --verbose --peering=default -A ephemeral.py`, its output in a file."""
+    log = (tmp_path / "operator.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kopf", "run", "--verbose", "--peering=default", "-A",
+         str(OPERATOR_DIR / "ephemeral.py")],
+        stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
+        env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1"})
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def peers(cluster: ClusterProcesses) -> dict[str, Any]:
+    return cluster.get(PEERING).get("status") or {}
+
+
+def events(kubeconfig: Path, namespace: str) -> list[dict[str, Any]]:
+    return json.loads(kubectl(kubeconfig, "get", "events", "-n", namespace, "-o", "json"))["items"]
+
+
+def test_walkthrough_operator(cluster: ClusterProcesses, kubeconfig: Path, namespace: str,
+                              operator: subprocess.Popen, tmp_path: Path):
+    evc, pvc = EVC.format(ns=namespace), PVC.format(ns=namespace)
+    wait = cluster.wait
+    me = wait(lambda: list(peers(cluster)), CALL_TIMEOUT, "the operator in the peering status")
+    assert len(me) == 1 and peers(cluster)[me[0]]["priority"] == 0
+
+    kubectl(kubeconfig, "apply", "-n", namespace, "-f", str(OPERATOR_DIR / "evc.yaml"))
+    status = wait(lambda: cluster.get(evc).get("status", {}).get("create_fn"), CALL_TIMEOUT,
+                  "the create handler's result in status")
+    assert status == {"pvc-name": "my-claim"}
+    claim = cluster.get(evc)
+    assert claim["metadata"]["finalizers"] == ["kopf.zalando.org/KopfFinalizerMarker"]
+    child = cluster.get(pvc)
+    assert child["metadata"]["ownerReferences"] == [{
+        "apiVersion": "kopf.dev/v1", "kind": "EphemeralVolumeClaim", "name": "my-claim",
+        "uid": claim["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+    assert child["spec"]["resources"]["requests"]["storage"] == "1G"
+    assert kubectl(kubeconfig, "get", "evc", "-n", namespace, "my-claim",
+                   "-o", "jsonpath={.status.create_fn.pvc-name}") == "my-claim"
+
+    # a claim can only be resized once Bound (upstream's PVC update validation)
+    wait(lambda: cluster.get(pvc)["status"].get("phase") == "Bound", CALL_TIMEOUT, "PVC Bound")
+    kubectl(kubeconfig, "patch", "evc", "my-claim", "-n", namespace, "--type", "merge",
+            "-p", '{"spec": {"size": "2G"}}')
+    wait(lambda: cluster.get(pvc)["spec"]["resources"]["requests"]["storage"] == "2G",
+         CALL_TIMEOUT, "the update handler's resize")
+    kubectl(kubeconfig, "label", "evc", "my-claim", "-n", namespace, "application=some-app",
+            "owner=me")
+    wait(lambda: cluster.get(pvc)["metadata"].get("labels") == {
+        "application": "some-app", "owner": "me"}, CALL_TIMEOUT, "the relabel field handler")
+
+    # `kubectl delete` waits until the object is gone: until kopf removed its finalizer
+    out = kubectl(kubeconfig, "delete", "evc", "my-claim", "-n", namespace, "--timeout=20s")
+    assert out == 'ephemeralvolumeclaim.kopf.dev "my-claim" deleted\n'
+    assert kubectl(kubeconfig, "get", "evc", "-n", namespace, "-o", "name") == ""
+
+    by_reason = {e["reason"]: e for e in wait(
+        lambda: [e for e in events(kubeconfig, namespace)
+                 if e["involvedObject"]["kind"] == "EphemeralVolumeClaim"
+                 and e["reason"] == "Deleting"] and events(kubeconfig, namespace),
+        CALL_TIMEOUT, "the delete handler's Event")}
+    assert by_reason["PvcCreated"]["message"] == "PVC my-claim of size 1G"
+    assert by_reason["PvcResized"]["message"] == "1G -> 2G"
+    assert by_reason["Deleting"]["involvedObject"]["apiVersion"] == "kopf.dev/v1"
+    assert by_reason["Deleting"]["involvedObject"]["uid"] == claim["metadata"]["uid"]
+    assert by_reason["PvcCreated"]["source"]["component"] == "kopf"
+    logged = {e["message"] for e in events(kubeconfig, namespace) if e["reason"] == "Logging"}
+    assert {"Handler 'create_fn' succeeded.", "Handler 'delete_fn' succeeded."} <= logged
+    table = kubectl(kubeconfig, "get", "events", "-n", namespace)
+    assert "ephemeralvolumeclaim/my-claim" in table and "PvcResized" in table
+
+    operator.send_signal(signal.SIGINT)
+    assert operator.wait(CALL_TIMEOUT) == 0
+    assert peers(cluster) == {}  # it withdrew from the peering on exit
+    log = (tmp_path / "operator.log").read_text()
+    assert "Handler 'update_fn/spec.size' succeeded." in log
+    assert "Handler 'relabel/metadata.labels' succeeded." in log
+    for bad in ("Traceback", "[ERROR", "Unresolved resources", "inconsistencies"):
+        assert bad not in log, log
