@@ -19,16 +19,26 @@ removes it at once and leaves the dependents to us. Here:
   ends, as upstream's attemptToDeleteItem breaks cycles;
 - `orphan`: the owner's references are removed from its dependents, then the finalizer.
 Both kinds of work share one queue, keyed `delete:<uid>` and `orphan:<uid>`.
+
+What is watched: the fixed MONITORED resources through the shared informers from the start,
+and every other deletable resource discovery lists (custom resources included) through monitors
+of our own, re-read every SYNC_PERIOD as upstream's GarbageCollector.Sync does (gc_monitors.py).
+Beyond upstream: an object naming an owner of an unwatched kind triggers that re-read at once
+(at most once a MIN_SYNC_GAP), so an operator's adopted children of a just-created kind are
+collected without the 30 s wait.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..api.errors import StatusError
 from ..client import resources as known
+from ..client.cache.informer import Informer
 from ..client.resources import Resource
 from .base import Controller, ControllerContext
 from .discovery import server_preferred_resources
@@ -45,6 +55,12 @@ from .gc_graph import (
     plan_attempt_to_delete,
     unblocked,
 )
+from .gc_monitors import (
+    deletable_resources,
+    metadata_only,
+    plan_monitors,
+    unwatched_owner_kinds,
+)
 
 Obj = dict[str, Any]
 
@@ -55,6 +71,10 @@ MONITORED = (known.PODS, known.REPLICATION_CONTROLLERS, known.REPLICASETS, known
 ABSENT_CACHE_SIZE = 500
 DISCOVERY_REFRESH = 30.0
 CONFLICT_RETRIES = 5
+#: upstream GarbageCollector.Sync's period (kube-controller-manager passes 30 s)
+SYNC_PERIOD = 30.0
+#: the least time between two discovery syncs an unwatched owner kind asked for
+MIN_SYNC_GAP = 1.0
 
 
 class GarbageCollector(Controller):
@@ -70,18 +90,74 @@ class GarbageCollector(Controller):
         self._kinds: dict[tuple[str, str], Resource] = {
             (r.api_version, r.kind): r for r in vars(known).values() if isinstance(r, Resource)}
         self._discovered_at = 0.0
+        #: the monitors started from discovery (upstream GraphBuilder.monitors), ours to stop
+        self.monitors: dict[Resource, Informer] = {}
+        self._watched_kinds = {(r.group, r.kind) for r in MONITORED}
+        self._resync = asyncio.Event()
+        #: unwatched owner kinds that already asked for a sync: a kind discovery does not
+        #: list (a reference to a removed CRD's kind) asks once per periodic sync, not per event
+        self._asked: set[tuple[str, str]] = set()
         for resource in MONITORED:
-            informer = ctx.informers.informer(resource)
-            informer.add_event_handler(
-                on_add=lambda obj: self._apply(self.graph.upsert(obj)),
-                on_update=lambda old, new: self._apply(self.graph.upsert(new, old)),
-                on_delete=lambda obj: self._apply(self.graph.remove(obj)))
+            self._watch(ctx.informers.informer(resource))
+
+    def _watch(self, informer: Informer) -> None:
+        informer.add_event_handler(on_add=self._seen,
+                                   on_update=lambda old, new: self._seen(new, old),
+                                   on_delete=lambda obj: self._apply(self.graph.remove(obj)))
+
+    def _seen(self, obj: Obj, old: Obj | None = None) -> None:
+        unwatched = unwatched_owner_kinds(obj, self._watched_kinds) - self._asked
+        if unwatched:
+            self._asked |= unwatched
+            self._resync.set()
+        self._apply(self.graph.upsert(obj, old))
 
     def _apply(self, changes: Changes) -> None:
         for uid in changes.attempt_to_delete:
             self.queue.add(f"delete:{uid}")
         for uid in changes.attempt_to_orphan:
             self.queue.add(f"orphan:{uid}")
+
+    # -- monitors (upstream GraphBuilder.syncMonitors, GarbageCollector.Sync) ---------------
+    async def background(self) -> None:
+        try:
+            while True:
+                self._resync.clear()  # what asks from here on is served by the next sync
+                try:
+                    await self.sync_monitors()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - discovery fails now, works next time
+                    self.log.warning("discovery sync failed", error=str(exc))
+                await asyncio.sleep(MIN_SYNC_GAP)
+                try:
+                    await asyncio.wait_for(self._resync.wait(), SYNC_PERIOD - MIN_SYNC_GAP)
+                except TimeoutError:
+                    self._asked.clear()  # the periodic sync: every unwatched kind may ask again
+        finally:
+            await asyncio.gather(*(m.stop() for m in self.monitors.values()))
+
+    async def sync_monitors(self) -> None:
+        """Watch every deletable resource discovery lists; stop watching the gone ones."""
+        found = await server_preferred_resources(self.client)
+        for api_resource in found:
+            r = api_resource.resource
+            self._kinds.setdefault((r.api_version, r.kind), r)
+        self._discovered_at = time.monotonic()
+        plan = plan_monitors(self.monitors, deletable_resources(found), MONITORED)
+        for resource in plan.stop:
+            await self.monitors.pop(resource).stop()
+            self.log.info("stopped monitor", resource=resource.plural, group=resource.group)
+        for resource in plan.start:
+            informer = Informer(self.client, resource, transform=metadata_only(resource))
+            self._watch(informer)
+            self.monitors[resource] = informer
+            informer.start()
+        if plan.start:
+            self.log.info("started monitors", resources=[
+                f"{r.plural}.{r.group}" if r.group else r.plural for r in plan.start])
+        self._watched_kinds = ({(r.group, r.kind) for r in MONITORED}
+                               | {(r.group, r.kind) for r in self.monitors})
 
     async def sync(self, key: str) -> None:
         kind, _, uid = key.partition(":")
