@@ -9,7 +9,8 @@ as a real subprocess with that kubeconfig in `KUBECONFIG`, and watches the contr
 - the create handler made the child PVC (adopted: owner reference to the claim), and what it
   returned is in `status.create_fn`; kopf's finalizer is on the claim;
 - the update handler resized the PVC once it was Bound; the field handler synced the labels;
-- the delete handler ran and kopf removed its finalizer, so the claim is gone;
+- the delete handler ran and kopf removed its finalizer, so the claim is gone, and the
+  garbage collector deleted the adopted PVC with it;
 - the handlers' `kopf.info`/`kopf.event` Events and kopf's own "Handler ... succeeded." log
   lines are core/v1 Events that `kubectl get events` shows;
 - the operator announced itself in `ClusterKopfPeering/default`'s status while it ran, and
@@ -136,6 +137,10 @@ def test_walkthrough_operator(cluster: ClusterProcesses, kubeconfig: Path, names
     out = kubectl(kubeconfig, "delete", "evc", "my-claim", "-n", namespace, "--timeout=20s")
     assert out == 'ephemeralvolumeclaim.kopf.dev "my-claim" deleted\n'
     assert kubectl(kubeconfig, "get", "evc", "-n", namespace, "-o", "name") == ""
+    # the walkthrough's "cascaded deletion": the adopted PVC goes with its claim (the garbage
+    # collector watches the custom resource)
+    wait(lambda: kubectl(kubeconfig, "get", "pvc", "-n", namespace, "-o", "name") == "",
+         CALL_TIMEOUT, "the child PVC collected")
 
     by_reason = {e["reason"]: e for e in wait(
         lambda: [e for e in events(kubeconfig, namespace)
