@@ -20,7 +20,7 @@ from ..api.naming import is_dns1035_label, is_dns1123_subdomain
 from ..api.validation import CLUSTER_SCOPED
 from ..apiextensions.cache import schema_for
 from ..apiextensions.schema import Node, prune_and_default, validate
-from .strategy import Obj, Strategy, SubresourceSpec
+from .strategy import NON_METADATA, Obj, Strategy, SubresourceSpec
 
 GROUP = "apiextensions.k8s.io"
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
@@ -227,7 +227,7 @@ def strategies_for(crd: Obj) -> list[Strategy]:
             short_names=tuple(names.get("shortNames") or ()),
             categories=tuple(names.get("categories") or ()),
             subresources=(_STATUS,) if has_status else (), has_status=has_status,
-            singular=names.get("singular", ""), custom=True,
+            singular=names.get("singular", ""), custom=True, spec_fields=NON_METADATA,
             validation="custom-resource" if namespaced else CLUSTER_SCOPED,
             prepare_create=_schema_create(schema, names["kind"], spec["group"]),
             prepare_update=_schema_update(schema, names["kind"], spec["group"]),

@@ -50,7 +50,7 @@ from ..storage import (
 from .. import offload
 from . import codec
 from .errors import interpret
-from .strategy import Obj, Strategy
+from .strategy import Obj, Strategy, spec_changed
 
 if TYPE_CHECKING:
     from .leases import LeaseManager
@@ -459,7 +459,7 @@ class Registry:
                 new["status"] = old["status"]
             else:
                 new.pop("status", None)
-        if strategy.spec_fields and any(new.get(f) != old.get(f) for f in strategy.spec_fields):
+        if spec_changed(strategy.spec_fields, new, old):
             md["generation"] = int(old_md.get("generation") or 0) + 1
         return new
 

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+#: `spec_fields` of custom resources: every top-level field but metadata counts (upstream
+#: customResourceStrategy.PrepareForUpdate compares copyNonMetadata of old and new; with the
+#: status subresource the old status was already carried over, so status never counts)
+NON_METADATA = ("*",)
 
 
 def _get(obj: Obj, *path: str) -> Any:
@@ -48,6 +52,12 @@ def field_text(value: Any) -> str:
 #: the string a field selector compares an absent field with: upstream's ToSelectableFields
 #: formats the Go field, so an unset bool is "false" and an unset integer "0", never ""
 _GO_ZERO = {"string": "", "bool": "false", "int": "0"}
+
+
+def spec_changed(spec_fields: tuple[str, ...], new: Obj, old: Obj) -> bool:
+    """Whether an update changes what bumps metadata.generation."""
+    fields = (set(new) | set(old)) - {"metadata"} if spec_fields == NON_METADATA else spec_fields
+    return any(new.get(f) != old.get(f) for f in fields)
 
 
 def field_getter(*paths: str) -> Callable[[Obj], dict[str, str]]:
