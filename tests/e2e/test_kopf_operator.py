@@ -16,11 +16,15 @@ as a real subprocess with that kubeconfig in `KUBECONFIG`, and watches the contr
 - the operator announced itself in `ClusterKopfPeering/default`'s status while it ran, and
   withdrew on SIGINT, exiting 0;
 - its log has no traceback, no ERROR and no "Unresolved resources".
+
+The same operator restricted to a namespace (`--namespace=<ns> --peering=team`) uses a
+namespaced `KopfPeering` there and leaves the claims of other namespaces alone.
 """
 
 # ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -68,29 +72,37 @@ def crds(cluster: ClusterProcesses, kubeconfig: Path) -> None:
     kubectl(kubeconfig, "wait", "--for=condition=Established", "--timeout=20s",
             "crd/ephemeralvolumeclaims.kopf.dev", "crd/clusterkopfpeerings.kopf.dev",
             "crd/kopfpeerings.kopf.dev")
-    kubectl(kubeconfig, "apply", "-f", str(OPERATOR_DIR / "peering-default.yaml"))
-    send(cluster, "POST", "/api/v1/persistentvolumes", {
-        "metadata": {"name": "standard-10g"},
-        "spec": {"storageClassName": "standard", "capacity": {"storage": "10Gi"},
-                 "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp/standard-10g"}}})
+    kubectl(kubeconfig, "apply", "-f", str(OPERATOR_DIR / "peering-default.yaml"),
+            "-f", str(OPERATOR_DIR / "pv.yaml"))
+
+
+@contextlib.contextmanager
+def kopf_run(kubeconfig: Path, log: Path, *args: str) -> Iterator[subprocess.Popen]:
+    """`kopf run --verbose <args> ephemeral.py` as a subprocess, its output in `log`."""
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kopf", "run", "--verbose", *args,
+             str(OPERATOR_DIR / "ephemeral.py")],
+            stdout=out, stderr=subprocess.STDOUT, cwd=log.parent,
+            env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1"})
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 @pytest.fixture
 def operator(crds: None, kubeconfig: Path, tmp_path: Path) -> Iterator[subprocess.Popen]:
-    """`kopf run --verbose --peering=default -A ephemeral.py`, its output in a file."""
-    log = (tmp_path / "operator.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kopf", "run", "--verbose", "--peering=default", "-A",
-         str(OPERATOR_DIR / "ephemeral.py")],
-        stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
-        env={**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1"})
-    try:
+    """`kopf run --verbose --peering=default -A ephemeral.py` (cluster-wide)."""
+    with kopf_run(kubeconfig, tmp_path / "operator.log", "--peering=default", "-A") as proc:
         yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        log.close()
+
+
+def assert_clean(log: str) -> None:
+    for bad in ("Traceback", "[ERROR", "Unresolved resources", "inconsistencies"):
+        assert bad not in log, log
 
 
 def peers(cluster: ClusterProcesses) -> dict[str, Any]:
@@ -163,5 +175,34 @@ def test_walkthrough_operator(cluster: ClusterProcesses, kubeconfig: Path, names
     log = (tmp_path / "operator.log").read_text()
     assert "Handler 'update_fn/spec.size' succeeded." in log
     assert "Handler 'relabel/metadata.labels' succeeded." in log
-    for bad in ("Traceback", "[ERROR", "Unresolved resources", "inconsistencies"):
-        assert bad not in log, log
+    assert_clean(log)
+
+
+@pytest.mark.usefixtures("crds")
+def test_namespaced_operator_with_its_own_peering(cluster: ClusterProcesses, kubeconfig: Path,
+                                                  namespace: str, tmp_path: Path):
+    """`kopf run --namespace=<ns> --peering=team`: a namespaced `KopfPeering` in that
+    namespace, a namespaced watch, and claims elsewhere left alone."""
+    peering = f"/apis/kopf.dev/v1/namespaces/{namespace}/kopfpeerings/team"
+    send(cluster, "POST", f"/apis/kopf.dev/v1/namespaces/{namespace}/kopfpeerings",
+         {"apiVersion": "kopf.dev/v1", "kind": "KopfPeering", "metadata": {"name": "team"}})
+    other = f"o-{namespace}"
+    send(cluster, "POST", "/api/v1/namespaces", {"metadata": {"name": other}})
+    with kopf_run(kubeconfig, tmp_path / "operator.log", f"--namespace={namespace}",
+                  "--peering=team") as operator:
+        cluster.wait(lambda: cluster.get(peering).get("status"), CALL_TIMEOUT,
+                     "the operator in the namespaced peering")
+        for ns in (other, namespace):
+            kubectl(kubeconfig, "apply", "-n", ns, "-f", str(OPERATOR_DIR / "evc.yaml"))
+        mine = EVC.format(ns=namespace)
+        cluster.wait(lambda: cluster.get(mine).get("status", {}).get("create_fn"),
+                     CALL_TIMEOUT, "the create handler's result in status")
+        theirs = cluster.get(EVC.format(ns=other))
+        assert "status" not in theirs and "finalizers" not in theirs["metadata"]
+        kubectl(kubeconfig, "delete", "evc", "my-claim", "-n", namespace, "--timeout=20s")
+        operator.send_signal(signal.SIGINT)
+        assert operator.wait(CALL_TIMEOUT) == 0
+    assert cluster.get(peering).get("status") in (None, {})
+    log = (tmp_path / "operator.log").read_text()
+    assert "Handler 'delete_fn' succeeded." in log
+    assert_clean(log)
