@@ -8,11 +8,12 @@ keeps its labels in sync through kopf's diffs, and the delete handler (which mak
 its finalizer on every claim) runs before the claim goes away. Every step posts a core/v1
 Event with `kopf.info`/`kopf.event`, so `kubectl get events` tells the story.
 
-Run it with peering (peering.yaml, then `kubectl apply -f peering-default.yaml`):
+Apply crd.yaml and peering.yaml, then peering-default.yaml and pv.yaml (a volume of class
+`standard` for the claims to bind to), and run it with peering:
 
-    kopf run --verbose --peering=default ephemeral.py
+    kopf run --verbose --peering=default -A ephemeral.py
 
-Used by tests/e2e/test_kopf_operator.py and docs/kopf-walkthrough.md.
+Used by tests/e2e/test_kopf_operator.py; docs/kopf-walkthrough.md walks through it.
 """
 
 from __future__ import annotations
