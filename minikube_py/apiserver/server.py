@@ -45,6 +45,7 @@ from .profiling import Profiling
 from .requestinfo import RequestInfo
 from .version import KUBE_VERSION
 from .watch import WatchClock
+from .webhook_client import WebhookClient
 
 log = structlog.get_logger(component="apiserver")
 
@@ -85,6 +86,8 @@ class APIServer:
             store, options.service_cluster_ip_range, options.etcd_prefix)
         services.extras["node_ports"] = NodePortAllocator(
             store, options.service_node_port_range, options.etcd_prefix)
+        #: outbound calls: admission and conversion webhooks (services via their Endpoints)
+        self.webhook_client = WebhookClient(services.get, self.registries["", "v1", "endpoints"].get)
         # --admission-control; ValueError on an unknown plugin name
         self.admission = build_chain(options.admission_control, registry_lookup(self.registries),
                                      options)
@@ -183,6 +186,7 @@ class APIServer:
 
     async def stop(self) -> None:
         await self.crd_controller.stop()
+        await self.webhook_client.close()
         await self.bootstrap.stop()
         await self.watch_clock.stop()
         await asyncio.gather(*(c.stop() for c in set(self.cachers.values())))

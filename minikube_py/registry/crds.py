@@ -18,6 +18,7 @@ from .. import offload
 from ..api import errors, meta
 from ..api.naming import is_dns1035_label, is_dns1123_subdomain
 from ..api.validation import CLUSTER_SCOPED
+from ..apiextensions import cel_crd_checks, cel_validation
 from ..apiextensions.cache import schema_for
 from ..apiextensions.schema import Node, prune_and_default, validate
 from .strategy import NON_METADATA, Obj, Strategy, SubresourceSpec
@@ -90,6 +91,7 @@ def validate_crd(crd: Obj) -> list[errors.FieldError]:
                                        "may have mixed case, but should otherwise match: "
                                        "[a-z]([-a-z0-9]*[a-z0-9])?"))
     errs += _validate_versions(spec.get("versions"))
+    errs += cel_crd_checks.version_errors(spec.get("versions"))
     return errs
 
 
@@ -235,10 +237,12 @@ def strategies_for(crd: Obj) -> list[Strategy]:
     return out
 
 
-def _schema_errors(schema: Node, obj: Obj) -> list[errors.FieldError]:
-    """Upstream's order on a write: prune unknown fields, apply defaults, validate."""
+def _schema_errors(schema: Node, obj: Obj, old: Obj | None = None) -> list[errors.FieldError]:
+    """Upstream's order on a write: prune unknown fields, apply defaults, validate, then the
+    x-kubernetes-validations rules (`old`: the stored object on an update)."""
     prune_and_default(obj, schema)
-    return validate(obj, schema)
+    errs = validate(obj, schema)
+    return errs + cel_validation.validate(obj, old, schema, errs)
 
 
 def _schema_create(schema: Node, kind: str, group: str) -> Any:
@@ -254,7 +258,7 @@ def _schema_create(schema: Node, kind: str, group: str) -> Any:
 def _schema_update(schema: Node, kind: str, group: str) -> Any:
     """The same schema on every main-resource update and patch."""
     async def prepare_update(registry: Any, new: Obj, old: Obj) -> None:
-        errs = await offload.run(_schema_errors, schema, new)
+        errs = await offload.run(_schema_errors, schema, new, old)
         if errs:
             raise errors.invalid_object(kind, new["metadata"].get("name", ""), errs, group)
     return prepare_update
