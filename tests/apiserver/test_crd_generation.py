@@ -10,7 +10,14 @@ from pathlib import Path
 
 from minikube_py.registry.strategy import NON_METADATA, spec_changed
 from tests.apiserver.conftest import start_api
-from tests.apiserver.test_crds import CRDS, WIDGETS, _close, established, widget, widget_crd
+from tests.apiserver.test_crds import (
+    CRDS,
+    WIDGETS,
+    _close,
+    established,
+    widget,
+    widget_crd,
+)
 
 
 def test_spec_changed_non_metadata():
