@@ -18,7 +18,8 @@ as a real subprocess with that kubeconfig in `KUBECONFIG`, and watches the contr
 - its log has no traceback, no ERROR or WARNING, and no "Unresolved resources".
 
 The same operator restricted to a namespace (`--namespace=<ns> --peering=team`) uses a
-namespaced `KopfPeering` there and leaves the claims of other namespaces alone.
+namespaced `KopfPeering` there and leaves the claims of other namespaces alone. Two operators
+on one peering: the lower priority pauses while the higher one runs, and resumes after it.
 """
 
 # ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
@@ -206,3 +207,36 @@ def test_namespaced_operator_with_its_own_peering(cluster: ClusterProcesses, kub
     log = (tmp_path / "operator.log").read_text()
     assert "Handler 'delete_fn' succeeded." in log
     assert_clean(log)
+
+
+@pytest.mark.usefixtures("crds")
+def test_a_higher_priority_operator_takes_over(cluster: ClusterProcesses, kubeconfig: Path,
+                                               namespace: str, tmp_path: Path):
+    """kopf's peering docs: of two operators on one peering, the one with the lower
+    priority pauses while the higher one runs, and resumes when it leaves. Both see each
+    other only through the `ClusterKopfPeering` object's status (patches and watch)."""
+    low_log, high_log = tmp_path / "low.log", tmp_path / "high.log"
+    with kopf_run(kubeconfig, low_log, "--peering=default", "-A", "--priority=10") as low:
+        cluster.wait(lambda: len(peers(cluster)) == 1, CALL_TIMEOUT, "the first peer")
+        with kopf_run(kubeconfig, high_log, "--peering=default", "-A",
+                      "--priority=100") as high:
+            cluster.wait(lambda: "Pausing operations in favour of" in low_log.read_text(),
+                         CALL_TIMEOUT, "the low-priority operator paused")
+            assert sorted(p["priority"] for p in peers(cluster).values()) == [10, 100]
+            kubectl(kubeconfig, "apply", "-n", namespace, "-f", str(OPERATOR_DIR / "evc.yaml"))
+            cluster.wait(lambda: cluster.get(EVC.format(ns=namespace)).get("status"),
+                         CALL_TIMEOUT, "the create handler's result")
+            high.send_signal(signal.SIGINT)
+            assert high.wait(CALL_TIMEOUT) == 0
+        cluster.wait(lambda: low_log.read_text().count("Resuming operations after the pause")
+                     == 2, CALL_TIMEOUT, "the low-priority operator resumed")
+        assert [p["priority"] for p in peers(cluster).values()] == [10]
+        kubectl(kubeconfig, "delete", "evc", "my-claim", "-n", namespace, "--timeout=20s")
+        low.send_signal(signal.SIGINT)
+        assert low.wait(CALL_TIMEOUT) == 0
+    assert "Handler 'create_fn' succeeded." in high_log.read_text()
+    low_text = low_log.read_text()
+    assert "Handler 'create_fn'" not in low_text  # it was paused when the claim came
+    assert "Handler 'delete_fn' succeeded." in low_text  # and handled the rest after
+    for text in (low_text, high_log.read_text()):
+        assert_clean(text)
