@@ -234,9 +234,10 @@ def test_a_higher_priority_operator_takes_over(cluster: ClusterProcesses, kubeco
         kubectl(kubeconfig, "delete", "evc", "my-claim", "-n", namespace, "--timeout=20s")
         low.send_signal(signal.SIGINT)
         assert low.wait(CALL_TIMEOUT) == 0
-    assert "Handler 'create_fn' succeeded." in high_log.read_text()
+    mine = f"[{namespace}/my-claim] Handler"  # (a cluster-wide operator sees other tests' claims)
+    assert f"{mine} 'create_fn' succeeded." in high_log.read_text()
     low_text = low_log.read_text()
-    assert "Handler 'create_fn'" not in low_text  # it was paused when the claim came
-    assert "Handler 'delete_fn' succeeded." in low_text  # and handled the rest after
+    assert f"{mine} 'create_fn'" not in low_text  # it was paused when the claim came
+    assert f"{mine} 'delete_fn' succeeded." in low_text  # and handled the rest after
     for text in (low_text, high_log.read_text()):
         assert_clean(text)
