@@ -40,15 +40,15 @@ def deletable_resources(found: Iterable[APIResource]) -> set[Resource]:
 
 def plan_monitors(running: Iterable[Resource], wanted: set[Resource],
                   fixed: Iterable[Resource] = ()) -> MonitorChanges:
-    """What to start and stop so that `wanted` (plus the `fixed` monitors, never stopped) is
-    watched. A resource is one (group, plural): another served version of a watched resource
-    is the same objects, so it needs no second monitor."""
+    """What to start and stop so that `wanted` (discovery's preferred version of each
+    resource) is watched besides the `fixed` monitors, which are never stopped and cover
+    their resource in any version. A running monitor of another version than the wanted one
+    (the CRD's preferred version changed, the old one may not be served) is replaced."""
     fixed_keys = {_key(r) for r in fixed}
     running = list(running)
-    running_keys = {_key(r) for r in running} | fixed_keys
-    wanted_keys = {_key(r) for r in wanted}
-    start = sorted((r for r in wanted if _key(r) not in running_keys), key=_key)
-    stop = [r for r in running if _key(r) not in wanted_keys and _key(r) not in fixed_keys]
+    stop = [r for r in running if r not in wanted and _key(r) not in fixed_keys]
+    kept_keys = {_key(r) for r in running if r not in stop} | fixed_keys
+    start = sorted((r for r in wanted if _key(r) not in kept_keys), key=_key)
     return MonitorChanges(start, stop)
 
 

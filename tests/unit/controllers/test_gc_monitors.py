@@ -35,8 +35,9 @@ def test_plan_starts_the_new_and_stops_the_gone_but_never_the_fixed():
     assert plan.start == [EVC] and plan.stop == []
 
 
-def test_another_version_of_a_watched_resource_is_the_same_monitor():
-    assert plan_monitors([EVC], {EVC_BETA}) == ([], [])
+def test_a_new_preferred_version_replaces_the_monitor_but_not_a_fixed_one():
+    assert plan_monitors([EVC], {EVC_BETA}) == ([EVC_BETA], [EVC])
+    assert plan_monitors([], {EVC_BETA}, fixed=[EVC]) == ([], [])
 
 
 def test_unwatched_owner_kinds():
