@@ -25,7 +25,8 @@ and every other deletable resource discovery lists (custom resources included) t
 of our own, re-read every SYNC_PERIOD as upstream's GarbageCollector.Sync does (gc_monitors.py).
 Beyond upstream: an object naming an owner of an unwatched kind triggers that re-read at once
 (at most once a MIN_SYNC_GAP), so an operator's adopted children of a just-created kind are
-collected without the 30 s wait.
+collected without the 30 s wait; so does a deleted CRD, whose monitor then stops instead of
+re-listing a resource that is no longer served.
 """
 
 from __future__ import annotations
@@ -103,7 +104,12 @@ class GarbageCollector(Controller):
     def _watch(self, informer: Informer) -> None:
         informer.add_event_handler(on_add=self._seen,
                                    on_update=lambda old, new: self._seen(new, old),
-                                   on_delete=lambda obj: self._apply(self.graph.remove(obj)))
+                                   on_delete=self._gone)
+
+    def _gone(self, obj: Obj) -> None:
+        if obj.get("kind") == "CustomResourceDefinition":
+            self._resync.set()  # its resource is no longer served: stop watching it now
+        self._apply(self.graph.remove(obj))
 
     def _seen(self, obj: Obj, old: Obj | None = None) -> None:
         unwatched = unwatched_owner_kinds(obj, self._watched_kinds) - self._asked

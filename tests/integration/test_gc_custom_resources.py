@@ -1,7 +1,8 @@
 """The garbage collector and custom resources, with a real API server: an owner of a kind a
 CRD defines (kopf's `kopf.adopt` makes exactly such children) takes its dependents with it,
 and a dependent owned by a custom resource made after the collector started is collected too
-— upstream watches every deletable resource discovery lists (GarbageCollector.Sync)."""
+— upstream watches every deletable resource discovery lists (GarbageCollector.Sync). A
+deleted CRD's monitor stops."""
 
 # ruff: noqa: F811 -- the `client` fixture is imported and named as a parameter
 from __future__ import annotations
@@ -75,6 +76,9 @@ async def test_dependents_of_a_deleted_custom_resource_are_collected(client: Cli
             """the PVC and the ConfigMap went with their owner"""
             return await _collected(client)
         await eventually(collected, timeout=10)
+
+        await client.delete(CRDS, CRD["metadata"]["name"])
+        await eventually(lambda: _true(EVCS not in gc.monitors), timeout=5)
 
 
 async def test_a_kind_created_after_the_collector_started_is_watched_at_once(client: Client) -> None:
