@@ -397,6 +397,24 @@ def test_kr8s_new_class_and_subclass(cluster: ClusterProcesses, namespace: str):
     assert events[0] == ("ADDED", "r1") and events[-1] == ("DELETED", "r1")
 
 
+@pytest.mark.usefixtures("kubeconfig_env")
+async def test_kr8s_asyncio_new_class(cluster: ClusterProcesses, namespace: str):
+    pytest.importorskip("kr8s", reason="kr8s is a test dependency")
+    import kr8s.asyncio
+    from kr8s.asyncio.objects import new_class
+
+    group = make_crd(cluster, "Rover")
+    Rover = new_class(kind="Rover", version=f"{group}/v1", namespaced=True)
+    rover = await Rover({"metadata": {"name": "r1"}, "spec": {"size": 1}}, namespace=namespace)
+    await rover.create()
+    got = await Rover.get("r1", namespace=namespace)
+    assert got.spec["size"] == 1 and got.metadata.uid == rover.metadata.uid
+    listed = [r.name async for r in kr8s.asyncio.get(f"rovers.{group}", namespace=namespace)]
+    assert listed == ["r1"]
+    await got.delete()
+    assert not await got.exists()
+
+
 # -- what other helpers are building (issue 16): expected to fail until they land -------------
 
 def kubectl_out(kubeconfig: Path, *args: str) -> str:
