@@ -296,6 +296,23 @@ _COLUMNS["PriorityClass"] = [
          "priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if "
          "unset."),
 ]
+_COLUMNS["ValidatingAdmissionPolicy"] = [
+    _name_col(),
+    _col("Validations", "Validations indicates the number of validation rules defined in this "
+         "configuration", "integer"),
+    _col("ParamKind", "ParamKind specifies the kind of resources used to parameterize this "
+         "policy"),
+    _age_col(),
+]
+_COLUMNS["ValidatingAdmissionPolicyBinding"] = [
+    _name_col(),
+    _col("PolicyName", "PolicyName indicates the policy definition which the policy binding "
+         "binded to"),
+    _col("ParamRef", "ParamRef indicates the param resource which sets the configration param"),
+    _age_col(),
+]
+#: ObjectMeta's docs as column descriptions (custom resources' tables reuse them)
+NAME_DOC, AGE_DOC = _NAME_DOC, _AGE_DOC
 # Kinds without an upstream printer get the apiserver's default table convertor.
 _DEFAULT_CONVERTOR_COLUMNS = [_name_col(), _col("Created At", _AGE_DOC, "date")]
 for _kind in ("LimitRange", "Binding"):
@@ -338,6 +355,29 @@ def _priority_class_row(obj: Obj, now: float) -> list:
     """printPriorityClass: name, value, globalDefault, age, preemptionPolicy."""
     return [_name(obj), _n(obj.get("value")), obj.get("globalDefault") is True, _age(obj, now),
             _s(obj.get("preemptionPolicy"))]
+
+
+def _validating_admission_policy_row(obj: Obj, now: float) -> list:
+    """printValidatingAdmissionPolicy: name, number of validations, paramKind, age."""
+    spec = _d(obj.get("spec"))
+    kind = spec.get("paramKind")
+    param_kind = (f"{_s(_d(kind).get('apiVersion'))}/{_s(_d(kind).get('kind'))}"
+                  if isinstance(kind, dict) else "<unset>")
+    return [_name(obj), len(_l(spec.get("validations"))), param_kind, _age(obj, now)]
+
+
+def _validating_admission_policy_binding_row(obj: Obj, now: float) -> list:
+    """printValidatingAdmissionPolicyBinding: name, policyName, paramRef, age (a paramRef
+    without namespace prints `*/name`, a selector prints as a selector)."""
+    spec = _d(obj.get("spec"))
+    ref = spec.get("paramRef")
+    param = "<unset>"
+    if isinstance(ref, dict):
+        if ref.get("name"):
+            param = f"{ref.get('namespace') or '*'}/{_s(ref['name'])}"
+        elif isinstance(ref.get("selector"), dict):
+            param = format_label_selector(ref["selector"])
+    return [_name(obj), _s(spec.get("policyName")), param, _age(obj, now)]
 
 
 def _namespace_row(obj: Obj, now: float) -> list:
@@ -479,4 +519,6 @@ _ROWS: dict[str, Row] = {
     "PersistentVolume": _persistent_volume_row,
     "PersistentVolumeClaim": _persistent_volume_claim_row,
     "PriorityClass": _priority_class_row,
+    "ValidatingAdmissionPolicy": _validating_admission_policy_row,
+    "ValidatingAdmissionPolicyBinding": _validating_admission_policy_binding_row,
 }

@@ -27,6 +27,7 @@ from ..registry.generic import Registry, check_name
 from ..registry.strategy import Obj
 from . import protobuf_render, render, strictness, subresources
 from .admission import Attributes
+from .authz.guard import USER
 from .filters import WARNINGS
 from .negotiation import (
     Output,
@@ -172,7 +173,8 @@ class ResourceHandlers:
         include = request.query.get("includeObject", "Metadata")
         if include not in ("None", "Metadata", "Object"):
             raise errors.bad_request(f'includeObject: Unsupported value: "{include}"')
-        return render.table(registry.strategy.kind, objects, md, include)
+        return render.table(registry.strategy.kind, objects, md, include,
+                            convertor=registry.strategy.table_convertor)
 
     async def _table_response(self, request: web.Request, registry: Registry, page: Any,
                               md: dict[str, Any]) -> web.Response:
@@ -252,10 +254,15 @@ class ResourceHandlers:
         return body
 
     async def admit(self, request: web.Request, operation: str, registry: Registry,
-                    namespace: str, name: str, subresource: str, obj: Obj | None) -> None:
+                    namespace: str, name: str, subresource: str, obj: Obj | None,
+                    old: Obj | None = None) -> None:
+        warnings = request.get(WARNINGS)
+        if warnings is None:
+            warnings = request[WARNINGS] = []
         await self.server.admission.admit(
             Attributes(operation, registry.strategy, namespace, name, subresource, obj,
-                       dry_run=_dry_run(request)))
+                       dry_run=_dry_run(request), user=request.get(USER), old_obj=old,
+                       warnings=warnings))
 
     async def create(self, request: web.Request, registry: Registry,
                      namespace: str) -> web.Response:
@@ -275,7 +282,7 @@ class ResourceHandlers:
         await self.admit(request, "CREATE", registry, namespace, md.get("name", ""), "", body)
         if manager:
             await offload.run(record_update, None, body, manager=manager, operation="Update",
-                              now=meta.now_rfc3339())
+                              now=meta.now_rfc3339(), schema=registry.strategy.apply_struct)
         created = await registry.create(namespace, body, dry_run=_dry_run(request))
         return await self.respond(request, created, 201)
 
@@ -311,7 +318,8 @@ class ResourceHandlers:
             new = codec.clone(body)
             if manager:
                 record_update(old, new, manager=manager, operation="Update",
-                              now=meta.now_rfc3339(), subresource=subresource)
+                              now=meta.now_rfc3339(), subresource=subresource,
+                              schema=registry.strategy.apply_struct)
             return new
 
         async def produce(old: Obj | None) -> Obj:
@@ -362,7 +370,8 @@ class ResourceHandlers:
             """The pure part: the patched object and its unknown-field warnings."""
             current_rv = (old or {}).get("metadata", {}).get("resourceVersion")
             if patch_type == "apply":
-                new = server_side_apply(old, codec.clone(patch_doc), kind=kind, manager=manager,
+                new = server_side_apply(old, codec.clone(patch_doc), manager=manager,
+                                        kind=registry.strategy.apply_struct or kind,
                                         force=force, now=now, subresource=subresource)
                 if old is None:
                     new.setdefault("metadata", {})["name"] = name
@@ -388,17 +397,17 @@ class ResourceHandlers:
             warnings = strictness.check_fields(new, registry.strategy, field_validation)
             if old is not None and patch_type != "apply" and manager:
                 record_update(old, new, manager=manager, operation="Update", now=now,
-                              subresource=subresource)
+                              subresource=subresource, schema=registry.strategy.apply_struct)
             return new, warnings
 
         async def produce(old: Obj | None) -> Obj:
             nonlocal admitted
             new, warnings = await offload.run(patched, old)
-            if warnings:
-                request[WARNINGS] = warnings
+            if warnings:  # kept with what admission added on an earlier attempt
+                request[WARNINGS] = [*(request.get(WARNINGS) or []), *warnings]
             if not admitted:
                 await self.admit(request, "CREATE" if old is None else "UPDATE", registry, namespace,
-                                 name, subresource, new)
+                                 name, subresource, new, old)
                 admitted = True
             return new
 

@@ -20,11 +20,15 @@ removes it at once and leaves the dependents to us. Here:
 - `orphan`: the owner's references are removed from its dependents, then the finalizer.
 Both kinds of work share one queue, keyed `delete:<uid>` and `orphan:<uid>`.
 
-What is watched: the fixed MONITORED resources through the shared informers from the start,
-and every other deletable resource discovery lists (custom resources included) through monitors
-of our own, re-read every SYNC_PERIOD as upstream's GarbageCollector.Sync does (gc_monitors.py).
-Beyond upstream: an object naming an owner of an unwatched kind triggers that re-read at once
-(at most once a MIN_SYNC_GAP), so an operator's adopted children of a just-created kind are
+Which resources are watched: the built-ins in MONITORED through the shared informers, and
+every other resource discovery lists as deletable (list, watch, delete) — other built-ins such
+as PersistentVolumeClaims, and custom resources — through metadata-only monitors of the
+collector's own, resynced every `discovery_period` seconds as upstream's GarbageCollector.Sync
+(every 30 s) re-reads discovery and starts and stops monitors (gc_monitors.py): a ConfigMap
+owned by a custom resource goes with it, a custom resource owned by a Deployment too, and so
+does the PVC that kopf's walkthrough operator adopts. Beyond upstream: an object naming an
+owner of a kind no monitor watches triggers the resync at once (at most once a
+MIN_RESYNC_GAP), so the children an operator adopts right after its CRD was created are
 collected without the 30 s wait; so does a deleted CRD, whose monitor then stops instead of
 re-listing a resource that is no longer served.
 """
@@ -33,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +45,7 @@ from ..client import resources as known
 from ..client.cache.informer import Informer
 from ..client.resources import Resource
 from .base import Controller, ControllerContext
-from .discovery import server_preferred_resources
+from .discovery import DiscoveredResources
 from .gc_graph import (
     FOREGROUND,
     ORPHAN,
@@ -70,16 +73,15 @@ MONITORED = (known.PODS, known.REPLICATION_CONTROLLERS, known.REPLICASETS, known
              known.SERVICES, known.ENDPOINTS, known.CONFIGMAPS, known.SECRETS,
              known.SERVICEACCOUNTS)
 ABSENT_CACHE_SIZE = 500
-DISCOVERY_REFRESH = 30.0
 CONFLICT_RETRIES = 5
-#: upstream GarbageCollector.Sync's period (kube-controller-manager passes 30 s)
-SYNC_PERIOD = 30.0
-#: the least time between two discovery syncs an unwatched owner kind asked for
-MIN_SYNC_GAP = 1.0
+#: the least time between two resyncs that unwatched owner kinds or CRD deletions asked for
+MIN_RESYNC_GAP = 1.0
 
 
 class GarbageCollector(Controller):
     name = "garbagecollector"
+    #: seconds between discovery resyncs (upstream: the 30 s period of GarbageCollector.Sync)
+    discovery_period = 30.0
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
@@ -90,13 +92,13 @@ class GarbageCollector(Controller):
         self.absent: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._kinds: dict[tuple[str, str], Resource] = {
             (r.api_version, r.kind): r for r in vars(known).values() if isinstance(r, Resource)}
-        self._discovered_at = 0.0
-        #: the monitors started from discovery (upstream GraphBuilder.monitors), ours to stop
+        self.discovery = DiscoveredResources(self.client)
+        #: the collector's own monitors of resources found by discovery
         self.monitors: dict[Resource, Informer] = {}
         self._watched_kinds = {(r.group, r.kind) for r in MONITORED}
         self._resync = asyncio.Event()
-        #: unwatched owner kinds that already asked for a sync: a kind discovery does not
-        #: list (a reference to a removed CRD's kind) asks once per periodic sync, not per event
+        #: unwatched owner kinds that already asked for a resync: a kind discovery does not
+        #: list (a reference to a removed CRD's kind) asks once per period, not per event
         self._asked: set[tuple[str, str]] = set()
         for resource in MONITORED:
             self._watch(ctx.informers.informer(resource))
@@ -106,11 +108,6 @@ class GarbageCollector(Controller):
                                    on_update=lambda old, new: self._seen(new, old),
                                    on_delete=self._gone)
 
-    def _gone(self, obj: Obj) -> None:
-        if obj.get("kind") == "CustomResourceDefinition":
-            self._resync.set()  # its resource is no longer served: stop watching it now
-        self._apply(self.graph.remove(obj))
-
     def _seen(self, obj: Obj, old: Obj | None = None) -> None:
         unwatched = unwatched_owner_kinds(obj, self._watched_kinds) - self._asked
         if unwatched:
@@ -118,52 +115,54 @@ class GarbageCollector(Controller):
             self._resync.set()
         self._apply(self.graph.upsert(obj, old))
 
-    def _apply(self, changes: Changes) -> None:
-        for uid in changes.attempt_to_delete:
-            self.queue.add(f"delete:{uid}")
-        for uid in changes.attempt_to_orphan:
-            self.queue.add(f"orphan:{uid}")
+    def _gone(self, obj: Obj) -> None:
+        if obj.get("kind") == "CustomResourceDefinition":
+            self._resync.set()  # its resource is no longer served: stop watching it now
+        self._apply(self.graph.remove(obj))
 
-    # -- monitors (upstream GraphBuilder.syncMonitors, GarbageCollector.Sync) ---------------
     async def background(self) -> None:
+        """Resync the monitors with discovery now, every `discovery_period` seconds, and
+        when asked (an unwatched owner kind, a deleted CRD)."""
+        gap = min(MIN_RESYNC_GAP, self.discovery_period)
         try:
             while True:
-                self._resync.clear()  # what asks from here on is served by the next sync
+                self._resync.clear()  # what asks from here on is served by the next resync
                 try:
-                    await self.sync_monitors()
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - discovery fails now, works next time
-                    self.log.warning("discovery sync failed", error=str(exc))
-                await asyncio.sleep(MIN_SYNC_GAP)
+                    await self.resync_monitors()
+                except (StatusError, OSError) as exc:  # discovery failed: try next period
+                    self.log.warning("discovery resync failed", error=str(exc))
+                await asyncio.sleep(gap)
                 try:
-                    await asyncio.wait_for(self._resync.wait(), SYNC_PERIOD - MIN_SYNC_GAP)
+                    await asyncio.wait_for(self._resync.wait(), self.discovery_period - gap)
                 except TimeoutError:
-                    self._asked.clear()  # the periodic sync: every unwatched kind may ask again
+                    self._asked.clear()  # the periodic resync: every unwatched kind may ask again
         finally:
-            await asyncio.gather(*(m.stop() for m in self.monitors.values()))
+            await asyncio.gather(*(i.stop() for i in self.monitors.values()),
+                                 return_exceptions=True)
 
-    async def sync_monitors(self) -> None:
-        """Watch every deletable resource discovery lists; stop watching the gone ones."""
-        found = await server_preferred_resources(self.client)
-        for api_resource in found:
-            r = api_resource.resource
-            self._kinds.setdefault((r.api_version, r.kind), r)
-        self._discovered_at = time.monotonic()
-        plan = plan_monitors(self.monitors, deletable_resources(found), MONITORED)
+    async def resync_monitors(self) -> None:
+        """upstream resyncMonitors: a monitor for every deletable resource that is not
+        monitored yet; a resource that went away (its CRD deleted) loses its monitor."""
+        plan = plan_monitors(self.monitors, deletable_resources(await self.discovery.refresh()),
+                             MONITORED)
         for resource in plan.stop:
             await self.monitors.pop(resource).stop()
-            self.log.info("stopped monitor", resource=resource.plural, group=resource.group)
+            self.log.info("stopped monitoring", resource=f"{resource.plural}.{resource.group}")
         for resource in plan.start:
             informer = Informer(self.client, resource, transform=metadata_only(resource))
             self._watch(informer)
             self.monitors[resource] = informer
             informer.start()
-        if plan.start:
-            self.log.info("started monitors", resources=[
-                f"{r.plural}.{r.group}" if r.group else r.plural for r in plan.start])
+            self.log.info("monitoring", resource=f"{resource.plural}.{resource.group}",
+                          version=resource.version)
         self._watched_kinds = ({(r.group, r.kind) for r in MONITORED}
                                | {(r.group, r.kind) for r in self.monitors})
+
+    def _apply(self, changes: Changes) -> None:
+        for uid in changes.attempt_to_delete:
+            self.queue.add(f"delete:{uid}")
+        for uid in changes.attempt_to_orphan:
+            self.queue.add(f"orphan:{uid}")
 
     async def sync(self, key: str) -> None:
         kind, _, uid = key.partition(":")
@@ -179,12 +178,8 @@ class GarbageCollector(Controller):
     async def resource_for(self, api_version: str, kind: str) -> Resource | None:
         """upstream RESTMapper: the resource of a kind, from discovery when not known yet."""
         resource = self._kinds.get((api_version, kind))
-        if resource is None and time.monotonic() - self._discovered_at > DISCOVERY_REFRESH:
-            self._discovered_at = time.monotonic()
-            for found in await server_preferred_resources(self.client):
-                self._kinds.setdefault((found.resource.api_version, found.resource.kind),
-                                       found.resource)
-            resource = self._kinds.get((api_version, kind))
+        if resource is None:
+            resource = await self.discovery.by_kind(api_version, kind)
         return resource
 
     async def _get(self, identity: Identity) -> tuple[Resource | None, Obj | None]:

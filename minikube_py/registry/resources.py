@@ -13,6 +13,7 @@ from typing import Any
 
 from ..api.priority import SYSTEM_PRIORITY_CLASSES
 from . import namespaces, pods, services
+from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
 from .strategy import Strategy, SubresourceSpec, field_getter, field_names
@@ -202,7 +203,7 @@ STORED: tuple[Strategy, ...] = (
     BINDINGS, COMPONENT_STATUSES, CONFIGMAPS, ENDPOINTS, EVENTS, LIMITRANGES, NAMESPACES, NODES,
     PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, PODTEMPLATES, REPLICATION_CONTROLLERS,
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
-    PRIORITY_CLASSES, CRDS,
+    PRIORITY_CLASSES, CRDS, *ADMISSION_POLICIES,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings"})
 

@@ -24,11 +24,10 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 
+#: `Strategy.spec_fields` for "everything that is not metadata (or status)"
+ALL_BUT_METADATA = ("*",)
+
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
-#: `spec_fields` of custom resources: every top-level field but metadata counts (upstream
-#: customResourceStrategy.PrepareForUpdate compares copyNonMetadata of old and new; with the
-#: status subresource the old status was already carried over, so status never counts)
-NON_METADATA = ("*",)
 
 
 def _get(obj: Obj, *path: str) -> Any:
@@ -52,12 +51,6 @@ def field_text(value: Any) -> str:
 #: the string a field selector compares an absent field with: upstream's ToSelectableFields
 #: formats the Go field, so an unset bool is "false" and an unset integer "0", never ""
 _GO_ZERO = {"string": "", "bool": "false", "int": "0"}
-
-
-def spec_changed(spec_fields: tuple[str, ...], new: Obj, old: Obj) -> bool:
-    """Whether an update changes what bumps metadata.generation."""
-    fields = (set(new) | set(old)) - {"metadata"} if spec_fields == NON_METADATA else spec_fields
-    return any(new.get(f) != old.get(f) for f in fields)
 
 
 def field_getter(*paths: str) -> Callable[[Obj], dict[str, str]]:
@@ -137,7 +130,9 @@ class Strategy:
     subresources: tuple[SubresourceSpec, ...] = ()
     #: the object has a status that only the status subresource writes
     has_status: bool = False
-    #: top-level fields that are "spec" (a change bumps metadata.generation); empty = none
+    #: top-level fields that are "spec" (a change bumps metadata.generation); empty = none;
+    #: ALL_BUT_METADATA = every field but apiVersion, kind, metadata (and status when the
+    #: status subresource owns it), as custom resources count it
     spec_fields: tuple[str, ...] = ("spec",)
     field_attrs: Callable[[Obj], dict[str, str]] = field(default_factory=field_getter)
     #: fields other than metadata.name/namespace accepted in a fieldSelector
@@ -184,6 +179,20 @@ class Strategy:
     #: a custom resource served from a CustomResourceDefinition (registry/crds.py): no
     #: strategic merge patch (415, as upstream), no built-in schema
     custom: bool = False
+    #: hook: a status-subresource write after the status was copied in (custom resources:
+    #: their schema validates the status); may raise
+    prepare_status: Callable[[Registry, Obj, Obj], Awaitable[None]] | None = None
+    #: the resource's own Table printer (upstream TableConvertor; custom resources print
+    #: their CRD's additionalPrinterColumns); None = api/tables.py by kind
+    table_convertor: Any = None
+    #: server-side apply's list/map types when not api/patch_strategies' table for the kind
+    #: (a custom resource's, read from its CRD schema)
+    apply_struct: Mapping[str, Any] | None = None
+    #: unknown fields of a write's body when not the built-in OpenAPI schemas' (custom
+    #: resources: what pruning would drop), for fieldValidation
+    unknown_fields: Callable[[Obj], list[str]] | None = None
+    #: the scale subresource of a custom resource (registry/crd_scale.py ScalePaths)
+    scale: Any = None
 
     @property
     def group_version(self) -> str:
@@ -202,7 +211,11 @@ class Strategy:
         return f"{self.resource}.{self.group}" if self.group else self.resource
 
     def allowed_fields(self) -> frozenset[str]:
-        return frozenset(("metadata.name", "metadata.namespace") + self.selectable_fields)
+        """Field-selector labels accepted; a cluster-scoped custom resource has no
+        metadata.namespace (upstream crConverter.ConvertFieldLabel)."""
+        meta = ("metadata.name",) if self.custom and not self.namespaced else (
+            "metadata.name", "metadata.namespace")
+        return frozenset(meta + self.selectable_fields)
 
     def subresource(self, name: str) -> SubresourceSpec | None:
         for sub in self.subresources:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minikube_py.registry.strategy import NON_METADATA, spec_changed
 from tests.apiserver.conftest import start_api
 from tests.apiserver.test_crds import (
     CRDS,
@@ -18,15 +17,6 @@ from tests.apiserver.test_crds import (
     widget,
     widget_crd,
 )
-
-
-def test_spec_changed_non_metadata():
-    old = {"apiVersion": "a/v1", "metadata": {"labels": {}}, "spec": {"x": 1}}
-    assert spec_changed(NON_METADATA, {**old, "status": {"y": 1}}, old)
-    assert spec_changed(NON_METADATA, {**old, "data": 1}, old)
-    assert not spec_changed(NON_METADATA, {**old, "metadata": {"labels": {"a": "b"}}}, old)
-    assert not spec_changed(("spec",), {**old, "status": {"y": 1}}, old)
-    assert not spec_changed((), {**old, "spec": {"x": 2}}, old)
 
 
 async def _generation_after(tmp_path: Path, crd: dict) -> list[int]:
