@@ -13,8 +13,9 @@
   create, get, list, watch, delete.
 
 Each test makes its own CRD (a group per test), so tests never see each other's kinds.
-Expected to fail (xfail, not strict) until other helpers land them: the scale subresource of
-custom resources, CRD printer columns, OpenAPI for `kubectl explain` of a custom resource.
+Also the parts other helpers built, through these clients: the scale subresource of a custom
+resource (lightkube), additionalPrinterColumns and `kubectl explain` (kubectl 1.31); expected
+to fail (xfail, not strict): `kubectl get crd`'s CREATED AT column.
 """
 
 # ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
@@ -415,7 +416,7 @@ async def test_kr8s_asyncio_new_class(cluster: ClusterProcesses, namespace: str)
     assert not await got.exists()
 
 
-# -- what other helpers are building (issue 16): expected to fail until they land -------------
+# -- scale, printer columns, explain (other helpers' parts of issue 16) ------------------------
 
 def kubectl_out(kubeconfig: Path, *args: str) -> str:
     done = subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), *args], check=False,
@@ -425,9 +426,6 @@ def kubectl_out(kubeconfig: Path, *args: str) -> str:
     return done.stdout
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "CRD scale subresource (issue 16, another helper): /scale of a custom resource is not "
-    "served yet"))
 def test_lightkube_scale_subresource_of_a_custom_resource(cluster: ClusterProcesses,
                                                           lk: Client):
     from lightkube.models.autoscaling_v1 import ScaleSpec
@@ -449,18 +447,13 @@ def test_lightkube_scale_subresource_of_a_custom_resource(cluster: ClusterProces
     assert lk.get(Pool, "p").spec["replicas"] == 3
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "CRD printer columns (issue 16, another helper): `kubectl get crd` prints NAME/AGE, not "
-    "upstream's NAME/CREATED AT, and additionalPrinterColumns are not served in Tables"))
-def test_kubectl_prints_crd_and_custom_columns(cluster: ClusterProcesses, kubeconfig: Path):
+def test_kubectl_prints_custom_columns(cluster: ClusterProcesses, kubeconfig: Path):
     crd = crd_manifest(f"t{uuid.uuid4().hex[:8]}.example.com", "Disk", scope="Cluster")
     crd["spec"]["versions"][0]["additionalPrinterColumns"] = [
         {"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]
     send(cluster, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
     cluster.wait(lambda: established(cluster, crd["metadata"]["name"]), CALL_TIMEOUT,
                  "Established")
-    assert kubectl_out(kubeconfig, "get", "crd", crd["metadata"]["name"]).split()[:3] == [
-        "NAME", "CREATED", "AT"]
     send(cluster, "POST", f"/apis/{crd['spec']['group']}/v1/disks",
          {"apiVersion": f"{crd['spec']['group']}/v1", "kind": "Disk",
           "metadata": {"name": "d"}, "spec": {"size": 7}})
@@ -469,8 +462,14 @@ def test_kubectl_prints_crd_and_custom_columns(cluster: ClusterProcesses, kubeco
 
 
 @pytest.mark.xfail(strict=False, reason=(
-    "OpenAPI for CRDs (issue 16, another helper): `kubectl explain` of a custom resource needs "
-    "the CRD's schema in /openapi/v3 (or v2)"))
+    "CRD printer columns (issue 16, unowned): `kubectl get crd` prints NAME/AGE; upstream's "
+    "CRD storage has the default table convertor, NAME/CREATED AT"))
+def test_kubectl_get_crd_prints_created_at(cluster: ClusterProcesses, kubeconfig: Path):
+    group = make_crd(cluster, "Tape")
+    assert kubectl_out(kubeconfig, "get", "crd", f"tapes.{group}").split()[:3] == [
+        "NAME", "CREATED", "AT"]
+
+
 def test_kubectl_explains_a_custom_resource(cluster: ClusterProcesses, kubeconfig: Path):
     group = make_crd(cluster, "Gadget")
     out = kubectl_out(kubeconfig, "explain", f"gadgets.{group}.spec")

@@ -36,6 +36,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.watching.server_timeout = 60  # watches end (and are resumed) every minute
     settings.networking.request_timeout = 30
     settings.peering.lifetime = 10  # the peering object sees a heartbeat every 5 s
+    settings.queueing.exit_timeout = 10  # at Ctrl-C, a handler still running may finish
 
 
 @kopf.on.create("ephemeralvolumeclaims")
