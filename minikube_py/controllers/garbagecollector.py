@@ -147,14 +147,13 @@ class GarbageCollector(Controller):
                              MONITORED)
         for resource in plan.stop:
             await self.monitors.pop(resource).stop()
-            self.log.info("stopped monitoring", resource=f"{resource.plural}.{resource.group}")
+            self.log.info("stopped monitoring", resource=_qualified(resource))
         for resource in plan.start:
             informer = Informer(self.client, resource, transform=metadata_only(resource))
             self._watch(informer)
             self.monitors[resource] = informer
             informer.start()
-            self.log.info("monitoring", resource=f"{resource.plural}.{resource.group}",
-                          version=resource.version)
+            self.log.info("monitoring", resource=_qualified(resource), version=resource.version)
         self._watched_kinds = ({(r.group, r.kind) for r in MONITORED}
                                | {(r.group, r.kind) for r in self.monitors})
 
@@ -334,6 +333,11 @@ class GarbageCollector(Controller):
             return True
         raise RuntimeError(f"could not update {field} of {_describe(identity)}: "
                            "too many conflicts")
+
+
+def _qualified(resource: Resource) -> str:
+    """`pods`, `widgets.example.com` (as kubectl names a resource)."""
+    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
 
 
 def _ns(resource: Resource, identity: Identity) -> str | None:
