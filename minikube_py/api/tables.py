@@ -296,6 +296,13 @@ _COLUMNS["PriorityClass"] = [
          "priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if "
          "unset."),
 ]
+#: kube-aggregator's registry/apiservice/etcd table convertor
+_COLUMNS["APIService"] = [
+    _name_col(),
+    _col("Service", "The reference to the service that hosts this API endpoint."),
+    _col("Available", "Whether this service is available."),
+    _age_col(),
+]
 _COLUMNS["ValidatingAdmissionPolicy"] = [
     _name_col(),
     _col("Validations", "Validations indicates the number of validation rules defined in this "
@@ -349,6 +356,20 @@ def _default_convertor_row(obj: Obj, _now: float) -> list:
     """`Created At` is creationTimestamp.UTC() in RFC 3339; Go's zero time when missing."""
     epoch = parse_timestamp(_d(obj.get("metadata")).get("creationTimestamp"))
     return [_name(obj), _GO_ZERO_TIME_TEXT if epoch is None else rfc3339(epoch)]
+
+
+def _apiservice_row(obj: Obj, now: float) -> list:
+    """NAME, SERVICE (`Local` or namespace/name), AVAILABLE (`True`, `False (Reason)`,
+    `Unknown` without the condition), AGE."""
+    service = _d(obj.get("spec")).get("service")
+    where = (f"{_s(_d(service).get('namespace'))}/{_s(_d(service).get('name'))}"
+             if isinstance(service, dict) else "Local")
+    available = "Unknown"
+    for cond in _l(_d(obj.get("status")).get("conditions")):
+        if _d(cond).get("type") == "Available":
+            status, reason = _s(_d(cond).get("status")), _s(_d(cond).get("reason"))
+            available = f"{status} ({reason})" if status != "True" and reason else status
+    return [_name(obj), where, available, _age(obj, now)]
 
 
 def _priority_class_row(obj: Obj, now: float) -> list:
@@ -519,6 +540,7 @@ _ROWS: dict[str, Row] = {
     "PersistentVolume": _persistent_volume_row,
     "PersistentVolumeClaim": _persistent_volume_claim_row,
     "PriorityClass": _priority_class_row,
+    "APIService": _apiservice_row,
     "ValidatingAdmissionPolicy": _validating_admission_policy_row,
     "ValidatingAdmissionPolicyBinding": _validating_admission_policy_binding_row,
 }

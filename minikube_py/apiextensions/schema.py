@@ -191,10 +191,11 @@ def _dropped(node: Node, key: str, root: bool) -> bool:
     return not node.preserve_unknown and not ((root or node.embedded) and key in _OBJECT_META_KEYS)
 
 
-def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
+def prune_and_default(obj: Any, node: Node, root: bool = True, *, defaults: bool = True) -> None:
     """Drop the fields the schema does not know (unless it preserves them) and fill `default`s,
     in place. At the root and in embedded resources apiVersion/kind/metadata are kept, and
-    metadata keeps ObjectMeta's fields only."""
+    metadata keeps ObjectMeta's fields only. `defaults=False` only prunes (upstream's
+    schemaCoercingConverter after a conversion)."""
     if isinstance(obj, dict):
         if root or node.embedded:
             for key in _unknown_meta(obj):
@@ -210,14 +211,14 @@ def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
                     if obj[key] is None and not sub.nullable and sub.has_default:
                         del obj[key]  # upstream drops a null it would otherwise default
                         continue
-                    prune_and_default(obj[key], sub, False)
+                    prune_and_default(obj[key], sub, False, defaults=defaults)
             for key, sub in node.properties.items():
-                if sub.has_default and key not in obj:
+                if defaults and sub.has_default and key not in obj:
                     obj[key] = _copy(sub.default)
                     prune_and_default(obj[key], sub, False)
     elif isinstance(obj, list) and node.items is not None:
         for item in obj:
-            prune_and_default(item, node.items, False)
+            prune_and_default(item, node.items, False, defaults=defaults)
 
 
 def unknown_fields(obj: Any, node: Node) -> list[str]:
