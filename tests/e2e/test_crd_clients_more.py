@@ -14,8 +14,8 @@
 
 Each test makes its own CRD (a group per test), so tests never see each other's kinds.
 Also the parts other helpers built, through these clients: the scale subresource of a custom
-resource (lightkube), additionalPrinterColumns and `kubectl explain` (kubectl 1.31); expected
-to fail (xfail, not strict): `kubectl get crd`'s CREATED AT column.
+resource (lightkube), additionalPrinterColumns and `kubectl explain` (kubectl 1.31), and
+`kubectl get crd`'s NAME / CREATED AT columns (upstream's default table convertor).
 """
 
 # ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
@@ -461,9 +461,6 @@ def test_kubectl_prints_custom_columns(cluster: ClusterProcesses, kubeconfig: Pa
     assert out[:2] == ["NAME", "SIZE"] and out[2:4] == ["d", "7"]
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "CRD printer columns (issue 16, unowned): `kubectl get crd` prints NAME/AGE; upstream's "
-    "CRD storage has the default table convertor, NAME/CREATED AT"))
 def test_kubectl_get_crd_prints_created_at(cluster: ClusterProcesses, kubeconfig: Path):
     group = make_crd(cluster, "Tape")
     assert kubectl_out(kubeconfig, "get", "crd", f"tapes.{group}").split()[:3] == [
