@@ -43,7 +43,7 @@ from .warning import warning_headers
 from .watch import serve_watch
 
 if TYPE_CHECKING:
-    from .server import APIServer
+    from .serving import Serving
 
 
 def _flag(query: Any, name: str) -> bool:
@@ -115,12 +115,12 @@ def _copies(operations: Any) -> bool:
 class ResourceHandlers:
     """Dispatch of resource requests (everything under /api/v1 and /apis/<g>/<v>)."""
 
-    def __init__(self, server: APIServer) -> None:
-        self.server = server
+    def __init__(self, serving: Serving) -> None:
+        self.serving = serving
 
     async def handle(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
         offload.begin()  # not heavy until a step weighs it so (offload.py)
-        registry = self.server.registry_for(info.group, info.version, info.resource)
+        registry = self.serving.resources.registry_for(info.group, info.version, info.resource)
         if registry.strategy.deprecation_warning:
             return await self._deprecated(request, info, registry)
         return await self._handle(request, info, registry)
@@ -263,7 +263,7 @@ class ResourceHandlers:
                 ",".join(filter(None, [f"metadata.name={name}", str(fields)])),
                 registry.strategy.allowed_fields())
         output = output_format(request.headers.get("Accept"))
-        return await serve_watch(self.server, request, registry, namespace, labels, fields, output)
+        return await serve_watch(self.serving, request, registry, namespace, labels, fields, output)
 
     # -- writes -------------------------------------------------------------------------
     async def decode_object(self, request: web.Request, registry: Registry) -> Obj:
@@ -282,7 +282,7 @@ class ResourceHandlers:
         warnings = request.get(WARNINGS)
         if warnings is None:
             warnings = request[WARNINGS] = []
-        await self.server.admission.admit(
+        await self.serving.admission.admit(
             Attributes(operation, registry.strategy, namespace, name, subresource, obj,
                        dry_run=_dry_run(request), user=request.get(USER), old_obj=old,
                        warnings=warnings))

@@ -46,7 +46,7 @@ from ..registry.strategy import Obj
 from . import kubelet_client
 
 if TYPE_CHECKING:
-    from .handlers import ResourceHandlers
+    from .serving import Verbs
     from .options import APIServerOptions
     from .requestinfo import RequestInfo
 
@@ -75,7 +75,7 @@ def validate_options(sub: str, request: web.Request) -> None:
         raise errors.bad_request("you must specify at least 1 of stdin, stdout, stderr")
 
 
-async def connect(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
+async def connect(handlers: Verbs, request: web.Request, info: RequestInfo,
                   registry: Registry) -> web.StreamResponse:
     sub = info.subresource
     if request.method not in ("GET", "POST"):
@@ -92,8 +92,8 @@ async def connect(handlers: ResourceHandlers, request: web.Request, info: Reques
     node_name = (pod.get("spec") or {}).get("nodeName")
     if not node_name:
         raise errors.bad_request(f"pod {name} does not have a host assigned")
-    node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
-    options = handlers.server.options
+    node = await handlers.serving.resources.registry_for("", "v1", "nodes").get("", node_name)
+    options = handlers.serving.options
     url = kubelet_client.base_url(node, options) + path
     query = request.rel_url.raw_query_string  # still encoded: `%26` stays inside its value
     async with kubelet_client.session(options, timeout=_KUBELET_TIMEOUT) as session:
