@@ -35,10 +35,14 @@ import aiohttp
 import orjson
 
 from ..api import errors
+from ..api.webhookconfig import validate_url
 
 Obj = dict[str, Any]
 #: (namespace, name) -> the object, or StatusError 404
 Getter = Callable[[str, str], Awaitable[Obj]]
+
+__all__ = ["ClientConfig", "ServiceReference", "Target", "WebhookCallError", "WebhookClient",
+           "choose_endpoint", "resolve", "ssl_context", "validate_url"]
 
 
 class WebhookCallError(Exception):
@@ -86,23 +90,6 @@ class Target:
     """Where to connect and which name the server's certificate must carry."""
     url: str
     server_hostname: str
-
-
-def validate_url(url: str, path: str = "url") -> list[errors.FieldError]:
-    """Upstream ValidateWebhookURL: https, a host, no user info, fragment or query."""
-    parts = urlsplit(url)
-    errs: list[errors.FieldError] = []
-    if parts.scheme != "https":
-        errs.append(errors.invalid(path, url, "'https' is the only allowed URL scheme"))
-    if not parts.hostname:
-        errs.append(errors.invalid(path, url, "host must be specified"))
-    if parts.username or parts.password:
-        errs.append(errors.invalid(path, url, "user information is not permitted in the URL"))
-    if parts.fragment:
-        errs.append(errors.invalid(path, url, "fragments are not permitted in the URL"))
-    if parts.query:
-        errs.append(errors.invalid(path, url, "query parameters are not permitted in the URL"))
-    return errs
 
 
 def service_hostname(ref: ServiceReference) -> str:

@@ -16,6 +16,7 @@ from . import namespaces, pods, services
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
 from .strategy import Strategy, SubresourceSpec, field_getter, field_names
+from .webhookconfigurations import STRATEGIES as WEBHOOK_CONFIGURATIONS
 
 STATUS = SubresourceSpec("status", ("get", "patch", "update"))
 #: verbs discovery lists for connect subresources (upstream: exec/attach/portforward are
@@ -202,7 +203,7 @@ STORED: tuple[Strategy, ...] = (
     BINDINGS, COMPONENT_STATUSES, CONFIGMAPS, ENDPOINTS, EVENTS, LIMITRANGES, NAMESPACES, NODES,
     PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, PODTEMPLATES, REPLICATION_CONTROLLERS,
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
-    PRIORITY_CLASSES, CRDS,
+    PRIORITY_CLASSES, CRDS, *WEBHOOK_CONFIGURATIONS,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings"})
 
