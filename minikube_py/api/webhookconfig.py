@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from minikube_py import cel
 from minikube_py.api import naming
 from minikube_py.api.errors import (
     FieldError,
@@ -37,6 +38,8 @@ SCOPES = ("*", "Cluster", "Namespaced")
 OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 REVIEW_VERSIONS = ("v1", "v1beta1")
 MAX_MATCH_CONDITIONS = 64
+#: what a matchCondition may refer to (upstream also offers `authorizer`; we do not)
+MATCH_CONDITION_VARIABLES = frozenset({"object", "oldObject", "request"})
 DEFAULT_TIMEOUT = 10
 
 
@@ -248,8 +251,8 @@ def _service(service: Any, path: str) -> list[FieldError]:
 
 
 def _match_conditions(conditions: Any, path: str) -> list[FieldError]:
-    """Names unique qualified names, expressions present; at most 64 (the CEL itself is
-    compiled where it is evaluated)."""
+    """Names unique qualified names, at most 64, each expression compiles (upstream compiles
+    them on validation too: a typo is a 422 at write time, not a failure on every request)."""
     errs: list[FieldError] = []
     conditions = _list(conditions, path, errs)
     if len(conditions) > MAX_MATCH_CONDITIONS:
@@ -270,8 +273,16 @@ def _match_conditions(conditions: Any, path: str) -> list[FieldError]:
             if name in seen:
                 errs.append(duplicate(f"{item}.name", name))
             seen.add(name)
-        if not cond.get("expression"):
+        expression = cond.get("expression")
+        if not expression:
             errs.append(required(f"{item}.expression", ""))
+        elif not isinstance(expression, str):
+            errs.append(invalid(f"{item}.expression", expression, "must be a string"))
+        else:
+            try:
+                cel.compile(expression, MATCH_CONDITION_VARIABLES)
+            except cel.CompileError as exc:
+                errs.append(invalid(f"{item}.expression", expression, str(exc)))
     return errs
 
 

@@ -27,6 +27,7 @@ from ..registry.generic import Registry, check_name
 from ..registry.strategy import Obj
 from . import protobuf_render, render, strictness, subresources
 from .admission import Attributes
+from .authz.guard import USER
 from .filters import WARNINGS
 from .negotiation import (
     Output,
@@ -69,6 +70,21 @@ def dry_run_values(values: list[str], options_kind: str) -> bool:
         raise errors.invalid_object(options_kind, "", [errors.not_supported(
             "dryRun", errors.go_string_slice(values), ["All"])], group="meta.k8s.io")
     return bool(values)
+
+
+def _operation_options(request: web.Request, operation: str) -> dict[str, Any]:
+    """The CreateOptions / UpdateOptions an admission webhook receives as `options`."""
+    kind = "UpdateOptions" if operation == "UPDATE" else "CreateOptions"
+    options: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+    if _dry_run(request):
+        options["dryRun"] = ["All"]
+    manager = request.query.get("fieldManager")
+    if manager:
+        options["fieldManager"] = manager
+    validation = request.query.get("fieldValidation")
+    if validation:
+        options["fieldValidation"] = validation
+    return options
 
 
 def _dry_run(request: web.Request) -> bool:
@@ -252,10 +268,22 @@ class ResourceHandlers:
         return body
 
     async def admit(self, request: web.Request, operation: str, registry: Registry,
-                    namespace: str, name: str, subresource: str, obj: Obj | None) -> None:
-        await self.server.admission.admit(
-            Attributes(operation, registry.strategy, namespace, name, subresource, obj,
-                       dry_run=_dry_run(request)))
+                    namespace: str, name: str, subresource: str, obj: Obj | None, *,
+                    old: Obj | None = None, options: dict[str, Any] | None = None) -> None:
+        """Run the admission chain. The stored object is read for a plugin only if one asks
+        (`old` when the caller has it already, as a PATCH does)."""
+        async def stored() -> Obj | None:
+            return old if old is not None else await registry.get(namespace, name)
+
+        attrs = Attributes(operation, registry.strategy, namespace, name, subresource, obj,
+                           dry_run=_dry_run(request), old=stored, user=request.get(USER),
+                           options=options if options is not None
+                           else _operation_options(request, operation))
+        try:
+            await self.server.admission.admit(attrs)
+        finally:
+            if attrs.warnings:
+                request[WARNINGS] = [*(request.get(WARNINGS) or []), *attrs.warnings]
 
     async def create(self, request: web.Request, registry: Registry,
                      namespace: str) -> web.Response:
@@ -398,7 +426,7 @@ class ResourceHandlers:
                 request[WARNINGS] = warnings
             if not admitted:
                 await self.admit(request, "CREATE" if old is None else "UPDATE", registry, namespace,
-                                 name, subresource, new)
+                                 name, subresource, new, old=old)
                 admitted = True
             return new
 
@@ -448,7 +476,9 @@ class ResourceHandlers:
     async def delete(self, request: web.Request, registry: Registry, namespace: str,
                      name: str) -> web.Response:
         options = await self.delete_options(request)
-        await self.admit(request, "DELETE", registry, namespace, name, "", None)
+        await self.admit(request, "DELETE", registry, namespace, name, "", None,
+                         options={"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
+                                  **options, **({"dryRun": ["All"]} if _dry_run(request) else {})})
         obj, deleted = await registry.delete(namespace, name, options, dry_run=_dry_run(request))
         if deleted and not registry.strategy.return_deleted_object:
             obj = deleted_status(registry.strategy, obj)

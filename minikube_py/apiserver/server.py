@@ -30,6 +30,7 @@ from ..registry.priorityclasses import ensure_system_priority_classes
 from ..storage import Store
 from . import discovery, healthz, render, runtime_config
 from .admission import build_chain, registry_lookup
+from .admission.chain import PluginContext
 from .authz.guard import build_guard
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
@@ -147,6 +148,12 @@ class APIServer:
             raise errors.not_found_path()
         return registry
 
+    def _versions(self, group: str, resource: str) -> list:
+        """The served Strategies of every version of (group, resource) (admission webhooks'
+        matchPolicy Equivalent)."""
+        return [r.strategy for (g, _v, res), r in self._served.items()
+                if g == group and res == resource]
+
     def _group_table(self) -> dict[str, dict[str, list]]:
         groups: dict[str, dict[str, list]] = {}
         for strategy in resources.STORED:
@@ -175,6 +182,7 @@ class APIServer:
     async def start(self) -> None:
         await asyncio.gather(*(c.start() for c in set(self.cachers.values())))
         await self.crd_controller.start()
+        await self.admission.start(PluginContext(self.webhook_client, self._versions))
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
@@ -186,6 +194,7 @@ class APIServer:
 
     async def stop(self) -> None:
         await self.crd_controller.stop()
+        await self.admission.stop()
         await self.webhook_client.close()
         await self.bootstrap.stop()
         await self.watch_clock.stop()
