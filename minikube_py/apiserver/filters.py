@@ -35,6 +35,7 @@ from .connection import client_left
 from .hostcheck import HostCheck
 from .metrics import APIServerMetrics
 from .requestinfo import RequestInfo, resolve_cached
+from .warning import warning_headers
 
 log = structlog.get_logger(component="apiserver")
 
@@ -134,6 +135,8 @@ def recover(request: web.Request, exc: BaseException) -> web.Response:
     upstream's reasons, anything else as a logged 500 (v1.0 RecoverPanics)."""
     if isinstance(exc, errors.StatusError):
         response = render.status_response(exc, request.headers.get("Accept"))
+        for header in warning_headers(request.get(WARNINGS) or []):
+            response.headers.add("Warning", header)  # upstream writes them on errors too
         if exc.code == 413:
             response.force_close()  # do not read (linger on) the rest of an oversized body
         return response

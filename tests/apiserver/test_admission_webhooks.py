@@ -374,3 +374,34 @@ async def test_a_service_reference_reaches_the_webhook(api, hook):
                          "caBundle": hook.ca_bundle}})
     status, body = await api.post(PODS, pod("p"))
     assert status == 403 and body["message"].endswith("via service")
+
+
+async def test_match_policy_equivalent_calls_for_another_version_of_a_crd(api, hook):
+    from tests.apiserver.test_crds import established, widget_crd
+    crd = widget_crd()
+    v1 = crd["spec"]["versions"][0]
+    crd["spec"]["versions"] = [v1, {**v1, "name": "v2", "storage": False}]
+    status, body = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert status == 201, body
+    await established(api)
+    hook.json("/widgets", lambda body: allow(body, **json_patch(
+        {"op": "add", "path": "/metadata/labels", "value": {"seen": "v1"}})))
+    only_v1 = {"operations": ["CREATE"], "apiGroups": ["example.com"], "apiVersions": ["v1"],
+               "resources": ["widgets"]}
+    await install(api, MUTATING, "widgets", {**webhook(hook, "w.example.com", "/widgets"),
+                                             "rules": [only_v1]})
+    await install(api, VALIDATING, "exact", {**webhook(hook, "exact.example.com", "/exact"),
+                                             "rules": [only_v1], "matchPolicy": "Exact"})
+    status, created = await api.post("/apis/example.com/v2/namespaces/default/widgets", {
+        "apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "w"}})
+    assert status == 201, created
+    assert created["apiVersion"] == "example.com/v2"
+    assert created["metadata"]["labels"] == {"seen": "v1"}
+    [request] = requests_to(hook, "/widgets")
+    assert request["resource"] == {"group": "example.com", "version": "v1",
+                                   "resource": "widgets"}
+    assert request["kind"] == {"group": "example.com", "version": "v1", "kind": "Widget"}
+    assert request["requestResource"]["version"] == "v2"
+    assert request["requestKind"]["version"] == "v2"
+    assert request["object"]["apiVersion"] == "example.com/v1"
+    assert requests_to(hook, "/exact") == []  # Exact: v2 is not v1

@@ -133,7 +133,8 @@ async def test_discovery_and_meta_endpoints(api: API):
     assert code == 200 and versions["versions"] == ["v1"]
     _, groups = await api.get("/apis")
     assert [g["name"] for g in groups["groups"]] == ["apps", "events.k8s.io", "scheduling.k8s.io",
-                                                    "apiextensions.k8s.io"]
+                                                    "apiextensions.k8s.io",
+                                                    "admissionregistration.k8s.io"]
     _, core = await api.get("/api/v1")
     by_name = {r["name"]: r for r in core["resources"]}
     assert by_name["pods"]["shortNames"] == ["po"] and "pods/binding" in by_name
