@@ -127,4 +127,5 @@ def test_kubectl_shows_the_webhooks_denial_and_warnings(cluster, tmp_path: Path)
                       "-o", "jsonpath={.metadata.labels.admitted-by}").stdout
     assert labels == "labeler"
     listed = _kubectl(server, tmp_path, "get", "validatingwebhookconfigurations").stdout
-    assert "no-latest" in listed
+    assert listed.split("\n")[0].split() == ["NAME", "WEBHOOKS", "AGE"]
+    assert listed.split("\n")[1].split()[:2] == ["no-latest", "1"]
