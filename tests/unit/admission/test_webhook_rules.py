@@ -71,12 +71,12 @@ def test_match_policy_equivalent_matches_another_served_version():
     hook = {"rules": [rule(groups=["example.com"], versions=["v1"], resources=["widgets"])]}
     request_ = req(resource=widgets_v2)
     assert rules.matched_resource(hook, request_) is None  # no equivalents known
-    assert rules.matched_resource(hook, request_, [widgets_v1, widgets_v2]) == widgets_v1
+    assert rules.matched_resource(hook, request_, lambda: [widgets_v1, widgets_v2]) == widgets_v1
     assert rules.matched_resource({**hook, "matchPolicy": "Exact"}, request_,
-                                  [widgets_v1, widgets_v2]) is None
+                                  lambda: [widgets_v1, widgets_v2]) is None
     # an exact match wins over an equivalent one
     both = {"rules": [rule(versions=["v1", "v2"], resources=["widgets"])]}
-    assert rules.matched_resource(both, request_, [widgets_v1, widgets_v2]) == widgets_v2
+    assert rules.matched_resource(both, request_, lambda: [widgets_v1, widgets_v2]) == widgets_v2
 
 
 def test_admission_configurations_are_exempt():

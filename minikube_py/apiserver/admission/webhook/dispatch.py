@@ -44,6 +44,9 @@ class _Request:
     """One admission call: what the rules see, with the old object and the namespace's labels
     read at most once and only when a matching webhook needs them."""
 
+    __slots__ = ("_context", "_defaulted", "_labels", "_namespace_get", "_old", "_old_read",
+                 "_versions", "attrs", "dirty", "match", "namespace", "obj", "resource")
+
     def __init__(self, attrs: Attributes, context: PluginContext,
                  namespace_get: NamespaceGetter) -> None:
         self.attrs = attrs
@@ -197,8 +200,7 @@ class WebhookAdmission:
 
     async def invocation(self, hook: Hook, req: _Request) -> rules.GVR | None:
         """ShouldCallHook: the resource to call `hook` for, or None to skip it."""
-        resource = rules.matched_resource(hook.spec, req.match, req.equivalents()
-                                          if hook.spec.get("matchPolicy") != "Exact" else ())
+        resource = rules.matched_resource(hook.spec, req.match, req.equivalents)
         if resource is None:
             return None
         if rules.needs_namespace_labels(hook.namespace_selector, req.match) and \

@@ -15,9 +15,8 @@ of upstream's equivalence table has nothing to map.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
 from ....api.labels import LabelSelector, selector_from_label_selector
 
@@ -29,15 +28,13 @@ EXEMPT_RESOURCES = frozenset({"validatingwebhookconfigurations", "mutatingwebhoo
                               "validatingadmissionpolicies", "validatingadmissionpolicybindings"})
 
 
-@dataclass(frozen=True)
-class GVR:
+class GVR(NamedTuple):
     group: str
     version: str
     resource: str
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """The parts of a request the rules look at."""
     operation: str
     resource: GVR
@@ -88,16 +85,16 @@ def rule_matches(rule: Mapping[str, Any], req: Request, resource: GVR | None = N
 
 
 def matched_resource(hook: Mapping[str, Any], req: Request,
-                     equivalents: Iterable[GVR] = ()) -> GVR | None:
+                     equivalents: Callable[[], Iterable[GVR]] = tuple) -> GVR | None:
     """The resource the webhook is called for: the request's own when a rule matches it, else
     (matchPolicy Equivalent) the first equivalent resource a rule matches, earlier rules
-    first; None when the webhook does not apply."""
+    first; None when the webhook does not apply. `equivalents()` is asked only then."""
     rules = [r for r in hook.get("rules") or () if isinstance(r, Mapping)]
     if any(rule_matches(rule, req) for rule in rules):
         return req.resource
     if hook.get("matchPolicy", "Equivalent") != "Equivalent":
         return None
-    others = [e for e in equivalents if e != req.resource]
+    others = [e for e in equivalents() if e != req.resource]
     for rule in rules:
         for equivalent in others:
             if rule_matches(rule, req, equivalent):
