@@ -42,6 +42,11 @@ from aiohttp.web_request import BaseRequest
 from ..api import errors
 from . import render
 
+#: the peer address in-process requests carry (`request.remote`, set by the in-process
+#: transport of minikube_py/client); the API server exempts them from the in-flight and
+#: watches-per-client limits, as upstream exempts its loopback client
+IN_PROCESS_PEER = "in-process"
+
 log = structlog.get_logger(component="apiserver")
 
 #: Go's net/http DefaultMaxHeaderBytes, which v1.0 set explicitly: the request line or one

@@ -25,13 +25,12 @@ from aiohttp import web
 
 from ..api import errors
 from ..api.params import parse_bool
-from ..client.inprocess import IN_PROCESS_PEER as IN_PROCESS
 from ..logs import debug_enabled
 from ..loopwatch import DESCRIPTIONS as DOING
 from ..loopwatch import current_task
 from . import render
 from .authz.guard import USER
-from .connection import client_left
+from .connection import IN_PROCESS_PEER as IN_PROCESS, client_left
 from .hostcheck import HostCheck
 from .metrics import APIServerMetrics
 from .requestinfo import RequestInfo, resolve_cached

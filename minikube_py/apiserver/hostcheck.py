@@ -31,7 +31,7 @@ import socket
 from aiohttp import web
 
 from ..api import errors
-from ..client.inprocess import IN_PROCESS_PEER
+from .connection import IN_PROCESS_PEER
 
 #: distinct Host values remembered; beyond this the cache starts over (a client sending
 #: random names must not grow memory)

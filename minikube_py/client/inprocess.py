@@ -30,12 +30,10 @@ from aiohttp.streams import EMPTY_PAYLOAD, StreamReader
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
+from ..apiserver.connection import IN_PROCESS_PEER
 from .errors import error_from_response
 from .transport import RawResponse
 
-#: the peer address in-process requests carry (`request.remote`); the API server exempts them
-#: from the in-flight and watches-per-client limits
-IN_PROCESS_PEER = "in-process"
 
 _END = b""  # queued by the server side when the response is complete
 
