@@ -405,3 +405,36 @@ async def test_match_policy_equivalent_calls_for_another_version_of_a_crd(api, h
     assert request["requestKind"]["version"] == "v2"
     assert request["object"]["apiVersion"] == "example.com/v1"
     assert requests_to(hook, "/exact") == []  # Exact: v2 is not v1
+
+
+async def test_a_subresource_rule_sees_only_that_subresource(api, hook):
+    hook.json("/status", lambda body: deny(body, f"no {body['request']['subResource']} writes"))
+    status, _ = await api.post(PODS, pod("p"))
+    assert status == 201
+    await install(api, VALIDATING, "status", {
+        **webhook(hook, "status.example.com", "/status"),
+        "rules": [{"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                   "resources": ["pods/status"]}]})
+    status, _ = await api.patch(f"{PODS}/p", {"metadata": {"labels": {"x": "y"}}})
+    assert status == 200
+    status, body = await api.patch(f"{PODS}/p/status", {"status": {"message": "hi"}})
+    assert status == 403
+    assert body["message"].endswith("no status writes")
+    [request] = requests_to(hook, "/status")
+    assert request["subResource"] == "status" and request["requestSubResource"] == "status"
+    assert request["kind"]["kind"] == "Pod"
+
+
+async def test_failing_open_and_audit_annotations_are_logged(api, hook):
+    from structlog.testing import capture_logs
+    hook.json("/annotate", lambda body: allow(body, auditAnnotations={"decision": "ok"}))
+    await install(api, VALIDATING, "logged", webhook(hook, "annotate.example.com", "/annotate"),
+                  {**webhook(hook, "open.example.com", "/x"), "failurePolicy": "Ignore",
+                   "clientConfig": {"url": "https://127.0.0.1:1/x"}})
+    with capture_logs() as logs:
+        status, _ = await api.post(PODS, pod("p"))
+    assert status == 201
+    events = {entry["event"]: entry for entry in logs}
+    assert events["audit annotation"]["key"] == "annotate.example.com/decision"
+    assert events["audit annotation"]["value"] == "ok"
+    assert events["failed calling webhook, failing open"]["webhook"] == "open.example.com"
