@@ -160,8 +160,9 @@ class StatusError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:  # `omitempty`: an admission webhook's denial may carry none
+            body["reason"] = self.reason
         if self.details is not None:
             body["details"] = ordered_details(self.details)
         body["code"] = self.code

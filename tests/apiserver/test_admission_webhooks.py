@@ -438,3 +438,13 @@ async def test_failing_open_and_audit_annotations_are_logged(api, hook):
     assert events["audit annotation"]["key"] == "annotate.example.com/decision"
     assert events["audit annotation"]["value"] == "ok"
     assert events["failed calling webhook, failing open"]["webhook"] == "open.example.com"
+
+
+async def test_an_unsupported_patch_type_is_a_call_failure(api, hook):
+    patch = json_patch({"op": "add", "path": "/metadata/labels/x", "value": "y"})["patch"]
+    hook.json("/merge", lambda body: allow(body, patchType="Merge", patch=patch))
+    await install(api, MUTATING, "merge", webhook(hook, "merge.example.com", "/merge"))
+    status, body = await api.post(PODS, pod("p"))
+    assert status == 500
+    assert body["message"] == ('Internal error occurred: failed calling webhook '
+                               '"merge.example.com": unsupported patch type "Merge"')

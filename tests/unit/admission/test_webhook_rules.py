@@ -156,23 +156,29 @@ def test_verify_response_checks_uid_kind_and_patch_pairs():
     with pytest.raises(review.CallingWebhookError, match="response.patch but not "
                                                          "response.patchType"):
         review.verify_response("w", "v1", "u1", _review(allowed=True, patch=patch), True)
-    with pytest.raises(review.CallingWebhookError, match='unsupported patch type "Merge"'):
-        review.verify_response("w", "v1", "u1", _review(allowed=True, patch=patch,
-                                                        patchType="Merge"), True)
+    with pytest.raises(review.CallingWebhookError, match="validating webhook may not return "
+                                                         "response.patch"):
+        review.verify_response("w", "v1", "u1", _review(allowed=True, patch=patch), False)
     good = review.verify_response("w", "v1", "u1", _review(allowed=True, patch=patch,
                                                            patchType="JSONPatch"), True)
-    assert good.patch == [{"op": "add", "path": "/a", "value": 1}]
+    assert review.decode_patch("w", good.patch) == [{"op": "add", "path": "/a", "value": 1}]
+    # the patch type is judged only once the answer allows (upstream's dispatcher)
+    merge = review.verify_response("w", "v1", "u1", _review(allowed=False, patch=patch,
+                                                            patchType="Merge"), True)
+    assert merge.patch_type == "Merge" and not merge.allowed
     # v1beta1 did not check uid or kind, and a patch is a JSON patch
     old = review.verify_response("w", "v1beta1", "u1",
                                  {"response": {"allowed": True, "patch": patch}}, True)
-    assert old.patch and old.allowed
+    assert old.patch_type == "JSONPatch" and old.allowed
+    with pytest.raises(review.CallingWebhookError, match="received undecodable patch"):
+        review.decode_patch("w", "not base64!")
 
 
 def test_denied_is_upstreams_to_status_err():
     assert review.denied("w.example.com", {"code": 403, "message": "no"}).status() == {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": 'admission webhook "w.example.com" denied the request: no',
-        "reason": "", "code": 403}
+        "code": 403}
     assert review.denied("w", {"reason": "NotAllowed"}).message == \
         'admission webhook "w" denied the request: NotAllowed'
     assert review.denied("w", None).message == \

@@ -263,7 +263,6 @@ class WebhookAdmission:
         raise exc.status_error() from None
 
 
-
 class MutatingAdmissionWebhook(WebhookAdmission):
     name = "MutatingAdmissionWebhook"
     mutating = True
@@ -302,10 +301,21 @@ class MutatingAdmissionWebhook(WebhookAdmission):
             return False
         if not response.patch:
             return False
-        if sent is None:
-            raise errors.internal_error(f'admission webhook "{hook.name}" attempted to modify '
-                                        "the object, which is not supported for this operation")
-        patched = await offload.run(review.apply_patch, hook.name, sent, response.patch)
+        try:  # upstream's order: decode, an empty patch, no object, then the patch type
+            operations = review.decode_patch(hook.name, response.patch)
+            if not operations:
+                return False
+            if sent is None:
+                raise errors.internal_error(
+                    f'admission webhook "{hook.name}" attempted to modify the object, which is '
+                    "not supported for this operation")
+            if response.patch_type != "JSONPatch":
+                raise review.CallingWebhookError(
+                    hook.name, f'unsupported patch type "{response.patch_type}"')
+        except review.CallingWebhookError as exc:
+            self.failed(hook, exc)
+            return False
+        patched = await offload.run(review.apply_patch, hook.name, sent, operations)
         if patched == sent:
             return False
         if current is not None and sent is not current:  # back to the requested version

@@ -41,10 +41,12 @@ class CallingWebhookError(Exception):
 
 @dataclass(frozen=True)
 class Response:
-    """VerifyAdmissionResponse's AdmissionResponse."""
+    """VerifyAdmissionResponse's AdmissionResponse (`patch` still base64: it is decoded only
+    for an allowed answer, as upstream's dispatcher does)."""
     allowed: bool
     result: Obj | None = None
-    patch: list | None = None
+    patch: str = ""
+    patch_type: str = ""
     warnings: tuple[str, ...] = ()
     audit_annotations: dict[str, str] = field(default_factory=dict)
 
@@ -64,14 +66,17 @@ def build_review(version: str, request: Obj) -> Obj:
 
 
 def verify_response(name: str, version: str, uid: str, review: Any, mutating: bool) -> Response:
-    """VerifyAdmissionResponse: uid echoed and kind checked (v1), patch and patchType together
-    (mutating) or absent (validating). Any mismatch is a CallingWebhookError."""
+    """VerifyAdmissionResponse. v1: the uid echoed, the kind checked, a mutating webhook's
+    `patch` and `patchType` together, none from a validating one. v1beta1 checked none of it
+    (a patch there is a JSONPatch). Any violation is a CallingWebhookError."""
     def bad(reason: str) -> CallingWebhookError:
         return CallingWebhookError(name, f"received invalid webhook response: {reason}")
 
     response = review.get("response") if isinstance(review, dict) else None
     if not isinstance(response, dict):
         raise bad("webhook response was absent")
+    patch = response.get("patch") or ""
+    patch_type = response.get("patchType")
     if version == "v1":
         if response.get("uid") != uid:
             raise bad(f'expected response.uid="{uid}", got "{response.get("uid") or ""}"')
@@ -80,29 +85,26 @@ def verify_response(name: str, version: str, uid: str, review: Any, mutating: bo
             group, _, ver = str(api_version).rpartition("/")
             raise bad(f"expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, "
                       f"got {group}/{ver}, Kind={kind}")
-    patch_text = response.get("patch")
-    patch_type = response.get("patchType")
-    operations = None
-    if mutating:
-        if patch_text and patch_type is None and version == "v1":
-            raise bad("webhook returned response.patch but not response.patchType")
-        if not patch_text and patch_type is not None:
-            raise bad("webhook returned response.patchType but not response.patch")
-        if patch_type is not None and patch_type != "JSONPatch" and version == "v1":
-            if not patch_type:
+        if mutating:
+            if patch and patch_type is None:
+                raise bad("webhook returned response.patch but not response.patchType")
+            if not patch and patch_type is not None:
+                raise bad("webhook returned response.patchType but not response.patch")
+            if patch_type is not None and not patch_type:
                 raise bad('webhook returned invalid response.patchType of ""')
-            raise CallingWebhookError(name, f'unsupported patch type "{patch_type}"')
-        if patch_text:
-            operations = decode_patch(name, patch_text)
-    elif patch_text or patch_type is not None:
-        raise bad("webhook returned response.patch or response.patchType for a validating webhook"
-                  if version == "v1" else "unexpected patch")
+        elif patch:
+            raise bad("validating webhook may not return response.patch")
+        elif patch_type is not None:
+            raise bad("validating webhook may not return response.patchType")
+    elif mutating and patch:
+        patch_type = "JSONPatch"
     warnings = response.get("warnings") or []
     annotations = response.get("auditAnnotations") or {}
     result = response.get("status")
     return Response(allowed=response.get("allowed") is True,
                     result=result if isinstance(result, dict) else None,
-                    patch=operations,
+                    patch=str(patch) if mutating else "",
+                    patch_type=str(patch_type or "") if mutating else "",
                     warnings=tuple(w for w in warnings if isinstance(w, str)),
                     audit_annotations={str(k): str(v) for k, v in annotations.items()}
                     if isinstance(annotations, dict) else {})
