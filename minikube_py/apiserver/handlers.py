@@ -72,8 +72,11 @@ def dry_run_values(values: list[str], options_kind: str) -> bool:
     return bool(values)
 
 
-def _operation_options(request: web.Request, operation: str) -> dict[str, Any]:
-    """The CreateOptions / UpdateOptions an admission webhook receives as `options`."""
+def _operation_options(request: web.Request, operation: str) -> dict[str, Any] | None:
+    """The CreateOptions / UpdateOptions an admission webhook receives as `options` (a
+    CONNECT has none)."""
+    if operation == "CONNECT":
+        return None
     kind = "UpdateOptions" if operation == "UPDATE" else "CreateOptions"
     options: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
     if _dry_run(request):

@@ -448,3 +448,29 @@ async def test_an_unsupported_patch_type_is_a_call_failure(api, hook):
     assert status == 500
     assert body["message"] == ('Internal error occurred: failed calling webhook '
                                '"merge.example.com": unsupported patch type "Merge"')
+
+
+async def test_connect_requests_are_admitted_with_their_options(api, hook):
+    hook.json("/exec", lambda body: deny(body, "no exec into production"))
+    status, _ = await api.post(PODS, pod("p"))
+    assert status == 201
+    exec_path = f"{PODS}/p/exec?command=ls&command=-l&stdout=true&container=c"
+    status, body = await api.post(exec_path)
+    assert status == 400 and "does not have a host assigned" in body["message"]  # no webhook
+    await install(api, VALIDATING, "exec", {
+        **webhook(hook, "exec.example.com", "/exec"),
+        "rules": [{"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"],
+                   "resources": ["pods/exec"]}]})
+    status, body = await api.post(exec_path)
+    assert status == 403
+    assert body["message"] == ('admission webhook "exec.example.com" denied the request: '
+                               "no exec into production")
+    [request] = requests_to(hook, "/exec")
+    assert request["operation"] == "CONNECT" and request["subResource"] == "exec"
+    assert request["kind"] == {"group": "", "version": "v1", "kind": "PodExecOptions"}
+    assert request["object"] == {"kind": "PodExecOptions", "apiVersion": "v1", "stdout": True,
+                                 "container": "c", "command": ["ls", "-l"]}
+    assert request["oldObject"] is None and request["options"] is None
+    # portforward is another subresource: not matched
+    status, body = await api.post(f"{PODS}/p/portforward?ports=80")
+    assert status == 400

@@ -106,7 +106,7 @@ class _Request:
         if not self._defaulted and self.obj is not None:
             self._defaulted = True
             obj = self.obj
-            kind = self.attrs.strategy.kind
+            kind = self.kind_of(self.resource)["kind"]  # a subresource's own kind (Scale, ...)
 
             def prepare() -> Obj:
                 copy = codec.clone(obj)
