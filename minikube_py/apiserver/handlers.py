@@ -271,22 +271,23 @@ class ResourceHandlers:
         return body
 
     async def admit(self, request: web.Request, operation: str, registry: Registry,
-                    namespace: str, name: str, subresource: str, obj: Obj | None, *,
-                    old: Obj | None = None, options: dict[str, Any] | None = None) -> None:
+                    namespace: str, name: str, subresource: str, obj: Obj | None,
+                    old: Obj | None = None, *, options: dict[str, Any] | None = None) -> None:
         """Run the admission chain. The stored object is read for a plugin only if one asks
         (`old` when the caller has it already, as a PATCH does)."""
-        async def stored() -> Obj | None:
-            return old if old is not None else await registry.get(namespace, name)
+        warnings = request.get(WARNINGS)
+        if warnings is None:
+            warnings = request[WARNINGS] = []
 
-        attrs = Attributes(operation, registry.strategy, namespace, name, subresource, obj,
-                           dry_run=_dry_run(request), old=stored, user=request.get(USER),
-                           options=options if options is not None
-                           else _operation_options(request, operation))
-        try:
-            await self.server.admission.admit(attrs)
-        finally:
-            if attrs.warnings:
-                request[WARNINGS] = [*(request.get(WARNINGS) or []), *attrs.warnings]
+        async def read_old() -> Obj | None:
+            return await registry.get(namespace, name)
+
+        await self.server.admission.admit(
+            Attributes(operation, registry.strategy, namespace, name, subresource, obj,
+                       dry_run=_dry_run(request), user=request.get(USER), old_obj=old,
+                       warnings=warnings, read_old=read_old,
+                       options=options if options is not None
+                       else _operation_options(request, operation)))
 
     async def create(self, request: web.Request, registry: Registry,
                      namespace: str) -> web.Response:
@@ -425,11 +426,11 @@ class ResourceHandlers:
         async def produce(old: Obj | None) -> Obj:
             nonlocal admitted
             new, warnings = await offload.run(patched, old)
-            if warnings:
-                request[WARNINGS] = warnings
+            if warnings:  # kept with what admission added on an earlier attempt
+                request[WARNINGS] = [*(request.get(WARNINGS) or []), *warnings]
             if not admitted:
                 await self.admit(request, "CREATE" if old is None else "UPDATE", registry, namespace,
-                                 name, subresource, new, old=old)
+                                 name, subresource, new, old)
                 admitted = True
             return new
 

@@ -1,12 +1,17 @@
-"""The admission interface and the ordered chain (v1.0 pkg/admission/chain.go)."""
+"""The admission interface and the ordered chain (v1.0 pkg/admission/chain.go).
+
+Plugins that keep caches of their own (the webhook configurations) may also have
+`start(context)`/`stop()`; the chain starts them with the API server, before it serves.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...registry.strategy import Strategy
+from ..authn import UserInfo
 
 
 async def _no_old() -> dict[str, Any] | None:
@@ -25,15 +30,17 @@ class Attributes:
     obj: dict[str, Any] | None
     #: ?dryRun=All: plugins check as usual but must leave no side effect (a quota's usage)
     dry_run: bool = False
-    #: the stored object an UPDATE or DELETE replaces, read only by a plugin that needs it
-    #: (upstream passes it always; reading it costs a store get, so here it is on demand)
-    old: Callable[[], Awaitable[dict[str, Any] | None]] = _no_old
-    #: the authenticated user (authn.UserInfo), None on the insecure port
-    user: Any = None
-    #: CreateOptions / UpdateOptions / DeleteOptions as sent
+    #: the authenticated caller (None on the insecure port: upstream's unauthenticated user)
+    user: UserInfo | None = None
+    #: the object being replaced, when the handler has it at hand (a patch); plugins that
+    #: need it for a PUT or DELETE read it with `read_old`
+    old_obj: dict[str, Any] | None = None
+    #: where a plugin adds `Warning` header texts for the response (upstream warning.AddWarning)
+    warnings: list[str] | None = None
+    #: reads the stored object an UPDATE or DELETE replaces (a store get: only on demand)
+    read_old: Callable[[], Awaitable[dict[str, Any] | None]] = _no_old
+    #: CreateOptions / UpdateOptions / DeleteOptions as sent (None for CONNECT)
     options: dict[str, Any] | None = None
-    #: `Warning` header texts plugins add (admission webhooks' `warnings`)
-    warnings: list[str] = field(default_factory=list)
 
 
 class Plugin(Protocol):

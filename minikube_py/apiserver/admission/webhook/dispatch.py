@@ -69,9 +69,11 @@ class _Request:
     async def old(self) -> Obj | None:
         if not self._old_read:
             self._old_read = True
-            if self.attrs.operation in ("UPDATE", "DELETE"):
+            if self.attrs.old_obj is not None:
+                self._old = self.attrs.old_obj
+            elif self.attrs.operation in ("UPDATE", "DELETE"):
                 try:
-                    self._old = await self.attrs.old()
+                    self._old = await self.attrs.read_old()
                 except errors.StatusError as exc:
                     if exc.code != 404:
                         raise
@@ -248,7 +250,8 @@ class WebhookAdmission:
         response = review.verify_response(hook.name, version, uid, answer, self.mutating)
         for key, value in response.audit_annotations.items():
             log.info("audit annotation", webhook=hook.name, key=f"{hook.name}/{key}", value=value)
-        req.attrs.warnings.extend(response.warnings)
+        if req.attrs.warnings is not None:
+            req.attrs.warnings.extend(response.warnings)
         if not response.allowed:
             raise review.denied(hook.name, response.result)
         return response
