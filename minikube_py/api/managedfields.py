@@ -220,11 +220,20 @@ def _tracked(obj: dict, subresource: str = "") -> dict:
     return view
 
 
-def field_set(obj: dict, kind: str, subresource: str = "") -> FieldSet:
+#: a kind's name (its patch metadata comes from patch_strategies) or the Struct itself (a
+#: custom resource's, built from its CRD schema: apiextensions/listtypes.py)
+KindOrStruct = str | Struct
+
+
+def struct_of(kind: KindOrStruct) -> Struct:
+    return kind_schema(kind) if isinstance(kind, str) else kind
+
+
+def field_set(obj: dict, kind: KindOrStruct, subresource: str = "") -> FieldSet:
     """The fields an applied configuration sets (upstream ToFieldSet) that a write to
     `subresource` may own."""
     out: FieldSet = set()
-    _fields_of_map(_tracked(obj, subresource), kind_schema(kind), (), out)
+    _fields_of_map(_tracked(obj, subresource), struct_of(kind), (), out)
     return out
 
 
@@ -251,10 +260,10 @@ def _fields_of_map(value: dict, struct: Struct | None, path: Path, out: FieldSet
             _fields_of(sub, child(struct, key), path + ("f:" + key,), out)
 
 
-def fields_tree(obj: dict, kind: str) -> dict[str, Any]:
+def fields_tree(obj: dict, kind: KindOrStruct) -> dict[str, Any]:
     """`fields_v1(field_set(obj, kind))`, built directly: one walk, no path tuples, no sort
     of the whole set (each map's keys are sorted where they are made)."""
-    return _tree_of_map(_tracked(obj), kind_schema(kind))
+    return _tree_of_map(_tracked(obj), struct_of(kind))
 
 
 def _tree_of_map(value: dict, struct: Struct | None) -> dict[str, Any]:
@@ -356,12 +365,13 @@ def _compare_lists(old: list, new: list, old_elements: list[str], new_elements: 
                 _fields_of_map(item, fld.fields, item_path, changes.removed)
 
 
-def _compare_objects(old: dict | None, new: dict, kind: str, subresource: str = "") -> _Changes:
+def _compare_objects(old: dict | None, new: dict, kind: KindOrStruct,
+                     subresource: str = "") -> _Changes:
     """What changed between two whole objects, over the fields a write to `subresource` may
     own only."""
     changes = _Changes()
     _compare_maps(_tracked(old or {}, subresource), _tracked(new, subresource),
-                  kind_schema(kind), (), changes)
+                  struct_of(kind), (), changes)
     return changes
 
 
@@ -369,7 +379,7 @@ def _compare_objects(old: dict | None, new: dict, kind: str, subresource: str = 
 
 
 def record_update(old: dict | None, new: dict, *, manager: str, operation: str,
-                  now: str, subresource: str = "") -> None:
+                  now: str, subresource: str = "", schema: Struct | None = None) -> None:
     """Record a create/update/patch by `manager` in `new["metadata"]["managedFields"]`.
 
     The fields that changed between `old` and `new` (every set field on create) join the
@@ -396,14 +406,15 @@ def record_update(old: dict | None, new: dict, *, manager: str, operation: str,
     if old is None and "managedFields" not in meta and not subresource:
         # a create with no entries to merge: every set field is the manager's, so build the
         # FieldsV1 tree in one walk (same result as the path-set route below, ~5x cheaper)
-        tree = fields_tree(new, str(new.get("kind", "")))
+        tree = fields_tree(new, schema if schema is not None else str(new.get("kind", "")))
         if tree:
             meta["managedFields"] = [_entry(manager, operation, api_version, now, tree)]
             remember(meta["managedFields"])
         return
     entries = _starting_entries(None if subresource else meta.get("managedFields"), old)
     decoded = len(entries)
-    changes = _compare_objects(old, new, str(new.get("kind", "")), subresource)
+    changes = _compare_objects(old, new, schema if schema is not None else str(new.get("kind", "")),
+                               subresource)
     if changes:
         entries = _take(entries, changes, (manager, operation, api_version, now, subresource))
     else:
@@ -535,7 +546,7 @@ def _tree_remove(tree: dict, path: Path) -> None:
 # --- Apply ---------------------------------------------------------------------------------
 
 
-def server_side_apply(live: dict | None, applied: dict, *, kind: str, manager: str,
+def server_side_apply(live: dict | None, applied: dict, *, kind: KindOrStruct, manager: str,
                       force: bool, now: str, subresource: str = "") -> dict:
     """Server-side apply `applied` by `manager` onto `live` (None: create); return the new
     object with the manager's `Apply` entry in metadata.managedFields.
@@ -552,7 +563,7 @@ def server_side_apply(live: dict | None, applied: dict, *, kind: str, manager: s
     applied_meta = applied.get("metadata")
     if isinstance(applied_meta, dict) and applied_meta.get("managedFields") is not None:
         raise bad_request("metadata.managedFields must be nil")
-    struct = kind_schema(kind)
+    struct = struct_of(kind)
     before = deep_copy(live) if live else {}
     before_meta = before.get("metadata") if isinstance(before.get("metadata"), dict) else {}
     entries = _decode_entries(before_meta)

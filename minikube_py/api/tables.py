@@ -296,6 +296,8 @@ _COLUMNS["PriorityClass"] = [
          "priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if "
          "unset."),
 ]
+#: ObjectMeta's docs as column descriptions (custom resources' tables reuse them)
+NAME_DOC, AGE_DOC = _NAME_DOC, _AGE_DOC
 # Kinds without an upstream printer get the apiserver's default table convertor.
 _DEFAULT_CONVERTOR_COLUMNS = [_name_col(), _col("Created At", _AGE_DOC, "date")]
 for _kind in ("LimitRange", "Binding"):

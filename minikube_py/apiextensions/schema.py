@@ -6,8 +6,10 @@ defaulting.Default: `default` values, null dropping for non-nullable fields with
 pkg/apiserver/validation (kube-openapi's validator; messages are go-openapi's
 `<path> in body must be of type integer: "string"`, converted to field errors as
 kubeOpenAPIResultToFieldErrors does). The root and embedded resources
-(x-kubernetes-embedded-resource) keep apiVersion/kind/metadata; their metadata is kept whole
-(upstream prunes it to ObjectMeta's fields: not done yet).
+(x-kubernetes-embedded-resource) keep apiVersion/kind/metadata; their metadata is pruned to
+ObjectMeta's fields (upstream objectmeta.Coerce), and an embedded resource is validated as one
+(objectmeta.validateEmbeddedResource). `unknown_fields` reports what pruning drops, for
+fieldValidation.
 
 `pattern` is RE2 (google-re2), as upstream's Go regexp is: linear-time matching, so a CRD
 author's `(a+)+$` cannot hold the process on a client's value (Python's `re` backtracks, and
@@ -21,16 +23,21 @@ import base64
 import binascii
 import datetime
 import math
-import re2
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import re2
 
 from ..api import errors
 from ..api.errors import FieldError, FieldErrorType
+from ..api.naming import is_dns1035_label
+from ..api.validation.common import validate_labels
+from ..api.validation.meta import validate_annotations
 from ..api.validation.typed import type_name
+from .cel_rules import compile_rules
+from .cel_values import needs_escape
 
 #: compile errors are answered (the pattern then matches nothing), not logged to stderr
 _RE2_OPTIONS = re2.Options()
@@ -83,6 +90,13 @@ class Node:
     embedded: bool = False
     has_default: bool = False
     default: Any = None
+    # x-kubernetes-validations (cel_rules.py): this node's rules, whether any node below has
+    # some (the walk skips rule-free subtrees), how listType=map items correlate with old
+    # ones, and whether CEL sees a value of this subtree differently from its JSON
+    rules: tuple[Any, ...] = ()
+    has_rules: bool = False
+    list_map_keys: tuple[str, ...] = ()
+    converts: bool = False
 
 
 def compile_schema(raw: Any) -> Node:
@@ -130,6 +144,16 @@ def compile_schema(raw: Any) -> Node:
             setattr(node, attr, value)
     if "default" in raw:
         node.has_default, node.default = True, raw["default"]
+    if raw.get("x-kubernetes-list-type") == "map" and isinstance(
+            raw.get("x-kubernetes-list-map-keys"), list):
+        node.list_map_keys = tuple(k for k in raw["x-kubernetes-list-map-keys"]
+                                   if isinstance(k, str))
+    node.rules = compile_rules(raw, node)
+    children = [*node.properties.values(), *(n for n in (node.items, node.additional) if n)]
+    node.has_rules = bool(node.rules) or any(c.has_rules for c in children)
+    node.converts = (node.type == "number" or node.format in ("date-time", "date", "byte")
+                     or any(c.converts for c in children)
+                     or any(needs_escape(k) for k in node.properties))
     return node
 
 
@@ -142,17 +166,45 @@ def _copy(value: Any) -> Any:
 
 
 # -- pruning and defaulting (upstream pruning.Prune, then defaulting.Default) -----------------
+_OBJECT_META_KEYS = frozenset(("apiVersion", "kind", "metadata"))
+#: ObjectMeta's fields: the metadata of a custom resource (and of an embedded resource) is
+#: pruned to them, as upstream's objectmeta.Coerce does when it decodes one
+_META_FIELDS = frozenset((
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+    "annotations", "ownerReferences", "finalizers", "managedFields"))
+
+
+def _unknown_meta(obj: dict) -> list[str]:
+    md = obj.get("metadata")
+    return [key for key in md if key not in _META_FIELDS] if isinstance(md, dict) else []
+
+
+def _prunes(node: Node, root: bool) -> bool:
+    """Whether pruning looks at the keys of an object under `node`."""
+    return (node.type in ("", "object") or node.embedded or root) and bool(
+        node.properties or node.additional is not None or not node.preserve_unknown)
+
+
+def _dropped(node: Node, key: str, root: bool) -> bool:
+    """Whether pruning drops `key` of an object under `node` (one without a schema node)."""
+    return not node.preserve_unknown and not ((root or node.embedded) and key in _OBJECT_META_KEYS)
+
+
 def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
     """Drop the fields the schema does not know (unless it preserves them) and fill `default`s,
-    in place. At the root and in embedded resources apiVersion/kind/metadata are kept."""
+    in place. At the root and in embedded resources apiVersion/kind/metadata are kept, and
+    metadata keeps ObjectMeta's fields only."""
     if isinstance(obj, dict):
+        if root or node.embedded:
+            for key in _unknown_meta(obj):
+                del obj["metadata"][key]
         if node.type in ("", "object") or node.embedded or root:
-            keep = {"apiVersion", "kind", "metadata"} if (root or node.embedded) else set()
-            if node.properties or node.additional is not None or not node.preserve_unknown:
+            if _prunes(node, root):
                 for key in list(obj):
                     sub = node.properties.get(key) or node.additional
                     if sub is None:
-                        if key not in keep and not node.preserve_unknown:
+                        if _dropped(node, key, root):
                             del obj[key]
                         continue
                     if obj[key] is None and not sub.nullable and sub.has_default:
@@ -166,6 +218,33 @@ def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
     elif isinstance(obj, list) and node.items is not None:
         for item in obj:
             prune_and_default(item, node.items, False)
+
+
+def unknown_fields(obj: Any, node: Node) -> list[str]:
+    """The paths of the fields pruning would drop from `obj` (upstream PruneWithOptions'
+    ReturnPruned: what fieldValidation reports), found without copying or changing it."""
+    out: list[str] = []
+    _unknown(obj, node, True, "", out)
+    return out
+
+
+def _unknown(obj: Any, node: Node, root: bool, path: str, out: list[str]) -> None:
+    if isinstance(obj, dict):
+        if root or node.embedded:
+            out.extend(_child(_child(path, "metadata"), key) for key in _unknown_meta(obj))
+        if not _prunes(node, root):
+            return
+        for key, value in obj.items():
+            sub = node.properties.get(key) or node.additional
+            if sub is None:
+                if _dropped(node, key, root):
+                    out.append(f"{path}.{key}" if path else key)
+            elif isinstance(value, (dict, list)):
+                _unknown(value, sub, False, f"{path}.{key}" if path else key, out)
+    elif isinstance(obj, list) and node.items is not None:
+        for i, item in enumerate(obj):
+            if isinstance(item, (dict, list)):
+                _unknown(item, node.items, False, f"{path}[{i}]", out)
 
 
 # -- validation (kube-openapi validate + kubeOpenAPIResultToFieldErrors) ----------------------
@@ -309,6 +388,8 @@ def _validate_array(value: list, node: Node, path: str, errs: list[FieldError]) 
 
 
 def _validate_object(value: dict, node: Node, path: str, errs: list[FieldError]) -> None:
+    if node.embedded:
+        _validate_embedded(value, path, errs)
     if node.max_properties is not None and len(value) > node.max_properties:
         errs.append(_too_many(path, len(value), node.max_properties, "items"))
     if (err := _too_few(path, len(value), node.min_properties, "properties")) is not None:
@@ -322,3 +403,43 @@ def _validate_object(value: dict, node: Node, path: str, errs: list[FieldError])
         sub = node.properties.get(key) or node.additional
         if sub is not None:
             _validate(item, sub, _child(path, key), errs)
+
+
+def _validate_embedded(value: dict, path: str, errs: list[FieldError]) -> None:
+    """An x-kubernetes-embedded-resource object is an object of its own (upstream
+    objectmeta validateEmbeddedResource): apiVersion and kind required and well-formed,
+    metadata an ObjectMeta (labels and annotations checked; no name is required)."""
+    for key in ("apiVersion", "kind"):
+        if key not in value:
+            errs.append(errors.required(_child(path, key), "must not be empty"))
+    api_version = value.get("apiVersion")
+    if "apiVersion" in value:
+        where = _child(path, "apiVersion")
+        if not isinstance(api_version, str):
+            errs.append(errors.invalid(where, api_version, "must be a string"))
+        elif not api_version:
+            errs.append(errors.invalid(where, api_version, "must not be empty"))
+        elif api_version.count("/") > 1:
+            errs.append(errors.invalid(where, api_version,
+                                       f"unexpected GroupVersion string: {api_version}"))
+    kind = value.get("kind")
+    if "kind" in value:
+        where = _child(path, "kind")
+        if not isinstance(kind, str):
+            errs.append(errors.invalid(where, kind, "must be a string"))
+        elif not kind:
+            errs.append(errors.invalid(where, kind, "must not be empty"))
+        elif problems := is_dns1035_label(kind.lower()):
+            errs.append(errors.invalid(where, kind, "may have mixed case, but should otherwise "
+                                                    "match: " + ",".join(problems)))
+    md = value.get("metadata")
+    if md is not None:
+        where = _child(path, "metadata")
+        if not isinstance(md, dict):
+            errs.append(errors.invalid(where, md, "must be an object"))
+            return
+        labels, annotations = md.get("labels"), md.get("annotations")
+        if isinstance(labels, dict):
+            validate_labels(labels, _child(where, "labels"), errs)
+        if isinstance(annotations, dict):
+            validate_annotations(annotations, _child(where, "annotations"), errs)

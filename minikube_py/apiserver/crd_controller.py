@@ -94,7 +94,7 @@ class CRDController:
             await self._unserve(name)
         elif self.served.get(name, {}).get("spec") != crd["spec"]:
             await self._unserve(name)
-            await self.server.serve_custom(crds.strategies_for(crd))
+            await self.server.serve_custom(crds.strategies_for(crd), crd)
             self.served[name] = crd
         await self._write_status(name, conflict)
 

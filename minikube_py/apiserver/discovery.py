@@ -10,12 +10,33 @@ Type kubectl checks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..registry.strategy import Strategy
 
 _AGGREGATED = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
+_KUBE_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+_STABILITY = {None: 0, "beta": 1, "alpha": 2}
+V = TypeVar("V")
+
+
+def version_priority(version: str) -> tuple:
+    """Sort key of k8s.io/apimachinery's CompareKubeAwareVersionStrings, highest first:
+    GA by major (v2, v1), then betas (v2beta1, v1beta2, v1beta1), then alphas, then anything
+    else alphabetically (`foo1` < `foo10`)."""
+    match = _KUBE_VERSION.fullmatch(version)
+    if match is None:
+        return (1, 0, 0, 0, version)
+    major, stability, minor = match.groups()
+    return (0, _STABILITY[stability], -int(major), -int(minor or 0), "")
+
+
+def sort_versions(versions: dict[str, V]) -> dict[str, V]:
+    """A group's versions in priority order: the first is the preferred version, as
+    apiextensions-apiserver's discovery controller picks it for CRD groups."""
+    return dict(sorted(versions.items(), key=lambda item: version_priority(item[0])))
 
 
 def api_versions(server_address: str) -> dict[str, Any]:

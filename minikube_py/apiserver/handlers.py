@@ -191,7 +191,8 @@ class ResourceHandlers:
         include = request.query.get("includeObject", "Metadata")
         if include not in ("None", "Metadata", "Object"):
             raise errors.bad_request(f'includeObject: Unsupported value: "{include}"')
-        return render.table(registry.strategy.kind, objects, md, include)
+        return render.table(registry.strategy.kind, objects, md, include,
+                            convertor=registry.strategy.table_convertor)
 
     async def _table_response(self, request: web.Request, registry: Registry, page: Any,
                               md: dict[str, Any]) -> web.Response:
@@ -307,7 +308,7 @@ class ResourceHandlers:
         await self.admit(request, "CREATE", registry, namespace, md.get("name", ""), "", body)
         if manager:
             await offload.run(record_update, None, body, manager=manager, operation="Update",
-                              now=meta.now_rfc3339())
+                              now=meta.now_rfc3339(), schema=registry.strategy.apply_struct)
         created = await registry.create(namespace, body, dry_run=_dry_run(request))
         return await self.respond(request, created, 201)
 
@@ -343,7 +344,8 @@ class ResourceHandlers:
             new = codec.clone(body)
             if manager:
                 record_update(old, new, manager=manager, operation="Update",
-                              now=meta.now_rfc3339(), subresource=subresource)
+                              now=meta.now_rfc3339(), subresource=subresource,
+                              schema=registry.strategy.apply_struct)
             return new
 
         async def produce(old: Obj | None) -> Obj:
@@ -394,7 +396,8 @@ class ResourceHandlers:
             """The pure part: the patched object and its unknown-field warnings."""
             current_rv = (old or {}).get("metadata", {}).get("resourceVersion")
             if patch_type == "apply":
-                new = server_side_apply(old, codec.clone(patch_doc), kind=kind, manager=manager,
+                new = server_side_apply(old, codec.clone(patch_doc), manager=manager,
+                                        kind=registry.strategy.apply_struct or kind,
                                         force=force, now=now, subresource=subresource)
                 if old is None:
                     new.setdefault("metadata", {})["name"] = name
@@ -420,7 +423,7 @@ class ResourceHandlers:
             warnings = strictness.check_fields(new, registry.strategy, field_validation)
             if old is not None and patch_type != "apply" and manager:
                 record_update(old, new, manager=manager, operation="Update", now=now,
-                              subresource=subresource)
+                              subresource=subresource, schema=registry.strategy.apply_struct)
             return new, warnings
 
         async def produce(old: Obj | None) -> Obj:

@@ -112,6 +112,10 @@ class ResourceSpec:
     namespaced: bool
     verbs: tuple[str, ...]
     subresources: tuple[str, ...] = ()
+    #: a custom resource's definition names (`com.example.v1.Widget`, `...WidgetList`), whose
+    #: schemas the caller supplies; "" = a built-in kind's `io.k8s.api...` name
+    definition: str = ""
+    list_definition: str = ""
 
     def __post_init__(self) -> None:  # accept lists, stay hashable (documents are cached)
         object.__setattr__(self, "verbs", tuple(self.verbs))
@@ -133,23 +137,33 @@ def document_hash(body: bytes) -> str:
     return hashlib.sha512(body).hexdigest().upper()
 
 
-def openapi_v3_document(group: str, version: str, resources: list[ResourceSpec]) -> dict:
+def openapi_v3_document(group: str, version: str, resources: list[ResourceSpec],
+                        custom_schemas: dict[str, Schema] | None = None) -> dict:
     """GET /openapi/v3/api/v1 (or apis/<group>/<version>): paths plus reachable schemas.
 
-    Cached per (group, version, resources); the same dict is returned for equal arguments,
-    so callers must not mutate it (serialize it once and keep the bytes)."""
+    `custom_schemas` are the definitions of custom resources (openapi_crd.py), named by their
+    specs' `definition`. Without them the document is cached per (group, version, resources);
+    the same dict is returned for equal arguments, so callers must not mutate it (serialize
+    it once and keep the bytes)."""
+    if custom_schemas:
+        return _build_document(group, version, tuple(resources), custom_schemas)
     return _document(group, version, tuple(resources))
 
 
 @functools.lru_cache(maxsize=64)
 def _document(group: str, version: str, resources: tuple[ResourceSpec, ...]) -> dict:
-    extra: dict[str, Schema] = {}
+    return _build_document(group, version, resources, {})
+
+
+def _build_document(group: str, version: str, resources: tuple[ResourceSpec, ...],
+                    custom_schemas: dict[str, Schema]) -> dict:
+    extra: dict[str, Schema] = dict(custom_schemas)
     paths: dict[str, Schema] = {}
     for resource in resources:
         name = schemas.schema_name(group, version, resource.kind)
-        if name not in schemas.SCHEMAS:
+        if not resource.definition and name not in schemas.SCHEMAS:
             extra.update(schemas.generic_kind_schemas(group, version, resource.kind))
-        paths.update(_resource_paths(group, version, resource))
+        paths.update(resource_paths(group, version, resource))
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": INFO_VERSION},
@@ -169,7 +183,9 @@ def _document(group: str, version: str, resources: tuple[ResourceSpec, ...]) -> 
 # Paths
 
 
-def _resource_paths(group: str, version: str, res: ResourceSpec) -> dict[str, Schema]:
+def resource_paths(group: str, version: str, res: ResourceSpec) -> dict[str, Schema]:
+    """The paths of one resource (upstream's installer: collection, item, all-namespaces
+    list, subresources)."""
     root = f"/apis/{group}/{version}" if group else f"/api/{version}"
     scope = f"{root}/namespaces/{{namespace}}" if res.namespaced else root
     scope_params = [NAMESPACE, PRETTY] if res.namespaced else [PRETTY]
@@ -208,13 +224,15 @@ class _Operations:
     def __init__(self, group: str, version: str, res: ResourceSpec):
         self.res = res
         self.gvk = schemas.gvk(group, version, res.kind)
-        name = schemas.schema_name(group, version, res.kind)
-        self.kind_ref, self.list_ref = schemas.ref(name), schemas.ref(name + "List")
-        self.tag = f"{group.split('.')[0] if group else 'core'}_{version}"
-        package = "".join(p.capitalize() for p in group.split(".")[0].split("-")) if group \
-            else "Core"
-        self.prefix = package + version.capitalize()
+        name = res.definition or schemas.schema_name(group, version, res.kind)
+        self.kind_ref = schemas.ref(name)
+        self.list_ref = schemas.ref(res.list_definition or name + "List")
+        self.tag, self.prefix = operation_tag_and_prefix(group, version)
         self.scope = "Namespaced" if res.namespaced else ""
+        # a custom resource has no strategic-merge patch and no protobuf (customresource_handler)
+        self.patch_types = _PATCH_TYPES if not res.definition else tuple(
+            t for t in _PATCH_TYPES if "strategic" not in t)
+        self.response_types = _RESPONSE_TYPES if not res.definition else _RESPONSE_TYPES[:2]
 
     def _op(self, verb: str, action: str, suffix: str, params: list[Schema],
             responses: dict[str, Schema], gvk: Schema | None = None,
@@ -235,36 +253,42 @@ class _Operations:
 
     def list(self, namespaced_only: bool) -> Schema:
         scope, suffix = ("", "ForAllNamespaces") if namespaced_only else (None, "")
-        ok = _content(self.list_ref, _RESPONSE_TYPES + _WATCH_TYPES)
+        watch = _WATCH_TYPES if not self.res.definition else _WATCH_TYPES[:1]
+        ok = _content(self.list_ref, self.response_types + watch)
         return self._op("list", "list", suffix, LIST_PARAMS, {"200": ok}, scope=scope)
 
     def read(self, suffix: str, ref: Schema, gvk: Schema | None = None) -> Schema:
         suffix = "" if suffix == "read" else suffix
-        return self._op("read", "get", suffix, [], {"200": _content(ref)}, gvk=gvk)
+        return self._op("read", "get", suffix, [], {"200": _content(ref, self.response_types)},
+                        gvk=gvk)
 
     def write(self, verb: str, action: str, codes: tuple[int, ...], suffix: str = "",
               ref: Schema | None = None, gvk: Schema | None = None) -> Schema:
         ref = ref or self.kind_ref
         body = {"content": {"*/*": {"schema": ref}}, "required": True}
-        responses = {str(code): _content(ref) for code in codes}
+        responses = {str(code): _content(ref, self.response_types) for code in codes}
         return self._op(verb, action, suffix, WRITE_PARAMS, responses, gvk=gvk, body=body)
 
     def patch(self, suffix: str, gvk: Schema, ref: Schema) -> Schema:
         suffix = "" if suffix == "patch" else suffix
         patch_ref = schemas.ref("io.k8s.apimachinery.pkg.apis.meta.v1.Patch")
-        body = {"content": {t: {"schema": patch_ref} for t in _PATCH_TYPES}, "required": True}
-        responses = {"200": _content(ref), "201": _content(ref)}
+        body = {"content": {t: {"schema": patch_ref} for t in self.patch_types},
+                "required": True}
+        responses = {"200": _content(ref, self.response_types),
+                     "201": _content(ref, self.response_types)}
         return self._op("patch", "patch", suffix, PATCH_PARAMS, responses, gvk=gvk, body=body)
 
     def delete(self) -> Schema:
         body = {"content": {"*/*": {"schema": _DELETE_OPTIONS}}}
-        responses = {"200": _content(self.kind_ref), "202": _content(self.kind_ref)}
+        responses = {"200": _content(self.kind_ref, self.response_types),
+                     "202": _content(self.kind_ref, self.response_types)}
         return self._op("delete", "delete", "", DELETE_PARAMS, responses, body=body)
 
     def delete_collection(self) -> Schema:
         body = {"content": {"*/*": {"schema": _DELETE_OPTIONS}}}
         params = DELETE_PARAMS + [p for p in LIST_PARAMS if p["name"] != "watch"]
-        return self._op("delete", "deletecollection", "", params, {"200": _content(_STATUS)},
+        ok = _content(_STATUS, self.response_types)
+        return self._op("delete", "deletecollection", "", params, {"200": ok},
                         body=body, scope=f"Collection{self.scope}")
 
     def subresource(self, sub: str, verbs: set[str]) -> dict[str, Schema | None]:
@@ -298,6 +322,18 @@ class _Operations:
                                     gvk=gvk), "description": f"connect {method.upper()} "
                          f"requests to {sub} of {self.res.kind}"}
                 for method in ("get", "post")}
+
+
+def operation_tag_and_prefix(group: str, version: str) -> tuple[str, str]:
+    """Upstream's GetOperationIDAndTags for `/apis/<group>/<version>`: the group without
+    `.k8s.io`, dots and dashes dropped with the next letter upper-cased (`rbac.authorization.
+    k8s.io` -> tag `rbacAuthorization_v1`, prefix `RbacAuthorizationV1`; the core group is
+    `core`)."""
+    name = group.removesuffix(".k8s.io") if group else "core"
+    words = [w for w in name.replace("-", ".").split(".") if w]
+    camel = words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])
+    version_id = version[:1].upper() + version[1:]
+    return f"{camel}_{version}", camel[:1].upper() + camel[1:] + version_id
 
 
 def _describe(action: str, suffix: str, kind: str) -> str:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 import orjson
@@ -43,9 +45,38 @@ _OAUTH2_FLOWS = {"implicit": "implicit", "password": "password", "application": 
                  "accessCode": "access_code"}
 
 
-def encode_document(document: dict[str, Any]) -> bytes:
-    """`document` (a Swagger 2.0 dict) as a serialized openapi.v2.Document."""
-    return _message("Document", document)
+#: (encodings of the last call, encodings of this call), by the identity of the value
+Memo = dict[int, tuple[Any, str, bytes]]
+_memo: ContextVar[tuple[Memo, Memo] | None] = ContextVar("openapi_v2_memo", default=None)
+
+
+def encode_document(document: dict[str, Any], reuse: Memo | None = None) -> bytes:
+    """`document` (a Swagger 2.0 dict) as a serialized openapi.v2.Document.
+
+    `reuse` keeps the encoded top-level definitions and paths between calls, keyed by the
+    identity of their (never mutated) values and left holding exactly this document's: when
+    one CRD changes, only its entries are encoded again."""
+    if reuse is None:
+        return _message("Document", document)
+    used: Memo = {}
+    token = _memo.set((reuse, used))
+    try:
+        body = _message("Document", document)
+    finally:
+        _memo.reset(token)
+    reuse.clear()
+    reuse.update(used)
+    return body
+
+
+def _memoized(key: str, value: Any, encode: Callable[[], bytes]) -> bytes:
+    memo = _memo.get()
+    if memo is None:
+        return encode()
+    hit = memo[0].get(id(value))
+    encoded = hit[2] if hit is not None and hit[0] is value and hit[1] == key else encode()
+    memo[1][id(value)] = (value, key, encoded)
+    return encoded
 
 
 def _varint(n: int) -> bytes:
@@ -84,6 +115,9 @@ def _named(message: str, value: dict[str, Any]) -> bytes:
     """A map message: (name, value) pairs of its one repeated Named* field."""
     number, named, _ = _FIELDS[message]["additional_properties"]
     value_type = _FIELDS[named]["value"][1]
+    if message == "Definitions":
+        return b"".join(_memoized(k, v, lambda k=k, v=v: _delimited(
+            number, _pair(named, value_type, k, v))) for k, v in value.items())
     return b"".join(_delimited(number, _pair(named, value_type, k, v)) for k, v in value.items())
 
 
@@ -127,7 +161,8 @@ def _entry(message: str, fields: Fields, key: str, item: Any) -> bytes:
         return _delimited(number, _pair(named, "Any", key, item))
     if message == "Paths":
         number, named, _ = fields["path"]
-        return _delimited(number, _pair(named, "PathItem", key, item))
+        return _memoized(key, item, lambda: _delimited(number, _pair(named, "PathItem", key,
+                                                                     item)))
     if message == "Responses":
         number, named, _ = fields["response_code"]
         return _delimited(number, _pair(named, "ResponseValue", key, item))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from aiohttp import web
@@ -101,29 +101,42 @@ def _row_object(obj: Obj, include: str) -> Any:
     return transform.partial_object(obj)
 
 
+class TableConvertor(Protocol):
+    """A resource's own Table printer (upstream rest.TableConvertor): custom resources print
+    their CRD's columns (apiextensions/printer.py); built-in kinds use api/tables.py."""
+
+    def column_definitions(self) -> list[dict[str, Any]]: ...
+
+    def row_cells(self, obj: Obj, now: float | None = None) -> list[Any]: ...
+
+
 def table(kind: str, objects: Iterable[Obj], md: dict[str, Any], include: str = "Metadata",
-          now: float | None = None) -> dict[str, Any]:
+          now: float | None = None, convertor: TableConvertor | None = None) -> dict[str, Any]:
     now = time.time() if now is None else now
     rows = []
     for obj in objects:
-        row: dict[str, Any] = {"cells": tables.row_cells(kind, obj, now)}
+        cells = (convertor.row_cells(obj, now) if convertor is not None
+                 else tables.row_cells(kind, obj, now))
+        row: dict[str, Any] = {"cells": cells}
         embedded = _row_object(obj, include)
         if embedded is not None:
             row["object"] = embedded
         rows.append(row)
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": md,
-            "columnDefinitions": tables.column_definitions(kind), "rows": rows}
+            "columnDefinitions": (convertor.column_definitions() if convertor is not None
+                                  else tables.column_definitions(kind)), "rows": rows}
 
 
 @lru_cache(maxsize=None)
-def table_event_encoder(kind: str, include: str = "Metadata"):
+def table_event_encoder(kind: str, include: str = "Metadata",
+                        convertor: TableConvertor | None = None):
     """A watch encoder that wraps each event's object as a one-row Table (kubectl get -w).
     One encoder per (kind, include), so the fan-out's per-encoder cache shares its output
     between every Table watcher of a resource."""
 
     def encode(event_type: str, obj: Obj) -> bytes:
         rv = (obj.get("metadata") or {}).get("resourceVersion", "")
-        body = table(kind, [obj], {"resourceVersion": rv}, include)
+        body = table(kind, [obj], {"resourceVersion": rv}, include, convertor=convertor)
         return b'{"type":"%s","object":%s}\n' % (event_type.encode(), orjson.dumps(body))
 
     return encode

@@ -105,17 +105,21 @@ class APIServer:
         self.crd_controller = CRDController(self)
 
     # -- custom resources (crd_controller.py) --------------------------------------------
-    async def serve_custom(self, strategies: list) -> None:
-        """Serve a CRD's versions now: registries, routes, discovery; the watch cache of the
-        first (all versions share the keys) starts in the background."""
+    async def serve_custom(self, strategies: list, crd: dict[str, Any] | None = None) -> None:
+        """Serve a CRD's versions now: registries, routes, discovery (versions in kube-aware
+        priority order, as upstream's CRD discovery), OpenAPI when `crd` is given; the watch
+        cache of the first (all versions share the keys) starts in the background."""
+        if crd is not None and strategies:
+            self._openapi.set_custom(crd["metadata"]["name"], crd, strategies)
         cacher = None
         for strategy in strategies:
             gvr = (strategy.group, strategy.version, strategy.resource)
             registry = Registry(strategy, self.store, prefix=self.options.etcd_prefix,
                                 leases=self._leases, gc_enabled=self.options.enable_garbage_collector)
             self.registries[gvr] = self._served[gvr] = registry
-            self._groups.setdefault(strategy.group, {}).setdefault(strategy.version, []).append(
-                strategy)
+            versions = self._groups.setdefault(strategy.group, {})
+            versions.setdefault(strategy.version, []).append(strategy)
+            self._groups[strategy.group] = discovery.sort_versions(versions)
             if cacher is None:
                 cacher = Cacher(strategy, self.store, registry.root,
                                 window=self.options.watch_cache_size)
@@ -123,7 +127,10 @@ class APIServer:
                 await cacher.start()
 
     async def unserve_custom(self, strategies: list) -> None:
-        """Stop serving a CRD's versions: its routes answer 404 and its watches end."""
+        """Stop serving a CRD's versions: its routes answer 404, its watches end, OpenAPI
+        drops it."""
+        if strategies:
+            self._openapi.remove_custom(f"{strategies[0].resource}.{strategies[0].group}")
         for strategy in strategies:
             gvr = (strategy.group, strategy.version, strategy.resource)
             self.registries.pop(gvr, None)
@@ -301,13 +308,10 @@ class APIServer:
         return await self._openapi.serve_v2(request)
 
     async def openapi_v3_index(self, request: web.Request) -> web.Response:
-        return render.json_response(self._openapi.index_bytes)
+        return render.json_response((await self._openapi.v3_view()).index)
 
     async def openapi_v3(self, request: web.Request) -> web.Response:
-        body = self._openapi.document_bytes(request.match_info["path"])
-        if body is None:
-            raise errors.not_found_path()
-        return render.json_response(body)
+        return await self._openapi.serve_v3(request, request.match_info["path"])
 
     async def root(self, request: web.Request) -> web.Response:
         paths = ["/apis", "/healthz", "/livez", "/metrics", "/openapi/v2",

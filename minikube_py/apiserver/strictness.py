@@ -86,6 +86,8 @@ def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[st
         raise errors.bad_request(
             f'fieldValidation: Unsupported value: "{mode}": supported values: "Ignore", '
             '"Strict", "Warn"')
+    if strategy.unknown_fields is not None:  # a custom resource: what pruning would drop
+        return _custom_unknown(body, strategy, mode)
     name = schema_name(strategy.group, strategy.version, strategy.kind)
     if name not in SCHEMAS or not body:
         return []
@@ -106,6 +108,19 @@ def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[st
     if mode == "Ignore":
         return []
     return [f'unknown field "{path}"' for path in unknown[:_MAX_REPORTED]]
+
+
+def _custom_unknown(body: dict[str, Any], strategy: Strategy, mode: str) -> list[str]:
+    """Upstream's fieldValidation for custom resources: the fields pruning drops are the
+    unknown ones (Strict: 400, Warn: warnings); the registry prunes them in every mode."""
+    if mode == "Ignore" or not body:
+        return []
+    assert strategy.unknown_fields is not None
+    unknown = sorted(strategy.unknown_fields(body))[:_MAX_REPORTED]  # upstream sorts them
+    messages = [f'unknown field "{path}"' for path in unknown]
+    if messages and mode == "Strict":
+        raise errors.bad_request("strict decoding error: " + ", ".join(messages))
+    return messages
 
 
 @lru_cache(maxsize=None)

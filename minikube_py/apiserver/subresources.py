@@ -18,7 +18,7 @@ from ..api.labels import selector_from_label_selector, selector_from_set
 from ..api.params import int_param
 from ..api.podutil import validate_container
 from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
-from ..registry import pods
+from ..registry import crd_scale, pods
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import kubelet_client, proxy, render, streaming
@@ -135,10 +135,27 @@ def _replicas(scale_body: Any, name: str) -> int:
     return replicas
 
 
+def _scale_views(registry: Registry) -> tuple[Any, Any, Any]:
+    """(read view, the view an update starts from, set replicas) of the resource's Scale:
+    the built-in workloads' spec.replicas, or a custom resource's CRD paths (crd_scale.py)."""
+    paths = registry.strategy.scale
+    if paths is None:
+        def set_replicas(old: Obj, replicas: int) -> Obj:
+            return dict(old, spec=dict(old.get("spec") or {}, replicas=replicas))
+
+        def view(obj: Obj) -> Obj:
+            return scale_of(obj, registry)
+        return view, view, set_replicas
+    return (lambda obj: crd_scale.get_scale(obj, paths),
+            lambda obj: crd_scale.current_scale(obj, paths),
+            lambda old, replicas: crd_scale.with_replicas(old, paths, replicas))
+
+
 async def scale(handlers: ResourceHandlers, request: web.Request, registry: Registry,
                 namespace: str, name: str, verb: str) -> web.Response:
+    view, start, set_replicas = _scale_views(registry)
     if verb == "get":
-        return render.object_response(scale_of(await registry.get(namespace, name), registry),
+        return render.object_response(view(await registry.get(namespace, name)),
                                       _output(request))
     if verb == "update":
         body = decode_json_object(await read_body(request), body_type(request))
@@ -153,7 +170,7 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
 
     def produce(old: Obj | None) -> Obj:
         assert old is not None
-        current = scale_of(old, registry)
+        current = start(old)
         if patch_type == "merge":
             desired = json_merge_patch(current, patch_doc)
         elif patch_type == "json":
@@ -162,9 +179,10 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
             desired = strategic_merge_patch(current, patch_doc, "Scale")
         else:
             desired = body
-        replicas = _replicas(desired, name)
-        new = dict(old)
-        new["spec"] = dict(old.get("spec") or {}, replicas=replicas)
+        if isinstance(desired, dict) and (desired.get("spec") or {}).get(
+                "replicas") == crd_scale.UNSET:
+            set_replicas(old, crd_scale.UNSET)  # raises: the write left the field unset
+        new = set_replicas(old, _replicas(desired, name))
         new["metadata"] = dict(old["metadata"])
         rv = (desired.get("metadata") or {}).get("resourceVersion")
         if rv:
@@ -174,7 +192,7 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
         return new
 
     obj, _ = await registry.update(namespace, name, produce)
-    return render.object_response(scale_of(obj, registry), _output(request))
+    return render.object_response(view(obj), _output(request))
 
 
 # -- log -------------------------------------------------------------------------------

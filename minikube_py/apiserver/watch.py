@@ -46,7 +46,8 @@ _LIVENESS_CHECK = 5.0
 
 def _encoder(registry: Registry, output: Output | Partial, include: str):
     if output is Output.TABLE:
-        return render.table_event_encoder(registry.strategy.kind, include)
+        return render.table_event_encoder(registry.strategy.kind, include,
+                                          registry.strategy.table_convertor)
     if base_format(output) is Output.YAML:
         raise errors.not_acceptable("application/yaml (watch streams are JSON)")
     if isinstance(output, Partial):  # client-go's metadata informers

@@ -9,15 +9,31 @@ cost limits). One public face for every user: CRD `x-kubernetes-validations`
 """
 
 from .program import (
-                      PER_CALL_LIMIT,
-                      RUNTIME_BUDGET,
-                      CompileError,
-                      CostLimitExceeded,
-                      EvaluationError,
-                      Program,
-                      compile,
-                      largest,
+    PER_CALL_LIMIT,
+    RUNTIME_BUDGET,
+    UPSTREAM_RUNTIME_BUDGET,
+    Bindings,
+    CompileError,
+    CostLimitExceeded,
+    EvaluationError,
+    Program,
+    activation_sizes,
+    compile,
+    largest,
+    sizes,
 )
 
-__all__ = ["PER_CALL_LIMIT", "RUNTIME_BUDGET", "CompileError", "CostLimitExceeded",
-           "EvaluationError", "Program", "compile", "largest"]
+__all__ = [
+    "PER_CALL_LIMIT",
+    "RUNTIME_BUDGET",
+    "UPSTREAM_RUNTIME_BUDGET",
+    "Bindings",
+    "CompileError",
+    "CostLimitExceeded",
+    "EvaluationError",
+    "Program",
+    "activation_sizes",
+    "compile",
+    "largest",
+    "sizes",
+]

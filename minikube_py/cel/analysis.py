@@ -7,13 +7,16 @@ cost estimate from the sizes of the inputs). The evaluator we run (cel-rust, see
 resolves names only when it runs, and cannot be interrupted once it has started, so both
 questions are answered here, on the parse tree of cel-python's (celpy's) Lark grammar.
 
-Cost model: every node costs 1; a call of a function costs 1 + N (Kubernetes' library
-functions and the string functions are linear in their input); the body of a comprehension
-macro (`all`, `exists`, `exists_one`, `map`, `filter`) runs once per element, so its cost is
-multiplied by N. The result is a polynomial in N, the size of the largest list, map or string
-the expression can see; `Analysis.cost(n)` evaluates it. Upstream's estimator is finer (it
-tracks each value's own size), ours is an upper bound of the same shape: a rule nesting two
-comprehensions over an unbounded list is refused the same way.
+Cost model: every operation costs 1; the body of a comprehension macro (`all`, `exists`,
+`exists_one`, `map`, `filter`) runs once per element, so its cost is multiplied by C, the size
+of the largest list or map; a function that walks a string (`matches`, `contains`,
+`lowerAscii`, ...) costs S, a tenth of the length of the longest string (upstream's
+StringTraversalCostFactor), and one that walks a list
+(`sum`, `isSorted`, `in`, ...) costs C. The result is a polynomial in C and S
+(`terms[(i, j)]` multiplies C**i * S**j); `Analysis.cost(c, s)` evaluates it. Upstream's
+estimator is finer (it tracks each value's own size), ours is an upper bound of the same
+shape: a rule nesting two comprehensions over an unbounded list is refused the same way, a
+string function inside one comprehension is C*S, not C**2.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from typing import Any
 from celpy import celparser
 from celpy.evaluation import celstr
 from lark import Token, Tree
+
+#: upstream's StringTraversalCostFactor is 0.1: walking ten characters costs one unit
+STRING_TRAVERSAL_DIVISOR = 10
 
 #: the comprehension macros; `has` is the other macro (a presence test, not a call)
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
@@ -42,22 +48,42 @@ class Reference:
 
 @dataclass
 class Analysis:
-    """The result of one parse: free variables, called functions, literal regexes and the
-    cost polynomial's coefficients (`coefficients[k]` multiplies N**k)."""
+    """The result of one parse: free variables, called functions, literal regexes, the cost
+    polynomial's terms, and the field paths each variable is read through (`paths["self"]`
+    holding `("spec", "replicas")` for `self.spec.replicas`; `()` when the variable is used
+    whole: compared, iterated, passed to a function)."""
 
     variables: list[Reference] = field(default_factory=list)
+    paths: dict[str, set[tuple[str, ...]]] = field(default_factory=dict)
     functions: list[Reference] = field(default_factory=list)
     regexes: list[tuple[str, int, int]] = field(default_factory=list)
-    coefficients: list[int] = field(default_factory=lambda: [0])
+    terms: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    @functools.cached_property
+    def constant(self) -> bool:
+        """True when the cost does not depend on the input's sizes (read on every
+        evaluation: computed once)."""
+        return all(key == (0, 0) for key in self.terms)
+
+    @functools.cached_property
+    def _term_list(self) -> tuple[tuple[int, int, int], ...]:
+        return tuple((n, i, j) for (i, j), n in self.terms.items())
 
     @property
-    def degree(self) -> int:
-        return len(self.coefficients) - 1
+    def nesting(self) -> int:
+        """The highest power of C: how deeply comprehensions (and list walks) nest."""
+        return max((c for c, _ in self.terms), default=0)
 
-    def cost(self, n: int) -> int:
-        """The cost bound for inputs no larger than `n` elements or characters."""
-        n = max(int(n), 1)
-        return sum(c * n ** k for k, c in enumerate(self.coefficients))
+    def cost(self, collections: int, strings: int | None = None) -> int:
+        """The cost bound for lists/maps of at most `collections` elements and strings of at
+        most `strings` characters (default: the same number)."""
+        c = max(int(collections), 1)
+        s = c if strings is None else max(int(strings), 1)
+        s = -(-s // STRING_TRAVERSAL_DIVISOR)  # upstream: 0.1 per character walked
+        total = 0
+        for n, i, j in self._term_list:
+            total += n * c ** i * s ** j
+        return total
 
 
 class SyntaxProblem(ValueError):
@@ -84,16 +110,24 @@ def analyze(expression: str) -> Analysis:
     except RecursionError:
         raise SyntaxProblem("expression nests too deeply", 1, 1) from None
     out = Analysis()
-    _walk(tree, frozenset(), 0, out)
-    while len(out.coefficients) > 1 and out.coefficients[-1] == 0:
-        out.coefficients.pop()
+    _walk(tree, frozenset(), (0, 0), out)
     return out
 
 
-def _charge(out: Analysis, depth: int, amount: int) -> None:
-    while len(out.coefficients) <= depth:
-        out.coefficients.append(0)
-    out.coefficients[depth] += amount
+Depth = tuple[int, int]  # (powers of C, powers of S) of the context a node runs in
+
+
+def _charge(out: Analysis, depth: Depth, amount: int) -> None:
+    if amount:
+        out.terms[depth] = out.terms.get(depth, 0) + amount
+
+
+def _times_c(depth: Depth) -> Depth:
+    return depth[0] + 1, depth[1]
+
+
+def _times_s(depth: Depth) -> Depth:
+    return depth[0], depth[1] + 1
 
 
 def _pos(tree: Tree) -> tuple[int, int]:
@@ -113,6 +147,23 @@ def _ident_of(tree: Any) -> str | None:
     return None
 
 
+def _field_chain(tree: Tree) -> tuple[str, ...] | None:
+    """`("self", "spec", "replicas")` for the selection `self.spec.replicas`, else None."""
+    names: list[str] = []
+    while isinstance(tree, Tree):
+        if tree.data == "member_dot":
+            names.append(str(tree.children[1]))
+            tree = tree.children[0]
+        elif tree.data == "ident":
+            names.append(str(tree.children[0]))
+            return tuple(reversed(names))
+        elif len(tree.children) == 1:
+            tree = tree.children[0]
+        else:
+            return None
+    return None
+
+
 def _args(tree: Tree) -> list[Any]:
     for child in tree.children:
         if isinstance(child, Tree) and child.data == "exprlist":
@@ -120,7 +171,7 @@ def _args(tree: Tree) -> list[Any]:
     return []
 
 
-def _walk(tree: Any, bound: frozenset[str], depth: int, out: Analysis) -> None:
+def _walk(tree: Any, bound: frozenset[str], depth: Depth, out: Analysis) -> None:
     if not isinstance(tree, Tree):
         return
     kind = tree.data
@@ -129,8 +180,16 @@ def _walk(tree: Any, bound: frozenset[str], depth: int, out: Analysis) -> None:
         name = str(tree.children[0])
         if name not in bound:
             out.variables.append(Reference(name, line, column))
+            out.paths.setdefault(name, set()).add(())
         _charge(out, depth, 1)
         return
+    if kind == "member_dot":
+        chain = _field_chain(tree)
+        if chain is not None and chain[0] not in bound:
+            out.variables.append(Reference(chain[0], line, column))
+            out.paths.setdefault(chain[0], set()).add(chain[1:])
+            _charge(out, depth, len(chain))
+            return
     if kind == "member_dot_arg":
         target, name = tree.children[0], str(tree.children[1])
         args = _args(tree)
@@ -139,7 +198,7 @@ def _walk(tree: Any, bound: frozenset[str], depth: int, out: Analysis) -> None:
             inner = bound | {str(_ident_of(args[0]))}
             _charge(out, depth, 1)
             for body in args[1:]:
-                _walk(body, inner, depth + 1, out)
+                _walk(body, inner, _times_c(depth), out)
             return
         namespace = _ident_of(target)
         if namespace is not None and namespace not in bound and namespace in _NAMESPACES:
@@ -164,15 +223,22 @@ def _walk(tree: Any, bound: frozenset[str], depth: int, out: Analysis) -> None:
         _charge(out, depth, 1)
         return
     _charge(out, depth, 1 if kind in _OPERATORS or len(tree.children) > 1 else 0)
+    if kind == "relation_in":
+        _charge(out, _times_c(depth), 1)
     for child in tree.children:
         if isinstance(child, Tree):
             _walk(child, bound, depth, out)
 
 
-def _call(name: str, args: list[Any], bound: frozenset[str], depth: int, out: Analysis) -> None:
-    """A function call: 1 + N (linear in its input), then its arguments."""
+def _call(name: str, args: list[Any], bound: frozenset[str], depth: Depth,
+          out: Analysis) -> None:
+    """A function call: 1, plus S for a string walk and C for a list walk, then its
+    arguments."""
     _charge(out, depth, 1)
-    _charge(out, depth + 1, 1)
+    if name in LIST_LINEAR:
+        _charge(out, _times_c(depth), 1)
+    if name not in CONSTANT_TIME:
+        _charge(out, _times_s(depth), 1)
     if name in ("matches", "find", "findAll") and args:
         literal = _string_literal(args[-1])
         if literal is not None:
@@ -198,6 +264,20 @@ def _string_literal(tree: Any) -> str | None:
         tree = tree.children[0]
     return None
 
+
+#: functions that walk a list (or map) argument: C per call
+LIST_LINEAR = frozenset({"isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "join",
+                         "sets.contains", "sets.equivalent", "sets.intersects"})
+#: functions whose cost does not depend on a string's length (all others: S per call)
+CONSTANT_TIME = frozenset({"size", "isSorted", "sum", "min", "max", "sets.contains",
+                           "sets.equivalent", "sets.intersects", "dyn", "type", "bool",
+                           "getScheme", "getHost", "getHostname", "getPort", "sign",
+                           "isGreaterThan", "isLessThan", "compareTo", "add", "sub",
+                           "isInteger", "asInteger", "asApproximateFloat", "hasValue",
+                           "value", "orValue", "optional.of", "optional.none", "getDate",
+                           "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear",
+                           "getHours", "getMilliseconds", "getMinutes", "getMonth",
+                           "getSeconds"})
 
 #: namespaced function families (`strings.quote(x)`, `math.greatest(a, b)`, `sets.contains`)
 _NAMESPACES = frozenset({"strings", "math", "sets", "base64", "lists", "optional"})

@@ -8,6 +8,7 @@ written — so they ask the server instead of keeping a list.
 
 from __future__ import annotations
 
+import time
 from typing import Any, NamedTuple
 
 from ..client import Client
@@ -53,3 +54,49 @@ def with_verbs(resources: list[APIResource], *verbs: str,
     need = frozenset(verbs)
     return [r for r in resources if need <= r.verbs
             and (namespaced is None or r.resource.namespaced == namespaced)]
+
+
+class DiscoveredResources:
+    """The server's resources by (group, plural) and by (apiVersion, kind), from discovery.
+
+    Upstream's controllers map kinds through a deferred discovery RESTMapper that re-reads
+    discovery when asked about something it does not know: a CRD created after the
+    controller started is found on first use. Here the same, with a floor on how often a miss
+    may re-read (`min_interval` seconds), so a quota naming a resource that does not exist
+    cannot turn every sync into a round of discovery requests."""
+
+    def __init__(self, client: Client, min_interval: float = 1.0) -> None:
+        self._client = client
+        self.min_interval = min_interval
+        self._read_at: float | None = None
+        self.resources: list[APIResource] = []
+        self._by_plural: dict[tuple[str, str], Resource] = {}
+        self._by_kind: dict[tuple[str, str], Resource] = {}
+
+    async def refresh(self) -> list[APIResource]:
+        """Read discovery now (upstream's mapper Reset)."""
+        self._read_at = time.monotonic()
+        self.resources = await server_preferred_resources(self._client)
+        self._by_plural = {(r.resource.group, r.resource.plural): r.resource
+                           for r in self.resources}
+        self._by_kind = {(r.resource.api_version, r.resource.kind): r.resource
+                         for r in self.resources}
+        return self.resources
+
+    async def _refresh_on_miss(self) -> bool:
+        if self._read_at is not None and time.monotonic() - self._read_at < self.min_interval:
+            return False
+        await self.refresh()
+        return True
+
+    async def by_plural(self, group: str, plural: str) -> Resource | None:
+        found = self._by_plural.get((group, plural))
+        if found is None and await self._refresh_on_miss():
+            found = self._by_plural.get((group, plural))
+        return found
+
+    async def by_kind(self, api_version: str, kind: str) -> Resource | None:
+        found = self._by_kind.get((api_version, kind))
+        if found is None and await self._refresh_on_miss():
+            found = self._by_kind.get((api_version, kind))
+        return found

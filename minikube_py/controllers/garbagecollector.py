@@ -19,19 +19,27 @@ removes it at once and leaves the dependents to us. Here:
   ends, as upstream's attemptToDeleteItem breaks cycles;
 - `orphan`: the owner's references are removed from its dependents, then the finalizer.
 Both kinds of work share one queue, keyed `delete:<uid>` and `orphan:<uid>`.
+
+Which resources are watched: the built-ins in MONITORED through the shared informers, and
+every other resource discovery lists as deletable (list, watch, delete) — custom resources —
+through informers of the collector's own, resynced every `discovery_period` seconds as
+upstream's GarbageCollector.Sync (every 30 s) re-reads discovery and starts and stops
+monitors: a ConfigMap owned by a custom resource goes with it, and so does a custom resource
+owned by a Deployment.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
-import time
 from typing import Any, Callable
 
 from ..api.errors import StatusError
 from ..client import resources as known
+from ..client.cache.informer import Informer
 from ..client.resources import Resource
 from .base import Controller, ControllerContext
-from .discovery import server_preferred_resources
+from .discovery import DiscoveredResources, with_verbs
 from .gc_graph import (
     FOREGROUND,
     ORPHAN,
@@ -52,13 +60,16 @@ Obj = dict[str, Any]
 MONITORED = (known.PODS, known.REPLICATION_CONTROLLERS, known.REPLICASETS, known.DEPLOYMENTS,
              known.SERVICES, known.ENDPOINTS, known.CONFIGMAPS, known.SECRETS,
              known.SERVICEACCOUNTS)
+#: what upstream's collector never monitors (its ignoredResources)
+IGNORED = frozenset({("", "events"), ("events.k8s.io", "events")})
 ABSENT_CACHE_SIZE = 500
-DISCOVERY_REFRESH = 30.0
 CONFLICT_RETRIES = 5
 
 
 class GarbageCollector(Controller):
     name = "garbagecollector"
+    #: seconds between discovery resyncs (upstream: the 30 s period of GarbageCollector.Sync)
+    discovery_period = 30.0
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
@@ -69,13 +80,49 @@ class GarbageCollector(Controller):
         self.absent: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._kinds: dict[tuple[str, str], Resource] = {
             (r.api_version, r.kind): r for r in vars(known).values() if isinstance(r, Resource)}
-        self._discovered_at = 0.0
+        self._built_in = {(r.group, r.plural) for r in self._kinds.values()}
+        self.discovery = DiscoveredResources(self.client)
+        #: the collector's own monitors of resources found by discovery
+        self.monitors: dict[Resource, Informer] = {}
         for resource in MONITORED:
-            informer = ctx.informers.informer(resource)
-            informer.add_event_handler(
-                on_add=lambda obj: self._apply(self.graph.upsert(obj)),
-                on_update=lambda old, new: self._apply(self.graph.upsert(new, old)),
-                on_delete=lambda obj: self._apply(self.graph.remove(obj)))
+            self._watch(ctx.informers.informer(resource))
+
+    def _watch(self, informer: Informer) -> None:
+        informer.add_event_handler(
+            on_add=lambda obj: self._apply(self.graph.upsert(obj)),
+            on_update=lambda old, new: self._apply(self.graph.upsert(new, old)),
+            on_delete=lambda obj: self._apply(self.graph.remove(obj)))
+
+    async def background(self) -> None:
+        """Resync the monitors with discovery now and every `discovery_period` seconds."""
+        try:
+            while True:
+                try:
+                    await self.resync_monitors()
+                except (StatusError, OSError) as exc:  # discovery failed: try next period
+                    self.log.warning("discovery resync failed", error=str(exc))
+                await asyncio.sleep(self.discovery_period)
+        finally:
+            await asyncio.gather(*(i.stop() for i in self.monitors.values()),
+                                 return_exceptions=True)
+
+    async def resync_monitors(self) -> None:
+        """upstream resyncMonitors: a monitor for every deletable resource that is not
+        monitored yet; a resource that went away (its CRD deleted) loses its monitor."""
+        deletable = with_verbs(await self.discovery.refresh(), "list", "watch", "delete")
+        wanted = {r.resource for r in deletable
+                  if (r.resource.group, r.resource.plural) not in self._built_in | IGNORED}
+        for resource in wanted - set(self.monitors):
+            informer = Informer(self.client, resource)
+            self._watch(informer)
+            self.monitors[resource] = informer
+            informer.start()
+            self.log.info("monitoring", resource=f"{resource.plural}.{resource.group}",
+                          version=resource.version)
+        for resource in set(self.monitors) - wanted:
+            await self.monitors.pop(resource).stop()
+            self.log.info("stopped monitoring",
+                          resource=f"{resource.plural}.{resource.group}")
 
     def _apply(self, changes: Changes) -> None:
         for uid in changes.attempt_to_delete:
@@ -97,12 +144,8 @@ class GarbageCollector(Controller):
     async def resource_for(self, api_version: str, kind: str) -> Resource | None:
         """upstream RESTMapper: the resource of a kind, from discovery when not known yet."""
         resource = self._kinds.get((api_version, kind))
-        if resource is None and time.monotonic() - self._discovered_at > DISCOVERY_REFRESH:
-            self._discovered_at = time.monotonic()
-            for found in await server_preferred_resources(self.client):
-                self._kinds.setdefault((found.resource.api_version, found.resource.kind),
-                                       found.resource)
-            resource = self._kinds.get((api_version, kind))
+        if resource is None:
+            resource = await self.discovery.by_kind(api_version, kind)
         return resource
 
     async def _get(self, identity: Identity) -> tuple[Resource | None, Obj | None]:

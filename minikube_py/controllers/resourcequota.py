@@ -11,7 +11,8 @@ write and never gives back what an update frees (upstream does the same), and us
 when a charged write then fails. Recalculating from the objects themselves is what makes
 `status.used` true again. The cost model is api/quota.py, shared with the plugin. Pods and
 services are counted from the shared informer caches the controller watches anyway (as
-upstream's listers); other counted resources are listed through the API.
+upstream's listers); other counted resources are listed through the API, custom resources
+found through discovery (upstream's generic object-count evaluator over a dynamic lister).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..client.cache.store import NAMESPACE_INDEX
 from ..client.resources import PODS, RESOURCE_QUOTAS, SERVICES, Resource
 from .base import Controller, ControllerContext, enqueue_key, split_key
 from .controller_utils import NAMESPACE_INDEXERS
+from .discovery import DiscoveredResources
 
 Obj = dict[str, Any]
 
@@ -55,6 +57,8 @@ class ResourceQuotaController(Controller):
                                    on_delete=self._namespace_changed)
         #: resources counted from the shared caches; anything else a quota counts is listed
         self.cached = {("", "pods"): pods, ("", "services"): services}
+        #: what the client does not know (custom resources: `count/widgets.example.com`)
+        self.discovered = DiscoveredResources(self.client)
 
     def _quota_updated(self, old: Obj, new: Obj) -> None:
         if (old.get("spec") != new.get("spec")
@@ -107,8 +111,14 @@ class ResourceQuotaController(Controller):
             informer = self.cached.get((group, plural))
             if informer is not None:
                 objects = informer.indexer.by_index(NAMESPACE_INDEX, namespace)
-            elif (resource := _RESOURCES.get((group, plural))) is not None:
-                objects = (await self.client.list(resource, namespace)).get("items") or []
+            elif (resource := _RESOURCES.get((group, plural))
+                  or await self.discovered.by_plural(group, plural)) is not None:
+                try:
+                    objects = (await self.client.list(resource, namespace)).get("items") or []
+                except StatusError as exc:
+                    if exc.code != 404:
+                        raise
+                    objects = []  # its CRD went away since discovery was read
             else:
                 continue  # a count/ of something this server does not serve counts 0
             qu.tally(quota, group, plural, objects, used)

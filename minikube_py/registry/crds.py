@@ -17,15 +17,22 @@ from typing import Any
 from .. import offload
 from ..api import errors, meta
 from ..api.naming import is_dns1035_label, is_dns1123_subdomain
-from ..api.validation import CLUSTER_SCOPED
+from ..api.validation import CLUSTER_SCOPED, CUSTOM_RESOURCE, CUSTOM_RESOURCE_CLUSTER
+from ..apiextensions import cel_crd_checks, cel_validation
 from ..apiextensions.cache import schema_for
-from ..apiextensions.schema import Node, prune_and_default, validate
-from .strategy import Obj, Strategy, SubresourceSpec
+from ..apiextensions.jsonpath import JSONPath, JSONPathError, parse
+from ..apiextensions.listtypes import apply_struct
+from ..apiextensions.printer import CustomResourceTable
+from ..apiextensions.schema import Node, prune_and_default, unknown_fields, validate
+from .crd_scale import ScalePaths, scale_errors
+from .strategy import ALL_BUT_METADATA, Obj, Strategy, SubresourceSpec, field_text
 
 GROUP = "apiextensions.k8s.io"
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 _SCOPES = ("Cluster", "Namespaced")
 _STATUS = SubresourceSpec("status", ("get", "patch", "update"))
+_SCALE = SubresourceSpec("scale", ("get", "patch", "update"), kind="Scale",
+                         group="autoscaling", version="v1")
 
 
 def _names(spec: dict[str, Any]) -> dict[str, Any]:
@@ -90,6 +97,7 @@ def validate_crd(crd: Obj) -> list[errors.FieldError]:
                                        "may have mixed case, but should otherwise match: "
                                        "[a-z]([-a-z0-9]*[a-z0-9])?"))
     errs += _validate_versions(spec.get("versions"))
+    errs += cel_crd_checks.version_errors(spec.get("versions"))
     return errs
 
 
@@ -110,6 +118,8 @@ def _validate_versions(versions: Any) -> list[errors.FieldError]:
             errs.append(errors.duplicate(f"{path}.name", name))
         else:
             seen.add(name)
+        if isinstance(version, dict):
+            errs += _validate_serving(version, path)
     storage = [v for v in versions if isinstance(v, dict) and v.get("storage") is True]
     if len(storage) != 1:
         errs.append(errors.invalid("spec.versions", versions,
@@ -117,6 +127,85 @@ def _validate_versions(versions: Any) -> list[errors.FieldError]:
     if not any(isinstance(v, dict) and v.get("served") for v in versions):
         errs.append(errors.invalid("spec.versions", versions, "must have at least one version "
                                                               "marked as served"))
+    return errs
+
+
+_COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
+_COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64", "password")
+_MAX_SELECTABLE = 8
+
+
+def _simple_json_path(value: Any, path: str) -> list[errors.FieldError]:
+    """Upstream validateSimpleJSONPath."""
+    if not isinstance(value, str) or not value:
+        return [errors.invalid(path, value if isinstance(value, str) else "", "must not be empty")]
+    if not value.startswith("."):
+        return [errors.invalid(path, value, "must be a simple json path starting with .")]
+    return []
+
+
+def _validate_serving(version: dict[str, Any], path: str) -> list[errors.FieldError]:
+    """What one version declares about how it is served (upstream
+    ValidateCustomResourceColumnDefinition, ValidateCustomResourceDefinitionSubresources'
+    scale paths and the selectableFields rules)."""
+    errs: list[errors.FieldError] = []
+    for j, col in enumerate(version.get("additionalPrinterColumns") or ()):
+        where = f"{path}.additionalPrinterColumns[{j}]"
+        col = col if isinstance(col, dict) else {}
+        if not col.get("name"):
+            errs.append(errors.required(f"{where}.name", ""))
+        kinds = ",".join(_COLUMN_TYPES)
+        if not col.get("type"):
+            errs.append(errors.required(f"{where}.type", f"must be one of {kinds}"))
+        elif col["type"] not in _COLUMN_TYPES:
+            errs.append(errors.invalid(f"{where}.type", col["type"], f"must be one of {kinds}"))
+        if col.get("format") and col["format"] not in _COLUMN_FORMATS:
+            errs.append(errors.invalid(f"{where}.format", col["format"],
+                                       f"must be one of {','.join(_COLUMN_FORMATS)}"))
+        if not col.get("jsonPath"):
+            errs.append(errors.required(f"{where}.JSONPath", ""))
+        else:
+            bad = _simple_json_path(col["jsonPath"], f"{where}.jsonPath")
+            errs += bad
+            if not bad:
+                try:
+                    parse(col["jsonPath"])
+                except JSONPathError:
+                    errs.append(errors.invalid(f"{where}.jsonPath", col["jsonPath"],
+                                               "must be a valid JSON path"))
+    scale = (version.get("subresources") or {}).get("scale")
+    if isinstance(scale, dict):
+        where = f"{path}.subresources.scale"
+        for key, under, message in (
+                ("specReplicasPath", (".spec.",), "should be a json path under .spec"),
+                ("statusReplicasPath", (".status.",), "should be a json path under .status"),
+                ("labelSelectorPath", (".spec.", ".status."),
+                 "should be a json path under either .spec or .status")):
+            value = scale.get(key)
+            if not value:
+                if key != "labelSelectorPath":
+                    errs.append(errors.required(f"{where}.{key}", ""))
+                continue
+            bad = _simple_json_path(value, f"{where}.{key}")
+            if not bad and not str(value).startswith(under):
+                bad = [errors.invalid(f"{where}.{key}", value, message)]
+            errs += bad
+    selectable = version.get("selectableFields") or ()
+    seen: set[str] = set()
+    for j, field in enumerate(selectable):
+        where = f"{path}.selectableFields[{j}].jsonPath"
+        value = field.get("jsonPath") if isinstance(field, dict) else None
+        if not value:
+            errs.append(errors.required(where, ""))
+            continue
+        errs += _simple_json_path(value, where)
+        if value in seen:
+            errs.append(errors.duplicate(where, value))
+        seen.add(value)
+    if len(selectable) > _MAX_SELECTABLE:
+        errs.append(errors.FieldError(errors.FieldErrorType.TOO_MANY, f"{path}.selectableFields",
+                                      f"{len(selectable)}: must have at most {_MAX_SELECTABLE} "
+                                      "items"))
     return errs
 
 
@@ -210,51 +299,133 @@ def claimed_names(crd: Obj) -> list[str]:
 
 def strategies_for(crd: Obj) -> list[Strategy]:
     """One Strategy per served version: keys `/registry/<group>/<plural>/...` (all versions share
-    them: conversion None), `status` when the version declares it."""
+    them: conversion None), `status` and `scale` when the version declares them, its printer
+    columns, selectable fields and list types (upstream crdHandler.getOrCreateServingInfoFor)."""
     spec = crd["spec"]
     names = _names(spec)
     out = []
     for version in spec.get("versions") or ():
         if not version.get("served"):
             continue
-        has_status = "status" in (version.get("subresources") or {})
-        namespaced = spec.get("scope") == "Namespaced"
-        schema = schema_for(crd, version)
-        out.append(Strategy(
-            group=spec["group"], version=version["name"], resource=names["plural"],
-            kind=names["kind"], namespaced=namespaced,
-            key_root=f"{spec['group']}/{names['plural']}",
-            short_names=tuple(names.get("shortNames") or ()),
-            categories=tuple(names.get("categories") or ()),
-            subresources=(_STATUS,) if has_status else (), has_status=has_status,
-            singular=names.get("singular", ""), custom=True,
-            validation="custom-resource" if namespaced else CLUSTER_SCOPED,
-            prepare_create=_schema_create(schema, names["kind"], spec["group"]),
-            prepare_update=_schema_update(schema, names["kind"], spec["group"]),
-        ))
+        out.append(_version_strategy(crd, spec, names, version))
     return out
 
 
-def _schema_errors(schema: Node, obj: Obj) -> list[errors.FieldError]:
-    """Upstream's order on a write: prune unknown fields, apply defaults, validate."""
-    prune_and_default(obj, schema)
-    return validate(obj, schema)
+def _version_strategy(crd: Obj, spec: dict[str, Any], names: dict[str, Any],
+                      version: dict[str, Any]) -> Strategy:
+    subresources = version.get("subresources") or {}
+    has_status = "status" in subresources
+    scale = ScalePaths.from_crd(subresources.get("scale"))
+    namespaced = spec.get("scope") == "Namespaced"
+    schema = schema_for(crd, version)
+    raw_schema = (version.get("schema") or {}).get("openAPIV3Schema")
+    selectable = _selectable_paths(version)
+    rules = _Rules(schema, names["kind"], spec["group"], has_status, scale)
+    return Strategy(
+        group=spec["group"], version=version["name"], resource=names["plural"],
+        kind=names["kind"], namespaced=namespaced,
+        key_root=f"{spec['group']}/{names['plural']}",
+        short_names=tuple(names.get("shortNames") or ()),
+        categories=tuple(names.get("categories") or ()),
+        subresources=(_STATUS,) * has_status + (_SCALE,) * (scale is not None),
+        has_status=has_status, spec_fields=ALL_BUT_METADATA,
+        singular=names.get("singular", ""), custom=True,
+        validation=CUSTOM_RESOURCE if namespaced else CUSTOM_RESOURCE_CLUSTER,
+        selectable_fields=tuple(selectable), field_attrs=_field_attrs(selectable),
+        prepare_create=_schema_create(rules),
+        prepare_update=_schema_update(rules),
+        prepare_status=_schema_status(rules),
+        table_convertor=CustomResourceTable(version.get("additionalPrinterColumns")),
+        apply_struct=apply_struct(raw_schema),
+        unknown_fields=lambda obj: unknown_fields(obj, schema),
+        scale=scale,
+    )
 
 
-def _schema_create(schema: Node, kind: str, group: str) -> Any:
-    """The custom resource's create hook: its version's structural schema (a walk on the
-    worker: a big object would hold the event loop)."""
-    async def prepare_create(registry: Any, obj: Obj) -> None:
-        errs = await offload.run(_schema_errors, schema, obj)
+def _selectable_paths(version: dict[str, Any]) -> dict[str, JSONPath]:
+    """spec.versions[].selectableFields: the field-selector label (the jsonPath without its
+    leading dot) and the path it reads."""
+    out: dict[str, JSONPath] = {}
+    for field in version.get("selectableFields") or ():
+        path = field.get("jsonPath") if isinstance(field, dict) else None
+        if isinstance(path, str) and path.startswith("."):
+            try:
+                out[path[1:]] = parse(path)
+            except JSONPathError:
+                continue
+    return out
+
+
+def _field_attrs(selectable: dict[str, JSONPath]) -> Any:
+    """Upstream customresource strategy's GetAttrs with selectableFieldSet: metadata.name and
+    metadata.namespace, then each selectable field's value as text ("" when absent)."""
+    def attrs(obj: Obj) -> dict[str, str]:
+        md = obj.get("metadata") or {}
+        out = {"metadata.name": md.get("name", ""), "metadata.namespace": md.get("namespace", "")}
+        for label, path in selectable.items():
+            found = path.find(obj)
+            value = found[0] if len(found) == 1 else None
+            out[label] = "" if isinstance(value, (dict, list)) else field_text(value)
+        return out
+    return attrs
+
+
+class _Rules:
+    """What one CRD version checks on a write (upstream customResourceStrategy +
+    customResourceValidator): its structural schema, and its scale paths."""
+
+    def __init__(self, schema: Node, kind: str, group: str, has_status: bool,
+                 scale: ScalePaths | None) -> None:
+        self.schema, self.kind, self.group = schema, kind, group
+        self.has_status, self.scale = has_status, scale
+
+    def errors(self, obj: Obj, old: Obj | None = None,
+               status: bool = False) -> list[errors.FieldError]:
+        """Upstream's order on a write: prune unknown fields, apply defaults, validate, CEL
+        rules (`old`: the stored object on an update), and the scale paths
+        (ValidateScaleSpec on the main resource, ValidateScaleStatus on /status)."""
+        errs = _schema_errors(self.schema, obj, old)
+        if self.scale is not None:
+            errs += scale_errors(obj, self.scale, status)
+        return errs
+
+    def raise_invalid(self, obj: Obj, errs: list[errors.FieldError]) -> None:
         if errs:
-            raise errors.invalid_object(kind, obj["metadata"].get("name", ""), errs, group)
+            md = obj.get("metadata") or {}
+            raise errors.invalid_object(self.kind, md.get("name") or md.get("generateName", ""),
+                                        errs, self.group)
+
+
+def _schema_errors(schema: Node, obj: Obj, old: Obj | None = None) -> list[errors.FieldError]:
+    """Upstream's order on a write: prune unknown fields, apply defaults, validate, then the
+    x-kubernetes-validations rules (`old`: the stored object on an update)."""
+    prune_and_default(obj, schema)
+    errs = validate(obj, schema)
+    return errs + cel_validation.validate(obj, old, schema, errs)
+
+
+def _schema_create(rules: _Rules) -> Any:
+    """The custom resource's create hook (upstream PrepareForCreate + Validate): status is
+    dropped when the status subresource owns it, then its version's structural schema (a
+    walk on the worker: a big object would hold the event loop)."""
+    async def prepare_create(registry: Any, obj: Obj) -> None:
+        if rules.has_status:
+            obj.pop("status", None)
+        rules.raise_invalid(obj, await offload.run(rules.errors, obj))
     return prepare_create
 
 
-def _schema_update(schema: Node, kind: str, group: str) -> Any:
-    """The same schema on every main-resource update and patch."""
+def _schema_update(rules: _Rules) -> Any:
+    """The same schema on every main-resource update and patch (status and generation were
+    handled by the generic registry: ALL_BUT_METADATA, has_status)."""
     async def prepare_update(registry: Any, new: Obj, old: Obj) -> None:
-        errs = await offload.run(_schema_errors, schema, new)
-        if errs:
-            raise errors.invalid_object(kind, new["metadata"].get("name", ""), errs, group)
+        rules.raise_invalid(new, await offload.run(rules.errors, new, old))
     return prepare_update
+
+
+def _schema_status(rules: _Rules) -> Any:
+    """A /status write: the whole object is pruned, defaulted and validated again, as
+    upstream statusStrategy.ValidateUpdate (ValidateStatusUpdate) does."""
+    async def prepare_status(registry: Any, new: Obj, old: Obj) -> None:
+        rules.raise_invalid(new, await offload.run(rules.errors, new, old, True))
+    return prepare_status

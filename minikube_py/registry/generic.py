@@ -50,7 +50,7 @@ from ..storage import (
 from .. import offload
 from . import codec
 from .errors import interpret
-from .strategy import Obj, Strategy
+from .strategy import ALL_BUT_METADATA, Obj, Strategy
 
 if TYPE_CHECKING:
     from .leases import LeaseManager
@@ -381,6 +381,8 @@ class Registry:
             body = self.stored(body)
             if subresource == "status":
                 new = await offload.run(self._status_update, old, body, kv.mod_revision)
+                if strategy.prepare_status is not None:
+                    await strategy.prepare_status(self, new, old)
                 errs = await offload.run(validate_status_update, strategy.kind, new, old)
             elif subresource in strategy.subresource_updates:
                 new = strategy.subresource_updates[subresource](old, body)
@@ -459,7 +461,7 @@ class Registry:
                 new["status"] = old["status"]
             else:
                 new.pop("status", None)
-        if strategy.spec_fields and any(new.get(f) != old.get(f) for f in strategy.spec_fields):
+        if strategy.spec_fields and _spec_changed(strategy, new, old):
             md["generation"] = int(old_md.get("generation") or 0) + 1
         return new
 
@@ -468,6 +470,8 @@ class Registry:
         new = codec.clone(old)
         if "status" in body:
             new["status"] = body["status"]
+        elif self.strategy.custom:  # upstream customresource statusStrategy: no status, none
+            new.pop("status", None)
         new["metadata"]["resourceVersion"] = str(revision)
         if "managedFields" in (body.get("metadata") or {}):
             new["metadata"]["managedFields"] = body["metadata"]["managedFields"]
@@ -614,6 +618,18 @@ def _defaulted_create_errors(strategy: Strategy, obj: Obj) -> list:
     run on the worker for a big object)."""
     apply_defaults(strategy.kind, obj)
     return validate_create(strategy.validation or strategy.kind, obj)
+
+
+def _spec_changed(strategy: Strategy, new: Obj, old: Obj) -> bool:
+    """Whether an update bumps metadata.generation: a change of a spec field, or (custom
+    resources, upstream customResourceStrategy.PrepareForUpdate) of anything but metadata
+    and, when the status subresource owns it, status."""
+    if strategy.spec_fields != ALL_BUT_METADATA:
+        return any(new.get(f) != old.get(f) for f in strategy.spec_fields)
+    skip = ("apiVersion", "kind", "metadata", "status") if strategy.has_status else (
+        "apiVersion", "kind", "metadata")
+    return ({k: v for k, v in new.items() if k not in skip}
+            != {k: v for k, v in old.items() if k not in skip})
 
 
 def _finalized(obj: Obj) -> bool:

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 
+#: `Strategy.spec_fields` for "everything that is not metadata (or status)"
+ALL_BUT_METADATA = ("*",)
+
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -127,7 +130,9 @@ class Strategy:
     subresources: tuple[SubresourceSpec, ...] = ()
     #: the object has a status that only the status subresource writes
     has_status: bool = False
-    #: top-level fields that are "spec" (a change bumps metadata.generation); empty = none
+    #: top-level fields that are "spec" (a change bumps metadata.generation); empty = none;
+    #: ALL_BUT_METADATA = every field but apiVersion, kind, metadata (and status when the
+    #: status subresource owns it), as custom resources count it
     spec_fields: tuple[str, ...] = ("spec",)
     field_attrs: Callable[[Obj], dict[str, str]] = field(default_factory=field_getter)
     #: fields other than metadata.name/namespace accepted in a fieldSelector
@@ -174,6 +179,20 @@ class Strategy:
     #: a custom resource served from a CustomResourceDefinition (registry/crds.py): no
     #: strategic merge patch (415, as upstream), no built-in schema
     custom: bool = False
+    #: hook: a status-subresource write after the status was copied in (custom resources:
+    #: their schema validates the status); may raise
+    prepare_status: Callable[[Registry, Obj, Obj], Awaitable[None]] | None = None
+    #: the resource's own Table printer (upstream TableConvertor; custom resources print
+    #: their CRD's additionalPrinterColumns); None = api/tables.py by kind
+    table_convertor: Any = None
+    #: server-side apply's list/map types when not api/patch_strategies' table for the kind
+    #: (a custom resource's, read from its CRD schema)
+    apply_struct: Mapping[str, Any] | None = None
+    #: unknown fields of a write's body when not the built-in OpenAPI schemas' (custom
+    #: resources: what pruning would drop), for fieldValidation
+    unknown_fields: Callable[[Obj], list[str]] | None = None
+    #: the scale subresource of a custom resource (registry/crd_scale.py ScalePaths)
+    scale: Any = None
 
     @property
     def group_version(self) -> str:
@@ -192,7 +211,11 @@ class Strategy:
         return f"{self.resource}.{self.group}" if self.group else self.resource
 
     def allowed_fields(self) -> frozenset[str]:
-        return frozenset(("metadata.name", "metadata.namespace") + self.selectable_fields)
+        """Field-selector labels accepted; a cluster-scoped custom resource has no
+        metadata.namespace (upstream crConverter.ConvertFieldLabel)."""
+        meta = ("metadata.name",) if self.custom and not self.namespaced else (
+            "metadata.name", "metadata.namespace")
+        return frozenset(meta + self.selectable_fields)
 
     def subresource(self, name: str) -> SubresourceSpec | None:
         for sub in self.subresources:

@@ -35,6 +35,10 @@ spec:
               cronSpec: {type: string}
               image: {type: string}
               replicas: {type: integer}
+          status:
+            type: object
+            properties:
+              lastRun: {type: string}
     subresources:
       status: {}
   scope: Namespaced

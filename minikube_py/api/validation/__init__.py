@@ -37,14 +37,14 @@ from minikube_py.api.validation import (
     service,
     workload,
 )
-from minikube_py.api.validation.common import path_segment_name
+from minikube_py.api.validation.common import name_is_dns_subdomain, path_segment_name
 from minikube_py.api.validation.meta import (
     validate_object_meta,
     validate_object_meta_update,
 )
 from minikube_py.api.validation.typed import Errs, type_name
 
-__all__ = ["CLUSTER_SCOPED", "EVENTS_V1", "validate_create", "validate_status_update", "validate_update"]
+__all__ = ["CLUSTER_SCOPED", "CUSTOM_RESOURCE", "CUSTOM_RESOURCE_CLUSTER", "EVENTS_V1", "validate_create", "validate_status_update", "validate_update"]
 
 #: the validation key of events.k8s.io/v1 Events (registry Strategy.validation): they are
 #: stored as core/v1 Events but held to the strict rules of their request version
@@ -89,8 +89,35 @@ def _cluster_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> Non
 #: validation keys of cluster-scoped resources without rules of their own (registry/crds.py)
 CLUSTER_SCOPED = "cluster-scoped"
 
+
+def _custom_create(obj: dict[str, Any], errs: Errs, namespaced: bool = True) -> None:
+    """A custom resource's ObjectMeta (upstream customResourceValidator.Validate:
+    ValidateObjectMetaAccessor with NameIsDNSSubdomain, generateName included)."""
+    validate_object_meta(obj, namespaced, name_is_dns_subdomain, errs)
+
+
+def _custom_update(new: dict[str, Any], old: dict[str, Any], errs: Errs,
+                   namespaced: bool = True) -> None:
+    _custom_create(new, errs, namespaced)
+    validate_object_meta_update(new, old, errs)
+
+
+def _custom_cluster_create(obj: dict[str, Any], errs: Errs) -> None:
+    _custom_create(obj, errs, False)
+
+
+def _custom_cluster_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    _custom_update(new, old, errs, False)
+
+
+#: validation keys of custom resources (registry/crds.py), namespaced and cluster-scoped
+CUSTOM_RESOURCE = "custom-resource"
+CUSTOM_RESOURCE_CLUSTER = "cluster-scoped custom-resource"
+
 _CREATE: dict[str, Create] = {
     CLUSTER_SCOPED: _cluster_create,
+    CUSTOM_RESOURCE: _custom_create,
+    CUSTOM_RESOURCE_CLUSTER: _custom_cluster_create,
     "Pod": pod.validate_pod_create,
     "PodTemplate": pod.validate_pod_template,
     "Service": service.validate_service,
@@ -116,6 +143,8 @@ _CREATE: dict[str, Create] = {
 
 _UPDATE: dict[str, Update] = {
     CLUSTER_SCOPED: _cluster_update,
+    CUSTOM_RESOURCE: _custom_update,
+    CUSTOM_RESOURCE_CLUSTER: _custom_cluster_update,
     "Pod": pod.validate_pod_update,
     "PodTemplate": pod.validate_pod_template_update,
     "Service": service.validate_service_update,
@@ -142,6 +171,8 @@ _UPDATE: dict[str, Update] = {
 # Status subresources; kinds without one only get the ObjectMeta update rules.
 _STATUS_UPDATE: dict[str, Update] = {
     CLUSTER_SCOPED: _cluster_update,
+    CUSTOM_RESOURCE: _custom_update,
+    CUSTOM_RESOURCE_CLUSTER: _custom_cluster_update,
     "Pod": pod_status.validate_pod_status_update,
     "Service": service.validate_service_status_update,
     "Node": node.validate_node_update,

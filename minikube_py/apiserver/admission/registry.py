@@ -129,7 +129,23 @@ def build_chain(names: Iterable[str], lookup: Lookup, options: Any = None) -> Ad
 
 
 def registry_lookup(registries: Mapping[tuple[str, str, str], Registry]) -> Lookup:
-    """A Lookup over the server's {(group, version, resource): Registry} table."""
-    by_resource = {(group, resource): registry
-                   for (group, _version, resource), registry in registries.items()}
-    return lambda group, resource: by_resource.get((group, resource))
+    """A Lookup over the server's live {(group, version, resource): Registry} table.
+
+    Live, not a copy: custom resources are served and unserved while the server runs
+    (serve_custom), and quota must count `count/widgets.example.com` from the moment the CRD
+    is established, as upstream's quota admission finds them through its dynamic lister. A
+    hit is remembered and checked to still be served; a miss scans the table (a few dozen
+    entries)."""
+    remembered: dict[tuple[str, str], tuple[tuple[str, str, str], Registry]] = {}
+
+    def lookup(group: str, resource: str) -> Registry | None:
+        hit = remembered.get((group, resource))
+        if hit is not None and registries.get(hit[0]) is hit[1]:
+            return hit[1]
+        remembered.pop((group, resource), None)
+        for gvr, registry in registries.items():
+            if gvr[0] == group and gvr[2] == resource:
+                remembered[group, resource] = (gvr, registry)
+                return registry
+        return None
+    return lookup

@@ -19,6 +19,7 @@ from minikube_py.apiserver.openapi import (
     document_hash,
     openapi_v3_document,
     openapi_v3_index,
+    operation_tag_and_prefix,
 )
 from minikube_py.apiserver.openapi_schemas import REF_PREFIX, SCHEMAS
 
@@ -247,7 +248,18 @@ def test_unknown_kind_gets_a_generic_schema() -> None:
         "group": "example.com", "kind": "Widget", "version": "v1"}
     widget = doc["components"]["schemas"]["io.k8s.api.example.v1.Widget"]
     assert widget["x-kubernetes-group-version-kind"][0]["kind"] == "Widget"
-    assert patch["operationId"] == "patchExampleV1NamespacedWidget"
+    # upstream's GetOperationIDAndTags: every label of the group, `.k8s.io` dropped
+    assert patch["operationId"] == "patchExampleComV1NamespacedWidget"
+    assert patch["tags"] == ["exampleCom_v1"]
+
+
+def test_operation_ids_and_tags_follow_upstream() -> None:
+    assert operation_tag_and_prefix("", "v1") == ("core_v1", "CoreV1")
+    assert operation_tag_and_prefix("rbac.authorization.k8s.io", "v1") == (
+        "rbacAuthorization_v1", "RbacAuthorizationV1")
+    assert operation_tag_and_prefix("stable.example.com", "v1beta1") == (
+        "stableExampleCom_v1beta1", "StableExampleComV1beta1")
+    assert operation_tag_and_prefix("my-group.io", "v2") == ("myGroupIo_v2", "MyGroupIoV2")
 
 
 def test_documents_are_cached() -> None:

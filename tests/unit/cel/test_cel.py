@@ -94,7 +94,7 @@ def test_uses_reports_transition_rules():
 def test_cost_bound_grows_with_nesting():
     flat = cel.compile("self.all(x, x > 0)", {"self"})
     nested = cel.compile("self.all(x, self.all(y, x == y))", {"self"})
-    assert flat.analysis.degree == 1 and nested.analysis.degree == 2
+    assert flat.analysis.nesting == 1 and nested.analysis.nesting == 2
     assert nested.cost_bound({"self": list(range(100))}) > 50 * flat.cost_bound(
         {"self": list(range(100))})
 
@@ -128,6 +128,34 @@ def test_re2_find_is_linear_time():
     assert time.perf_counter() - started < 0.5
 
 
-def test_largest_measures_nested_values():
-    assert cel.largest({"a": [1, 2, {"b": "x" * 10}]}) == 10
-    assert cel.largest(5) == 1
+def test_sizes_measure_nested_values():
+    assert cel.sizes({"a": [1, 2, {"b": "x" * 10}]}) == (3, 10)
+    assert cel.sizes(5) == (1, 1)
+
+
+def test_string_function_in_a_comprehension_is_c_times_s():
+    program = cel.compile("self.all(x, x.startsWith('a'))", {"self"})
+    assert program.analysis.nesting == 1
+    assert (1, 1) in program.analysis.terms and (2, 0) not in program.analysis.terms
+    assert cel.compile("self.a == 1", {"self"}).analysis.constant
+
+
+def test_bindings_copy_only_what_the_programs_select():
+    first = cel.compile("self.spec.replicas > 0 && has(self.spec.paused)", {"self"})
+    second = cel.compile("self.metadata.name.startsWith('w')", {"self"})
+    obj = {"metadata": {"name": "web", "labels": {"a": "b"}},
+           "spec": {"replicas": 2, "template": {"big": ["x"] * 1000}},
+           "status": {"ready": 1}}
+    bindings = cel.Bindings({"self": obj, "unused": 1}, [first, second])
+    assert bindings.activation == {"self": {"metadata": {"name": "web"},
+                                            "spec": {"replicas": 2}}}
+    assert first.run(bindings) is False and second.run(bindings) is True
+    # a variable used whole is passed whole
+    whole = cel.compile("self == oldSelf", {"self", "oldSelf"})
+    assert cel.Bindings({"self": obj, "oldSelf": obj}, [whole]).activation["self"] is obj
+
+
+def test_cost_bound_measures_only_what_is_read():
+    program = cel.compile("self.small.all(x, self.small.all(y, x + y > 0))", {"self"})
+    huge = {"small": [1, 2, 3], "other": list(range(100_000))}
+    assert program.evaluate({"self": huge}) is True
