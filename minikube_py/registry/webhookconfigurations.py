@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import cel
 from ..api import errors
 from ..api import webhookconfig as wc
 from ..api.validation import CLUSTER_SCOPED
@@ -20,12 +21,22 @@ GROUP = "admissionregistration.k8s.io"
 _CATEGORIES = ("api-extensions",)
 
 
+def compile_error(expression: str) -> str:
+    """Why a matchCondition does not compile with its variables, or "" (upstream's
+    compile-on-validate)."""
+    try:
+        cel.compile(expression, wc.MATCH_CONDITION_VARIABLES)
+    except cel.CompileError as exc:
+        return str(exc)
+    return ""
+
+
 def _checker(kind: str, mutating: bool):
     """prepare_create / prepare_update hooks: defaults, then validation, for one kind."""
 
     def check(config: Obj) -> None:
         wc.default_configuration(config, mutating)
-        errs = wc.validate_configuration(config, mutating)
+        errs = wc.validate_configuration(config, mutating, compile_error)
         if errs:
             raise errors.invalid_object(kind, (config.get("metadata") or {}).get("name", ""),
                                         errs, GROUP)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from minikube_py.api import webhookconfig as wc
+from minikube_py.registry.webhookconfigurations import compile_error
 
 
 def hook(**fields):
@@ -17,7 +18,7 @@ def hook(**fields):
 
 
 def messages(config, mutating=False):
-    return [e.message() for e in wc.validate_configuration(config, mutating)]
+    return [e.message() for e in wc.validate_configuration(config, mutating, compile_error)]
 
 
 def test_defaults_as_upstream():
