@@ -23,7 +23,7 @@ from .... import cel
 from ....api.labels import LabelSelector
 from ....api.webhookconfig import MATCH_CONDITION_VARIABLES
 from ....registry import codec
-from ....storage import Store
+from ....storage import StorageError, Store
 from ....storage.kv import EventType
 from ...webhook_client import ClientConfig
 from .rules import selector
@@ -31,6 +31,7 @@ from .rules import selector
 log = structlog.get_logger(component="admission-webhook")
 
 Obj = dict[str, Any]
+_RELIST_DELAY = 0.2  # seconds before a relist after a watch error
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,7 @@ class ConfigurationSource:
         self.revision = 0  # of the last event applied (tests wait on it)
 
     async def start(self) -> None:
-        result = await self.store.range(self.root)
-        for kv in result.kvs:
-            self._put(codec.decode(kv))
-        self.revision = result.revision
-        self._rebuild()
-        watch = await self.store.watch(self.root, start_revision=result.revision + 1)
+        watch = await self._list_and_watch()
         self._task = asyncio.create_task(self._run(watch), name=f"webhooks:{self.root}")
 
     async def stop(self) -> None:
@@ -115,21 +111,50 @@ class ConfigurationSource:
                 await self._task
             self._task = None
 
+    async def _list_and_watch(self) -> Any:
+        """List every configuration, then watch from the list's revision (the informer's
+        ListAndWatch); the cache is replaced whole."""
+        result = await self.store.range(self.root)
+        self._configs = {}
+        for kv in result.kvs:
+            self._put(codec.decode(kv))
+        self.revision = max(self.revision, result.revision)
+        self._rebuild()
+        return await self.store.watch(self.root, start_revision=result.revision + 1)
+
     async def _run(self, watch: Any) -> None:
-        try:
+        """Apply events; a watch that ends with an error (compaction, the store going away
+        and coming back) is replaced by a fresh list and watch, as an informer relists."""
+        while True:
+            try:
+                await self._follow(watch)
+                return  # cancelled by its owner
+            except StorageError as exc:
+                log.warning("webhook configuration watch ended, relisting", root=self.root,
+                            error=str(exc))
+            finally:
+                await watch.cancel()
             while True:
-                batch = await watch.next_batch()
-                if not batch:
-                    return
-                for event in batch:
-                    if event.type is EventType.DELETE:
-                        self._configs.pop(codec.decode(event.prev_kv)["metadata"]["name"], None)
-                    else:
-                        self._put(codec.decode(event.kv))
-                    self.revision = max(self.revision, event.kv.mod_revision)
-                self._rebuild()
-        finally:
-            await watch.cancel()
+                await asyncio.sleep(_RELIST_DELAY)
+                try:
+                    watch = await self._list_and_watch()
+                    break
+                except StorageError as exc:
+                    log.warning("webhook configuration relist failed", root=self.root,
+                                error=str(exc))
+
+    async def _follow(self, watch: Any) -> None:
+        while True:
+            batch = await watch.next_batch()
+            if not batch:
+                return
+            for event in batch:
+                if event.type is EventType.DELETE:
+                    self._configs.pop(codec.decode(event.prev_kv)["metadata"]["name"], None)
+                else:
+                    self._put(codec.decode(event.kv))
+                self.revision = max(self.revision, event.kv.mod_revision)
+            self._rebuild()
 
     def _put(self, config: Obj) -> None:
         self._configs[config["metadata"]["name"]] = parse_configuration(config)
