@@ -474,3 +474,20 @@ async def test_connect_requests_are_admitted_with_their_options(api, hook):
     # portforward is another subresource: not matched
     status, body = await api.post(f"{PODS}/p/portforward?ports=80")
     assert status == 400
+
+
+@pytest.mark.parametrize("policy", ["Fail", "Ignore"])
+async def test_a_match_condition_that_fails_to_evaluate(api, hook, policy):
+    hook.json("/allow", allow)
+    await install(api, VALIDATING, "broken", {
+        **webhook(hook, "broken.example.com", "/allow"), "failurePolicy": policy,
+        "matchConditions": [{"name": "needs-field",
+                             "expression": "object.spec.missingField == 'x'"}]})
+    status, body = await api.post(PODS, pod("p"))
+    assert requests_to(hook, "/allow") == []
+    if policy == "Ignore":
+        assert status == 201, body
+        return
+    assert status == 403 and body["reason"] == "Forbidden"
+    assert body["message"].startswith(
+        "pods \"p\" is forbidden: expression 'needs-field' resulted in error: ")
