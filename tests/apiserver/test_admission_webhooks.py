@@ -490,4 +490,5 @@ async def test_a_match_condition_that_fails_to_evaluate(api, hook, policy):
         return
     assert status == 403 and body["reason"] == "Forbidden"
     assert body["message"].startswith(
-        "pods \"p\" is forbidden: expression 'needs-field' resulted in error: ")
+        "pods \"p\" is forbidden: expression 'object.spec.missingField == 'x'' resulted in "
+        "error: ")

@@ -19,23 +19,24 @@ from .source import Condition
 
 
 def evaluate(conditions: Iterable[Condition], activation: Mapping[str, Any]) -> tuple[bool, str]:
-    """(matches, error): error is "" unless no condition was false and one failed."""
+    """(matches, error): error is "" unless no condition was false and one failed; the text
+    is upstream's (`expression '<expr>' resulted in error: ...`, several aggregated as
+    `[a, b]`)."""
     problems: list[str] = []
     for cond in conditions:
         if cond.program is None:
-            problems.append(f"expression '{cond.name}' resulted in error: {cond.error}")
+            problems.append(f"expression '{cond.expression}' resulted in error: {cond.error}")
             continue
         try:
             value = cond.program.evaluate(activation)
         except cel.EvaluationError as exc:
-            problems.append(f"expression '{cond.name}' resulted in error: {exc}")
+            problems.append(f"expression '{cond.expression}' resulted in error: {exc}")
             continue
-        if not isinstance(value, bool):
-            problems.append(f"expression '{cond.name}' resulted in error: matchCondition "
-                            f"evaluated to {type(value).__name__}, not bool")
-            continue
-        if not value:
+        if value is False:
             return False, ""
-    if problems:
-        return False, "; ".join(problems)
-    return True, ""
+        if value is not True:  # upstream's compiler insists on bool; ours does not check types
+            problems.append(f"expression '{cond.expression}' resulted in error: expected a "
+                            f"bool, got {type(value).__name__}")
+    if not problems:
+        return True, ""
+    return False, problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"

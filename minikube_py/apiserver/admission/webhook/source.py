@@ -37,6 +37,7 @@ _RELIST_DELAY = 0.2  # seconds before a relist after a watch error
 @dataclass(frozen=True)
 class Condition:
     name: str
+    expression: str
     program: cel.Program | None
     error: str = ""  # why it did not compile (stored before validation compiled them)
 
@@ -82,11 +83,12 @@ def parse_configuration(config: Obj) -> list[Hook]:
 def _conditions(spec: Obj) -> list[Condition]:
     out = []
     for cond in spec.get("matchConditions") or ():
+        name, expression = str(cond.get("name", "")), str(cond.get("expression", ""))
         try:
-            out.append(Condition(cond.get("name", ""), cel.compile(
-                cond.get("expression", ""), MATCH_CONDITION_VARIABLES)))
+            out.append(Condition(name, expression,
+                                 cel.compile(expression, MATCH_CONDITION_VARIABLES)))
         except cel.CompileError as exc:
-            out.append(Condition(cond.get("name", ""), None, str(exc)))
+            out.append(Condition(name, expression, None, str(exc)))
     return out
 
 
