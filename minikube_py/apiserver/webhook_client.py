@@ -24,6 +24,7 @@ import asyncio
 import base64
 import functools
 import hashlib
+import os
 import random
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
@@ -166,6 +167,17 @@ def ssl_context(ca_bundle: bytes, client_cert: str | None = None,
         raise WebhookCallError(f"invalid caBundle or client certificate: {exc}") from None
 
 
+def dial_error(exc: aiohttp.ClientConnectorError) -> str:
+    """A failed connect as Go's net.Dial words it (`dial tcp 127.0.0.1:1: connect: connection
+    refused`, `dial tcp: lookup nowhere.invalid: no such host`)."""
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"dial tcp: lookup {exc.host}: no such host"
+    host = f"[{exc.host}]" if ":" in str(exc.host) else exc.host
+    code = exc.os_error.errno if exc.os_error is not None else None
+    reason = os.strerror(code).lower() if code else str(exc.os_error or exc)
+    return f"dial tcp {host}:{exc.port}: connect: {reason}"
+
+
 class WebhookClient:
     """One aiohttp session for every outbound webhook call of an API server (connections are
     reused, as Go's transport does), created on first use inside the running loop."""
@@ -208,6 +220,8 @@ class WebhookClient:
             raise WebhookCallError(f'Post "{url}": context deadline exceeded') from None
         except aiohttp.ClientSSLError as exc:
             raise WebhookCallError(f'Post "{url}": tls: {exc}') from None
+        except aiohttp.ClientConnectorError as exc:
+            raise WebhookCallError(f'Post "{url}": {dial_error(exc)}') from None
         except (aiohttp.ClientError, OSError) as exc:
             raise WebhookCallError(f'Post "{url}": {exc}') from None
         if response.status != 200:
