@@ -492,3 +492,14 @@ async def test_a_match_condition_that_fails_to_evaluate(api, hook, policy):
     assert body["message"].startswith(
         "pods \"p\" is forbidden: expression 'object.spec.missingField == 'x'' resulted in "
         "error: ")
+
+
+async def test_a_mutation_is_validated_like_the_request_itself(api, hook):
+    hook.json("/breaks", lambda body: allow(body, **json_patch(
+        {"op": "add", "path": "/metadata/labels/bad", "value": "not a valid label!"},
+        {"op": "remove", "path": "/spec/restartPolicy"})))
+    await install(api, MUTATING, "breaks", webhook(hook, "breaks.example.com", "/breaks"))
+    status, body = await api.post(PODS, pod("p"))
+    assert status == 422
+    assert 'metadata.labels: Invalid value: "not a valid label!"' in body["message"]
+    assert "restartPolicy" not in body["message"]  # removed defaults come back: defaulted again
