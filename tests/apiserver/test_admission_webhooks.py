@@ -503,3 +503,24 @@ async def test_a_mutation_is_validated_like_the_request_itself(api, hook):
     assert status == 422
     assert 'metadata.labels: Invalid value: "not a valid label!"' in body["message"]
     assert "restartPolicy" not in body["message"]  # removed defaults come back: defaulted again
+
+
+async def test_mutating_webhooks_run_in_configuration_name_order(api, hook):
+    def appender(mark: str):
+        def respond(body):
+            annotations = body["request"]["object"]["metadata"].get("annotations") or {}
+            trail = annotations.get("trail", "")
+            return allow(body, **json_patch({"op": "add", "path": "/metadata/annotations",
+                                             "value": {"trail": trail + mark}}))
+        return respond
+
+    for mark in "abcd":
+        hook.json(f"/{mark}", appender(mark))
+    # created out of order; within a configuration, webhooks keep their position
+    await install(api, MUTATING, "z-config", webhook(hook, "d.example.com", "/d"))
+    await install(api, MUTATING, "a-config", webhook(hook, "b.example.com", "/b"),
+                  webhook(hook, "c.example.com", "/c"))
+    await install(api, MUTATING, "0-config", webhook(hook, "a.example.com", "/a"))
+    status, created = await api.post(PODS, pod("p"))
+    assert status == 201, created
+    assert created["metadata"]["annotations"]["trail"] == "abcd"
