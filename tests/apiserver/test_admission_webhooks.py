@@ -524,3 +524,17 @@ async def test_mutating_webhooks_run_in_configuration_name_order(api, hook):
     status, created = await api.post(PODS, pod("p"))
     assert status == 201, created
     assert created["metadata"]["annotations"]["trail"] == "abcd"
+
+
+async def test_validating_webhooks_are_called_in_parallel(api, hook):
+    hook.json("/one", allow)
+    hook.json("/two", allow)
+    await install(api, VALIDATING, "pair", webhook(hook, "one.example.com", "/one"),
+                  webhook(hook, "two.example.com", "/two"))
+    hook.delay = 0.8
+    started = time.monotonic()
+    status, _ = await api.post(PODS, pod("p"))
+    elapsed = time.monotonic() - started
+    assert status == 201
+    assert len(requests_to(hook, "/one")) == len(requests_to(hook, "/two")) == 1
+    assert elapsed < 1.5  # one after the other would take 1.6 s
