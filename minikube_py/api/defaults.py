@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from minikube_py.api import quantity
+from minikube_py.api.admissionpolicy import default_binding, default_policy
 from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
 
 __all__ = ["apply_defaults", "pod_initial_status", "qos_class"]
@@ -525,6 +526,8 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "PersistentVolume": _persistent_volume,
     "PersistentVolumeClaim": _persistent_volume_claim,
     "PriorityClass": _priority_class,
+    "ValidatingAdmissionPolicy": default_policy,
+    "ValidatingAdmissionPolicyBinding": default_binding,
 }
 
 

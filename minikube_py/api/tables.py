@@ -296,6 +296,28 @@ _COLUMNS["PriorityClass"] = [
          "priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if "
          "unset."),
 ]
+#: kube-aggregator's registry/apiservice/etcd table convertor
+_COLUMNS["APIService"] = [
+    _name_col(),
+    _col("Service", "The reference to the service that hosts this API endpoint."),
+    _col("Available", "Whether this service is available."),
+    _age_col(),
+]
+_COLUMNS["ValidatingAdmissionPolicy"] = [
+    _name_col(),
+    _col("Validations", "Validations indicates the number of validation rules defined in this "
+         "configuration", "integer"),
+    _col("ParamKind", "ParamKind specifies the kind of resources used to parameterize this "
+         "policy"),
+    _age_col(),
+]
+_COLUMNS["ValidatingAdmissionPolicyBinding"] = [
+    _name_col(),
+    _col("PolicyName", "PolicyName indicates the policy definition which the policy binding "
+         "binded to"),
+    _col("ParamRef", "ParamRef indicates the param resource which sets the configration param"),
+    _age_col(),
+]
 #: ObjectMeta's docs as column descriptions (custom resources' tables reuse them)
 NAME_DOC, AGE_DOC = _NAME_DOC, _AGE_DOC
 # Kinds without an upstream printer get the apiserver's default table convertor.
@@ -336,10 +358,47 @@ def _default_convertor_row(obj: Obj, _now: float) -> list:
     return [_name(obj), _GO_ZERO_TIME_TEXT if epoch is None else rfc3339(epoch)]
 
 
+def _apiservice_row(obj: Obj, now: float) -> list:
+    """NAME, SERVICE (`Local` or namespace/name), AVAILABLE (`True`, `False (Reason)`,
+    `Unknown` without the condition), AGE."""
+    service = _d(obj.get("spec")).get("service")
+    where = (f"{_s(_d(service).get('namespace'))}/{_s(_d(service).get('name'))}"
+             if isinstance(service, dict) else "Local")
+    available = "Unknown"
+    for cond in _l(_d(obj.get("status")).get("conditions")):
+        if _d(cond).get("type") == "Available":
+            status, reason = _s(_d(cond).get("status")), _s(_d(cond).get("reason"))
+            available = f"{status} ({reason})" if status != "True" and reason else status
+    return [_name(obj), where, available, _age(obj, now)]
+
+
 def _priority_class_row(obj: Obj, now: float) -> list:
     """printPriorityClass: name, value, globalDefault, age, preemptionPolicy."""
     return [_name(obj), _n(obj.get("value")), obj.get("globalDefault") is True, _age(obj, now),
             _s(obj.get("preemptionPolicy"))]
+
+
+def _validating_admission_policy_row(obj: Obj, now: float) -> list:
+    """printValidatingAdmissionPolicy: name, number of validations, paramKind, age."""
+    spec = _d(obj.get("spec"))
+    kind = spec.get("paramKind")
+    param_kind = (f"{_s(_d(kind).get('apiVersion'))}/{_s(_d(kind).get('kind'))}"
+                  if isinstance(kind, dict) else "<unset>")
+    return [_name(obj), len(_l(spec.get("validations"))), param_kind, _age(obj, now)]
+
+
+def _validating_admission_policy_binding_row(obj: Obj, now: float) -> list:
+    """printValidatingAdmissionPolicyBinding: name, policyName, paramRef, age (a paramRef
+    without namespace prints `*/name`, a selector prints as a selector)."""
+    spec = _d(obj.get("spec"))
+    ref = spec.get("paramRef")
+    param = "<unset>"
+    if isinstance(ref, dict):
+        if ref.get("name"):
+            param = f"{ref.get('namespace') or '*'}/{_s(ref['name'])}"
+        elif isinstance(ref.get("selector"), dict):
+            param = format_label_selector(ref["selector"])
+    return [_name(obj), _s(spec.get("policyName")), param, _age(obj, now)]
 
 
 def _namespace_row(obj: Obj, now: float) -> list:
@@ -481,6 +540,9 @@ _ROWS: dict[str, Row] = {
     "PersistentVolume": _persistent_volume_row,
     "PersistentVolumeClaim": _persistent_volume_claim_row,
     "PriorityClass": _priority_class_row,
+    "APIService": _apiservice_row,
+    "ValidatingAdmissionPolicy": _validating_admission_policy_row,
+    "ValidatingAdmissionPolicyBinding": _validating_admission_policy_binding_row,
 }
 
 

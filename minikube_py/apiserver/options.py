@@ -65,6 +65,13 @@ class APIServerOptions:
     kubelet_client_key: str | None = None
     #: --kubelet-certificate-authority: verifies the kubelets' serving certificates
     kubelet_certificate_authority: str | None = None
+    # -- API aggregation (aggregator/) --------------------------------------------------------
+    #: --proxy-client-cert-file / --proxy-client-key-file: presented to aggregated API servers
+    #: (the front proxy's identity; `start` generates CN front-proxy-client into --cert-dir)
+    proxy_client_cert_file: str | None = None
+    proxy_client_key_file: str | None = None
+    #: how often every non-local APIService is probed (upstream's 30 s resync; not a flag)
+    apiservice_resync_seconds: float = 30.0
     # -- the v1.0 APIServer struct's extras (bootstrap.py, cors.py, profiling.py,
     # runtime_config.py) ------------------------------------------------------------------
     #: --cors-allowed-origins: comma list of origin regexes (empty: no CORS headers at all)

@@ -31,6 +31,7 @@ from ..storage import Store
 from . import discovery, healthz, render, runtime_config
 from .admission import build_chain, registry_lookup
 from .admission.chain import PluginContext
+from .aggregator import Aggregator
 from .authz.guard import build_guard
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
@@ -103,6 +104,7 @@ class APIServer:
         self._groups = self._group_table()
         self._openapi = OpenAPIDocuments(self._groups)
         self.crd_controller = CRDController(self)
+        self.aggregator = Aggregator(self)  # APIServices: proxy, availability, discovery
 
     # -- custom resources (crd_controller.py) --------------------------------------------
     async def serve_custom(self, strategies: list, crd: dict[str, Any] | None = None) -> None:
@@ -125,6 +127,7 @@ class APIServer:
                                 window=self.options.watch_cache_size)
                 self.cachers[strategy.resource, strategy.group] = cacher
                 await cacher.start()
+        self.aggregator.groups_changed()
 
     async def unserve_custom(self, strategies: list) -> None:
         """Stop serving a CRD's versions: its routes answer 404, its watches end, OpenAPI
@@ -147,6 +150,7 @@ class APIServer:
             cacher = self.cachers.pop((strategies[0].resource, strategies[0].group), None)
             if cacher is not None:
                 await cacher.stop()
+        self.aggregator.groups_changed()
 
     # -- wiring -------------------------------------------------------------------------
     def registry_for(self, group: str, version: str, resource: str) -> Registry:
@@ -189,6 +193,8 @@ class APIServer:
     async def start(self) -> None:
         await asyncio.gather(*(c.start() for c in set(self.cachers.values())))
         await self.crd_controller.start()
+        await self.aggregator.start()
+        # plugins' informers (policies, webhook configurations) are synced before serving
         await self.admission.start(PluginContext(self.webhook_client, self._versions))
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
         # the post-start hook scheduling/bootstrap-system-priority-classes
@@ -200,6 +206,7 @@ class APIServer:
             cacher.close_watchers()
 
     async def stop(self) -> None:
+        await self.aggregator.stop()
         await self.crd_controller.stop()
         await self.admission.stop()
         await self.webhook_client.close()
@@ -316,8 +323,9 @@ class APIServer:
     async def root(self, request: web.Request) -> web.Response:
         paths = ["/apis", "/healthz", "/livez", "/metrics", "/openapi/v2",
                  "/openapi/v3", "/readyz", "/version"]
-        paths += sorted(f"/apis/{g}/{v}" for g, vs in self._groups.items() if g for v in vs)
-        paths += sorted(f"/apis/{g}" for g in self._groups if g)
+        groups = self.aggregator.ordered(self._groups)  # local and aggregated
+        paths += sorted(f"/apis/{g}/{v}" for g, vs in groups.items() for v in vs)
+        paths += sorted(f"/apis/{g}" for g in groups)
         if "" in self._groups:
             paths += ["/api", *(f"/api/{v}" for v in self._groups[""])]
         if self.options.profiling:
@@ -326,6 +334,8 @@ class APIServer:
 
     async def api(self, request: web.Request) -> web.StreamResponse:
         info: RequestInfo = request[INFO]
+        if info.group and (remote := self.aggregator.remote(info.group, info.version)):
+            return await self.aggregator.proxy(request, remote)  # an aggregated API
         if info.is_resource:
             return await self.handlers.handle(request, info)
         if request.method != "GET":
@@ -344,12 +354,17 @@ class APIServer:
             return render.json_response(orjson.dumps(discovery.api_versions(
                 request.host or self.options.advertise_address)))
         if path == "/apis":
-            named = {g: vs for g, vs in self._groups.items() if g}
-            if aggregated:
-                return self._aggregated(named, aggregated)
+            if aggregated:  # local and aggregated groups, in APIService priority order
+                return self._aggregated_response(discovery.aggregated({}, aggregated) | {
+                    "items": self.aggregator.aggregated_items(
+                        self._groups, aggregated, functools.partial(
+                            self._aggregated_version, aggregated))}, aggregated)
             return render.json_response(orjson.dumps(discovery.api_group_list(
-                {g: list(vs) for g, vs in named.items()})))
+                self.aggregator.ordered(self._groups))))
         parts = [p for p in path.split("/") if p]
+        if parts[0] == "apis" and len(parts) == 2 and (
+                group := self.aggregator.group_document(parts[1], self._groups)):
+            return render.json_response(orjson.dumps(group))
         if parts[0] == "api" and len(parts) == 2 and parts[1] in self._groups.get("", {}):
             return render.json_response(orjson.dumps(discovery.resource_list(
                 parts[1], self._groups[""][parts[1]])))
@@ -363,8 +378,15 @@ class APIServer:
         raise errors.not_found_path()
 
     def _aggregated(self, groups: dict[str, dict[str, list]], version: str) -> web.Response:
-        body = orjson.dumps(discovery.aggregated(groups, version))
-        return web.Response(body=body, headers={
+        return self._aggregated_response(discovery.aggregated(groups, version), version)
+
+    @staticmethod
+    def _aggregated_version(version: str, group: str, versions: dict[str, list]) -> dict:
+        return discovery.aggregated({group: versions}, version)["items"][0]["versions"][0]
+
+    @staticmethod
+    def _aggregated_response(document: dict, version: str) -> web.Response:
+        return web.Response(body=orjson.dumps(document), headers={
             "Content-Type": discovery.aggregated_content_type(version)})
 
 

@@ -23,6 +23,7 @@ from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import kubelet_client, proxy, render, streaming
 from .connection import client_left, while_connected
+from .filters import WARNINGS
 from .negotiation import (
     Output,
     Partial,
@@ -32,6 +33,7 @@ from .negotiation import (
     output_format,
     read_body,
 )
+from .warning import warning_headers
 
 if TYPE_CHECKING:
     from .handlers import ResourceHandlers
@@ -168,7 +170,10 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
         patch_doc = decode_body(await read_body(request), None)
         body = None
 
-    def produce(old: Obj | None) -> Obj:
+    admitted = False
+
+    async def produce(old: Obj | None) -> Obj:
+        nonlocal admitted
         assert old is not None
         current = start(old)
         if patch_type == "merge":
@@ -179,6 +184,10 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
             desired = strategic_merge_patch(current, patch_doc, "Scale")
         else:
             desired = body
+        if not admitted:  # upstream admits the Scale (UPDATE of <resource>/scale) once
+            await handlers.admit(request, "UPDATE", registry, namespace, name, "scale",
+                                 desired, current)
+            admitted = True
         if isinstance(desired, dict) and (desired.get("spec") or {}).get(
                 "replicas") == crd_scale.UNSET:
             set_replicas(old, crd_scale.UNSET)  # raises: the write left the field unset
@@ -192,7 +201,10 @@ async def scale(handlers: ResourceHandlers, request: web.Request, registry: Regi
         return new
 
     obj, _ = await registry.update(namespace, name, produce)
-    return render.object_response(view(obj), _output(request))
+    resp = render.object_response(view(obj), _output(request))
+    for header in warning_headers(request.get(WARNINGS) or []):  # admission's Warn
+        resp.headers.add("Warning", header)
+    return resp
 
 
 # -- log -------------------------------------------------------------------------------

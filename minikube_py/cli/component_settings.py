@@ -94,6 +94,10 @@ APISERVER = (
     Setting("kubelet-client-key", None, "its private key", metavar="FILE"),
     Setting("kubelet-certificate-authority", None, "CA that signs the kubelets' serving "
             "certificates", metavar="FILE"),
+    Setting("proxy-client-cert-file", None, "client certificate the API server presents to "
+            "aggregated API servers (APIServices) with the X-Remote-User/-Group headers (start: "
+            "CN front-proxy-client, generated into --cert-dir)", metavar="FILE"),
+    Setting("proxy-client-key-file", None, "its private key", metavar="FILE"),
     Setting("admission-control", None, "v1.0's way: exactly these admission plugins, in this "
             "order (e.g. NamespaceLifecycle, v1.0's default); overrides the two flags below. "
             "Known: AlwaysAdmit, AlwaysDeny, NamespaceLifecycle, NamespaceExists, "

@@ -126,11 +126,12 @@ async def running_cluster(options: StartOptions,
     # Imported here, not at the top: the API server (aiohttp) costs a quarter of a second to
     # import, which every `minikube-py storage ...` command would otherwise pay for nothing.
     from ..apiserver.server import APIServer
-    from . import kubelet_tls
+    from . import front_proxy_tls, kubelet_tls
     from .secure_serving import prepare
 
     options, secure = prepare(options)
     options = kubelet_tls.with_kubelet_client(options)  # the API server's identity to kubelets
+    options = front_proxy_tls.with_proxy_client(options)  # ... and to aggregated APIs
     store, backend = await open_store(options)
     try:
         try:

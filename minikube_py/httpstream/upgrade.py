@@ -125,9 +125,11 @@ class Answer:
 
 
 async def dial(url: str, method: str, headers: list[tuple[str, str]],
-               ssl_context: ssl.SSLContext | None, timeout: float = 10.0) -> Answer:
+               ssl_context: ssl.SSLContext | None, timeout: float = 10.0,
+               server_hostname: str | None = None) -> Answer:
     """Send an upgrade request to `url` (path and query included) on a new connection and read
-    the answer's head; on 101 the connection is handed over, else its body is read."""
+    the answer's head; on 101 the connection is handed over, else its body is read. The TLS
+    name checked is `server_hostname` when given (an aggregated API's `<svc>.<ns>.svc`)."""
     parts = urlsplit(url)
     secure = parts.scheme == "https"
     host = parts.hostname or ""
@@ -135,7 +137,7 @@ async def dial(url: str, method: str, headers: list[tuple[str, str]],
     target = parts.path + (f"?{parts.query}" if parts.query else "")
     reader, writer = await asyncio.wait_for(asyncio.open_connection(
         host, port, ssl=ssl_context if secure else None, limit=_READ_LIMIT,
-        server_hostname=host if secure else None), timeout)
+        server_hostname=(server_hostname or host) if secure else None), timeout)
     try:
         head = [f"{method} {target} HTTP/1.1", f"Host: {parts.netloc}",
                 "Connection: Upgrade", f"Upgrade: {SPDY_31}"]

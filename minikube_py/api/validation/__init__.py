@@ -15,7 +15,7 @@ Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volume
 `resources` (names and quantities), `service`, `node`, `namespace`, `workload` (RC, ReplicaSet,
 Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
-PersistentVolumeClaim), `priorityclass`; `typed` and `common` are shared helpers.
+PersistentVolumeClaim), `priorityclass`, `apiservice`; `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 from minikube_py.api.errors import FieldError, invalid
 from minikube_py.api.validation import (
+    apiservice,
     config,
     misc,
     namespace,
@@ -139,6 +140,7 @@ _CREATE: dict[str, Create] = {
     "PersistentVolume": persistentvolumes.validate_persistent_volume,
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim,
     "PriorityClass": priorityclass.validate_priority_class,
+    "APIService": apiservice.validate_apiservice,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -166,6 +168,7 @@ _UPDATE: dict[str, Update] = {
     "PersistentVolume": persistentvolumes.validate_persistent_volume_update,
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_update,
     "PriorityClass": priorityclass.validate_priority_class_update,
+    "APIService": apiservice.validate_apiservice_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
@@ -183,6 +186,7 @@ _STATUS_UPDATE: dict[str, Update] = {
     "ResourceQuota": quota.validate_resource_quota_status_update,
     "PersistentVolume": persistentvolumes.validate_persistent_volume_status_update,
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_status_update,
+    "APIService": apiservice.validate_apiservice_status_update,
 }
 
 

@@ -1,7 +1,8 @@
 """The admission interface and the ordered chain (v1.0 pkg/admission/chain.go).
 
-Plugins that keep caches of their own (the webhook configurations) may also have
-`start(context)`/`stop()`; the chain starts them with the API server, before it serves.
+Plugins that keep caches of their own (the webhook configurations, the policy plugin's
+informers) may also have `start(context)`/`stop()`; the chain starts them with the API server,
+before it serves, handing over a PluginContext.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
 from .namespace_exists import NamespaceAutoProvision, NamespaceExists
 from .namespace_lifecycle import NamespaceLifecycle
+from .policy.plugin import ValidatingAdmissionPolicy
 from .priority import Priority
 from .resource_quota import ResourceQuota
 from .security_context_deny import SecurityContextDeny
@@ -71,6 +72,12 @@ def _priority(lookup: Lookup, options: Any) -> Plugin:
     return Priority(lambda: _list_all(classes, ""), lambda name: classes.get("", name), pods.get)
 
 
+def _validating_admission_policy(lookup: Lookup, options: Any) -> Plugin:
+    if not isinstance(lookup, RegistryLookup):
+        raise TypeError("admission: ValidatingAdmissionPolicy needs the server's registry table")
+    return ValidatingAdmissionPolicy(lookup)
+
+
 def _default_toleration_seconds(lookup: Lookup, options: Any) -> Plugin:
     if options is None:
         return DefaultTolerationSeconds()
@@ -107,6 +114,7 @@ PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "DefaultTolerationSeconds": _default_toleration_seconds,
     "MutatingAdmissionWebhook": _webhooks(MutatingAdmissionWebhook,
                                           "mutatingwebhookconfigurations"),
+    "ValidatingAdmissionPolicy": _validating_admission_policy,
     "ValidatingAdmissionWebhook": _webhooks(ValidatingAdmissionWebhook,
                                             "validatingwebhookconfigurations"),
 }
@@ -128,24 +136,42 @@ def build_chain(names: Iterable[str], lookup: Lookup, options: Any = None) -> Ad
     return AdmissionChain([PLUGINS[name](lookup, options) for name in names])
 
 
-def registry_lookup(registries: Mapping[tuple[str, str, str], Registry]) -> Lookup:
+class RegistryLookup:
     """A Lookup over the server's live {(group, version, resource): Registry} table.
 
     Live, not a copy: custom resources are served and unserved while the server runs
     (serve_custom), and quota must count `count/widgets.example.com` from the moment the CRD
     is established, as upstream's quota admission finds them through its dynamic lister. A
     hit is remembered and checked to still be served; a miss scans the table (a few dozen
-    entries)."""
-    remembered: dict[tuple[str, str], tuple[tuple[str, str, str], Registry]] = {}
+    entries). `by_kind` and `versions` serve the policy plugin (a paramKind names a kind;
+    matchPolicy Equivalent needs the other served versions of a resource)."""
 
-    def lookup(group: str, resource: str) -> Registry | None:
-        hit = remembered.get((group, resource))
-        if hit is not None and registries.get(hit[0]) is hit[1]:
+    def __init__(self, registries: Mapping[tuple[str, str, str], Registry]) -> None:
+        self._registries = registries
+        self._remembered: dict[tuple[str, str], tuple[tuple[str, str, str], Registry]] = {}
+
+    def __call__(self, group: str, resource: str) -> Registry | None:
+        hit = self._remembered.get((group, resource))
+        if hit is not None and self._registries.get(hit[0]) is hit[1]:
             return hit[1]
-        remembered.pop((group, resource), None)
-        for gvr, registry in registries.items():
+        self._remembered.pop((group, resource), None)
+        for gvr, registry in list(self._registries.items()):
             if gvr[0] == group and gvr[2] == resource:
-                remembered[group, resource] = (gvr, registry)
+                self._remembered[group, resource] = (gvr, registry)
                 return registry
         return None
-    return lookup
+
+    def by_kind(self, group: str, version: str, kind: str) -> Registry | None:
+        """The registry serving `kind` in group/version (not a subresource's kind)."""
+        for (g, v, _r), registry in list(self._registries.items()):
+            if (g, v) == (group, version) and registry.strategy.kind == kind:
+                return registry
+        return None
+
+    def versions(self, group: str, resource: str) -> tuple[str, ...]:
+        return tuple(v for (g, v, r) in list(self._registries) if (g, r) == (group, resource))
+
+
+def registry_lookup(registries: Mapping[tuple[str, str, str], Registry]) -> RegistryLookup:
+    """A Lookup over the server's {(group, version, resource): Registry} table."""
+    return RegistryLookup(registries)
