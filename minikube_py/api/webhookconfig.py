@@ -3,9 +3,9 @@
 Kubernetes pieces: pkg/apis/admissionregistration/v1/defaults.go (SetDefaults_ValidatingWebhook,
 SetDefaults_MutatingWebhook, SetDefaults_Rule, SetDefaults_ServiceReference) and
 pkg/apis/admissionregistration/validation/validation.go (ValidateValidatingWebhookConfiguration,
-ValidateMutatingWebhookConfiguration, validateRuleWithOperations, validateResources, the
-sideEffects/timeout/admissionReviewVersions checks) plus k8s.io/apiserver's
-util/webhook.ValidateWebhookClientConfig. Pure functions of decoded JSON that never raise: the
+ValidateMutatingWebhookConfiguration: names, the sideEffects/timeout/admissionReviewVersions
+checks; rules and matchConditions are checked by the validators admission policies share,
+api/admissionpolicy.py) plus k8s.io/apiserver's util/webhook.ValidateWebhookClientConfig. Pure functions of decoded JSON that never raise: the
 registry (registry/webhookconfigurations.py) calls them before every write and answers a 422.
 """
 
@@ -16,6 +16,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from minikube_py.api import naming
+from minikube_py.api.admissionpolicy import (
+    FAILURE_POLICIES,
+    MATCH_POLICIES,
+    validate_match_conditions,
+    validate_rule,
+)
 from minikube_py.api.errors import (
     FieldError,
     duplicate,
@@ -23,23 +29,15 @@ from minikube_py.api.errors import (
     not_supported,
     required,
 )
-from minikube_py.api.validation.common import (
-    validate_label_selector,
-    validate_qualified_name,
-)
+from minikube_py.api.validation.common import validate_label_selector
 
 Obj = dict[str, Any]
 #: a matchCondition expression -> why it does not compile, or ""
 CompileCheck = Callable[[str], str]
 
-FAILURE_POLICIES = ("Fail", "Ignore")
-MATCH_POLICIES = ("Equivalent", "Exact")
 REINVOCATION_POLICIES = ("IfNeeded", "Never")
 SIDE_EFFECTS_V1 = ("None", "NoneOnDryRun")
-SCOPES = ("*", "Cluster", "Namespaced")
-OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 REVIEW_VERSIONS = ("v1", "v1beta1")
-MAX_MATCH_CONDITIONS = 64
 #: what a matchCondition may refer to (upstream also offers `authorizer`; we do not)
 MATCH_CONDITION_VARIABLES = frozenset({"object", "oldObject", "request"})
 DEFAULT_TIMEOUT = 10
@@ -116,7 +114,7 @@ def validate_webhook(hook: Obj, path: str, mutating: bool,
     errs: list[FieldError] = []
     errs += _fully_qualified_name(hook.get("name"), f"{path}.name")
     for i, rule in enumerate(_list(hook.get("rules"), f"{path}.rules", errs)):
-        errs += validate_rule(rule, f"{path}.rules[{i}]")
+        validate_rule(rule, f"{path}.rules[{i}]", errs, allow_names=False)
     _enum(hook, "failurePolicy", FAILURE_POLICIES, path, errs)
     _enum(hook, "matchPolicy", MATCH_POLICIES, path, errs)
     if mutating:
@@ -141,82 +139,7 @@ def validate_webhook(hook: Obj, path: str, mutating: bool,
         elif selector is not None:
             errs.append(invalid(f"{path}.{field}", selector, "must be a label selector"))
     errs += _client_config(hook.get("clientConfig"), f"{path}.clientConfig")
-    errs += _match_conditions(hook.get("matchConditions"), f"{path}.matchConditions",
-                              compile_check)
-    return errs
-
-
-def validate_rule(rule: Any, path: str) -> list[FieldError]:
-    """validateRuleWithOperations: operations, apiGroups, apiVersions, resources, scope."""
-    if not isinstance(rule, dict):
-        return [invalid(path, rule, "must be an object")]
-    errs: list[FieldError] = []
-    operations = _strings(rule.get("operations"), f"{path}.operations", errs)
-    if not operations:
-        errs.append(required(f"{path}.operations", ""))
-    if "*" in operations and len(operations) > 1:
-        errs.append(invalid(f"{path}.operations", operations,
-                            "if '*' is present, must not specify other operations"))
-    for i, op in enumerate(operations):
-        if op not in OPERATIONS:
-            errs.append(not_supported(f"{path}.operations[{i}]", op, OPERATIONS))
-    groups = _strings(rule.get("apiGroups"), f"{path}.apiGroups", errs)
-    if not groups:
-        errs.append(required(f"{path}.apiGroups", ""))
-    if "*" in groups and len(groups) > 1:
-        errs.append(invalid(f"{path}.apiGroups", groups,
-                            "if '*' is present, must not specify other API groups"))
-    versions = _strings(rule.get("apiVersions"), f"{path}.apiVersions", errs)
-    if not versions:
-        errs.append(required(f"{path}.apiVersions", ""))
-    if "*" in versions and len(versions) > 1:
-        errs.append(invalid(f"{path}.apiVersions", versions,
-                            "if '*' is present, must not specify other API versions"))
-    for i, version in enumerate(versions):
-        if not version:
-            errs.append(required(f"{path}.apiVersions[{i}]", ""))
-    errs += _resources(_strings(rule.get("resources"), f"{path}.resources", errs),
-                       f"{path}.resources")
-    scope = rule.get("scope")
-    if scope is not None and scope not in SCOPES:
-        errs.append(not_supported(f"{path}.scope", scope, SCOPES))
-    return errs
-
-
-def _resources(resources: list[str], path: str) -> list[FieldError]:
-    """upstream validateResources: `*/*`, `*`, `x/*` and `*/x` used coherently."""
-    errs: list[FieldError] = []
-    if not resources:
-        errs.append(required(path, ""))
-    with_any_sub: set[str] = set()
-    any_with_sub: set[str] = set()
-    double = single = plain = False
-    for i, res in enumerate(resources):
-        if res == "":
-            errs.append(required(f"{path}[{i}]", ""))
-            continue
-        double = double or res == "*/*"
-        single = single or res == "*"
-        base, slash, sub = res.partition("/")
-        if not slash:
-            plain = plain or res != "*"
-            continue
-        if base in with_any_sub:
-            errs.append(invalid(f"{path}[{i}]", res, f"if '{base}/*' is present, must not "
-                                                     f"specify {res}"))
-        if sub in any_with_sub:
-            errs.append(invalid(f"{path}[{i}]", res, f"if '*/{sub}' is present, must not "
-                                                     f"specify {res}"))
-        if sub == "*":
-            with_any_sub.add(base)
-        if base == "*":
-            any_with_sub.add(sub)
-    if len(resources) > 1 and double:
-        errs.append(invalid(path, resources,
-                            "if '*/*' is present, must not specify other resources"))
-    if single and plain:
-        errs.append(invalid(path, resources, "if '*' is present, must not specify other "
-                                             "resources without subresources"))
+    errs += _match_conditions(hook, path, compile_check)
     return errs
 
 
@@ -255,46 +178,22 @@ def _service(service: Any, path: str) -> list[FieldError]:
     return errs
 
 
-def _match_conditions(conditions: Any, path: str,
+def _match_conditions(hook: Obj, path: str,
                       compile_check: CompileCheck | None) -> list[FieldError]:
-    """Names unique qualified names, at most 64, each expression compiles (upstream compiles
-    them on validation too: a typo is a 422 at write time, not a failure on every request).
-    The CEL compiler is above this layer: the registry hands it in as `compile_check`."""
+    """upstream validateMatchConditions (shared with admission policies: at most 64, names
+    qualified and unique, expressions present), then every expression compiles (upstream
+    compiles them on validation: a typo is a 422 at write time, not a failure on every
+    request). The CEL compiler is above this layer: the registry hands it in."""
     errs: list[FieldError] = []
-    conditions = _list(conditions, path, errs)
-    if len(conditions) > MAX_MATCH_CONDITIONS:
-        errs.append(_too_many(path, len(conditions)))
-    seen: set[str] = set()
-    for i, cond in enumerate(conditions):
-        item = f"{path}[{i}]"
-        if not isinstance(cond, dict):
-            errs.append(invalid(item, cond, "must be an object"))
-            continue
-        name = cond.get("name")
-        if not name:
-            errs.append(required(f"{item}.name", ""))
-        elif not isinstance(name, str):
-            errs.append(invalid(f"{item}.name", name, "must be a string"))
-        else:
-            validate_qualified_name(name, f"{item}.name", errs)
-            if name in seen:
-                errs.append(duplicate(f"{item}.name", name))
-            seen.add(name)
-        expression = cond.get("expression")
-        if not expression:
-            errs.append(required(f"{item}.expression", ""))
-        elif not isinstance(expression, str):
-            errs.append(invalid(f"{item}.expression", expression, "must be a string"))
-        elif compile_check is not None:
-            message = compile_check(expression)
-            if message:
-                errs.append(invalid(f"{item}.expression", expression, message))
+    validate_match_conditions(hook, path, errs)
+    if errs or compile_check is None:
+        return errs
+    for i, cond in enumerate(hook.get("matchConditions") or ()):
+        message = compile_check(cond["expression"])
+        if message:
+            errs.append(invalid(f"{path}.matchConditions[{i}].expression", cond["expression"],
+                                message))
     return errs
-
-
-def _too_many(path: str, count: int) -> FieldError:
-    """field.TooMany."""
-    return invalid(path, count, f"must have at most {MAX_MATCH_CONDITIONS} items")
 
 
 def _fully_qualified_name(name: Any, path: str) -> list[FieldError]:

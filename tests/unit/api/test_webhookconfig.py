@@ -85,6 +85,14 @@ def test_a_valid_configuration_has_no_errors():
      ('webhooks[0].rules[0].resources[1]: Invalid value: "pods/status": if \'pods/*\' is '
      "present, must not specify pods/status")),
     ({"rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"],
+                 "resources": ["*/status", "pods/status"]}]},
+     ('webhooks[0].rules[0].resources[1]: Invalid value: "pods/status": if \'*/status\' is '
+      "present, must not specify pods/status")),
+    ({"rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"],
+                 "resources": ["*/*", "pods/status"]}]},
+     ('webhooks[0].rules[0].resources: Invalid value: ["*/*","pods/status"]: if \'*/*\' is '
+      "present, must not specify other resources")),
+    ({"rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"],
                  "resources": ["pods"], "scope": "Everywhere"}]},
      ('webhooks[0].rules[0].scope: Unsupported value: "Everywhere": supported values: "*", '
      '"Cluster", "Namespaced"')),
