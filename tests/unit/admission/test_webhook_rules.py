@@ -11,6 +11,7 @@ import pytest
 
 from minikube_py import cel
 from minikube_py.api.labels import selector_from_label_selector
+from minikube_py.apiserver.admission.policy.matching import PolicyRequest
 from minikube_py.apiserver.admission.webhook import conditions, review, rules
 from minikube_py.apiserver.admission.webhook.source import (
     Condition,
@@ -24,7 +25,8 @@ NODES = rules.GVR("", "v1", "nodes")
 
 
 def req(operation="CREATE", resource=PODS, subresource="", namespace="default"):
-    return rules.Request(operation, resource, subresource, namespace)
+    return PolicyRequest(operation, resource.group, resource.version, resource.resource,
+                         subresource, "", namespace, "x")
 
 
 def rule(operations=("*",), groups=("*",), versions=("*",), resources=("*",), scope=None):
@@ -62,7 +64,13 @@ def rule(operations=("*",), groups=("*",), versions=("*",), resources=("*",), sc
     (rule(scope="*"), req(resource=NAMESPACES, namespace="team"), True),
 ])
 def test_rule_matches(the_rule, request_, expected):
-    assert rules.rule_matches(the_rule, request_) is expected
+    hook = {"rules": [the_rule], "matchPolicy": "Exact"}
+    assert (rules.matched_resource(hook, request_) is not None) is expected
+
+
+def test_a_webhook_without_rules_matches_nothing():
+    assert rules.matched_resource({"rules": []}, req()) is None
+    assert rules.matched_resource({}, req()) is None
 
 
 def test_match_policy_equivalent_matches_another_served_version():
@@ -71,12 +79,12 @@ def test_match_policy_equivalent_matches_another_served_version():
     hook = {"rules": [rule(groups=["example.com"], versions=["v1"], resources=["widgets"])]}
     request_ = req(resource=widgets_v2)
     assert rules.matched_resource(hook, request_) is None  # no equivalents known
-    assert rules.matched_resource(hook, request_, lambda: [widgets_v1, widgets_v2]) == widgets_v1
+    assert rules.matched_resource(hook, request_, lambda: ["v1", "v2"]) == widgets_v1
     assert rules.matched_resource({**hook, "matchPolicy": "Exact"}, request_,
-                                  lambda: [widgets_v1, widgets_v2]) is None
+                                  lambda: ["v1", "v2"]) is None
     # an exact match wins over an equivalent one
     both = {"rules": [rule(versions=["v1", "v2"], resources=["widgets"])]}
-    assert rules.matched_resource(both, request_, lambda: [widgets_v1, widgets_v2]) == widgets_v2
+    assert rules.matched_resource(both, request_, lambda: ["v1", "v2"]) == widgets_v2
 
 
 def test_admission_configurations_are_exempt():

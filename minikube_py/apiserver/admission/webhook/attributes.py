@@ -17,6 +17,7 @@ from ....api import errors, meta
 from ....api.defaults import apply_defaults
 from ....registry import codec
 from ..chain import Attributes, PluginContext
+from ..policy.matching import PolicyRequest
 from . import rules
 
 Obj = dict[str, Any]
@@ -41,8 +42,9 @@ class WebhookAttributes:
         self.resource = rules.GVR(strategy.group, strategy.version, strategy.resource)
         is_namespace = self.resource == rules.GVR("", "v1", "namespaces")
         self.namespace = attrs.name if is_namespace else attrs.namespace
-        self.match = rules.Request(attrs.operation, self.resource, attrs.subresource,
-                                   self.namespace)
+        self.match = PolicyRequest(attrs.operation, strategy.group, strategy.version,
+                                   strategy.resource, attrs.subresource, strategy.kind,
+                                   self.namespace, attrs.name)
         self.obj: Obj | None = attrs.obj if isinstance(attrs.obj, dict) else None
         self.dirty = False  # a webhook changed obj
         self._defaulted = False
@@ -87,8 +89,9 @@ class WebhookAttributes:
             self._versions.setdefault(strategy.version, strategy.kind)
         return self._versions
 
-    def equivalents(self) -> list[rules.GVR]:
-        return [rules.GVR(self.resource.group, v, self.resource.resource) for v in self.kinds()]
+    def versions(self) -> list[str]:
+        """Every served version of this resource (matchPolicy Equivalent)."""
+        return list(self.kinds())
 
     async def defaulted(self) -> Obj | None:
         """The object as upstream's decoder hands it over: a copy, with defaults."""

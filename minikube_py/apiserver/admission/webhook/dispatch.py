@@ -60,7 +60,7 @@ class WebhookAdmission:
 
     async def invocation(self, hook: Hook, req: WebhookAttributes) -> rules.GVR | None:
         """ShouldCallHook: the resource to call `hook` for, or None to skip it."""
-        resource = rules.matched_resource(hook.spec, req.match, req.equivalents)
+        resource = rules.matched_resource(hook.spec, req.match, req.versions)
         if resource is None:
             return None
         if rules.needs_namespace_labels(hook.namespace_selector, req.match) and \

@@ -1,10 +1,12 @@
 """Which webhooks a request calls: rules, scope, selectors and matchPolicy. Pure functions.
 
-Kubernetes pieces: k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules (Matcher:
-scope, operation, group, version, resource/subresource, IsExemptAdmissionConfigurationResource),
-.../predicates/namespace (MatchNamespaceSelector, GetNamespaceLabels), .../predicates/object
-(MatchObjectSelector) and generic/webhook.go's ShouldCallHook (exact rules first, then, with
-`matchPolicy: Equivalent`, the same rules against the request's equivalent resources).
+Kubernetes pieces: k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules (Matcher,
+IsExemptAdmissionConfigurationResource), .../predicates/namespace (MatchNamespaceSelector,
+GetNamespaceLabels), .../predicates/object (MatchObjectSelector) and generic/webhook.go's
+ShouldCallHook (exact rules first, then, with `matchPolicy: Equivalent`, the same rules
+against the request's equivalent resources). The rule matcher itself (operations, groups,
+versions, `resource/subresource` with `*`, scope) is the one admission policies use
+(policy/matching.py), as upstream's policies reuse the webhooks' predicates.
 
 Equivalent resources here are the other served versions of the same group and resource (a
 CRD's versions, which share storage): the object is sent in the matched version with only its
@@ -19,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from ....api.labels import LabelSelector, selector_from_label_selector
+from ..policy.matching import PolicyRequest, rules_match
 
 Obj = dict[str, Any]
 
@@ -34,72 +37,20 @@ class GVR(NamedTuple):
     resource: str
 
 
-class Request(NamedTuple):
-    """The parts of a request the rules look at."""
-    operation: str
-    resource: GVR
-    subresource: str
-    namespace: str  # for namespaces themselves: the namespace's name, as upstream
-
-
 def exempt(resource: GVR) -> bool:
     """Upstream IsExemptAdmissionConfigurationResource."""
     return resource.group == EXEMPT_GROUP and resource.resource in EXEMPT_RESOURCES
 
 
-def _is_namespace(resource: GVR) -> bool:
-    return resource.group == "" and resource.resource == "namespaces"
-
-
-def _scope(rule: Mapping[str, Any], req: Request, resource: GVR) -> bool:
-    scope = rule.get("scope") or "*"
-    if scope == "*":
-        return True
-    if scope == "Namespaced":  # namespaces are cluster-scoped although they carry their name
-        return not _is_namespace(resource) and req.namespace != ""
-    if scope == "Cluster":
-        return _is_namespace(resource) or req.namespace == ""
-    return False
-
-
-def _listed(values: Any, value: str) -> bool:
-    values = values or ()
-    return "*" in values or value in values
-
-
-def _resource(rule: Mapping[str, Any], resource: str, subresource: str) -> bool:
-    for item in rule.get("resources") or ():
-        res, _, sub = str(item).partition("/")
-        if (res == "*" or res == resource) and (sub == "*" or sub == subresource):
-            return True
-    return False
-
-
-def rule_matches(rule: Mapping[str, Any], req: Request, resource: GVR | None = None) -> bool:
-    """rules.Matcher.Matches for one rule, optionally against an equivalent `resource`."""
-    resource = resource or req.resource
-    return (_scope(rule, req, resource) and _listed(rule.get("operations"), req.operation)
-            and _listed(rule.get("apiGroups"), resource.group)
-            and _listed(rule.get("apiVersions"), resource.version)
-            and _resource(rule, resource.resource, req.subresource))
-
-
-def matched_resource(hook: Mapping[str, Any], req: Request,
-                     equivalents: Callable[[], Iterable[GVR]] = tuple) -> GVR | None:
+def matched_resource(hook: Mapping[str, Any], req: PolicyRequest,
+                     versions: Callable[[], Iterable[str]] = tuple) -> GVR | None:
     """The resource the webhook is called for: the request's own when a rule matches it, else
-    (matchPolicy Equivalent) the first equivalent resource a rule matches, earlier rules
-    first; None when the webhook does not apply. `equivalents()` is asked only then."""
-    rules = [r for r in hook.get("rules") or () if isinstance(r, Mapping)]
-    if any(rule_matches(rule, req) for rule in rules):
-        return req.resource
-    if hook.get("matchPolicy", "Equivalent") != "Equivalent":
-        return None
-    others = [e for e in equivalents() if e != req.resource]
-    for rule in rules:
-        for equivalent in others:
-            if rule_matches(rule, req, equivalent):
-                return equivalent
-    return None
+    (matchPolicy Equivalent) the first other served version (`versions()`, asked only then)
+    a rule matches; None when the webhook does not apply (a webhook without rules never
+    does)."""
+    version = rules_match({"resourceRules": list(hook.get("rules") or ()),
+                           "matchPolicy": hook.get("matchPolicy", "Equivalent")}, req, versions)
+    return None if version is None else GVR(req.group, version, req.resource)
 
 
 def selector(spec: Any) -> LabelSelector:
@@ -107,19 +58,18 @@ def selector(spec: Any) -> LabelSelector:
     return selector_from_label_selector(spec if spec is not None else {})
 
 
-def needs_namespace_labels(sel: LabelSelector, req: Request) -> bool:
+def needs_namespace_labels(sel: LabelSelector, req: PolicyRequest) -> bool:
     """MatchNamespaceSelector's early answers: a cluster-scoped request other than a namespace
     is never exempted, and an empty selector matches everything."""
-    if req.namespace == "" and not _is_namespace(req.resource):
+    if req.namespace == "" and not req.is_namespace:
         return False
     return not sel.empty()
 
 
-def namespace_labels_from_request(req: Request, obj: Obj | None) -> dict[str, str] | None:
+def namespace_labels_from_request(req: PolicyRequest, obj: Obj | None) -> dict[str, str] | None:
     """GetNamespaceLabels: a namespace being created or updated is judged by the labels it is
     given (the stored one is stale); None means read the namespace `req.namespace`."""
-    if _is_namespace(req.resource) and not req.subresource and \
-            req.operation in ("CREATE", "UPDATE"):
+    if req.is_namespace and not req.subresource and req.operation in ("CREATE", "UPDATE"):
         return labels_of(obj)
     return None
 
