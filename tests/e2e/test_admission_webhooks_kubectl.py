@@ -129,3 +129,60 @@ def test_kubectl_shows_the_webhooks_denial_and_warnings(cluster, tmp_path: Path)
     listed = _kubectl(server, tmp_path, "get", "validatingwebhookconfigurations").stdout
     assert listed.split("\n")[0].split() == ["NAME", "WEBHOOKS", "AGE"]
     assert listed.split("\n")[1].split()[:2] == ["no-latest", "1"]
+
+
+MUTATING_BY_SERVICE = """apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: injector
+webhooks:
+- name: injector.example.com
+  sideEffects: NoneOnDryRun
+  admissionReviewVersions: [v1]
+  clientConfig:
+    service: {{namespace: default, name: hook, path: /mutate, port: {port}}}
+    caBundle: {ca}
+  rules:
+  - operations: [CREATE]
+    apiGroups: [""]
+    apiVersions: [v1]
+    resources: [pods]
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(KUBECTL), reason=f"needs {KUBECTL}")
+def test_controllers_pods_are_mutated_in_a_running_cluster(tmp_path: Path) -> None:
+    """`minikube-py start` as a process: a webhook reached through a Service mutates the pods
+    the ReplicaSet controller creates (controllers write through the same admission)."""
+    from tests.e2e.cluster_process import ClusterProcesses
+
+    cluster = ClusterProcesses(tmp_path / "cluster", nodes=1).start()
+    hook = WebhookServer(tmp_path / "certs", name="hook").start()
+    hook.json("/mutate", _mutate)
+    try:
+        port = hook.publish(cluster.url)
+        cluster.kubectl("apply", "-f", "-",
+                        input=MUTATING_BY_SERVICE.format(port=port, ca=hook.ca_bundle))
+
+        def probe() -> bool:  # a server-side dry run shows when the webhook is in effect
+            out = cluster.kubectl("run", "probe", "--image=nginx", "--dry-run=server",
+                                  "-o", "jsonpath={.metadata.labels.admitted-by}").stdout
+            return out == "labeler"
+        cluster.wait(probe, what="the webhook to be in effect")
+        assert any(body["request"]["dryRun"] for _, body, _ in hook.requests)
+
+        cluster.kubectl("create", "deployment", "web", "--image=nginx", "--replicas=2")
+        pods = cluster.wait(lambda: [p for p in cluster.pods(selector="app=web")
+                                     if p["metadata"]["labels"].get("admitted-by")]
+                            if len(cluster.pods(selector="app=web")) == 2 else None,
+                            what="two mutated pods")
+        assert len(pods) == 2
+        # the ReplicaSet controller's creates: generateName, so no name in the request yet
+        generated = [body["request"] for _, body, _ in hook.requests
+                     if "name" not in body["request"]]
+        assert len(generated) >= 2
+        assert all(r["object"]["metadata"]["generateName"].startswith("web-")
+                   for r in generated)
+    finally:
+        hook.stop()
+        cluster.stop()
