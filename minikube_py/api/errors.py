@@ -161,7 +161,7 @@ class StatusError(Exception):
             "status": "Failure",
             "message": self.message,
         }
-        if self.reason:  # `omitempty`: an admission webhook's denial may carry none
+        if self.reason:  # omitempty: an error that is not a Status has none (ErrorToAPIStatus)
             body["reason"] = self.reason
         if self.details is not None:
             body["details"] = ordered_details(self.details)

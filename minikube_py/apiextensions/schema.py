@@ -19,11 +19,7 @@ accepts (no lookaround or backreferences).
 
 from __future__ import annotations
 
-import base64
-import binascii
-import datetime
 import math
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,29 +32,17 @@ from ..api.naming import is_dns1035_label
 from ..api.validation.common import validate_labels
 from ..api.validation.meta import validate_annotations
 from ..api.validation.typed import type_name
+from . import fast_check
 from .cel_rules import compile_rules
 from .cel_values import needs_escape
+from .fast_check import format_ok as _format_ok
+from .fast_check import matches as _matches
 
 #: compile errors are answered (the pattern then matches nothing), not logged to stderr
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
-_UNANCHORED = re2._re2.RE2.Anchor.UNANCHORED
-_NO_MATCH = (-1, -1)
-
-
-def _matches(pattern: Any, value: str) -> bool:
-    """`pattern.search(value) is not None`, at a third of the cost: google-re2's `search`
-    builds a Match object and maps byte offsets back to characters, which a yes/no check
-    does not need (it was half of a CR's validation time)."""
-    raw = getattr(pattern, "_regexp", None)
-    if raw is None:  # a google-re2 without the pybind object: the public, slower call
-        return pattern.search(value) is not None
-    data = value.encode("utf-8", "surrogatepass")
-    return raw.Match(_UNANCHORED, data, 0, len(data))[0] != _NO_MATCH
 
 _TYPES = ("object", "array", "string", "integer", "number", "boolean")
-_INT32 = (-(2 ** 31), 2 ** 31 - 1)
-_INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 
 @dataclass
@@ -97,6 +81,8 @@ class Node:
     has_rules: bool = False
     list_map_keys: tuple[str, ...] = ()
     converts: bool = False
+    #: the compiled yes/no check of `validate` (fast_check.py), built on first use
+    checker: Any = field(default=None, compare=False, repr=False)
 
 
 def compile_schema(raw: Any) -> Node:
@@ -191,10 +177,11 @@ def _dropped(node: Node, key: str, root: bool) -> bool:
     return not node.preserve_unknown and not ((root or node.embedded) and key in _OBJECT_META_KEYS)
 
 
-def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
+def prune_and_default(obj: Any, node: Node, root: bool = True, *, defaults: bool = True) -> None:
     """Drop the fields the schema does not know (unless it preserves them) and fill `default`s,
     in place. At the root and in embedded resources apiVersion/kind/metadata are kept, and
-    metadata keeps ObjectMeta's fields only."""
+    metadata keeps ObjectMeta's fields only. `defaults=False` only prunes (upstream's
+    schemaCoercingConverter after a conversion)."""
     if isinstance(obj, dict):
         if root or node.embedded:
             for key in _unknown_meta(obj):
@@ -210,14 +197,14 @@ def prune_and_default(obj: Any, node: Node, root: bool = True) -> None:
                     if obj[key] is None and not sub.nullable and sub.has_default:
                         del obj[key]  # upstream drops a null it would otherwise default
                         continue
-                    prune_and_default(obj[key], sub, False)
+                    prune_and_default(obj[key], sub, False, defaults=defaults)
             for key, sub in node.properties.items():
-                if sub.has_default and key not in obj:
+                if defaults and sub.has_default and key not in obj:
                     obj[key] = _copy(sub.default)
                     prune_and_default(obj[key], sub, False)
     elif isinstance(obj, list) and node.items is not None:
         for item in obj:
-            prune_and_default(item, node.items, False)
+            prune_and_default(item, node.items, False, defaults=defaults)
 
 
 def unknown_fields(obj: Any, node: Node) -> list[str]:
@@ -281,31 +268,17 @@ def _type_error(path: str, node: Node, value: Any) -> FieldError:
                       f'{path} in body must be of type {want}: "{actual}"', actual)
 
 
-def _format_ok(fmt: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return True
-    if fmt in ("int32", "int64") and isinstance(value, int):
-        low, high = _INT32 if fmt == "int32" else _INT64
-        return low <= value <= high
-    if not isinstance(value, str):
-        return True
-    try:
-        if fmt == "date-time":
-            datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-            return "T" in value.upper()
-        if fmt == "date":
-            datetime.date.fromisoformat(value)
-        elif fmt == "uuid":
-            uuid.UUID(value)
-        elif fmt == "byte":
-            base64.b64decode(value, validate=True)
-    except (ValueError, binascii.Error):
-        return False
-    return True
-
-
 def validate(obj: Any, node: Node, path: str = "") -> list[FieldError]:
-    """Every schema violation of `obj`, with upstream's paths and messages."""
+    """Every schema violation of `obj`, with upstream's paths and messages.
+
+    Almost every object a client writes is valid, so the node's compiled yes/no check
+    (fast_check.py: closures with only the checks the schema declares, no paths built) runs
+    first; only when it says no does the walk below run to name every error."""
+    checker = node.checker
+    if checker is None:
+        checker = node.checker = fast_check.compile_checker(node, root=not path)
+    if checker(obj):
+        return []
     errs: list[FieldError] = []
     _validate(obj, node, path, errs)
     return errs

@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from ..api import errors
+from ..apiextensions.conversion import ConversionFailed, Post
 from ..registry import codec, crds
 from ..registry.strategy import Obj
 from ..storage.errors import StorageError
 from ..storage.kv import EventType
+from .webhook_client import ClientConfig, WebhookCallError
 
 if TYPE_CHECKING:
     from .server import APIServer
@@ -72,6 +74,21 @@ class CRDController:
         finally:
             await watch.cancel()
 
+    def _conversion_post(self, client_config: Obj) -> Post:
+        """How a CRD's conversion webhook is called: the server's webhook client, upstream's
+        `?timeout=30s`, a failed call reported as the converter's failure text."""
+        config = ClientConfig.from_api(client_config)
+        client = self.server.webhook_client
+
+        async def post(review: Obj, timeout: float) -> Obj:
+            try:
+                return await client.post_json(config, review, timeout,
+                                              query=f"timeout={int(timeout)}s")
+            except WebhookCallError as exc:
+                raise ConversionFailed(str(exc)) from None
+
+        return post
+
     def _taken(self, group: str) -> dict[str, str]:
         """Names (plural, singular, kinds, shortNames) served in `group`, by owner."""
         taken: dict[str, str] = {}
@@ -94,7 +111,7 @@ class CRDController:
             await self._unserve(name)
         elif self.served.get(name, {}).get("spec") != crd["spec"]:
             await self._unserve(name)
-            await self.server.serve_custom(crds.strategies_for(crd), crd)
+            await self.server.serve_custom(crds.strategies_for(crd, self._conversion_post), crd)
             self.served[name] = crd
         await self._write_status(name, conflict)
 
@@ -115,11 +132,7 @@ class CRDController:
             crds.set_condition(new, "Established", "True", "InitialNamesAccepted",
                                "the initial names have been accepted")
             status["acceptedNames"] = {k: v for k, v in names.items()}
-            stored = status.setdefault("storedVersions", [])
-            for version in new["spec"].get("versions") or ():
-                if version.get("storage") and version.get("name") not in stored:
-                    stored.append(version["name"])
-            return new
+            return new  # storedVersions is the CRD strategy's (apiextensions/versions.py)
 
         old = await self.registry.get("", name)
         if produce(old) != old:
@@ -130,7 +143,7 @@ class CRDController:
         name = crd["metadata"]["name"]
         if crds.CLEANUP_FINALIZER not in (crd["metadata"].get("finalizers") or ()):
             return
-        for strategy in crds.strategies_for(crd)[:1]:
+        for strategy in crds.strategies_for(crd)[:1]:  # the storage version when served
             registry = self.server.registries.get(
                 (strategy.group, strategy.version, strategy.resource))
             if registry is not None and self.served.get(name):

@@ -139,6 +139,29 @@ class ResourceHandlers:
     async def handle(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
         offload.begin()  # not heavy until a step weighs it so (offload.py)
         registry = self.server.registry_for(info.group, info.version, info.resource)
+        if registry.strategy.deprecation_warning:
+            return await self._deprecated(request, info, registry)
+        return await self._handle(request, info, registry)
+
+    async def _deprecated(self, request: web.Request, info: RequestInfo,
+                          registry: Registry) -> web.StreamResponse:
+        """A request to a deprecated CRD version: its warning comes first on every answer,
+        errors included (upstream's crdHandler adds it before serving the request)."""
+        request[WARNINGS] = [registry.strategy.deprecation_warning]
+        try:
+            response = await self._handle(request, info, registry)
+        except errors.StatusError as exc:
+            header = warning_headers([registry.strategy.deprecation_warning])
+            if header:
+                exc.headers.setdefault("Warning", header[0])
+            raise
+        if not response.prepared and "Warning" not in response.headers:  # get, list
+            for header in warning_headers(request.get(WARNINGS) or []):
+                response.headers.add("Warning", header)
+        return response
+
+    async def _handle(self, request: web.Request, info: RequestInfo,
+                      registry: Registry) -> web.StreamResponse:
         strategy = registry.strategy
         if info.namespace and not strategy.namespaced and info.resource != "namespaces":
             raise errors.not_found_path()
@@ -268,7 +291,7 @@ class ResourceHandlers:
             request.query.get("fieldValidation", ""),
             weight=decode_cost(data, body_type(request)))
         if warnings:
-            request[WARNINGS] = warnings
+            request[WARNINGS] = [*(request.get(WARNINGS) or []), *warnings]  # after a deprecation
         return body
 
     async def admit(self, request: web.Request, operation: str, registry: Registry,

@@ -34,7 +34,9 @@ from ..registry.cacher import Watcher, json_line
 from ..registry.generic import Registry, parse_resource_version
 from . import protobuf_render, render, transform
 from .connection import APIRequestHandler
+from .filters import WARNINGS
 from .negotiation import Output, Partial, base_format
+from .warning import warning_headers
 
 if TYPE_CHECKING:
     from .server import APIServer
@@ -111,7 +113,9 @@ async def serve_watch(
     cacher = server.cachers[registry.strategy.resource, registry.strategy.group]
     watcher = Watcher(namespace=namespace or None, labels=labels, fields=fields, encoder=encoder,
                       capacity=server.options.watch_buffer_events,
-                      view=registry.strategy.stored_as)
+                      view=registry.strategy.stored_as,
+                      conversion=registry.strategy.conversion,
+                      api_version=registry.strategy.api_version)
 
     initial: list[bytes] = []
     if rv_text in ("", "0"):
@@ -124,6 +128,8 @@ async def serve_watch(
     content_type = protobuf_render.WATCH_CONTENT_TYPE if _is_protobuf(encoder) \
         else "application/json"
     response = web.StreamResponse(status=200, headers={"Content-Type": content_type})
+    for header in warning_headers(request.get(WARNINGS) or []):  # a deprecated CRD version
+        response.headers.add("Warning", header)
     response.enable_chunked_encoding()
     await response.prepare(request)
     if initial:
@@ -184,9 +190,9 @@ async def _pump(server: APIServer, request: web.Request, response: web.StreamRes
         if bookmarks and loop.time() >= next_bookmark:
             next_bookmark = loop.time() + bookmark_every
             cacher = server.cachers[registry.strategy.resource, registry.strategy.group]
-            # a watcher on the shared fan-out has seen everything up to the cacher's position
-            revision = last_revision if watcher._direct is not None else max(
-                last_revision, cacher.position)
+            # a watcher on the shared fan-out has seen everything up to the cacher's position,
+            # unless events still wait for their conversion (a CRD version's webhook)
+            revision = last_revision if watcher.behind else max(last_revision, cacher.position)
             await response.write(_bookmark(watcher, registry, revision))
 
 

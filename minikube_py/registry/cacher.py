@@ -16,7 +16,14 @@ HTTP watch opened its own etcd watch, which is what the cacher was invented to s
 - a resource that is a view of another's stored objects (events.k8s.io/v1 Events over core
   Events, Strategy.stored_as) shares the stored resource's fan-out: its watchers select in the
   storage's field labels and encode through `viewed(encoder, view)`, so each event is
-  converted and encoded once per (view, wire format), shared by all of them.
+  converted and encoded once per (view, wire format), shared by all of them;
+- a version of a multi-version CRD (Strategy.conversion) shares the fan-out of all its
+  versions (one key space): when conversion changes only apiVersion its watchers encode through
+  `in_version(encoder, api_version)` (shared per version and wire format, like a view); with a
+  conversion webhook (or a prune to differing schemas) the version's ConversionFeed (watch_conversion.py) converts each event
+  once for all its watchers, one ConversionReview per batch, and each watcher writes its
+  events in order as their conversions complete; a failed conversion ends the stream with an
+  ERROR event carrying the failure.
 
 Event semantics are upstream's cacheWatcher.convertToWatchEvent: an object that starts matching
 a watcher's selector is ADDED for it, one that stops matching is DELETED (previous content, new
@@ -33,11 +40,14 @@ from typing import Any, Callable
 import orjson
 import structlog
 
+from ..api import errors
 from ..api.fields import FieldSelector
 from ..api.labels import LabelSelector
+from ..apiextensions.conversion import Converter, set_api_version
 from ..storage import CompactedError, Event, EventType, StorageError, Store
 from . import codec
 from .strategy import Obj, StoredAs, Strategy
+from .watch_conversion import ConversionFeed, feed_for
 
 log = structlog.get_logger(component="apiserver")
 
@@ -52,7 +62,7 @@ class CachedEvent:
     """A store event decoded once; encodings are memoised per (encoder, type, which)."""
 
     __slots__ = ("revision", "type", "namespace", "name", "value", "prev_value", "_obj",
-                 "_prev", "_attrs", "_prev_attrs", "_encoded", "strategy")
+                 "_prev", "_attrs", "_prev_attrs", "_encoded", "strategy", "converted")
 
     def __init__(self, event: Event, strategy: Strategy, root: str) -> None:
         kv, prev = event.kv, event.prev_kv
@@ -70,6 +80,8 @@ class CachedEvent:
         self._attrs: tuple[dict, dict] | None = None
         self._prev_attrs: tuple[dict, dict] | None = None
         self._encoded: dict[Any, bytes] = {}
+        #: conversions of this event by webhook, shared by the watchers of each version
+        self.converted: dict[Any, asyncio.Future] | None = None
         # namespace and name come from the key, so an event nobody filters is never decoded
         rest = kv.key[len(root):]
         if strategy.namespaced:
@@ -114,15 +126,19 @@ class CachedEvent:
         weigh ~100 MB at 5000 pods. Selector attributes and encodings stay; a watcher that
         resumes from the ring and needs the objects again decodes them again."""
         self._obj = self._prev = None
+        self.converted = None  # the watchers that asked hold their futures
 
     def encoded(self, encoder: Encoder, kind: str, which: str) -> bytes:
         key = (encoder, kind, which)
         data = self._encoded.get(key)
         if data is None:
-            if encoder is json_line:  # the common case: splice the stored bytes, no decode
-                value = self.value if which == "cur" else self.prev_value
+            version = getattr(encoder, "json_version", None)
+            if encoder is json_line or version is not None:  # splice the stored bytes, no decode
+                value = (self.value if which == "cur" else self.prev_value) or b"{}"
+                if version is not None and not codec.in_api_version(value, version):
+                    value = codec.with_api_version(value, version)  # a CRD's other version
                 data = b'{"type":"%s","object":%s}\n' % (
-                    kind.encode(), codec.with_revision(value or b"{}", self.revision))
+                    kind.encode(), codec.with_revision(value, self.revision))
             else:
                 obj = self.obj if which == "cur" else self.prev
                 data = encoder(kind, obj)
@@ -147,6 +163,19 @@ def viewed(encoder: Encoder, view: StoredAs) -> Encoder:
     return encode
 
 
+@functools.cache
+def in_version(encoder: Encoder, api_version: str) -> Encoder:
+    """`encoder` over a CRD's stored objects served in `api_version` (conversion None): one per
+    (encoder, version), so every watcher of that version and wire format shares the bytes."""
+
+    def encode(kind: str, obj: Obj) -> bytes:
+        return encoder(kind, set_api_version(obj, api_version))
+
+    if encoder is json_line:  # CachedEvent.encoded swaps apiVersion in the stored bytes
+        encode.json_version = api_version  # type: ignore[attr-defined]
+    return encode
+
+
 class Watcher:
     """One client's watch: its filters, its buffer, and a wake-up for its writer task."""
 
@@ -159,6 +188,8 @@ class Watcher:
         encoder: Encoder = json_line,
         capacity: int = DEFAULT_CAPACITY,
         view: StoredAs | None = None,
+        conversion: Converter | None = None,
+        api_version: str = "",
     ) -> None:
         self.namespace = namespace or None
         self.labels = labels if labels is not None and not labels.empty() else None
@@ -170,6 +201,15 @@ class Watcher:
         #: what encodes the stored objects of the fan-out's events for this client: the wire
         #: format, after the conversion of a view
         self.event_encoder = encoder if view is None else viewed(encoder, view)
+        if conversion is not None and conversion.api_version_only:
+            self.event_encoder = in_version(encoder, api_version)
+        #: a conversion webhook (or pruning to another version's schema): events wait here
+        #: (type, conversion, revision), in order
+        self.feed: ConversionFeed | None = feed_for(conversion, api_version) if (
+            conversion is not None and not conversion.api_version_only) else None
+        self._pending: collections.deque[tuple[str, asyncio.Future[Obj], int]] = \
+            collections.deque()
+        self._converting: asyncio.Task | None = None
         self.capacity = capacity
         self.min_revision = 0
         self.last_revision = 0
@@ -181,12 +221,19 @@ class Watcher:
         self._direct: asyncio.Task | None = None
         #: no selectors and the stored objects in JSON: gets the shared bytes without checks
         self.plain = (self.labels is None and self.fields is None and encoder is json_line
-                      and view is None)
+                      and view is None and conversion is None)
         self.transport: Any = None
         self.max_unsent_bytes = 0
         #: when the writer must wake even without events (deadline, bookmark, liveness);
         #: read by the API server's watch clock
         self.due = float("inf")
+
+    @property
+    def behind(self) -> bool:
+        """Whether events up to the fan-out's position may not be written yet: served by a
+        store watch of its own, or waiting for their conversion (a bookmark must not claim
+        a revision past them)."""
+        return self._direct is not None or bool(self._pending)
 
     def matches(self, labels: dict, fields: dict) -> bool:
         if self.labels is not None and not self.labels.matches(labels):
@@ -202,20 +249,52 @@ class Watcher:
         if self.namespace is not None and event.namespace != self.namespace:
             return
         if self.labels is None and self.fields is None:
-            self.push(event.encoded(self.event_encoder, event.type, "cur"), event.revision)
+            self._emit(event, event.type, "cur")
             return
         now = event.type != "DELETED" and self.matches(*event.attrs())
         prev_attrs = event.prev_attrs()
         before = prev_attrs is not None and self.matches(*prev_attrs)
         if event.type == "DELETED":
             if before:
-                self.push(event.encoded(self.event_encoder, "DELETED", "prev"), event.revision)
+                self._emit(event, "DELETED", "prev")
         elif now and before:
-            self.push(event.encoded(self.event_encoder, "MODIFIED", "cur"), event.revision)
+            self._emit(event, "MODIFIED", "cur")
         elif now:
-            self.push(event.encoded(self.event_encoder, "ADDED", "cur"), event.revision)
+            self._emit(event, "ADDED", "cur")
         elif before:
-            self.push(event.encoded(self.event_encoder, "DELETED", "prev"), event.revision)
+            self._emit(event, "DELETED", "prev")
+
+    def _emit(self, event: CachedEvent, kind: str, which: str) -> None:
+        if self.feed is None:
+            self.push(event.encoded(self.event_encoder, kind, which), event.revision)
+            return
+        if len(self._pending) >= self.capacity:
+            self.close()  # too slow: the client re-lists rather than us buffering forever
+            return
+        obj = event.obj if which == "cur" else event.prev
+        assert obj is not None
+        if event.converted is None:
+            event.converted = {}
+        size = len(event.value if which == "cur" else event.prev_value or b"")
+        self._pending.append((kind, self.feed.request(event.converted, which, obj, size),
+                              event.revision))
+        if self._converting is None:
+            self._converting = asyncio.get_running_loop().create_task(
+                self._push_converted(), name="watch-converted")
+
+    async def _push_converted(self) -> None:
+        """Write converted events in order as their conversions complete."""
+        try:
+            while self._pending and not self.closed:
+                kind, future, revision = self._pending[0]
+                obj = await asyncio.shield(future)  # shared: never cancelled for the others
+                self._pending.popleft()
+                self.push(self.encoder(kind, obj), revision)
+        except errors.StatusError as exc:
+            self._pending.clear()
+            self.close(exc.status())
+        finally:
+            self._converting = None
 
     def push(self, data: bytes, revision: int) -> None:
         """Deliver encoded events: straight onto the connection once the stream is live (no
@@ -255,6 +334,9 @@ class Watcher:
             self.closed = True
             self.error = error
             self.wake.set()
+        task = self._converting
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
 
 
 class Cacher:
@@ -431,6 +513,8 @@ class Cacher:
         if watcher._direct is not None:
             watcher._direct.cancel()
             watcher._direct = None
+        if watcher._converting is not None:  # a conversion webhook call nobody waits for
+            watcher._converting.cancel()
         self.unindexed.discard(watcher)
         group = self.plain.get(watcher.namespace)
         if group is not None:

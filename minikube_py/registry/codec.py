@@ -37,6 +37,24 @@ def encode(obj: dict[str, Any]) -> bytes:
     return orjson.dumps(ordered)
 
 
+_API_VERSION_OPEN = b'{"apiVersion":"'
+
+
+def in_api_version(value: bytes, api_version: str) -> bool:
+    """Whether stored bytes are an object of `api_version`: a prefix check, the layout puts
+    apiVersion first (a multi-version CRD's objects may be stored in several versions)."""
+    return value.startswith(b'%s%s",' % (_API_VERSION_OPEN, api_version.encode()))
+
+
+def with_api_version(value: bytes, api_version: str) -> bytes:
+    """The stored bytes with apiVersion replaced, without decoding (a CRD's conversion None
+    changes nothing else)."""
+    if not value.startswith(_API_VERSION_OPEN):  # not written by encode(): the slow path
+        return encode({**orjson.loads(value), "apiVersion": api_version})
+    end = value.index(b'"', len(_API_VERSION_OPEN))
+    return b"%s%s%s" % (_API_VERSION_OPEN, orjson.dumps(api_version)[1:-1], value[end:])
+
+
 def decode(kv: KeyValue) -> dict[str, Any]:
     """The object with metadata.resourceVersion = the key's mod_revision."""
     obj = orjson.loads(kv.value)

@@ -12,6 +12,7 @@ wiring that starts serving is apiserver/crd_controller.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .. import offload
@@ -19,7 +20,15 @@ from ..api import errors, meta
 from ..api.naming import is_dns1035_label, is_dns1123_subdomain
 from ..api.validation import CLUSTER_SCOPED, CUSTOM_RESOURCE, CUSTOM_RESOURCE_CLUSTER
 from ..apiextensions import cel_crd_checks, cel_validation
+from ..apiextensions import versions as crd_versions
 from ..apiextensions.cache import schema_for
+from ..apiextensions.conversion import (
+    Converter,
+    Post,
+    converter_for,
+    deprecation_warning,
+    storage_version,
+)
 from ..apiextensions.jsonpath import JSONPath, JSONPathError, parse
 from ..apiextensions.listtypes import apply_struct
 from ..apiextensions.printer import CustomResourceTable
@@ -211,7 +220,11 @@ def _validate_serving(version: dict[str, Any], path: str) -> list[errors.FieldEr
 
 def _check(registry: Any, crd: Obj) -> None:
     default_crd(crd)
+    if isinstance(crd.get("spec"), dict):
+        crd_versions.default_conversion(crd["spec"])
     errs = validate_crd(crd)
+    if isinstance(crd.get("spec"), dict):  # conversion and storedVersions (apiextensions/versions)
+        errs += crd_versions.validate_spec(crd["spec"]) + crd_versions.validate_stored_versions(crd)
     if errs:
         raise errors.invalid_object("CustomResourceDefinition", crd["metadata"].get("name", ""),
                                     errs, GROUP)
@@ -222,12 +235,14 @@ async def _prepare_create(registry: Any, crd: Obj) -> None:
     writes it), then the checks."""
     crd["status"] = {"conditions": [], "acceptedNames": {"kind": "", "plural": ""},
                      "storedVersions": []}
+    crd_versions.add_storage_version(crd)
     _check(registry, crd)
 
 
 async def _prepare_update(registry: Any, new: Obj, old: Obj) -> None:
     """The same checks on every main update (there is no finish step to hand back)."""
     if new.get("spec") is not None:
+        crd_versions.add_storage_version(new)
         _check(registry, new)
 
 
@@ -297,22 +312,29 @@ def claimed_names(crd: Obj) -> list[str]:
     return [str(n).lower() for n in out if n]
 
 
-def strategies_for(crd: Obj) -> list[Strategy]:
+def strategies_for(crd: Obj, post_for: Callable[[Obj], Post] | None = None) -> list[Strategy]:
     """One Strategy per served version: keys `/registry/<group>/<plural>/...` (all versions share
-    them: conversion None), `status` and `scale` when the version declares them, its printer
-    columns, selectable fields and list types (upstream crdHandler.getOrCreateServingInfoFor)."""
+    them: objects are stored in the storage version and converted by apiextensions/conversion.py,
+    `post_for(clientConfig)` calling a conversion webhook), `status` and `scale` when the version
+    declares them, its printer columns, selectable fields and list types (upstream
+    crdHandler.getOrCreateServingInfoFor)."""
     spec = crd["spec"]
     names = _names(spec)
+    converter = converter_for(crd, post_for) if crd_versions.needs_conversion(crd) else None
     out = []
     for version in spec.get("versions") or ():
         if not version.get("served"):
             continue
-        out.append(_version_strategy(crd, spec, names, version))
+        out.append(_version_strategy(crd, spec, names, version, converter))
+    # the storage version first: whoever takes a CRD's first registry (quota's lookup, the
+    # finalizer) reads without a conversion webhook; discovery sorts versions on its own
+    storage = storage_version(spec)
+    out.sort(key=lambda strategy: strategy.version != storage)
     return out
 
 
 def _version_strategy(crd: Obj, spec: dict[str, Any], names: dict[str, Any],
-                      version: dict[str, Any]) -> Strategy:
+                      version: dict[str, Any], converter: Converter | None) -> Strategy:
     subresources = version.get("subresources") or {}
     has_status = "status" in subresources
     scale = ScalePaths.from_crd(subresources.get("scale"))
@@ -339,6 +361,8 @@ def _version_strategy(crd: Obj, spec: dict[str, Any], names: dict[str, Any],
         apply_struct=apply_struct(raw_schema),
         unknown_fields=lambda obj: unknown_fields(obj, schema),
         scale=scale,
+        conversion=converter,
+        deprecation_warning=deprecation_warning(spec["group"], names["kind"], version),
     )
 
 

@@ -49,6 +49,7 @@ from ..storage import (
 )
 from .. import offload
 from . import codec
+from ..apiextensions.conversion import set_api_version
 from .errors import interpret
 from .strategy import ALL_BUT_METADATA, Obj, Strategy
 
@@ -109,9 +110,12 @@ class Registry:
         self.storage = strategy.stored_as.storage if strategy.stored_as else strategy
         # a view's KeyValues name their representation, so caches keyed by key and revision
         # (protobuf messages) never mix the two forms; a name cannot hold the `/`
-        self._view_suffix = f"@{strategy.group_version}" if strategy.stored_as else ""
-        if strategy.stored_as is None:  # nothing to convert: GET skips a coroutine frame
-            self.get_kv = self._stored_kv  # type: ignore[method-assign]
+        self._view_suffix = f"@{strategy.group_version}" if (
+            strategy.stored_as or strategy.conversion) else ""
+        #: a version of a multi-version CRD: converted at the edges, asynchronously
+        self.conversion = strategy.conversion
+        if strategy.stored_as is None and strategy.conversion is None:
+            self.get_kv = self._stored_kv  # type: ignore[method-assign]  # no frame for GET
 
     # -- representation (views of another resource's stored objects) ----------------------
     def served(self, obj: Obj) -> Obj:
@@ -128,6 +132,61 @@ class Registry:
             return kv
         obj = self.stored_as.from_storage(orjson.loads(kv.value))
         return kv._replace(key=kv.key + self._view_suffix, value=codec.encode(obj))
+
+    async def _out(self, obj: Obj) -> Obj:
+        """A stored object as this resource serves it, a CRD version's conversion included."""
+        if self.conversion is None:
+            return self.served(obj)
+        return (await self.conversion.convert([obj], self.strategy.api_version))[0]
+
+    async def _to_storage(self, obj: Obj) -> Obj:
+        """A CRD version's object in its storage version (itself for every other resource)."""
+        if self.conversion is None:
+            return obj
+        return (await self.conversion.convert([obj], self.conversion.storage_api_version))[0]
+
+    def _converted_kv(self, kv: KeyValue, value: bytes) -> KeyValue:
+        # a converted KeyValue names its version, so caches keyed by key and revision
+        # (protobuf messages) never mix representations
+        return kv._replace(key=kv.key + self._view_suffix, value=value)
+
+    async def _converted(self, result: ListResult) -> ListResult:
+        """A page of a CRD version's list in this version. Objects stored in it are found by
+        a prefix check of their bytes; when conversion changes only apiVersion (None, one
+        schema for all versions) the others get it swapped in the bytes, without decoding;
+        else they are decoded, converted in ONE call (one ConversionReview for a webhook, as
+        upstream converts a list), pruned to this version's schema and re-encoded."""
+        assert self.conversion is not None
+        api_version = self.strategy.api_version
+        todo = [i for i, kv in enumerate(result.kvs)
+                if not codec.in_api_version(kv.value, api_version)]
+        if not todo:
+            return result
+        kvs = list(result.kvs)
+        if self.conversion.api_version_only:
+            for i in todo:
+                kvs[i] = self._converted_kv(kvs[i], codec.with_api_version(kvs[i].value,
+                                                                           api_version))
+            result.kvs = kvs
+            if result.objects is not None:
+                result.objects = [set_api_version(obj, api_version) for obj in result.objects]
+            return result
+        weight = 2 * sum(len(kvs[i].value) for i in todo)
+        stored = await offload.run(lambda: [codec.decode(kvs[i]) for i in todo], weight=weight)
+        converted = await self.conversion.convert(stored, api_version)
+
+        def encode() -> None:
+            for i, obj in zip(todo, converted):
+                kvs[i] = self._converted_kv(kvs[i], codec.encode(obj))
+
+        await offload.run(encode, weight=weight)
+        result.kvs = kvs
+        if result.objects is not None:
+            objects = list(result.objects)
+            for i, obj in zip(todo, converted):
+                objects[i] = obj
+            result.objects = objects
+        return result
 
     def _views(self, result: ListResult) -> ListResult:
         if self.stored_as is None:
@@ -160,7 +219,17 @@ class Registry:
     # -- reads --------------------------------------------------------------------------
     async def get_kv(self, namespace: str, name: str) -> KeyValue:
         """The object's KeyValue, as this resource serves it."""
-        return self.view(await self._stored_kv(namespace, name))
+        kv = await self._stored_kv(namespace, name)
+        if self.conversion is None:
+            return self.view(kv)
+        api_version = self.strategy.api_version
+        if codec.in_api_version(kv.value, api_version):
+            return kv
+        if self.conversion.api_version_only:
+            return self._converted_kv(kv, codec.with_api_version(kv.value, api_version))
+        offload.weigh(len(kv.value))  # a big object converts and prunes on the worker
+        obj = await self._out(codec.decode(kv))
+        return self._converted_kv(kv, codec.encode(obj))
 
     async def _stored_kv(self, namespace: str, name: str) -> KeyValue:
         try:
@@ -171,7 +240,7 @@ class Registry:
             raise interpret(exc, self.strategy, name) from None
 
     async def get(self, namespace: str, name: str) -> Obj:
-        return self.served(codec.decode(await self._stored_kv(namespace, name)))
+        return await self._out(codec.decode(await self._stored_kv(namespace, name)))
 
     async def list(
         self,
@@ -194,7 +263,10 @@ class Registry:
             page = await self._list(namespace, labels, fields, limit, continue_token, revision)
             return await offload.run(self._views, page,
                                      weight=2 * sum(len(kv.value) for kv in page.kvs))
-        return await self._list(namespace, labels, fields, limit, continue_token, revision)
+        page = await self._list(namespace, labels, fields, limit, continue_token, revision)
+        if self.conversion is not None:
+            return await self._converted(page)
+        return page
 
     async def _list(self, namespace: str | None, labels: LabelSelector | None,
                     fields: FieldSelector | None, limit: int, continue_token: str | None,
@@ -309,6 +381,7 @@ class Registry:
                 await strategy.release(self, obj)
             return self.served(obj)
         lease = await self.leases.lease() if (strategy.ttl and self.leases) else 0
+        obj = await self._to_storage(obj)  # validated in the request's version, as upstream
         value = await offload.run(codec.encode, obj)
         try:
             kv = await self.store.create(self.key(namespace, name), value, lease=lease)
@@ -316,8 +389,8 @@ class Registry:
             if strategy.release is not None:
                 await strategy.release(self, obj)
             raise interpret(exc, strategy, name) from None
-        md["resourceVersion"] = str(kv.mod_revision)
-        return self.served(obj)
+        obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+        return await self._out(obj)
 
     def _fill_create_meta(self, namespace: str, obj: Obj, md: dict[str, Any]) -> None:
         strategy = self.strategy
@@ -372,7 +445,11 @@ class Registry:
                 raise interpret(exc, strategy, name) from None
             offload.weigh(len(kv.value))  # a big object makes every later step heavy
             old = codec.decode(kv)
-            body = await _call(produce, self.served(codec.decode(kv)))
+            if self.conversion is not None:  # a CRD version: the whole update in its version
+                old = await self._out(old)
+                body = await _call(produce, codec.clone(old))
+            else:
+                body = await _call(produce, self.served(codec.decode(kv)))
             self._check_identity(body, namespace, name)
             precondition = (body.get("metadata") or {}).get("resourceVersion")
             if precondition not in (None, ""):
@@ -403,11 +480,13 @@ class Registry:
             try:
                 if errs:
                     raise self._invalid(name, errs)
+                served_new = new
+                new = await self._to_storage(new)  # a CRD version: stored in its storage version
                 value = await offload.run(codec.encode, new)
                 if value == kv.value:
-                    return self.served(old), False  # nothing changed: no write, no revision
+                    return await self._out(old), False  # nothing changed: no write/revision
                 if dry_run:
-                    return self.served(new), False
+                    return self.served(served_new), False
                 try:
                     written = await self.store.update(
                         key, value, expected_mod_revision=kv.mod_revision, lease=kv.lease)
@@ -423,7 +502,7 @@ class Registry:
             new["metadata"]["resourceVersion"] = str(written.mod_revision)
             if (strategy.finalized or _finalized)(new):
                 await self._delete_kv(key, written, name)
-            return self.served(new), False
+            return await self._out(new), False  # a CRD version: what was stored, converted back
         raise self._conflict(name, "too many concurrent updates; please retry")
 
     def _check_identity(self, body: Obj, namespace: str, name: str) -> None:
@@ -485,7 +564,7 @@ class Registry:
         """Delete per DeleteOptions. Returns (object, deleted_now): graceful deletion and
         pending finalizers leave the object in place with a deletionTimestamp."""
         obj, deleted = await self._delete(namespace, name, options, dry_run)
-        return self.served(obj), deleted
+        return await self._out(obj), deleted
 
     async def _delete(self, namespace: str, name: str, options: dict[str, Any] | None,
                       dry_run: bool) -> tuple[Obj, bool]:

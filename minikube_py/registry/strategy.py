@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 from ..api.fields import FieldSelector
 
 if TYPE_CHECKING:
+    from ..apiextensions.conversion import Converter
     from .generic import Registry
 
 Obj = dict[str, Any]
@@ -193,6 +194,12 @@ class Strategy:
     unknown_fields: Callable[[Obj], list[str]] | None = None
     #: the scale subresource of a custom resource (registry/crd_scale.py ScalePaths)
     scale: Any = None
+    #: a version of a multi-version CRD (apiextensions/conversion.py): objects are stored in
+    #: the converter's storage version and converted at the registry's edges, asynchronously
+    #: (a webhook may be called)
+    conversion: Converter | None = None
+    #: the `Warning` every request to this version gets (a CRD version marked deprecated)
+    deprecation_warning: str = ""
 
     @property
     def group_version(self) -> str:
