@@ -538,3 +538,33 @@ async def test_validating_webhooks_are_called_in_parallel(api, hook):
     assert status == 201
     assert len(requests_to(hook, "/one")) == len(requests_to(hook, "/two")) == 1
     assert elapsed < 1.5  # one after the other would take 1.6 s
+
+
+async def test_match_policy_equivalent_converts_through_the_conversion_webhook(api, hook):
+    from tests.apiserver.test_crd_versions import rename, served, versions_crd
+    hook.json("/convert", rename)
+    crd = versions_crd({"strategy": "Webhook", "webhook": {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": hook.url + "/convert", "caBundle": hook.ca_bundle}}})
+    status, body = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert status == 201, body
+    await served(api, "v2")
+
+    def paint(body):
+        assert body["request"]["object"]["spec"] == {"size": 3}  # v1's field name
+        return allow(body, **json_patch({"op": "add", "path": "/spec/color", "value": "red"}))
+
+    hook.json("/paint", paint)
+    await install(api, MUTATING, "paint", {
+        **webhook(hook, "paint.example.com", "/paint"),
+        "rules": [{"operations": ["CREATE"], "apiGroups": ["example.com"],
+                   "apiVersions": ["v1"], "resources": ["widgets"]}]})
+    status, created = await api.post("/apis/example.com/v2/namespaces/default/widgets", {
+        "apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "w"},
+        "spec": {"replicas": 3}})
+    assert status == 201, created
+    assert created["apiVersion"] == "example.com/v2"
+    assert created["spec"] == {"replicas": 3, "color": "red"}
+    [request] = requests_to(hook, "/paint")
+    assert request["object"]["apiVersion"] == "example.com/v1"
+    assert request["requestResource"]["version"] == "v2"

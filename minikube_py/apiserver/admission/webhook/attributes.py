@@ -117,13 +117,27 @@ class WebhookAttributes:
         return {"group": resource.group, "version": resource.version,
                 "kind": self.kinds().get(resource.version, strategy.kind)}
 
-    def versioned(self, obj: Obj | None, resource: rules.GVR) -> Obj | None:
-        """`obj` in the matched version (for a CRD with conversion None: its apiVersion)."""
+    async def versioned(self, obj: Obj | None, resource: rules.GVR) -> Obj | None:
+        """`obj` in the matched version: through the CRD's converter (its conversion webhook,
+        or for `None` just the apiVersion), as upstream's VersionedAttributes converts; a
+        conversion that fails is the converter's 500."""
         if obj is None or resource == self.resource or self.attrs.subresource:
             return obj
-        converted = dict(obj)
-        converted["apiVersion"] = f"{resource.group}/{resource.version}" if resource.group \
-            else resource.version
+        return await self._convert(obj, _api_version(resource))
+
+    async def unversioned(self, obj: Obj, resource: rules.GVR) -> Obj:
+        """A webhook's patched object back in the request's version."""
+        if resource == self.resource or self.attrs.subresource:
+            return obj
+        return await self._convert(obj, _api_version(self.resource))
+
+    async def _convert(self, obj: Obj, api_version: str) -> Obj:
+        if not obj.get("apiVersion"):  # a body may leave it out: it is the request's version
+            obj = dict(obj, apiVersion=_api_version(self.resource))
+        converter = self.attrs.strategy.conversion
+        if converter is None:
+            return dict(obj, apiVersion=api_version)
+        [converted] = await converter.convert([obj], api_version)
         return converted
 
     def request(self, uid: str, resource: rules.GVR, obj: Obj | None,
@@ -165,3 +179,7 @@ def _user_info(user: Any) -> Obj:
     if user.groups:
         info["groups"] = list(user.groups)
     return info
+
+
+def _api_version(resource: rules.GVR) -> str:
+    return f"{resource.group}/{resource.version}" if resource.group else resource.version

@@ -70,8 +70,8 @@ class WebhookAdmission:
                 hook.object_selector, req.obj, await req.old()):
             return None
         if hook.conditions:
-            old = req.versioned(await req.old(), resource)
-            obj = req.versioned(req.obj, resource)
+            old = await req.versioned(await req.old(), resource)
+            obj = await req.versioned(req.obj, resource)
             activation = {"object": obj, "oldObject": old,
                           "request": req.request("", resource, None, None)}
             matches, error = conditions.evaluate(hook.conditions, activation)
@@ -94,7 +94,7 @@ class WebhookAdmission:
         version = review.review_version(hook.spec)
         uid = meta.new_uid()
         body = review.build_review(version, req.request(
-            uid, resource, obj, req.versioned(await req.old(), resource)))
+            uid, resource, obj, await req.versioned(await req.old(), resource)))
         timeout = int(hook.spec.get("timeoutSeconds") or 10)
         client = self.context.webhook_client
         if client is None:
@@ -154,7 +154,7 @@ class MutatingAdmissionWebhook(WebhookAdmission):
         if resource is None:
             return None
         current = await req.defaulted()
-        sent = req.versioned(current, resource)
+        sent = await req.versioned(current, resource)
         try:
             response = await self.call(hook, req, resource, sent)
         except review.CallingWebhookError as exc:
@@ -179,9 +179,7 @@ class MutatingAdmissionWebhook(WebhookAdmission):
         patched = await offload.run(review.apply_patch, hook.name, sent, operations)
         if patched == sent:
             return False
-        if current is not None and sent is not current:  # back to the requested version
-            patched["apiVersion"] = current.get("apiVersion")
-        req.obj = patched
+        req.obj = await req.unversioned(patched, resource)  # back to the request's version
         req.dirty = True
         return True
 
@@ -202,9 +200,10 @@ class ValidatingAdmissionWebhook(WebhookAdmission):
         if not calls:
             return
         obj = await req.defaulted()
+        sent = [await req.versioned(obj, resource) for _, resource in calls]
         results = await asyncio.gather(
-            *(self._one(hook, req, resource, req.versioned(obj, resource))
-              for hook, resource in calls), return_exceptions=True)
+            *(self._one(hook, req, resource, versioned)
+              for (hook, resource), versioned in zip(calls, sent)), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result

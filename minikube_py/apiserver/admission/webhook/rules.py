@@ -9,10 +9,10 @@ versions, `resource/subresource` with `*`, scope) is the one admission policies 
 (policy/matching.py), as upstream's policies reuse the webhooks' predicates.
 
 Equivalent resources here are the other served versions of the same group and resource (a
-CRD's versions, which share storage): the object is sent in the matched version with only its
-`apiVersion` changed, which is exactly the conversion of a CRD with `conversion: None`. We
-serve no built-in kind in two groups (upstream's extensions/v1beta1 deployments), so that half
-of upstream's equivalence table has nothing to map.
+CRD's versions, which share storage): the object is sent converted to the matched version by
+the CRD's own converter (attributes.py). We serve no built-in kind in two groups (upstream's
+extensions/v1beta1 deployments), so that half of upstream's equivalence table has nothing to
+map.
 """
 
 from __future__ import annotations
