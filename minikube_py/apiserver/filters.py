@@ -134,8 +134,10 @@ def recover(request: web.Request, exc: BaseException) -> web.Response:
     upstream's reasons, anything else as a logged 500 (v1.0 RecoverPanics)."""
     if isinstance(exc, errors.StatusError):
         response = render.status_response(exc, request.headers.get("Accept"))
+        written = set(response.headers.getall("Warning", ()))
         for header in warning_headers(request.get(WARNINGS) or []):
-            response.headers.add("Warning", header)  # upstream writes them on errors too
+            if header not in written:  # upstream writes them on errors too, each once
+                response.headers.add("Warning", header)
         if exc.code == 413:
             response.force_close()  # do not read (linger on) the rest of an oversized body
         return response
