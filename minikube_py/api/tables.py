@@ -322,7 +322,7 @@ _COLUMNS["ValidatingAdmissionPolicyBinding"] = [
 NAME_DOC, AGE_DOC = _NAME_DOC, _AGE_DOC
 # Kinds without an upstream printer get the apiserver's default table convertor.
 _DEFAULT_CONVERTOR_COLUMNS = [_name_col(), _col("Created At", _AGE_DOC, "date")]
-for _kind in ("LimitRange", "Binding"):
+for _kind in ("LimitRange", "Binding", "CustomResourceDefinition"):
     _COLUMNS[_kind] = _DEFAULT_CONVERTOR_COLUMNS
 # Anything else (a kind this table does not know) shows what kubectl's fallback would.
 _UNKNOWN_COLUMNS = [_name_col(), _age_col()]
@@ -537,6 +537,7 @@ _ROWS: dict[str, Row] = {
     "Scale": _scale_row,
     "LimitRange": _default_convertor_row,
     "Binding": _default_convertor_row,
+    "CustomResourceDefinition": _default_convertor_row,  # upstream: no printer of its own
     "PersistentVolume": _persistent_volume_row,
     "PersistentVolumeClaim": _persistent_volume_claim_row,
     "PriorityClass": _priority_class_row,

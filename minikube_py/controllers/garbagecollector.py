@@ -21,25 +21,31 @@ removes it at once and leaves the dependents to us. Here:
 Both kinds of work share one queue, keyed `delete:<uid>` and `orphan:<uid>`.
 
 Which resources are watched: the built-ins in MONITORED through the shared informers, and
-every other resource discovery lists as deletable (list, watch, delete) — custom resources —
-through informers of the collector's own, resynced every `discovery_period` seconds as
-upstream's GarbageCollector.Sync (every 30 s) re-reads discovery and starts and stops
-monitors: a ConfigMap owned by a custom resource goes with it, and so does a custom resource
-owned by a Deployment.
+every other resource discovery lists as deletable (list, watch, delete) — other built-ins such
+as PersistentVolumeClaims, and custom resources — through metadata-only monitors of the
+collector's own, resynced every `discovery_period` seconds as upstream's GarbageCollector.Sync
+(every 30 s) re-reads discovery and starts and stops monitors (gc_monitors.py): a ConfigMap
+owned by a custom resource goes with it, a custom resource owned by a Deployment too, and so
+does the PVC that kopf's walkthrough operator adopts. Beyond upstream: an object naming an
+owner of a kind no monitor watches triggers the resync at once (at most once a
+MIN_RESYNC_GAP), so the children an operator adopts right after its CRD was created are
+collected without the 30 s wait; so does a deleted CRD, whose monitor then stops instead of
+re-listing a resource that is no longer served.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..api.errors import StatusError
 from ..client import resources as known
 from ..client.cache.informer import Informer
 from ..client.resources import Resource
 from .base import Controller, ControllerContext
-from .discovery import DiscoveredResources, with_verbs
+from .discovery import DiscoveredResources
 from .gc_graph import (
     FOREGROUND,
     ORPHAN,
@@ -53,6 +59,12 @@ from .gc_graph import (
     plan_attempt_to_delete,
     unblocked,
 )
+from .gc_monitors import (
+    deletable_resources,
+    metadata_only,
+    plan_monitors,
+    unwatched_owner_kinds,
+)
 
 Obj = dict[str, Any]
 
@@ -60,10 +72,10 @@ Obj = dict[str, Any]
 MONITORED = (known.PODS, known.REPLICATION_CONTROLLERS, known.REPLICASETS, known.DEPLOYMENTS,
              known.SERVICES, known.ENDPOINTS, known.CONFIGMAPS, known.SECRETS,
              known.SERVICEACCOUNTS)
-#: what upstream's collector never monitors (its ignoredResources)
-IGNORED = frozenset({("", "events"), ("events.k8s.io", "events")})
 ABSENT_CACHE_SIZE = 500
 CONFLICT_RETRIES = 5
+#: the least time between two resyncs that unwatched owner kinds or CRD deletions asked for
+MIN_RESYNC_GAP = 1.0
 
 
 class GarbageCollector(Controller):
@@ -80,28 +92,50 @@ class GarbageCollector(Controller):
         self.absent: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._kinds: dict[tuple[str, str], Resource] = {
             (r.api_version, r.kind): r for r in vars(known).values() if isinstance(r, Resource)}
-        self._built_in = {(r.group, r.plural) for r in self._kinds.values()}
         self.discovery = DiscoveredResources(self.client)
         #: the collector's own monitors of resources found by discovery
         self.monitors: dict[Resource, Informer] = {}
+        self._watched_kinds = {(r.group, r.kind) for r in MONITORED}
+        self._resync = asyncio.Event()
+        #: unwatched owner kinds that already asked for a resync: a kind discovery does not
+        #: list (a reference to a removed CRD's kind) asks once per period, not per event
+        self._asked: set[tuple[str, str]] = set()
         for resource in MONITORED:
             self._watch(ctx.informers.informer(resource))
 
     def _watch(self, informer: Informer) -> None:
-        informer.add_event_handler(
-            on_add=lambda obj: self._apply(self.graph.upsert(obj)),
-            on_update=lambda old, new: self._apply(self.graph.upsert(new, old)),
-            on_delete=lambda obj: self._apply(self.graph.remove(obj)))
+        informer.add_event_handler(on_add=self._seen,
+                                   on_update=lambda old, new: self._seen(new, old),
+                                   on_delete=self._gone)
+
+    def _seen(self, obj: Obj, old: Obj | None = None) -> None:
+        unwatched = unwatched_owner_kinds(obj, self._watched_kinds) - self._asked
+        if unwatched:
+            self._asked |= unwatched
+            self._resync.set()
+        self._apply(self.graph.upsert(obj, old))
+
+    def _gone(self, obj: Obj) -> None:
+        if obj.get("kind") == "CustomResourceDefinition":
+            self._resync.set()  # its resource is no longer served: stop watching it now
+        self._apply(self.graph.remove(obj))
 
     async def background(self) -> None:
-        """Resync the monitors with discovery now and every `discovery_period` seconds."""
+        """Resync the monitors with discovery now, every `discovery_period` seconds, and
+        when asked (an unwatched owner kind, a deleted CRD)."""
+        gap = min(MIN_RESYNC_GAP, self.discovery_period)
         try:
             while True:
+                self._resync.clear()  # what asks from here on is served by the next resync
                 try:
                     await self.resync_monitors()
                 except (StatusError, OSError) as exc:  # discovery failed: try next period
                     self.log.warning("discovery resync failed", error=str(exc))
-                await asyncio.sleep(self.discovery_period)
+                await asyncio.sleep(gap)
+                try:
+                    await asyncio.wait_for(self._resync.wait(), self.discovery_period - gap)
+                except TimeoutError:
+                    self._asked.clear()  # the periodic resync: every unwatched kind may ask again
         finally:
             await asyncio.gather(*(i.stop() for i in self.monitors.values()),
                                  return_exceptions=True)
@@ -109,20 +143,19 @@ class GarbageCollector(Controller):
     async def resync_monitors(self) -> None:
         """upstream resyncMonitors: a monitor for every deletable resource that is not
         monitored yet; a resource that went away (its CRD deleted) loses its monitor."""
-        deletable = with_verbs(await self.discovery.refresh(), "list", "watch", "delete")
-        wanted = {r.resource for r in deletable
-                  if (r.resource.group, r.resource.plural) not in self._built_in | IGNORED}
-        for resource in wanted - set(self.monitors):
-            informer = Informer(self.client, resource)
+        plan = plan_monitors(self.monitors, deletable_resources(await self.discovery.refresh()),
+                             MONITORED)
+        for resource in plan.stop:
+            await self.monitors.pop(resource).stop()
+            self.log.info("stopped monitoring", resource=_qualified(resource))
+        for resource in plan.start:
+            informer = Informer(self.client, resource, transform=metadata_only(resource))
             self._watch(informer)
             self.monitors[resource] = informer
             informer.start()
-            self.log.info("monitoring", resource=f"{resource.plural}.{resource.group}",
-                          version=resource.version)
-        for resource in set(self.monitors) - wanted:
-            await self.monitors.pop(resource).stop()
-            self.log.info("stopped monitoring",
-                          resource=f"{resource.plural}.{resource.group}")
+            self.log.info("monitoring", resource=_qualified(resource), version=resource.version)
+        self._watched_kinds = ({(r.group, r.kind) for r in MONITORED}
+                               | {(r.group, r.kind) for r in self.monitors})
 
     def _apply(self, changes: Changes) -> None:
         for uid in changes.attempt_to_delete:
@@ -300,6 +333,11 @@ class GarbageCollector(Controller):
             return True
         raise RuntimeError(f"could not update {field} of {_describe(identity)}: "
                            "too many conflicts")
+
+
+def _qualified(resource: Resource) -> str:
+    """`pods`, `widgets.example.com` (as kubectl names a resource)."""
+    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
 
 
 def _ns(resource: Resource, identity: Identity) -> str | None:
