@@ -474,6 +474,17 @@ async def test_connect_requests_are_admitted_with_their_options(api, hook):
     # portforward is another subresource: not matched
     status, body = await api.post(f"{PODS}/p/portforward?ports=80")
     assert status == 400
+    # proxy: a CONNECT of PodProxyOptions, whatever the method
+    await install(api, VALIDATING, "proxy", {
+        **webhook(hook, "proxy.example.com", "/exec"),
+        "rules": [{"operations": ["CONNECT"], "apiGroups": [""], "apiVersions": ["v1"],
+                   "resources": ["pods/proxy"]}]})
+    status, body = await api.get(f"{PODS}/p:8080/proxy/healthz?x=1")
+    assert status == 403 and body["message"].startswith('admission webhook "proxy.example.com"')
+    proxied = requests_to(hook, "/exec")[-1]
+    assert proxied["name"] == "p:8080" and proxied["subResource"] == "proxy"
+    assert proxied["object"] == {"kind": "PodProxyOptions", "apiVersion": "v1",
+                                 "path": "/healthz"}
 
 
 @pytest.mark.parametrize("policy", ["Fail", "Ignore"])
