@@ -72,6 +72,24 @@ def dry_run_values(values: list[str], options_kind: str) -> bool:
     return bool(values)
 
 
+def _operation_options(request: web.Request, operation: str) -> dict[str, Any] | None:
+    """The CreateOptions / UpdateOptions an admission webhook receives as `options` (a
+    CONNECT has none)."""
+    if operation == "CONNECT":
+        return None
+    kind = "UpdateOptions" if operation == "UPDATE" else "CreateOptions"
+    options: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+    if _dry_run(request):
+        options["dryRun"] = ["All"]
+    manager = request.query.get("fieldManager")
+    if manager:
+        options["fieldManager"] = manager
+    validation = request.query.get("fieldValidation")
+    if validation:
+        options["fieldValidation"] = validation
+    return options
+
+
 def _dry_run(request: web.Request) -> bool:
     """Whether this write is a dry run: the `dryRun` query parameter, or for a delete with a
     body the body's `dryRun` (delete_options decides). Decided once per request."""
@@ -278,14 +296,22 @@ class ResourceHandlers:
 
     async def admit(self, request: web.Request, operation: str, registry: Registry,
                     namespace: str, name: str, subresource: str, obj: Obj | None,
-                    old: Obj | None = None) -> None:
+                    old: Obj | None = None, *, options: dict[str, Any] | None = None) -> None:
+        """Run the admission chain. The stored object is read for a plugin only if one asks
+        (`old` when the caller has it already, as a PATCH does)."""
         warnings = request.get(WARNINGS)
         if warnings is None:
             warnings = request[WARNINGS] = []
+
+        async def read_old() -> Obj | None:
+            return await registry.get(namespace, name)
+
         await self.serving.admission.admit(
             Attributes(operation, registry.strategy, namespace, name, subresource, obj,
                        dry_run=_dry_run(request), user=request.get(USER), old_obj=old,
-                       warnings=warnings))
+                       warnings=warnings, read_old=read_old,
+                       options=options if options is not None
+                       else _operation_options(request, operation)))
 
     async def create(self, request: web.Request, registry: Registry,
                      namespace: str) -> web.Response:
@@ -480,7 +506,9 @@ class ResourceHandlers:
     async def delete(self, request: web.Request, registry: Registry, namespace: str,
                      name: str) -> web.Response:
         options = await self.delete_options(request)
-        await self.admit(request, "DELETE", registry, namespace, name, "", None)
+        await self.admit(request, "DELETE", registry, namespace, name, "", None,
+                         options={"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
+                                  **options, **({"dryRun": ["All"]} if _dry_run(request) else {})})
         obj, deleted = await registry.delete(namespace, name, options, dry_run=_dry_run(request))
         if deleted and not registry.strategy.return_deleted_object:
             obj = deleted_status(registry.strategy, obj)

@@ -86,6 +86,11 @@ async def handle(handlers: Verbs, request: web.Request, info: RequestInfo,
         raise errors.bad_request(f"invalid {kind} request {info.name!r}")
     _, name, port = parsed
     path = proxied_path(request, info.name)
+    # upstream's ConnectResource: admission sees a CONNECT of the {Pod,Service,Node}ProxyOptions
+    options = {"kind": f"{kind.capitalize()}ProxyOptions", "apiVersion": "v1",
+               "path": path.split("?", 1)[0]}
+    await handlers.admit(request, "CONNECT", registry, info.namespace, info.name, "proxy",
+                         options)
     if info.resource == "nodes":
         return await _to_node(handlers, request, await registry.get("", name), port, path)
     if info.resource == "pods":

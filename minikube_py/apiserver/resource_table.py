@@ -79,6 +79,12 @@ class ResourceTable:
                 return registry
         return None
 
+    def versions_of(self, group: str, resource: str) -> list[Strategy]:
+        """The served strategies of every version of (group, resource): what admission
+        webhooks' and policies' matchPolicy Equivalent matches across."""
+        return [r.strategy for (g, _v, res), r in list(self.served.items())
+                if g == group and res == resource]
+
     def cacher_of(self, registry: Registry) -> Cacher:
         return self.cachers[registry.strategy.resource, registry.strategy.group]
 

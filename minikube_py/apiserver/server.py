@@ -28,6 +28,7 @@ from ..registry.priorityclasses import ensure_system_priority_classes
 from ..storage import Store
 from . import discovery, healthz, render
 from .admission import build_chain, registry_lookup
+from .admission.chain import PluginContext
 from .aggregator import Aggregator
 from .authz.guard import build_guard
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
@@ -133,7 +134,8 @@ class APIServer:
         await asyncio.gather(*(c.start() for c in set(self.cachers.values())))
         await self.crd_controller.start()
         await self.aggregator.start()
-        await self.admission.start()  # plugins' informers are synced before the first request
+        # plugins' informers (policies, webhook configurations) are synced before serving
+        await self.admission.start(PluginContext(self.webhook_client, self.resources.versions_of))
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(

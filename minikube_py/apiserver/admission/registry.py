@@ -25,6 +25,11 @@ from .priority import Priority
 from .resource_quota import ResourceQuota
 from .security_context_deny import SecurityContextDeny
 from .service_account import ServiceAccount
+from .webhook import (
+    ConfigurationSource,
+    MutatingAdmissionWebhook,
+    ValidatingAdmissionWebhook,
+)
 
 #: finds the registry of (group, resource) in any version
 Lookup = Callable[[str, str], "Registry | None"]
@@ -80,6 +85,18 @@ def _default_toleration_seconds(lookup: Lookup, options: Any) -> Plugin:
                                     options.default_unreachable_toleration_seconds)
 
 
+def _webhooks(plugin: type, resource: str) -> Callable[[Lookup, Any], Plugin]:
+    """MutatingAdmissionWebhook / ValidatingAdmissionWebhook over their configurations'
+    keys (watched from start(), see chain.PluginContext)."""
+
+    def build(lookup: Lookup, options: Any) -> Plugin:
+        configs = _required(lookup, "admissionregistration.k8s.io", resource)
+        return plugin(ConfigurationSource(configs.store, configs.root),
+                      lambda ns: _namespaces(lookup).get("", ns))
+
+    return build
+
+
 #: plugin name -> constructor(lookup, API server options)
 PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "AlwaysAdmit": lambda lookup, options: AlwaysAdmit(),
@@ -95,7 +112,11 @@ PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "SecurityContextDeny": lambda lookup, options: SecurityContextDeny(),
     "Priority": _priority,
     "DefaultTolerationSeconds": _default_toleration_seconds,
+    "MutatingAdmissionWebhook": _webhooks(MutatingAdmissionWebhook,
+                                          "mutatingwebhookconfigurations"),
     "ValidatingAdmissionPolicy": _validating_admission_policy,
+    "ValidatingAdmissionWebhook": _webhooks(ValidatingAdmissionWebhook,
+                                            "validatingwebhookconfigurations"),
 }
 
 
