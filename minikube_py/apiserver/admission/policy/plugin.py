@@ -47,7 +47,7 @@ from .request import PolicyAttributes
 
 if TYPE_CHECKING:
     from ....registry.generic import Registry
-    from ..registry import RegistryLookup
+    from ..lookup import RegistryLookup
 
 log = structlog.get_logger(component="apiserver.admission.validatingadmissionpolicy")
 

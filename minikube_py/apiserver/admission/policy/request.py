@@ -23,7 +23,7 @@ from .informer import StoreInformer
 
 if TYPE_CHECKING:
     from ....registry.generic import Registry
-    from ..registry import RegistryLookup
+    from ..lookup import RegistryLookup
 
 Obj = dict[str, Any]
 
