@@ -33,7 +33,6 @@ from .webhook import (
 )
 
 
-
 def _required(lookup: Lookup, group: str, resource: str) -> Registry:
     registry = lookup(group, resource)
     if registry is None:

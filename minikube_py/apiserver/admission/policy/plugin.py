@@ -39,10 +39,10 @@ from ....registry.admissionpolicies import (
 )
 from ..chain import Attributes
 from ..denial import forbidden
+from ..informer import StoreInformer
 from . import matching
 from .compile import CompiledPolicy, compile_errors, compiled
 from .evaluate import Outcome, evaluate
-from .informer import StoreInformer
 from .request import PolicyAttributes
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from ....api import errors
 from ....api.defaults import apply_defaults
 from ....registry import codec
 from ..chain import Attributes
+from ..informer import StoreInformer
 from . import matching
-from .informer import StoreInformer
 
 if TYPE_CHECKING:
     from ....registry.generic import Registry

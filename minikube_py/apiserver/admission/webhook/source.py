@@ -12,8 +12,6 @@ for the store and a cluster without configurations pays one attribute read per w
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,16 +20,14 @@ import structlog
 from .... import cel
 from ....api.labels import LabelSelector
 from ....api.webhookconfig import MATCH_CONDITION_VARIABLES
-from ....registry import codec
-from ....storage import StorageError, Store
-from ....storage.kv import EventType
+from ....storage import Store
 from ...webhook_client import ClientConfig
+from ..informer import StoreInformer
 from .rules import selector
 
 log = structlog.get_logger(component="admission-webhook")
 
 Obj = dict[str, Any]
-_RELIST_DELAY = 0.2  # seconds before a relist after a watch error
 
 
 @dataclass(frozen=True)
@@ -93,73 +89,36 @@ def _conditions(spec: Obj) -> list[Condition]:
 
 
 class ConfigurationSource:
-    """All webhooks of one configuration kind, sorted by configuration name then position."""
+    """All webhooks of one configuration kind, sorted by configuration name then position,
+    from an informer on the kind's keys (list, then watch; a failed watch relists). A
+    configuration is parsed (selectors, CEL matchConditions compiled) once per
+    resourceVersion."""
 
     def __init__(self, store: Store, root: str) -> None:
-        self.store, self.root = store, root
+        self.informer = StoreInformer(store, root, name=f"webhooks:{root}")
+        self.informer.listeners.append(self._rebuild)
         self.hooks: tuple[Hook, ...] = ()
-        self._configs: dict[str, list[Hook]] = {}
-        self._task: asyncio.Task | None = None
-        self.revision = 0  # of the last event applied (tests wait on it)
+        #: configuration name -> (its resourceVersion, its parsed hooks)
+        self._parsed: dict[str, tuple[str, list[Hook]]] = {}
+
+    @property
+    def revision(self) -> int:
+        """The store revision the webhooks reflect (tests wait on it)."""
+        return self.informer.revision
 
     async def start(self) -> None:
-        watch = await self._list_and_watch()
-        self._task = asyncio.create_task(self._run(watch), name=f"webhooks:{self.root}")
+        await self.informer.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _list_and_watch(self) -> Any:
-        """List every configuration, then watch from the list's revision (the informer's
-        ListAndWatch); the cache is replaced whole."""
-        result = await self.store.range(self.root)
-        self._configs = {}
-        for kv in result.kvs:
-            self._put(codec.decode(kv))
-        self.revision = max(self.revision, result.revision)
-        self._rebuild()
-        return await self.store.watch(self.root, start_revision=result.revision + 1)
-
-    async def _run(self, watch: Any) -> None:
-        """Apply events; a watch that ends with an error (compaction, the store going away
-        and coming back) is replaced by a fresh list and watch, as an informer relists."""
-        while True:
-            try:
-                await self._follow(watch)
-                return  # cancelled by its owner
-            except StorageError as exc:
-                log.warning("webhook configuration watch ended, relisting", root=self.root,
-                            error=str(exc))
-            finally:
-                await watch.cancel()
-            while True:
-                await asyncio.sleep(_RELIST_DELAY)
-                try:
-                    watch = await self._list_and_watch()
-                    break
-                except StorageError as exc:
-                    log.warning("webhook configuration relist failed", root=self.root,
-                                error=str(exc))
-
-    async def _follow(self, watch: Any) -> None:
-        while True:
-            batch = await watch.next_batch()
-            if not batch:
-                return
-            for event in batch:
-                if event.type is EventType.DELETE:
-                    self._configs.pop(codec.decode(event.prev_kv)["metadata"]["name"], None)
-                else:
-                    self._put(codec.decode(event.kv))
-                self.revision = max(self.revision, event.kv.mod_revision)
-            self._rebuild()
-
-    def _put(self, config: Obj) -> None:
-        self._configs[config["metadata"]["name"]] = parse_configuration(config)
+        await self.informer.stop()
 
     def _rebuild(self) -> None:
-        self.hooks = tuple(h for name in sorted(self._configs) for h in self._configs[name])
+        parsed: dict[str, tuple[str, list[Hook]]] = {}
+        for config in self.informer.items.values():
+            name = config["metadata"]["name"]
+            version = config["metadata"].get("resourceVersion", "")
+            known = self._parsed.get(name)
+            parsed[name] = known if known is not None and known[0] == version else (
+                version, parse_configuration(config))
+        self._parsed = parsed
+        self.hooks = tuple(h for name in sorted(parsed) for h in parsed[name][1])
