@@ -100,26 +100,39 @@ def _no_mixed_star(values: list[str], path: str, errs: Errs) -> None:
 
 
 def _validate_resources(resources: list[str], path: str, errs: Errs) -> None:
-    """upstream validateResources: no empty item, `*/x` and `x/*` combinations coherent."""
+    """upstream validateResources: no empty item; `*/*` alone; `*` not beside a resource
+    without subresources; no `x/y` beside `x/*`, no `y/x` beside `*/x`."""
     if not resources:
         errs.append(required(path, ""))
-    has_all_sub: set[str] = set()
+    with_any_sub: set[str] = set()  # x of `x/*`
+    any_with_sub: set[str] = set()  # x of `*/x`
+    double = single = plain = False
     for i, res in enumerate(resources):
         if res == "":
             errs.append(required(index(path, i), ""))
             continue
-        base, _, sub = res.partition("/")
-        if base == "*" and "/" not in res and len(resources) > 1:
-            errs.append(invalid(path, resources,
-                                "if '*' is present, must not specify other resources"))
-        if "/" in res and sub == "*":
-            has_all_sub.add(base)
-    for base in has_all_sub:
-        for i, res in enumerate(resources):
-            b, _, s = res.partition("/")
-            if b == base and s and s != "*":
-                errs.append(invalid(index(path, i), res,
-                                    f"if '{base}/*' is present, must not specify {res}"))
+        double = double or res == "*/*"
+        single = single or res == "*"
+        base, slash, sub = res.partition("/")
+        if not slash:
+            plain = plain or res != "*"
+            continue
+        if base in with_any_sub:
+            errs.append(invalid(index(path, i), res,
+                                f"if '{base}/*' is present, must not specify {res}"))
+        if sub in any_with_sub:
+            errs.append(invalid(index(path, i), res,
+                                f"if '*/{sub}' is present, must not specify {res}"))
+        if sub == "*":
+            with_any_sub.add(base)
+        if base == "*":
+            any_with_sub.add(sub)
+    if len(resources) > 1 and double:
+        errs.append(invalid(path, resources,
+                            "if '*/*' is present, must not specify other resources"))
+    if single and plain:
+        errs.append(invalid(path, resources, "if '*' is present, must not specify other "
+                                             "resources without subresources"))
 
 
 def validate_rule(rule: Any, path: str, errs: Errs, *, allow_names: bool = True) -> None:

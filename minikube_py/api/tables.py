@@ -545,3 +545,16 @@ _ROWS: dict[str, Row] = {
     "ValidatingAdmissionPolicy": _validating_admission_policy_row,
     "ValidatingAdmissionPolicyBinding": _validating_admission_policy_binding_row,
 }
+
+
+# admissionregistration.k8s.io webhook configurations (upstream printMutatingWebhook,
+# printValidatingWebhook): name, how many webhooks, age.
+def _webhook_configuration_row(obj: Obj, now: float) -> list:
+    return [_name(obj), len(_l(obj.get("webhooks"))), _age(obj, now)]
+
+
+for _kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+    _COLUMNS[_kind] = [_name_col(), _col("Webhooks", "Webhooks indicates the number of webhooks "
+                                                     "registered in this configuration",
+                                         "integer"), _age_col()]
+    _ROWS[_kind] = _webhook_configuration_row

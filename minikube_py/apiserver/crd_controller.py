@@ -13,28 +13,39 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import structlog
 
 from ..api import errors
 from ..apiextensions.conversion import ConversionFailed, Post
 from ..registry import codec, crds
-from ..registry.strategy import Obj
+from ..registry.generic import Registry
+from ..registry.strategy import Obj, Strategy
 from ..storage.errors import StorageError
 from ..storage.kv import EventType
-from .webhook_client import ClientConfig, WebhookCallError
-
-if TYPE_CHECKING:
-    from .server import APIServer
+from .webhook_client import ClientConfig, WebhookCallError, WebhookClient
 
 log = structlog.get_logger(component="crd-controller")
+
+
+class CustomResourceServer(Protocol):
+    """What the controller needs of the API server (server.APIServer is one): the store, the
+    resource table's registries, the webhook client, and serving or not a CRD's versions."""
+
+    store: Any
+    registries: dict[tuple[str, str, str], Registry]
+    webhook_client: WebhookClient
+
+    async def serve_custom(self, strategies: list[Strategy], crd: Obj | None = None) -> None: ...
+
+    async def unserve_custom(self, strategies: list[Strategy]) -> None: ...
 
 
 class CRDController:
     """Keeps what the server serves equal to the established, undeleted CRDs."""
 
-    def __init__(self, server: APIServer) -> None:
+    def __init__(self, server: CustomResourceServer) -> None:
         self.server = server
         self.registry = server.registries[crds.GROUP, "v1", "customresourcedefinitions"]
         #: CRD name -> the spec it is served with

@@ -34,6 +34,7 @@ from .connection import IN_PROCESS_PEER as IN_PROCESS, client_left
 from .hostcheck import HostCheck
 from .metrics import APIServerMetrics
 from .requestinfo import RequestInfo, resolve_cached
+from .warning import warning_headers
 
 log = structlog.get_logger(component="apiserver")
 
@@ -133,6 +134,10 @@ def recover(request: web.Request, exc: BaseException) -> web.Response:
     upstream's reasons, anything else as a logged 500 (v1.0 RecoverPanics)."""
     if isinstance(exc, errors.StatusError):
         response = render.status_response(exc, request.headers.get("Accept"))
+        written = set(response.headers.getall("Warning", ()))
+        for header in warning_headers(request.get(WARNINGS) or []):
+            if header not in written:  # upstream writes them on errors too, each once
+                response.headers.add("Warning", header)
         if exc.code == 413:
             response.force_close()  # do not read (linger on) the rest of an oversized body
         return response

@@ -43,7 +43,7 @@ from .warning import warning_headers
 from .watch import serve_watch
 
 if TYPE_CHECKING:
-    from .server import APIServer
+    from .serving import Serving
 
 
 def _flag(query: Any, name: str) -> bool:
@@ -70,6 +70,24 @@ def dry_run_values(values: list[str], options_kind: str) -> bool:
         raise errors.invalid_object(options_kind, "", [errors.not_supported(
             "dryRun", errors.go_string_slice(values), ["All"])], group="meta.k8s.io")
     return bool(values)
+
+
+def _operation_options(request: web.Request, operation: str) -> dict[str, Any] | None:
+    """The CreateOptions / UpdateOptions an admission webhook receives as `options` (a
+    CONNECT has none)."""
+    if operation == "CONNECT":
+        return None
+    kind = "UpdateOptions" if operation == "UPDATE" else "CreateOptions"
+    options: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+    if _dry_run(request):
+        options["dryRun"] = ["All"]
+    manager = request.query.get("fieldManager")
+    if manager:
+        options["fieldManager"] = manager
+    validation = request.query.get("fieldValidation")
+    if validation:
+        options["fieldValidation"] = validation
+    return options
 
 
 def _dry_run(request: web.Request) -> bool:
@@ -115,12 +133,12 @@ def _copies(operations: Any) -> bool:
 class ResourceHandlers:
     """Dispatch of resource requests (everything under /api/v1 and /apis/<g>/<v>)."""
 
-    def __init__(self, server: APIServer) -> None:
-        self.server = server
+    def __init__(self, serving: Serving) -> None:
+        self.serving = serving
 
     async def handle(self, request: web.Request, info: RequestInfo) -> web.StreamResponse:
         offload.begin()  # not heavy until a step weighs it so (offload.py)
-        registry = self.server.registry_for(info.group, info.version, info.resource)
+        registry = self.serving.resources.registry_for(info.group, info.version, info.resource)
         if registry.strategy.deprecation_warning:
             return await self._deprecated(request, info, registry)
         return await self._handle(request, info, registry)
@@ -263,7 +281,7 @@ class ResourceHandlers:
                 ",".join(filter(None, [f"metadata.name={name}", str(fields)])),
                 registry.strategy.allowed_fields())
         output = output_format(request.headers.get("Accept"))
-        return await serve_watch(self.server, request, registry, namespace, labels, fields, output)
+        return await serve_watch(self.serving, request, registry, namespace, labels, fields, output)
 
     # -- writes -------------------------------------------------------------------------
     async def decode_object(self, request: web.Request, registry: Registry) -> Obj:
@@ -278,14 +296,22 @@ class ResourceHandlers:
 
     async def admit(self, request: web.Request, operation: str, registry: Registry,
                     namespace: str, name: str, subresource: str, obj: Obj | None,
-                    old: Obj | None = None) -> None:
+                    old: Obj | None = None, *, options: dict[str, Any] | None = None) -> None:
+        """Run the admission chain. The stored object is read for a plugin only if one asks
+        (`old` when the caller has it already, as a PATCH does)."""
         warnings = request.get(WARNINGS)
         if warnings is None:
             warnings = request[WARNINGS] = []
-        await self.server.admission.admit(
+
+        async def read_old() -> Obj | None:
+            return await registry.get(namespace, name)
+
+        await self.serving.admission.admit(
             Attributes(operation, registry.strategy, namespace, name, subresource, obj,
                        dry_run=_dry_run(request), user=request.get(USER), old_obj=old,
-                       warnings=warnings))
+                       warnings=warnings, read_old=read_old,
+                       options=options if options is not None
+                       else _operation_options(request, operation)))
 
     async def create(self, request: web.Request, registry: Registry,
                      namespace: str) -> web.Response:
@@ -480,7 +506,9 @@ class ResourceHandlers:
     async def delete(self, request: web.Request, registry: Registry, namespace: str,
                      name: str) -> web.Response:
         options = await self.delete_options(request)
-        await self.admit(request, "DELETE", registry, namespace, name, "", None)
+        await self.admit(request, "DELETE", registry, namespace, name, "", None,
+                         options={"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
+                                  **options, **({"dryRun": ["All"]} if _dry_run(request) else {})})
         obj, deleted = await registry.delete(namespace, name, options, dry_run=_dry_run(request))
         if deleted and not registry.strategy.return_deleted_object:
             obj = deleted_status(registry.strategy, obj)

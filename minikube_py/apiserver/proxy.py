@@ -35,7 +35,7 @@ from .negotiation import read_body
 from . import kubelet_client
 
 if TYPE_CHECKING:
-    from .handlers import ResourceHandlers
+    from .serving import Verbs
     from .options import APIServerOptions
     from .requestinfo import RequestInfo
 
@@ -78,7 +78,7 @@ def proxied_path(request: web.Request, ident: str) -> str:
     return f"{path}?{request.query_string}" if request.query_string else path
 
 
-async def handle(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
+async def handle(handlers: Verbs, request: web.Request, info: RequestInfo,
                  registry: Registry) -> web.StreamResponse:
     kind = {"pods": "pod", "nodes": "node"}.get(info.resource, "service")
     parsed = split_scheme_name_port(info.name)
@@ -86,6 +86,11 @@ async def handle(handlers: ResourceHandlers, request: web.Request, info: Request
         raise errors.bad_request(f"invalid {kind} request {info.name!r}")
     _, name, port = parsed
     path = proxied_path(request, info.name)
+    # upstream's ConnectResource: admission sees a CONNECT of the {Pod,Service,Node}ProxyOptions
+    options = {"kind": f"{kind.capitalize()}ProxyOptions", "apiVersion": "v1",
+               "path": path.split("?", 1)[0]}
+    await handlers.admit(request, "CONNECT", registry, info.namespace, info.name, "proxy",
+                         options)
     if info.resource == "nodes":
         return await _to_node(handlers, request, await registry.get("", name), port, path)
     if info.resource == "pods":
@@ -96,7 +101,7 @@ async def handle(handlers: ResourceHandlers, request: web.Request, info: Request
     return await _to_pod(handlers, request, pod, str(target), path)
 
 
-async def _service_backend(handlers: ResourceHandlers, namespace: str, service: Obj,
+async def _service_backend(handlers: Verbs, namespace: str, service: Obj,
                            port: str) -> tuple[Obj, int]:
     """A random ready endpoint of the service port `port` (the first port when empty)."""
     name = service["metadata"]["name"]
@@ -105,7 +110,7 @@ async def _service_backend(handlers: ResourceHandlers, namespace: str, service: 
             continue
         port_name = svc_port.get("name") or ""
         try:
-            endpoints = await handlers.server.registry_for("", "v1", "endpoints").get(
+            endpoints = await handlers.serving.resources.registry_for("", "v1", "endpoints").get(
                 namespace, name)
         except errors.StatusError as exc:
             if exc.code != 404:
@@ -129,17 +134,17 @@ async def _service_backend(handlers: ResourceHandlers, namespace: str, service: 
                              f'no endpoints available for service "{name}"')
 
 
-async def _endpoint_pod(handlers: ResourceHandlers, namespace: str, address: Obj) -> Obj:
+async def _endpoint_pod(handlers: Verbs, namespace: str, address: Obj) -> Obj:
     ref = address.get("targetRef") or {}
     if ref.get("kind") != "Pod" or not ref.get("name"):
         raise errors.StatusError(503, "ServiceUnavailable",
                                  f"error trying to reach service: endpoint {address.get('ip')} "
                                  "is not a pod (only pods have simulated servers)")
-    pods = handlers.server.registry_for("", "v1", "pods")
+    pods = handlers.serving.resources.registry_for("", "v1", "pods")
     return await pods.get(ref.get("namespace") or namespace, ref["name"])
 
 
-async def _to_pod(handlers: ResourceHandlers, request: web.Request, pod: Obj, port: str,
+async def _to_pod(handlers: Verbs, request: web.Request, pod: Obj, port: str,
                   path: str) -> web.StreamResponse:
     status = pod.get("status") or {}
     ip = status.get("podIP") or ""
@@ -147,18 +152,18 @@ async def _to_pod(handlers: ResourceHandlers, request: web.Request, pod: Obj, po
         raise errors.bad_request("address not allowed")
     number = _port(pod, port, ip)
     node_name = (pod.get("spec") or {}).get("nodeName") or ""
-    node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
+    node = await handlers.serving.resources.registry_for("", "v1", "nodes").get("", node_name)
     md = pod["metadata"]
-    options = handlers.server.options
+    options = handlers.serving.options
     url = (f"{kubelet_client.base_url(node, options)}/podProxy/"
            f"{quote(md.get('namespace', ''))}/{quote(md['name'])}/{number}{path}")
     return await _forward(request, url, options, backend_errors=True)
 
 
-async def _to_node(handlers: ResourceHandlers, request: web.Request, node: Obj, port: str,
+async def _to_node(handlers: Verbs, request: web.Request, node: Obj, port: str,
                    path: str) -> web.StreamResponse:
     """The node's kubelet API (its own port unless the request names one)."""
-    options = handlers.server.options
+    options = handlers.serving.options
     base = kubelet_client.base_url(node, options)
     if port:
         if not port.isdigit():

@@ -21,15 +21,14 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from .. import __version__
 from ..api import errors
-from ..registry import resources
 from ..registry.allocators import NodePortAllocator, ServiceIPAllocator
-from ..registry.cacher import Cacher
 from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
 from ..registry.priorityclasses import ensure_system_priority_classes
 from ..storage import Store
-from . import discovery, healthz, render, runtime_config
+from . import discovery, healthz, render
 from .admission import build_chain, registry_lookup
+from .admission.chain import PluginContext
 from .aggregator import Aggregator
 from .authz.guard import build_guard
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
@@ -44,8 +43,10 @@ from .openapi_service import OpenAPIDocuments
 from .options import APIServerOptions
 from .profiling import Profiling
 from .requestinfo import RequestInfo
+from .resource_table import ResourceTable
+from .serving import Serving
 from .version import KUBE_VERSION
-from .watch import WatchClock
+from .watch_clock import WatchClock
 from .webhook_client import WebhookClient
 
 log = structlog.get_logger(component="apiserver")
@@ -59,27 +60,13 @@ class APIServer:
         self.store = store
         self.options = options = options or APIServerOptions()
         self.metrics = process_metrics()
-        self._leases = leases = LeaseManager(store, int(options.event_ttl))
-        self.registries: dict[tuple[str, str, str], Registry] = {}
-        self.cachers: dict[tuple[str, str], Cacher] = {}
-        for strategy in resources.STORED:
-            registry = Registry(strategy, store, prefix=options.etcd_prefix, leases=leases,
-                                gc_enabled=options.enable_garbage_collector)
-            self.registries[strategy.group, strategy.version, strategy.resource] = registry
-            if strategy.stored_as is not None:  # a view shares its storage's watch fan-out
-                storage = strategy.stored_as.storage
-                self.cachers[strategy.resource, strategy.group] = \
-                    self.cachers[storage.resource, storage.group]
-            elif strategy.resource not in resources.VIRTUAL:
-                self.cachers[strategy.resource, strategy.group] = Cacher(
-                    strategy, store, registry.root, window=options.watch_cache_size)
-        # --runtime-config: what is served (ValueError at startup on an unknown group)
-        try:
-            self.resource_config = runtime_config.parse(options.runtime_config, self.registries)
-        except ValueError as exc:
-            raise ValueError(f"--runtime-config: {exc}") from None
-        self._served = {gvr: r for gvr, r in self.registries.items()
-                        if self.resource_config.serves(*gvr)}
+        self._leases = LeaseManager(store, int(options.event_ttl))
+        #: every resource, built-in or custom: what routing, discovery, OpenAPI and admission
+        #: read (ValueError at startup on a bad --runtime-config)
+        self.resources = ResourceTable(store, options, self._leases)
+        self.registries = self.resources.registries
+        self.cachers = self.resources.cachers
+        self.resource_config = self.resources.resource_config
         self.cors = CORS(parse_origins(options.cors_allowed_origins)) \
             if options.cors_allowed_origins.strip() else None  # ValueError on a bad regex
         services = self.registries["", "v1", "services"]
@@ -90,81 +77,41 @@ class APIServer:
         #: outbound calls: admission and conversion webhooks (services via their Endpoints)
         self.webhook_client = WebhookClient(services.get, self.registries["", "v1", "endpoints"].get)
         # --admission-control; ValueError on an unknown plugin name
-        self.admission = build_chain(options.admission_control, registry_lookup(self.registries),
-                                     options)
+        self.admission = build_chain(options.admission_control,
+                                     registry_lookup(self.resources.registries), options)
         self.guard = build_guard(options)  # secure-port authn/authz; ValueError on bad files
         self.component_statuses = ComponentStatuses(self._probes())
-        self.handlers = ResourceHandlers(self)
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
+        self.handlers = ResourceHandlers(Serving(
+            self.resources, options, self.admission, self.component_statuses, self.metrics,
+            self.watch_clock))
         self.bootstrap = BootstrapController(
             self.registries, service_ip=first_service_ip(options.service_cluster_ip_range),
             public_address=options.public_address, public_port=options.public_port,
             interval=options.endpoint_reconciler_interval)
-        self._groups = self._group_table()
-        self._openapi = OpenAPIDocuments(self._groups)
+        self._openapi = OpenAPIDocuments(self.resources.groups)
         self.crd_controller = CRDController(self)
-        self.aggregator = Aggregator(self)  # APIServices: proxy, availability, discovery
+        # APIServices: proxy, availability, discovery
+        self.aggregator = Aggregator(store, self.resources, options, self.webhook_client)
+        self.resources.on_change(self.aggregator.groups_changed)  # local APIServices
 
     # -- custom resources (crd_controller.py) --------------------------------------------
     async def serve_custom(self, strategies: list, crd: dict[str, Any] | None = None) -> None:
-        """Serve a CRD's versions now: registries, routes, discovery (versions in kube-aware
-        priority order, as upstream's CRD discovery), OpenAPI when `crd` is given; the watch
-        cache of the first (all versions share the keys) starts in the background."""
+        """Serve a CRD's versions now (the resource table), in OpenAPI when `crd` is given."""
         if crd is not None and strategies:
             self._openapi.set_custom(crd["metadata"]["name"], crd, strategies)
-        cacher = None
-        for strategy in strategies:
-            gvr = (strategy.group, strategy.version, strategy.resource)
-            registry = Registry(strategy, self.store, prefix=self.options.etcd_prefix,
-                                leases=self._leases, gc_enabled=self.options.enable_garbage_collector)
-            self.registries[gvr] = self._served[gvr] = registry
-            versions = self._groups.setdefault(strategy.group, {})
-            versions.setdefault(strategy.version, []).append(strategy)
-            self._groups[strategy.group] = discovery.sort_versions(versions)
-            if cacher is None:
-                cacher = Cacher(strategy, self.store, registry.root,
-                                window=self.options.watch_cache_size)
-                self.cachers[strategy.resource, strategy.group] = cacher
-                await cacher.start()
-        self.aggregator.groups_changed()
+        await self.resources.serve(strategies)
 
     async def unserve_custom(self, strategies: list) -> None:
         """Stop serving a CRD's versions: its routes answer 404, its watches end, OpenAPI
         drops it."""
         if strategies:
             self._openapi.remove_custom(f"{strategies[0].resource}.{strategies[0].group}")
-        for strategy in strategies:
-            gvr = (strategy.group, strategy.version, strategy.resource)
-            self.registries.pop(gvr, None)
-            self._served.pop(gvr, None)
-            versions = self._groups.get(strategy.group, {})
-            kept = [s for s in versions.get(strategy.version, []) if s.resource != strategy.resource]
-            if kept:
-                versions[strategy.version] = kept
-            else:
-                versions.pop(strategy.version, None)
-            if not versions:
-                self._groups.pop(strategy.group, None)
-        if strategies:
-            cacher = self.cachers.pop((strategies[0].resource, strategies[0].group), None)
-            if cacher is not None:
-                await cacher.stop()
-        self.aggregator.groups_changed()
+        await self.resources.unserve(strategies)
 
     # -- wiring -------------------------------------------------------------------------
     def registry_for(self, group: str, version: str, resource: str) -> Registry:
-        registry = self._served.get((group, version, resource))  # what --runtime-config serves
-        if registry is None:
-            raise errors.not_found_path()
-        return registry
-
-    def _group_table(self) -> dict[str, dict[str, list]]:
-        groups: dict[str, dict[str, list]] = {}
-        for strategy in resources.STORED:
-            if not self.resource_config.serves(strategy.group, strategy.version, strategy.resource):
-                continue
-            groups.setdefault(strategy.group, {}).setdefault(strategy.version, []).append(strategy)
-        return groups
+        return self.resources.registry_for(group, version, resource)
 
     def set_component_url(self, name: str, url: str) -> None:
         """Probe component `name` at `url` (the all-in-one start learns ports late)."""
@@ -187,7 +134,8 @@ class APIServer:
         await asyncio.gather(*(c.start() for c in set(self.cachers.values())))
         await self.crd_controller.start()
         await self.aggregator.start()
-        await self.admission.start()  # plugins' informers are synced before the first request
+        # plugins' informers (policies, webhook configurations) are synced before serving
+        await self.admission.start(PluginContext(self.webhook_client, self.resources.versions_of))
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
@@ -315,11 +263,11 @@ class APIServer:
     async def root(self, request: web.Request) -> web.Response:
         paths = ["/apis", "/healthz", "/livez", "/metrics", "/openapi/v2",
                  "/openapi/v3", "/readyz", "/version"]
-        groups = self.aggregator.ordered(self._groups)  # local and aggregated
+        groups = self.aggregator.ordered(self.resources.groups)  # local and aggregated
         paths += sorted(f"/apis/{g}/{v}" for g, vs in groups.items() for v in vs)
         paths += sorted(f"/apis/{g}" for g in groups)
-        if "" in self._groups:
-            paths += ["/api", *(f"/api/{v}" for v in self._groups[""])]
+        if "" in self.resources.groups:
+            paths += ["/api", *(f"/api/{v}" for v in self.resources.groups[""])]
         if self.options.profiling:
             paths += ["/debug/pprof", "/debug/tasks"]
         return render.json_response(orjson.dumps({"paths": sorted(paths)}))
@@ -338,35 +286,35 @@ class APIServer:
         path = request.path.rstrip("/")
         accept = request.headers.get("Accept")
         aggregated = discovery.aggregated_version(accept)
-        if path == "/api" and "" not in self._groups:
+        if path == "/api" and "" not in self.resources.groups:
             raise errors.not_found_path()  # --runtime-config api/v1=false: no legacy API
         if path == "/api":
             if aggregated:
-                return self._aggregated({"": self._groups[""]}, aggregated)
+                return self._aggregated({"": self.resources.groups[""]}, aggregated)
             return render.json_response(orjson.dumps(discovery.api_versions(
                 request.host or self.options.advertise_address)))
         if path == "/apis":
             if aggregated:  # local and aggregated groups, in APIService priority order
                 return self._aggregated_response(discovery.aggregated({}, aggregated) | {
                     "items": self.aggregator.aggregated_items(
-                        self._groups, aggregated, functools.partial(
+                        self.resources.groups, aggregated, functools.partial(
                             self._aggregated_version, aggregated))}, aggregated)
             return render.json_response(orjson.dumps(discovery.api_group_list(
-                self.aggregator.ordered(self._groups))))
+                self.aggregator.ordered(self.resources.groups))))
         parts = [p for p in path.split("/") if p]
         if parts[0] == "apis" and len(parts) == 2 and (
-                group := self.aggregator.group_document(parts[1], self._groups)):
+                group := self.aggregator.group_document(parts[1], self.resources.groups)):
             return render.json_response(orjson.dumps(group))
-        if parts[0] == "api" and len(parts) == 2 and parts[1] in self._groups.get("", {}):
+        if parts[0] == "api" and len(parts) == 2 and parts[1] in self.resources.groups.get("", {}):
             return render.json_response(orjson.dumps(discovery.resource_list(
-                parts[1], self._groups[""][parts[1]])))
-        if parts[0] == "apis" and len(parts) == 2 and parts[1] in self._groups and parts[1]:
+                parts[1], self.resources.groups[""][parts[1]])))
+        if parts[0] == "apis" and len(parts) == 2 and parts[1] in self.resources.groups and parts[1]:
             return render.json_response(orjson.dumps(discovery.api_group(
-                parts[1], list(self._groups[parts[1]]))))
-        if parts[0] == "apis" and len(parts) == 3 and parts[1] and parts[2] in self._groups.get(
+                parts[1], list(self.resources.groups[parts[1]]))))
+        if parts[0] == "apis" and len(parts) == 3 and parts[1] and parts[2] in self.resources.groups.get(
                 parts[1], {}):
             return render.json_response(orjson.dumps(discovery.resource_list(
-                f"{parts[1]}/{parts[2]}", self._groups[parts[1]][parts[2]])))
+                f"{parts[1]}/{parts[2]}", self.resources.groups[parts[1]][parts[2]])))
         raise errors.not_found_path()
 
     def _aggregated(self, groups: dict[str, dict[str, list]], version: str) -> web.Response:

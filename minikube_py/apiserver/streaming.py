@@ -46,7 +46,7 @@ from ..registry.strategy import Obj
 from . import kubelet_client
 
 if TYPE_CHECKING:
-    from .handlers import ResourceHandlers
+    from .serving import Verbs
     from .options import APIServerOptions
     from .requestinfo import RequestInfo
 
@@ -75,25 +75,49 @@ def validate_options(sub: str, request: web.Request) -> None:
         raise errors.bad_request("you must specify at least 1 of stdin, stdout, stderr")
 
 
-async def connect(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
+def connect_options(sub: str, request: web.Request, ports: list[int]) -> Obj:
+    """The PodExecOptions / PodAttachOptions / PodPortForwardOptions a CONNECT is admitted
+    with (upstream decodes them from the query; false and empty fields are omitted)."""
+    kinds = {"exec": "PodExecOptions", "attach": "PodAttachOptions",
+             "portforward": "PodPortForwardOptions"}
+    options: Obj = {"kind": kinds[sub], "apiVersion": "v1"}
+    if sub == "portforward":
+        if ports:
+            options["ports"] = ports
+        return options
+    for flag in ("stdin", "stdout", "stderr", "tty"):
+        if _flag(request, flag):
+            options[flag] = True
+    if request.query.get("container"):
+        options["container"] = request.query["container"]
+    if sub == "exec":
+        options["command"] = request.query.getall("command", [])
+    return options
+
+
+async def connect(handlers: Verbs, request: web.Request, info: RequestInfo,
                   registry: Registry) -> web.StreamResponse:
     sub = info.subresource
     if request.method not in ("GET", "POST"):
         raise errors.method_not_allowed()
     namespace, name = info.namespace, info.name
+    ports: list[int] = []
     if sub == "portforward":  # the options decode before the pod is read, as upstream's
-        parse_ports(request.query.getall("ports", []))
+        ports = parse_ports(request.query.getall("ports", []))
     pod = await registry.get(namespace, name)
     path = f"/{_KUBELET_PATHS[sub]}/{quote(namespace)}/{quote(name)}"
     if sub != "portforward":
         container = validate_container(pod, name, request.query.get("container", ""))
         validate_options(sub, request)
         path += f"/{quote(container)}"
+    # upstream's ConnectResource: admission sees a CONNECT of the options object
+    await handlers.admit(request, "CONNECT", registry, namespace, name, sub,
+                         connect_options(sub, request, ports))
     node_name = (pod.get("spec") or {}).get("nodeName")
     if not node_name:
         raise errors.bad_request(f"pod {name} does not have a host assigned")
-    node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
-    options = handlers.server.options
+    node = await handlers.serving.resources.registry_for("", "v1", "nodes").get("", node_name)
+    options = handlers.serving.options
     url = kubelet_client.base_url(node, options) + path
     query = request.rel_url.raw_query_string  # still encoded: `%26` stays inside its value
     async with kubelet_client.session(options, timeout=_KUBELET_TIMEOUT) as session:

@@ -36,12 +36,12 @@ from .negotiation import (
 from .warning import warning_headers
 
 if TYPE_CHECKING:
-    from .handlers import ResourceHandlers
+    from .serving import Verbs
     from .options import APIServerOptions
     from .requestinfo import RequestInfo
 
 
-async def handle(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
+async def handle(handlers: Verbs, request: web.Request, info: RequestInfo,
                  registry: Registry) -> web.StreamResponse:
     strategy = registry.strategy
     spec = strategy.subresource(info.subresource)
@@ -82,10 +82,9 @@ def _output(request: web.Request) -> Output | Partial:
 
 
 # -- binding ---------------------------------------------------------------------------
-async def create_binding(handlers: ResourceHandlers, request: web.Request, info: RequestInfo,
+async def create_binding(handlers: Verbs, request: web.Request, info: RequestInfo,
                          pod_name: str | None) -> web.Response:
     """`POST pods/{name}/binding` or v1.0's `POST bindings`: assign a pod to a node."""
-    server = handlers.server
     binding = decode_json_object(await read_body(request), body_type(request))
     if pod_name is None:  # POST .../bindings: the pod is named in the body
         pod_name = (binding.get("metadata") or {}).get("name") or ""
@@ -94,7 +93,7 @@ async def create_binding(handlers: ResourceHandlers, request: web.Request, info:
     errs = pods.validate_binding(binding, pod_name)
     if errs:
         raise errors.invalid_object("Binding", pod_name, errs)
-    registry = server.registry_for("", "v1", "pods")
+    registry = handlers.serving.resources.registry_for("", "v1", "pods")
     await handlers.admit(request, "CREATE", registry, info.namespace, pod_name, "binding", binding)
     now = meta.now_rfc3339()
 
@@ -153,7 +152,7 @@ def _scale_views(registry: Registry) -> tuple[Any, Any, Any]:
             lambda old, replicas: crd_scale.with_replicas(old, paths, replicas))
 
 
-async def scale(handlers: ResourceHandlers, request: web.Request, registry: Registry,
+async def scale(handlers: Verbs, request: web.Request, registry: Registry,
                 namespace: str, name: str, verb: str) -> web.Response:
     view, start, set_replicas = _scale_views(registry)
     if verb == "get":
@@ -225,7 +224,7 @@ def validate_log_options(query: Any, name: str) -> None:
         raise errors.invalid_object("PodLogOptions", name, errs)
 
 
-async def pod_log(handlers: ResourceHandlers, request: web.Request, registry: Registry,
+async def pod_log(handlers: Verbs, request: web.Request, registry: Registry,
                   namespace: str, name: str) -> web.StreamResponse:
     """Proxy `pods/{name}/log` to the kubelet of the pod's node (v1.0 LogREST)."""
     validate_log_options(request.query, name)
@@ -242,8 +241,8 @@ async def pod_log(handlers: ResourceHandlers, request: web.Request, registry: Re
             raise errors.bad_request(
                 f'container "{container}" in pod "{name}" is waiting to start: '
                 f'{waiting.get("reason", "")}')
-    node = await handlers.server.registry_for("", "v1", "nodes").get("", node_name)
-    options = handlers.server.options
+    node = await handlers.serving.resources.registry_for("", "v1", "nodes").get("", node_name)
+    options = handlers.serving.options
     url = kubelet_log_url(node, namespace, name, container, options)
     params = {k: v for k, v in request.query.items()
               if k in ("follow", "tailLines", "timestamps", "previous", "sinceSeconds",
@@ -294,9 +293,9 @@ async def _proxy_stream(request: web.Request, url: str, params: dict[str, str],
 
 
 # -- componentstatuses -----------------------------------------------------------------
-async def component_statuses(handlers: ResourceHandlers, request: web.Request,
+async def component_statuses(handlers: Verbs, request: web.Request,
                              info: RequestInfo) -> web.Response:
-    statuses = handlers.server.component_statuses
+    statuses = handlers.serving.component_statuses
     output = output_format(request.headers.get("Accept"))
     objects = [await statuses.get(info.name)] if info.name else await statuses.list()
     headers = {"Warning": '299 - "v1 ComponentStatus is deprecated in v1.19+"'}

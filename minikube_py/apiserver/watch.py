@@ -39,7 +39,7 @@ from .negotiation import Output, Partial, base_format
 from .warning import warning_headers
 
 if TYPE_CHECKING:
-    from .server import APIServer
+    from .serving import Serving
 
 #: how often an idle stream checks its client is still connected (a backstop: connections of
 #: the HTTP server report their loss at once, see connection.py)
@@ -84,19 +84,19 @@ def _is_protobuf(encoder) -> bool:
     return encoder is protobuf_render.watch_event or getattr(encoder, "protobuf", False)
 
 
-def _timeout(server: APIServer, request: web.Request) -> float:
+def _timeout(serving: Serving, request: web.Request) -> float:
     """The watch's lifetime as upstream's ListResource computes it: `timeoutSeconds` when set
     and not 0 (a negative one ends the stream at once), else a random one between
     --min-request-timeout and twice it."""
     seconds = int_param(request.query, "timeoutSeconds")
     if seconds:
         return float(max(seconds, 0))
-    base = server.options.min_request_timeout
+    base = serving.options.min_request_timeout
     return base * (1 + random.random())
 
 
 async def serve_watch(
-    server: APIServer,
+    serving: Serving,
     request: web.Request,
     registry: Registry,
     namespace: str,
@@ -108,11 +108,11 @@ async def serve_watch(
     rv_text = query.get("resourceVersion", "")
     include = query.get("includeObject", "Metadata")
     encoder = _encoder(registry, output, include)
-    timeout = _timeout(server, request)
+    timeout = _timeout(serving, request)
     bookmarks = parse_bool(query.get("allowWatchBookmarks"))
-    cacher = server.cachers[registry.strategy.resource, registry.strategy.group]
+    cacher = serving.resources.cacher_of(registry)
     watcher = Watcher(namespace=namespace or None, labels=labels, fields=fields, encoder=encoder,
-                      capacity=server.options.watch_buffer_events,
+                      capacity=serving.options.watch_buffer_events,
                       view=registry.strategy.stored_as,
                       conversion=registry.strategy.conversion,
                       api_version=registry.strategy.api_version)
@@ -134,34 +134,34 @@ async def serve_watch(
     await response.prepare(request)
     if initial:
         await response.write(b"".join(initial))
-    watcher.go_live(request.transport, server.options.watch_max_unsent_bytes)
+    watcher.go_live(request.transport, serving.options.watch_max_unsent_bytes)
     # a client that leaves wakes the stream at once, so it ends (and stops counting against
     # --max-watches-per-client) without waiting for its next event or liveness check
     protocol = request.protocol
     forget_lost = protocol.on_lost(watcher.wake.set) \
         if isinstance(protocol, APIRequestHandler) else None
     cacher.register(watcher, start)
-    server.metrics.watchers.labels(registry.strategy.resource).inc()
-    server.watch_clock.add(watcher)
+    serving.metrics.watchers.labels(registry.strategy.resource).inc()
+    serving.watch_clock.add(watcher)
     try:
-        await _pump(server, request, response, watcher, registry, timeout, bookmarks, start)
+        await _pump(serving, request, response, watcher, registry, timeout, bookmarks, start)
     except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
         pass
     finally:
         if forget_lost is not None:
             forget_lost()
-        server.watch_clock.discard(watcher)
+        serving.watch_clock.discard(watcher)
         cacher.unregister(watcher)
-        server.metrics.watchers.labels(registry.strategy.resource).dec()
+        serving.metrics.watchers.labels(registry.strategy.resource).dec()
     return response
 
 
-async def _pump(server: APIServer, request: web.Request, response: web.StreamResponse,
+async def _pump(serving: Serving, request: web.Request, response: web.StreamResponse,
                 watcher: Watcher, registry: Registry, timeout: float, bookmarks: bool,
                 start: int) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    bookmark_every = server.options.bookmark_interval
+    bookmark_every = serving.options.bookmark_interval
     next_bookmark = loop.time() + bookmark_every
     last_revision = start
     while True:
@@ -189,7 +189,7 @@ async def _pump(server: APIServer, request: web.Request, response: web.StreamRes
             return
         if bookmarks and loop.time() >= next_bookmark:
             next_bookmark = loop.time() + bookmark_every
-            cacher = server.cachers[registry.strategy.resource, registry.strategy.group]
+            cacher = serving.resources.cacher_of(registry)
             # a watcher on the shared fan-out has seen everything up to the cacher's position,
             # unless events still wait for their conversion (a CRD version's webhook)
             revision = last_revision if watcher.behind else max(last_revision, cacher.position)
@@ -209,43 +209,3 @@ def _bookmark(watcher: Watcher, registry: Registry, revision: int) -> bytes:
     obj = {"kind": registry.strategy.kind, "apiVersion": registry.strategy.api_version,
            "metadata": {"resourceVersion": str(revision)}}
     return _event(watcher, "BOOKMARK", obj)
-
-
-class WatchClock:
-    """Wakes idle watch writers when they are due (deadline, bookmark, liveness check).
-
-    One task for all watchers, ticking every `resolution` seconds, instead of a timer per
-    watcher per wake-up: with thousands of watchers and frequent events, creating and
-    cancelling those timers cost more than the writes themselves."""
-
-    def __init__(self, resolution: float = 0.25) -> None:
-        self.resolution = resolution
-        self.watchers: set[Watcher] = set()
-        self._task: asyncio.Task | None = None
-
-    def add(self, watcher: Watcher) -> None:
-        self.watchers.add(watcher)
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="watch-clock")
-
-    def discard(self, watcher: Watcher) -> None:
-        self.watchers.discard(watcher)
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(self.resolution)
-            now = loop.time()
-            for watcher in tuple(self.watchers):
-                if watcher.due <= now:
-                    watcher.due = float("inf")
-                    watcher.wake.set()
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None

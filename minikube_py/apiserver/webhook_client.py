@@ -24,6 +24,7 @@ import asyncio
 import base64
 import functools
 import hashlib
+import os
 import random
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
@@ -35,10 +36,14 @@ import aiohttp
 import orjson
 
 from ..api import errors
+from ..api.webhookconfig import validate_url
 
 Obj = dict[str, Any]
 #: (namespace, name) -> the object, or StatusError 404
 Getter = Callable[[str, str], Awaitable[Obj]]
+
+__all__ = ["ClientConfig", "ServiceReference", "Target", "WebhookCallError", "WebhookClient",
+           "choose_endpoint", "resolve", "ssl_context", "validate_url"]
 
 
 class WebhookCallError(Exception):
@@ -86,23 +91,6 @@ class Target:
     """Where to connect and which name the server's certificate must carry."""
     url: str
     server_hostname: str
-
-
-def validate_url(url: str, path: str = "url") -> list[errors.FieldError]:
-    """Upstream ValidateWebhookURL: https, a host, no user info, fragment or query."""
-    parts = urlsplit(url)
-    errs: list[errors.FieldError] = []
-    if parts.scheme != "https":
-        errs.append(errors.invalid(path, url, "'https' is the only allowed URL scheme"))
-    if not parts.hostname:
-        errs.append(errors.invalid(path, url, "host must be specified"))
-    if parts.username or parts.password:
-        errs.append(errors.invalid(path, url, "user information is not permitted in the URL"))
-    if parts.fragment:
-        errs.append(errors.invalid(path, url, "fragments are not permitted in the URL"))
-    if parts.query:
-        errs.append(errors.invalid(path, url, "query parameters are not permitted in the URL"))
-    return errs
 
 
 def service_hostname(ref: ServiceReference) -> str:
@@ -179,6 +167,17 @@ def ssl_context(ca_bundle: bytes, client_cert: str | None = None,
         raise WebhookCallError(f"invalid caBundle or client certificate: {exc}") from None
 
 
+def dial_error(exc: aiohttp.ClientConnectorError) -> str:
+    """A failed connect as Go's net.Dial words it (`dial tcp 127.0.0.1:1: connect: connection
+    refused`, `dial tcp: lookup nowhere.invalid: no such host`)."""
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"dial tcp: lookup {exc.host}: no such host"
+    host = f"[{exc.host}]" if ":" in str(exc.host) else exc.host
+    code = exc.os_error.errno if exc.os_error is not None else None
+    reason = os.strerror(code).lower() if code else str(exc.os_error or exc)
+    return f"dial tcp {host}:{exc.port}: connect: {reason}"
+
+
 class WebhookClient:
     """One aiohttp session for every outbound webhook call of an API server (connections are
     reused, as Go's transport does), created on first use inside the running loop."""
@@ -221,6 +220,8 @@ class WebhookClient:
             raise WebhookCallError(f'Post "{url}": context deadline exceeded') from None
         except aiohttp.ClientSSLError as exc:
             raise WebhookCallError(f'Post "{url}": tls: {exc}') from None
+        except aiohttp.ClientConnectorError as exc:
+            raise WebhookCallError(f'Post "{url}": {dial_error(exc)}') from None
         except (aiohttp.ClientError, OSError) as exc:
             raise WebhookCallError(f'Post "{url}": {exc}') from None
         if response.status != 200:

@@ -18,6 +18,10 @@ from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
 from .strategy import Strategy, SubresourceSpec, field_getter, field_names
+from .webhookconfigurations import (
+    MUTATING_WEBHOOK_CONFIGURATIONS,
+    VALIDATING_WEBHOOK_CONFIGURATIONS,
+)
 
 STATUS = SubresourceSpec("status", ("get", "patch", "update"))
 #: verbs discovery lists for connect subresources (upstream: exec/attach/portforward are
@@ -204,7 +208,8 @@ STORED: tuple[Strategy, ...] = (
     BINDINGS, COMPONENT_STATUSES, CONFIGMAPS, ENDPOINTS, EVENTS, LIMITRANGES, NAMESPACES, NODES,
     PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, PODTEMPLATES, REPLICATION_CONTROLLERS,
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
-    PRIORITY_CLASSES, CRDS, *ADMISSION_POLICIES, APISERVICES,
+    PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
+    VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings"})
 

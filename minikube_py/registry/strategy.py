@@ -15,15 +15,27 @@ registry converts at its edges and the watch fan-out of the stored resource serv
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Protocol
 
 from ..api.fields import FieldSelector
 
 if TYPE_CHECKING:
     from ..apiextensions.conversion import Converter
-    from .generic import Registry
 
 Obj = dict[str, Any]
+
+
+class Registry(Protocol):
+    """What a strategy's hooks may use of the registry that calls them (generic.Registry is
+    the one): its strategy, its `extras` (allocators and the like) and reads and creates of
+    its own resource. A protocol, so this module need not import generic.py, which imports it."""
+
+    strategy: Strategy
+    extras: dict[str, Any]
+
+    async def get(self, namespace: str, name: str) -> Obj: ...
+
+    async def create(self, namespace: str, obj: Obj, *, dry_run: bool = False) -> Obj: ...
 
 #: `Strategy.spec_fields` for "everything that is not metadata (or status)"
 ALL_BUT_METADATA = ("*",)

@@ -92,5 +92,8 @@ def test_failures_read_like_gos_client_errors(servers, tmp_path: Path):
             _call(api, {"url": hook.url + "/echo", "caBundle": hook.ca_bundle}, {}, timeout=0.3)
     finally:
         hook.delay = 0.0
+    with pytest.raises(WebhookCallError, match='^Post "https://127.0.0.1:1/x": dial tcp '
+                                               '127.0.0.1:1: connect: connection refused$'):
+        _call(api, {"url": "https://127.0.0.1:1/x", "caBundle": hook.ca_bundle}, {})
     with pytest.raises(WebhookCallError, match="status code 404"):
         _call(api, {"url": hook.url + "/nothing", "caBundle": hook.ca_bundle}, {})

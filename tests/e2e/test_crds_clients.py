@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.apiserver_thread import ServerThread
+from tests.e2e.kubectl_run import kubectl
 
 KUBECTL = "/usr/lib/google-cloud-sdk/bin/kubectl.1.31"
 
@@ -68,12 +69,7 @@ def server(tmp_path: Path):
 
 def _kubectl(server: ServerThread, home: Path, *args: str, stdin: str | None = None,
              ok: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run([KUBECTL, "-s", server.url, "--cache-dir", str(home / "cache"), *args],
-                            check=False, input=stdin, capture_output=True, text=True, timeout=60,
-                            env={"HOME": str(home), "PATH": os.environ.get("PATH", "")})
-    if ok:
-        assert result.returncode == 0, (args, result.stdout, result.stderr)
-    return result
+    return kubectl(server.url, home, *args, stdin=stdin, ok=ok)
 
 
 @pytest.mark.skipif(not os.path.exists(KUBECTL), reason=f"needs {KUBECTL}")

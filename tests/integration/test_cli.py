@@ -422,8 +422,14 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
         # the API server creates the system namespaces (default, kube-system, ...) and the
         # `kubernetes` service (its IP taken in the service-IP range) at start; no endpoints:
         # with --secure-port 0 its address is the loopback insecure one (bootstrap.py); and
-        # the two system PriorityClasses (upstream's scheduling bootstrap hook)
-        assert ready["data_dir"] == str(data) and ready["revision"] == 9 and ready["keys"] == 8
+        # the two system PriorityClasses (upstream's scheduling bootstrap hook); and one local
+        # APIService per served group version (the aggregator's autoregister, done before ready)
+        status, listed = _http(f"http://127.0.0.1:{port}/apis/apiregistration.k8s.io/v1/apiservices")
+        local = len(orjson.loads(listed)["items"])
+        assert status == 200 and local >= 7  # v1, apps/v1, apiextensions.k8s.io/v1, ...
+        # each is created, then its status says Available (Local): two revisions
+        assert ready["data_dir"] == str(data) and ready["revision"] == 9 + 2 * local
+        assert ready["keys"] == 8 + local
         assert ready["inspect"] == f"minikube-py storage ls --data-dir {data}"
         assert _http(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
         status, metrics = _http(f"http://127.0.0.1:{port}/metrics")

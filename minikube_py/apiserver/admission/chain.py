@@ -1,16 +1,22 @@
 """The admission interface and the ordered chain (v1.0 pkg/admission/chain.go).
 
-Plugins that keep caches of their own (the policy plugin's informers) may also have
-`start()`/`stop()`; the chain starts them with the API server, before it serves.
+Plugins that keep caches of their own (the webhook configurations, the policy plugin's
+informers) may also have `start(context)`/`stop()`; the chain starts them with the API server,
+before it serves, handing over a PluginContext.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...registry.strategy import Strategy
 from ..authn import UserInfo
+
+
+async def _no_old() -> dict[str, Any] | None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -28,16 +34,30 @@ class Attributes:
     #: the authenticated caller (None on the insecure port: upstream's unauthenticated user)
     user: UserInfo | None = None
     #: the object being replaced, when the handler has it at hand (a patch); plugins that
-    #: need it for a PUT or DELETE read it themselves
+    #: need it for a PUT or DELETE read it with `read_old`
     old_obj: dict[str, Any] | None = None
     #: where a plugin adds `Warning` header texts for the response (upstream warning.AddWarning)
     warnings: list[str] | None = None
+    #: reads the stored object an UPDATE or DELETE replaces (a store get: only on demand)
+    read_old: Callable[[], Awaitable[dict[str, Any] | None]] = _no_old
+    #: CreateOptions / UpdateOptions / DeleteOptions as sent (None for CONNECT)
+    options: dict[str, Any] | None = None
 
 
 class Plugin(Protocol):
     name: str
 
     async def admit(self, attrs: Attributes) -> None: ...
+
+
+@dataclass(frozen=True)
+class PluginContext:
+    """What a plugin may need from the running server, handed over at start (upstream's
+    plugin initializers: the webhook client manager, the equivalent-resource mapper)."""
+
+    webhook_client: Any = None
+    #: (group, resource) -> the served Strategies of every version
+    versions: Callable[[str, str], list[Strategy]] = lambda group, resource: []
 
 
 class AdmissionChain:
@@ -48,11 +68,12 @@ class AdmissionChain:
         for plugin in self.plugins:
             await plugin.admit(attrs)
 
-    async def start(self) -> None:
+    async def start(self, context: PluginContext) -> None:
+        """Start the plugins that keep state fed by watches (webhook configurations)."""
         for plugin in self.plugins:
             start = getattr(plugin, "start", None)
             if start is not None:
-                await start()
+                await start(context)
 
     async def stop(self) -> None:
         for plugin in self.plugins:

@@ -18,6 +18,7 @@ from .always import AlwaysAdmit, AlwaysDeny
 from .chain import AdmissionChain, Plugin
 from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
+from .lookup import Lookup, RegistryLookup, registry_lookup  # noqa: F401 (re-exported)
 from .namespace_exists import NamespaceAutoProvision, NamespaceExists
 from .namespace_lifecycle import NamespaceLifecycle
 from .policy.plugin import ValidatingAdmissionPolicy
@@ -25,9 +26,11 @@ from .priority import Priority
 from .resource_quota import ResourceQuota
 from .security_context_deny import SecurityContextDeny
 from .service_account import ServiceAccount
-
-#: finds the registry of (group, resource) in any version
-Lookup = Callable[[str, str], "Registry | None"]
+from .webhook import (
+    ConfigurationSource,
+    MutatingAdmissionWebhook,
+    ValidatingAdmissionWebhook,
+)
 
 
 def _required(lookup: Lookup, group: str, resource: str) -> Registry:
@@ -80,6 +83,18 @@ def _default_toleration_seconds(lookup: Lookup, options: Any) -> Plugin:
                                     options.default_unreachable_toleration_seconds)
 
 
+def _webhooks(plugin: type, resource: str) -> Callable[[Lookup, Any], Plugin]:
+    """MutatingAdmissionWebhook / ValidatingAdmissionWebhook over their configurations'
+    keys (watched from start(), see chain.PluginContext)."""
+
+    def build(lookup: Lookup, options: Any) -> Plugin:
+        configs = _required(lookup, "admissionregistration.k8s.io", resource)
+        return plugin(ConfigurationSource(configs.store, configs.root),
+                      lambda ns: _namespaces(lookup).get("", ns))
+
+    return build
+
+
 #: plugin name -> constructor(lookup, API server options)
 PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "AlwaysAdmit": lambda lookup, options: AlwaysAdmit(),
@@ -95,7 +110,11 @@ PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "SecurityContextDeny": lambda lookup, options: SecurityContextDeny(),
     "Priority": _priority,
     "DefaultTolerationSeconds": _default_toleration_seconds,
+    "MutatingAdmissionWebhook": _webhooks(MutatingAdmissionWebhook,
+                                          "mutatingwebhookconfigurations"),
     "ValidatingAdmissionPolicy": _validating_admission_policy,
+    "ValidatingAdmissionWebhook": _webhooks(ValidatingAdmissionWebhook,
+                                            "validatingwebhookconfigurations"),
 }
 
 
@@ -113,44 +132,3 @@ def build_chain(names: Iterable[str], lookup: Lookup, options: Any = None) -> Ad
     names = [n.strip() for n in names if n.strip()]
     check_names(names)
     return AdmissionChain([PLUGINS[name](lookup, options) for name in names])
-
-
-class RegistryLookup:
-    """A Lookup over the server's live {(group, version, resource): Registry} table.
-
-    Live, not a copy: custom resources are served and unserved while the server runs
-    (serve_custom), and quota must count `count/widgets.example.com` from the moment the CRD
-    is established, as upstream's quota admission finds them through its dynamic lister. A
-    hit is remembered and checked to still be served; a miss scans the table (a few dozen
-    entries). `by_kind` and `versions` serve the policy plugin (a paramKind names a kind;
-    matchPolicy Equivalent needs the other served versions of a resource)."""
-
-    def __init__(self, registries: Mapping[tuple[str, str, str], Registry]) -> None:
-        self._registries = registries
-        self._remembered: dict[tuple[str, str], tuple[tuple[str, str, str], Registry]] = {}
-
-    def __call__(self, group: str, resource: str) -> Registry | None:
-        hit = self._remembered.get((group, resource))
-        if hit is not None and self._registries.get(hit[0]) is hit[1]:
-            return hit[1]
-        self._remembered.pop((group, resource), None)
-        for gvr, registry in list(self._registries.items()):
-            if gvr[0] == group and gvr[2] == resource:
-                self._remembered[group, resource] = (gvr, registry)
-                return registry
-        return None
-
-    def by_kind(self, group: str, version: str, kind: str) -> Registry | None:
-        """The registry serving `kind` in group/version (not a subresource's kind)."""
-        for (g, v, _r), registry in list(self._registries.items()):
-            if (g, v) == (group, version) and registry.strategy.kind == kind:
-                return registry
-        return None
-
-    def versions(self, group: str, resource: str) -> tuple[str, ...]:
-        return tuple(v for (g, v, r) in list(self._registries) if (g, r) == (group, resource))
-
-
-def registry_lookup(registries: Mapping[tuple[str, str, str], Registry]) -> RegistryLookup:
-    """A Lookup over the server's {(group, version, resource): Registry} table."""
-    return RegistryLookup(registries)

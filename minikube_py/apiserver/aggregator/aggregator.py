@@ -40,7 +40,10 @@ from .metrics import availability_metrics
 from .priorities import Entry, Priority, local_priority, ordered_groups
 
 if TYPE_CHECKING:
-    from ..server import APIServer
+    from ...storage import Store
+    from ..options import APIServerOptions
+    from ..resource_table import ResourceTable
+    from ..webhook_client import WebhookClient
 
 log = structlog.get_logger(component="aggregator")
 Obj = dict[str, Any]
@@ -51,10 +54,11 @@ class Aggregator:
     `group_document()` and `aggregated_items()` for discovery, `groups_changed()` from the
     CRD wiring; everything else runs in its own tasks between `start()` and `stop()`."""
 
-    def __init__(self, server: APIServer) -> None:
-        self.server = server
-        self.registry = server.registries[GROUP, "v1", "apiservices"]
-        opts = server.options
+    def __init__(self, store: Store, resources: ResourceTable, options: APIServerOptions,
+                 webhook_client: WebhookClient) -> None:
+        self.store, self.resources, self.webhook_client = store, resources, webhook_client
+        self.registry = resources.registries[GROUP, "v1", "apiservices"]
+        opts = options
         self.client_cert = opts.proxy_client_cert_file
         self.client_key = opts.proxy_client_key_file
         self.resync_seconds = opts.apiservice_resync_seconds
@@ -71,16 +75,23 @@ class Aggregator:
 
     # -- lifecycle ----------------------------------------------------------------------
     async def start(self) -> None:
-        result = await self.server.store.range(self.registry.root)
+        result = await self.store.range(self.registry.root)
         for kv in result.kvs:
             obj = codec.decode(kv)
             self.apiservices[obj["metadata"]["name"]] = obj
-        watch = await self.server.store.watch(self.registry.root,
+        watch = await self.store.watch(self.registry.root,
                                               start_revision=result.revision + 1)
-        backends = [await self.server.store.watch(self.server.registries["", "v1", r].root,
+        backends = [await self.store.watch(self.resources.registries["", "v1", r].root,
                                                   start_revision=result.revision + 1)
                     for r in ("services", "endpoints")]
-        self._groups_changed.set()
+        # upstream's readyz waits for autoregister-completion: the local APIServices of the
+        # groups served at start exist before the server says it is ready
+        try:
+            await autoregister.sync(self.registry, autoregister.desired(self._served()),
+                                    dict(self.apiservices))
+        except (errors.StatusError, StorageError) as exc:
+            log.warning("autoregister failed", error=str(exc))
+            self._groups_changed.set()  # the task below retries
         self._tasks = [asyncio.create_task(self._watch(watch), name="aggregator-watch"),
                        *(asyncio.create_task(self._watch_backends(w),
                                              name="aggregator-service-watch") for w in backends),
@@ -176,7 +187,7 @@ class Aggregator:
 
     def _served(self) -> list[tuple[str, str, bool]]:
         return [(group, version, all(s.custom for s in strategies))
-                for group, versions in self.server._groups.items()
+                for group, versions in self.resources.groups.items()
                 for version, strategies in versions.items()
                 if not self._remote_name(group, version)]
 
@@ -199,8 +210,8 @@ class Aggregator:
             return
         try:
             verdict, document = await availability.probe(
-                obj, services=self.server.webhook_client.services,
-                endpoints=self.server.webhook_client.endpoints, session=self.session(),
+                obj, services=self.webhook_client.services,
+                endpoints=self.webhook_client.endpoints, session=self.session(),
                 insecure_context=self._insecure_context())
         except errors.StatusError as exc:
             verdict, document = availability.Verdict(
@@ -257,8 +268,8 @@ class Aggregator:
         spec = spec_of(apiservice)
         try:
             target = await resolve(availability.client_config(apiservice),
-                                   self.server.webhook_client.services,
-                                   self.server.webhook_client.endpoints)
+                                   self.webhook_client.services,
+                                   self.webhook_client.endpoints)
         except WebhookCallError as exc:
             log.warning("error resolving apiservice", name=apiservice["metadata"]["name"],
                         error=str(exc))

@@ -20,14 +20,15 @@ def test_every_plugin_we_have_has_its_upstream_place() -> None:
 def test_the_default_chain_is_1_31s_in_upstream_order() -> None:
     assert enabled(PLUGINS) == ("NamespaceLifecycle", "LimitRanger", "ServiceAccount",
                                 "Priority", "DefaultTolerationSeconds",
-                                "ValidatingAdmissionPolicy", "ResourceQuota")
+                                "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy",
+                                "ValidatingAdmissionWebhook", "ResourceQuota")
 
 
 def test_enable_and_disable_keep_upstream_order_whatever_the_flag_order() -> None:
     chain = enabled(PLUGINS, ["AlwaysDeny", "NamespaceExists"], ["ResourceQuota", "PodSecurity"])
     assert chain == ("NamespaceLifecycle", "NamespaceExists", "LimitRanger", "ServiceAccount",
-                     "Priority", "DefaultTolerationSeconds", "ValidatingAdmissionPolicy",
-                     "AlwaysDeny")
+                     "Priority", "DefaultTolerationSeconds", "MutatingAdmissionWebhook",
+                     "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "AlwaysDeny")
     assert "Priority" in enabled(PLUGINS, ["Priority"], ["Priority"])  # both: enabled
     with pytest.raises(ValueError, match='"Bogus" in --enable-admission-plugins'):
         enabled(PLUGINS, ["Bogus"])
@@ -47,7 +48,8 @@ def test_flags_select_1_31_by_default_and_v1_0_on_request() -> None:
         .admission_control == ("ServiceAccount", "NamespaceLifecycle")  # as written: v1.0
     assert _options("--disable-admission-plugins=ServiceAccount").apiserver \
         .admission_control == ("NamespaceLifecycle", "LimitRanger", "Priority",
-                               "DefaultTolerationSeconds", "ValidatingAdmissionPolicy",
+                               "DefaultTolerationSeconds", "MutatingAdmissionWebhook",
+                               "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
                                "ResourceQuota")
     opts = _options("--default-not-ready-toleration-seconds=20").apiserver
     assert (opts.default_not_ready_toleration_seconds,

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ....cel.library import type_name as cel_type_name
 from .compile import CompiledPolicy, EvaluationFailed, Runner
 
 #: upstream celconfig.MaxEvaluatedMessageExpressionSizeBytes
@@ -148,25 +149,10 @@ def evaluate(policy: CompiledPolicy, values: dict[str, Any]) -> Outcome:
             if fail:
                 outcome.denials.append(Decision(
                     f"valueExpression '{annotation.expression}' resulted in unsupported return "
-                    f"type: {_cel_type(value)}. Return type must be either string or null.",
+                    f"type: {cel_type_name(value)}. Return type must be either string or null.",
                     error=True))
             continue
         value = value.strip()
         if value:
             outcome.annotations[annotation.key] = value[:MAX_AUDIT_VALUE_BYTES]
     return outcome
-
-
-def _cel_type(value: Any) -> str:
-    """cel-go's type name of a value, for upstream's unsupported-type message."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "double"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "map"
-    return type(value).__name__

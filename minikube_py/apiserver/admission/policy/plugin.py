@@ -39,15 +39,15 @@ from ....registry.admissionpolicies import (
 )
 from ..chain import Attributes
 from ..denial import forbidden
+from ..informer import StoreInformer
 from . import matching
 from .compile import CompiledPolicy, compile_errors, compiled
 from .evaluate import Outcome, evaluate
-from .informer import StoreInformer
 from .request import PolicyAttributes
 
 if TYPE_CHECKING:
     from ....registry.generic import Registry
-    from ..registry import RegistryLookup
+    from ..lookup import RegistryLookup
 
 log = structlog.get_logger(component="apiserver.admission.validatingadmissionpolicy")
 

@@ -18,12 +18,12 @@ from ....api import errors
 from ....api.defaults import apply_defaults
 from ....registry import codec
 from ..chain import Attributes
+from ..informer import StoreInformer
 from . import matching
-from .informer import StoreInformer
 
 if TYPE_CHECKING:
     from ....registry.generic import Registry
-    from ..registry import RegistryLookup
+    from ..lookup import RegistryLookup
 
 Obj = dict[str, Any]
 

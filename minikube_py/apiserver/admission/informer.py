@@ -1,8 +1,8 @@
 """An in-process informer: the current objects under one store prefix, kept by a watch.
 
 Kubernetes piece: client-go's shared informer + lister as the admission plugins use them
-(upstream's policy plugin reads policies, bindings and namespaces from informers, never from
-etcd per request). Here the API server's own store is listed once and watched from the list's
+(upstream's policy and webhook plugins read policies, bindings, webhook configurations and
+namespaces from informers, never from etcd per request). Here the API server's own store is listed once and watched from the list's
 revision; every event replaces or removes one entry, and `version` counts changes so a caller
 can cache what it derived from the contents (the plugin's compiled policy hooks). A watch that
 ends or whose history was compacted is replaced by a fresh list + watch, as a reflector
@@ -18,8 +18,8 @@ from typing import Any
 
 import structlog
 
-from ....registry import codec
-from ....storage import CompactedError, EventType, StorageError, Store
+from ...registry import codec
+from ...storage import CompactedError, EventType, StorageError, Store
 
 log = structlog.get_logger(component="apiserver.admission.informer")
 
@@ -52,6 +52,11 @@ class StoreInformer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+    @property
+    def revision(self) -> int:
+        """The store revision the cache reflects (tests wait on it)."""
+        return self._revision
 
     def by_name(self, namespace: str, name: str) -> Obj | None:
         """The object `namespace/name` (cluster-scoped: namespace "")."""
