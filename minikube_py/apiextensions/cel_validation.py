@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import cel as _rust
-
 from .. import cel
 from ..api import errors
 from ..api.errors import FieldError, FieldErrorType
@@ -141,8 +139,7 @@ class _Scope:
             activation: dict[str, Any] = {"self": self._self}
             old = to_cel(self.old, self.node) if self.old is not None else None
             if optional:
-                activation["oldSelf"] = (_rust.OptionalValue.none() if old is None
-                                         else _rust.OptionalValue.of(old))
+                activation["oldSelf"] = cel.optional(old)
             elif old is not None and any(r.transition for r in rules):
                 activation["oldSelf"] = old
             programs = [p for r in rules for p in (r.program, r.message_program) if p]

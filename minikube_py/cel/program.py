@@ -43,13 +43,8 @@ from .analysis import Analysis, SyntaxProblem, analyze
 #: for the operator's log
 logging.getLogger("cel").setLevel(logging.ERROR)
 
-#: upstream celconfig.PerCallLimit: the most one evaluation may cost
-PER_CALL_LIMIT = 1_000_000
-#: all rules of one object together. Upstream's RuntimeCELCostBudget is 10,000,000; here a
-#: unit is 0.1-0.5 µs of evaluation that holds the GIL (so the event loop), and 10M units
-#: would be 1-5 s of a frozen cluster: ours allows two full-size calls, ~0.2-1 s at worst
-RUNTIME_BUDGET = 2_000_000
-UPSTREAM_RUNTIME_BUDGET = 10_000_000
+from .limits import PER_CALL_LIMIT, RUNTIME_BUDGET, UPSTREAM_RUNTIME_BUDGET  # noqa: F401
+
 #: expressions longer than this are refused before parsing (upstream MaxRequestSizeBytes
 #: bounds them; a rule is a line of text)
 MAX_EXPRESSION_LENGTH = 100_000
@@ -284,3 +279,8 @@ def _rust_syntax_error(expression: str, err: SyntaxProblem) -> str:
         if "ERROR:" in text:
             return "ERROR:" + text.split("ERROR:", 1)[1].replace("\n| ", "\n | ")
     return _issue(expression, err.line, err.column, f"Syntax error: {err.text}")
+
+
+def optional(value: Any) -> Any:
+    """CEL's `optional` of `value` (none for None): what `optionalOldSelf` rules receive."""
+    return _rust.OptionalValue.none() if value is None else _rust.OptionalValue.of(value)

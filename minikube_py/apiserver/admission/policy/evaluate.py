@@ -20,7 +20,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ....cel.library import type_name as cel_type_name
 from .compile import CompiledPolicy, EvaluationFailed, Runner
 
 #: upstream celconfig.MaxEvaluatedMessageExpressionSizeBytes
@@ -149,10 +148,18 @@ def evaluate(policy: CompiledPolicy, values: dict[str, Any]) -> Outcome:
             if fail:
                 outcome.denials.append(Decision(
                     f"valueExpression '{annotation.expression}' resulted in unsupported return "
-                    f"type: {cel_type_name(value)}. Return type must be either string or null.",
+                    f"type: {_cel_type_name(value)}. Return type must be either string or null.",
                     error=True))
             continue
         value = value.strip()
         if value:
             outcome.annotations[annotation.key] = value[:MAX_AUDIT_VALUE_BYTES]
     return outcome
+
+
+def _cel_type_name(value: Any) -> str:
+    from ....cel.library import (
+        type_name,  # the CEL library loads on first use (cel/__init__)
+    )
+
+    return type_name(value)
