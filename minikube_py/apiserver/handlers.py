@@ -24,6 +24,7 @@ from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_mer
 from .. import offload
 from ..registry import codec
 from ..registry.generic import Registry, check_name
+from ..registry.request_context import requested_by
 from ..registry.strategy import Obj
 from . import protobuf_render, render, strictness, subresources
 from .admission import Attributes
@@ -332,7 +333,8 @@ class ResourceHandlers:
         if manager:
             await offload.run(record_update, None, body, manager=manager, operation="Update",
                               now=meta.now_rfc3339(), schema=registry.strategy.apply_struct)
-        created = await registry.create(namespace, body, dry_run=_dry_run(request))
+        with requested_by(request.get(USER)):  # PrepareForCreate hooks that record the user
+            created = await registry.create(namespace, body, dry_run=_dry_run(request))
         return await self.respond(request, created, 201)
 
     async def respond(self, request: web.Request, obj: Obj, status: int = 200) -> web.Response:

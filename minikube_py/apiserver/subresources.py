@@ -63,8 +63,12 @@ async def handle(handlers: Verbs, request: web.Request, info: RequestInfo,
         if verb == "update":
             return await handlers.update(request, registry, namespace, name, "status")
         return await handlers.patch(request, registry, namespace, name, "status")
-    if sub == "finalize":
-        return await handlers.update(request, registry, namespace, name, "finalize")
+    if sub in strategy.subresource_updates:  # namespaces' finalize, CSRs' approval
+        if verb == "get":
+            return await handlers.get(request, registry, namespace, name)
+        if verb == "update":
+            return await handlers.update(request, registry, namespace, name, sub)
+        return await handlers.patch(request, registry, namespace, name, sub)
     if sub == "binding":
         return await create_binding(handlers, request, info, name)
     if sub == "scale":

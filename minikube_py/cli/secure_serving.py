@@ -90,7 +90,7 @@ def prepare(options: StartOptions) -> tuple[StartOptions, SecureServing | None]:
 
 
 def _prepare(options: StartOptions) -> tuple[StartOptions, SecureServing]:
-    from ..apiserver.certs import ensure_serving_cert, server_ssl_context
+    from ..apiserver.certs import CA_KEY, ensure_serving_cert, server_ssl_context
 
     api = options.apiserver
     check_given_files(options)
@@ -115,5 +115,8 @@ def _prepare(options: StartOptions) -> tuple[StartOptions, SecureServing]:
     controllers = options.controllers
     if ca is not None and controllers.root_ca_file is None:  # kube-root-ca.crt publishes it
         controllers = dataclasses.replace(controllers, root_ca_file=str(ca))
+    if ca is not None and controllers.cluster_signing_cert_file is None:  # csrsigning signs
+        controllers = dataclasses.replace(controllers, cluster_signing_cert_file=str(ca),
+                                          cluster_signing_key_file=str(ca.parent / CA_KEY))
     return (dataclasses.replace(options, apiserver=api, controllers=controllers),
             SecureServing(context, ca, token))
