@@ -71,7 +71,8 @@ def check_given_files(options: StartOptions) -> None:
              (options.tls_cert_file, "--tls-cert-file", False),
              (api.client_ca_file, "--client-ca-file", False),
              (api.token_auth_file, "--token-auth-file", True),
-             (api.basic_auth_file, "--basic-auth-file", True)]
+             (api.basic_auth_file, "--basic-auth-file", True),
+             (options.controllers.cluster_signing_key_file, "--cluster-signing-key-file", True)]
     for path, flag, private in given:
         if path and os.path.exists(path):  # a missing file is reported by whoever loads it
             check_file(path, flag, private=private)

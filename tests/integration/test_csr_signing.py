@@ -215,3 +215,32 @@ async def test_approval_rules_of_the_subresources(cluster) -> None:
     assert status == 422 and 'updates may not remove a condition of type "Approved"' in (
         body["message"])
     assert (await api.call("GET", f"{PATH}/carol/approval", "admin-token"))[0] == 200
+
+
+def _start(tmp_path: Path, *extra: str):
+    from minikube_py.cli.main import build_parser
+    from minikube_py.cli.start_options import StartOptions
+
+    args = ["start", "--data-dir", str(tmp_path / "data"), "--cert-dir", str(tmp_path / "certs"),
+            "--kubeconfig-out", "", *extra]
+    return StartOptions.from_args(build_parser().parse_args(args))
+
+
+def test_start_hands_its_cluster_ca_to_csrsigning_only_with_the_secure_port(
+        tmp_path: Path) -> None:
+    from minikube_py.cli.secure_serving import prepare
+
+    options, serving = prepare(_start(tmp_path, "--secure-port", "6443"))
+    assert serving is not None and serving.ca_path == tmp_path / "certs" / "ca.crt"
+    assert options.controllers.cluster_signing_cert_file == str(tmp_path / "certs" / "ca.crt")
+    assert options.controllers.cluster_signing_key_file == str(tmp_path / "certs" / "ca.key")
+    assert "csrsigning" in options.controllers.controllers
+    options, serving = prepare(_start(tmp_path, "--secure-port", "0"))
+    assert serving is None and options.controllers.cluster_signing_cert_file is None
+    # flags given explicitly win
+    options, _ = prepare(_start(tmp_path, "--secure-port", "6443", "--cluster-signing-cert-file",
+                                "/elsewhere/ca.crt", "--cluster-signing-key-file",
+                                str(tmp_path / "certs" / "ca.key"),
+                                "--cluster-signing-duration", "2h"))
+    assert options.controllers.cluster_signing_cert_file == "/elsewhere/ca.crt"
+    assert options.controllers.cluster_signing_duration == 7200.0
