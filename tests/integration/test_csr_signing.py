@@ -244,3 +244,30 @@ def test_start_hands_its_cluster_ca_to_csrsigning_only_with_the_secure_port(
                                 "--cluster-signing-duration", "2h"))
     assert options.controllers.cluster_signing_cert_file == "/elsewhere/ca.crt"
     assert options.controllers.cluster_signing_duration == 7200.0
+
+
+async def test_the_official_client_approves_through_the_approval_subresource(cluster) -> None:
+    import kubernetes
+
+    api, client, _ = cluster
+    request, _ = new_request("dave")
+
+    def run() -> tuple[str, list[str]]:
+        config = kubernetes.client.Configuration()
+        config.host = api.https
+        config.ssl_ca_cert = str(api.ca)
+        config.api_key = {"authorization": "Bearer admin-token"}
+        with kubernetes.client.ApiClient(config) as api_client:
+            certs = kubernetes.client.CertificatesV1Api(api_client)
+            created = certs.create_certificate_signing_request(
+                api_client.sanitize_for_serialization(csr_body("dave", request)))
+            created.status.conditions = [kubernetes.client.V1CertificateSigningRequestCondition(
+                type="Approved", status="True", reason="ClientApprove", message="ok")]
+            approved = certs.replace_certificate_signing_request_approval("dave", created)
+            return approved.spec.username, [c.type for c in approved.status.conditions]
+
+    username, conditions = await asyncio.to_thread(run)
+    assert (username, conditions) == ("admin", ["Approved"])
+    cert = x509.load_pem_x509_certificate(
+        base64.b64decode((await _issued(client, "dave"))["status"]["certificate"]))
+    assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "dave"
