@@ -271,3 +271,62 @@ async def test_the_official_client_approves_through_the_approval_subresource(clu
     cert = x509.load_pem_x509_certificate(
         base64.b64decode((await _issued(client, "dave"))["status"]["certificate"]))
     assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "dave"
+
+
+async def test_a_started_cluster_signs_with_its_generated_ca(tmp_path: Path) -> None:
+    """`minikube-py start` as a whole (running_cluster over parsed flags, secure port on): its
+    controller manager signs with the CA start generated, and the cert authenticates where
+    client certificates are accepted (`--client-ca-file <cert-dir>/ca.crt`: start trusts none
+    by default)."""
+    from minikube_py.apiserver.certs import load_ca, private_cert_dir
+    from minikube_py.cli.start import running_cluster
+    from minikube_py.cli.storage_target import ConfigError
+    from tests.etcd_server import free_port
+
+    certs = tmp_path / "certs"
+    load_ca(private_cert_dir(certs))  # the CA start would generate, made first so --client-ca-file can name it
+    tokens = tmp_path / "tokens.csv"
+    tokens.write_text('admin-token,admin,1,"system:masters"\n')
+    tokens.chmod(0o600)
+    for attempt in range(5):  # the ports are only reserved by this process: retry a race
+        options = _start(tmp_path, "--fsync", "never", "--nodes", "0", "--insecure-port", "0",
+                         "--secure-port", str(free_port()), "--scheduler-port",
+                         str(free_port()), "--controller-manager-port", str(free_port()),
+                         "--client-ca-file", str(certs / "ca.crt"), "--token-auth-file",
+                         str(tokens))
+        try:
+            async with running_cluster(options) as cluster:
+                await _sign_in_cluster(cluster, tmp_path)
+                return
+        except ConfigError as exc:
+            if "address" not in str(exc) or attempt == 4:
+                raise
+
+
+async def _sign_in_cluster(cluster: Any, tmp_path: Path) -> None:
+    ca = str(cluster.secure.ca_path)
+    token = {"Authorization": "Bearer admin-token"}
+    request, key_pem = new_request("erin", ("qa",))
+    ctx = ssl.create_default_context(cafile=ca)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as session:
+        url = f"{cluster.secure_url}{PATH}"
+        async with session.post(url, json=csr_body("erin", request), headers=token) as resp:
+            assert resp.status == 201
+            csr = await resp.json()
+        csr["status"] = {"conditions": [{"type": "Approved", "status": "True",
+                                         "reason": "Test", "message": "ok"}]}
+        async with session.put(f"{url}/erin/approval", json=csr, headers=token) as resp:
+            assert resp.status == 200
+
+        async def issued():
+            """status.certificate from the cluster's own csrsigning"""
+            async with session.get(f"{url}/erin", headers=token) as resp:
+                body = await resp.json()
+            return (body.get("status") or {}).get("certificate")
+        cert = base64.b64decode(await eventually(issued, timeout=15))
+    (tmp_path / "erin.crt").write_bytes(cert)
+    (tmp_path / "erin.key").write_bytes(key_pem)
+    ctx.load_cert_chain(tmp_path / "erin.crt", tmp_path / "erin.key")
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as session:
+        async with session.get(f"{cluster.secure_url}/api/v1/namespaces/default") as resp:
+            assert resp.status == 200
