@@ -327,6 +327,6 @@ async def _sign_in_cluster(cluster: Any, tmp_path: Path) -> None:
     (tmp_path / "erin.crt").write_bytes(cert)
     (tmp_path / "erin.key").write_bytes(key_pem)
     ctx.load_cert_chain(tmp_path / "erin.crt", tmp_path / "erin.key")
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as session:
-        async with session.get(f"{cluster.secure_url}/api/v1/namespaces/default") as resp:
-            assert resp.status == 200
+    async with (aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as session,
+                session.get(f"{cluster.secure_url}/api/v1/namespaces/default") as resp):
+        assert resp.status == 200
