@@ -39,6 +39,7 @@ from minikube_py.api.validation.typed import (
     get_list,
     get_str,
     index,
+    type_error,
 )
 
 APPROVED, DENIED, FAILED = "Approved", "Denied", "Failed"
@@ -155,10 +156,14 @@ def conditions_of(obj: dict[str, Any]) -> list[Any]:
 
 def _validate_conditions(obj: dict[str, Any], errs: Errs) -> None:
     path = "status.conditions"
+    status = get_dict(obj, "status", "", errs) or {}
+    get_list(status, "conditions", "status", errs)  # reports a wrong type
     seen: set[str] = set()
     has = {APPROVED: False, DENIED: False}
     for i, cond in enumerate(conditions_of(obj)):
-        cond = cond if isinstance(cond, dict) else {}
+        if not isinstance(cond, dict):
+            errs.append(type_error(index(path, i), cond, "an object"))
+            continue
         type_ = get_str(cond, "type", index(path, i), errs)
         status = cond.get("status")
         if not type_:
@@ -183,6 +188,9 @@ def _validate_certificate(obj: dict[str, Any], errs: Errs) -> None:
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     raw = status.get("certificate")
     if raw in (None, ""):
+        return
+    if not isinstance(raw, str):
+        errs.append(type_error("status.certificate", raw, "a string"))
         return
     data = decode_bytes(raw)
     if data is None:
@@ -217,6 +225,11 @@ def _find(obj: dict[str, Any], type_: str) -> list[Any]:
     return [c for c in conditions_of(obj) if isinstance(c, dict) and c.get("type") == type_]
 
 
+def _certificate_of(obj: dict[str, Any]) -> Any:
+    status = obj.get("status")
+    return (status.get("certificate") if isinstance(status, dict) else None) or ""
+
+
 def _update(new: dict[str, Any], old: dict[str, Any], errs: Errs, *,
             approval: bool, certificate: bool) -> None:
     """validateCertificateSigningRequestUpdate with the flavour's options."""
@@ -234,8 +247,7 @@ def _update(new: dict[str, Any], old: dict[str, Any], errs: Errs, *,
             elif len(after) == len(before) and after != before:
                 errs.append(forbidden("status.conditions",
                                       f'updates may not modify a condition of type "{type_}"'))
-    new_cert = (new.get("status") or {}).get("certificate") or ""
-    old_cert = (old.get("status") or {}).get("certificate") or ""
+    new_cert, old_cert = _certificate_of(new), _certificate_of(old)
     if new_cert != old_cert:
         if not certificate:
             errs.append(forbidden("status.certificate", "updates may not set certificate content"))

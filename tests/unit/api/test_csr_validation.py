@@ -172,3 +172,26 @@ def test_table_row(status: dict, spec: dict, condition: str, duration: str) -> N
     assert names == ["Name", "Age", "SignerName", "Requestor", "RequestedDuration", "Condition"]
     cells = tables.row_cells(KIND, obj, 0.0)
     assert cells[2:] == ["kubernetes.io/kube-apiserver-client", "alice", duration, condition]
+
+
+@pytest.mark.parametrize("status", ["s", {"conditions": "c"}, {"conditions": [1]},
+                                    {"conditions": [{"type": 5, "status": None}]},
+                                    {"certificate": 5}, {"certificate": "%%"}])
+def test_malformed_statuses_are_field_errors_never_exceptions(status) -> None:
+    old = csr()
+    new = copy.deepcopy(old)
+    new["status"] = status
+    for validate in (validate_update, validate_status_update):
+        errs = [e.message() for e in validate(KIND, new, old)]
+        assert errs and all(e.startswith("status") for e in errs), errs
+
+
+@pytest.mark.parametrize("spec", [5, {"usages": "x"}, {"usages": [1, {}]}, {"signerName": 7},
+                                  {"expirationSeconds": "x"}])
+def test_malformed_specs_are_field_errors(spec) -> None:
+    obj = csr()
+    if isinstance(spec, dict):
+        obj["spec"].update(spec)
+    else:
+        obj["spec"] = spec
+    assert [e.message() for e in validate_create(KIND, obj)]
