@@ -27,12 +27,10 @@ from tests.e2e.test_kubectl import KUBECTLS
 
 pytestmark = pytest.mark.skipif(not KUBECTLS, reason="no kubectl binary on this machine")
 
-POLICY = "\n".join([
-    '{"user":"admin"}',
-    '{"user":"reader","readonly":true,"resource":"pods"}',
-    '{"group":"ops","readonly":true}',
-    SELF_REVIEWS,
-]) + "\n" + DISCOVERY
+POLICY = """{"user":"admin"}
+{"user":"reader","readonly":true,"resource":"pods"}
+{"group":"ops","readonly":true}
+""" + SELF_REVIEWS + "\n" + DISCOVERY
 
 
 class SecureThread:
@@ -51,7 +49,7 @@ class SecureThread:
     def _run(self) -> None:
         try:
             self.loop.run_until_complete(self._serve())
-        except BaseException as exc:  # surfaced to start()
+        except BaseException as exc:  # noqa: BLE001 -- surfaced to start()
             self._error = exc
             self.ready.set()
 
@@ -107,7 +105,7 @@ def runner(server: SecureThread, kubectl: str):
 
     def run(token: str, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run([kubectl, "--kubeconfig", str(kubeconfig(server, token)), *args],
-                              capture_output=True, text=True, timeout=60,
+                              check=False, capture_output=True, text=True, timeout=60,
                               env={"HOME": str(home), "PATH": os.environ.get("PATH", "")})
 
     return run
