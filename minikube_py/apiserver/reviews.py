@@ -30,7 +30,14 @@ from .authn import INSECURE_SUPERUSER, UnionAuthenticator, UserInfo
 from .authz import AlwaysAllow, Attributes, Authorizer
 from .authz.guard import USER
 from .authz.rules import rules_for
-from .negotiation import Output, body_type, decode_json_object, output_format, read_body
+from .negotiation import (
+    Output,
+    Partial,
+    body_type,
+    decode_json_object,
+    output_format,
+    read_body,
+)
 
 if TYPE_CHECKING:
     from .authz.guard import Guard
@@ -95,9 +102,11 @@ def token_review_status(authenticator: UnionAuthenticator, token: str,
 
 
 # -- I/O: the create handler ---------------------------------------------------------------
-def _output(request: web.Request) -> Output:
+def _output(request: web.Request) -> Output | Partial:
+    """The negotiated format of the answer (protobuf too: the review kinds have messages); a
+    Table, which upstream has for none of them, is plain JSON."""
     output = output_format(request.headers.get("Accept"))
-    return Output.JSON if output is not Output.YAML else output
+    return Output.JSON if output is Output.TABLE else output
 
 
 def _caller(request: web.Request, guard: Guard | None) -> tuple[UserInfo, Authorizer]:

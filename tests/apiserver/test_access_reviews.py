@@ -271,3 +271,45 @@ async def test_official_client_self_subject_access_review(secure: Secure) -> Non
     allowed, denied, rules = await asyncio.to_thread(ask)
     assert (allowed, denied) == (True, False)
     assert any(r.resources == ["pods"] for r in rules)
+
+
+async def test_answer_in_protobuf_for_client_go(secure: Secure) -> None:
+    """client-go's typed clients offer protobuf first: the answer is a protobuf
+    SelfSubjectAccessReview that Google's runtime parses."""
+    from tests.apiserver.test_protobuf_responses import CLIENT_GO, PB, _google
+
+    headers = {"Authorization": "Bearer reader-token", "Accept": CLIENT_GO}
+    body = {"spec": {"resourceAttributes": {"verb": "list", "resource": "pods"}}}
+    async with secure.session.post(f"{secure.https}{AUTHZ}/selfsubjectaccessreviews",
+                                   json=body, headers=headers) as resp:
+        assert (resp.status, resp.content_type) == (201, PB)
+        data = await resp.read()
+    type_meta, review = _google(data, "k8s.io.api.authorization.v1.SelfSubjectAccessReview")
+    assert (type_meta.apiVersion, type_meta.kind) == ("authorization.k8s.io/v1",
+                                                      "SelfSubjectAccessReview")
+    assert review.status.allowed is True
+    assert review.spec.resourceAttributes.resource == "pods"
+
+
+async def test_official_client_token_and_local_reviews(secure: Secure) -> None:
+    kubernetes = pytest.importorskip("kubernetes")
+
+    def ask() -> tuple[str, bool]:
+        config = kubernetes.client.Configuration()
+        config.host = secure.https
+        config.ssl_ca_cert = str(secure.ca)
+        config.api_key = {"authorization": "Bearer admin-token"}
+        with kubernetes.client.ApiClient(config) as client:
+            token = kubernetes.client.AuthenticationV1Api(client).create_token_review(
+                kubernetes.client.V1TokenReview(
+                    spec=kubernetes.client.V1TokenReviewSpec(token="scoped-token")))
+            local = kubernetes.client.AuthorizationV1Api(
+                client).create_namespaced_local_subject_access_review(
+                "team-a", kubernetes.client.V1LocalSubjectAccessReview(
+                    metadata=kubernetes.client.V1ObjectMeta(namespace="team-a"),
+                    spec=kubernetes.client.V1SubjectAccessReviewSpec(
+                        user="scoped", resource_attributes=kubernetes.client.V1ResourceAttributes(
+                            namespace="team-a", verb="delete", resource="pods"))))
+            return token.status.user.username, local.status.allowed
+
+    assert await asyncio.to_thread(ask) == ("scoped", True)
