@@ -273,15 +273,21 @@ async def test_official_client_self_subject_access_review(secure: Secure) -> Non
     assert any(r.resources == ["pods"] for r in rules)
 
 
-async def test_answer_in_protobuf_for_client_go(secure: Secure) -> None:
-    """client-go's typed clients offer protobuf first: the answer is a protobuf
-    SelfSubjectAccessReview that Google's runtime parses."""
+async def test_protobuf_for_client_go(secure: Secure) -> None:
+    """client-go's typed clients (kubectl 1.32+ among them) write protobuf and offer it
+    first: the question decodes, the answer is a SelfSubjectAccessReview message that
+    Google's runtime parses."""
     from tests.apiserver.test_protobuf_responses import CLIENT_GO, PB, _google
+    from tests.protobuf_descriptors import google_envelope, message_class
 
-    headers = {"Authorization": "Bearer reader-token", "Accept": CLIENT_GO}
-    body = {"spec": {"resourceAttributes": {"verb": "list", "resource": "pods"}}}
+    question = message_class("k8s.io.api.authorization.v1.SelfSubjectAccessReview")()
+    question.spec.resourceAttributes.verb = "list"
+    question.spec.resourceAttributes.resource = "pods"
+    headers = {"Authorization": "Bearer reader-token", "Accept": CLIENT_GO,
+               "Content-Type": PB}
+    body = google_envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview", question)
     async with secure.session.post(f"{secure.https}{AUTHZ}/selfsubjectaccessreviews",
-                                   json=body, headers=headers) as resp:
+                                   data=body, headers=headers) as resp:
         assert (resp.status, resp.content_type) == (201, PB)
         data = await resp.read()
     type_meta, review = _google(data, "k8s.io.api.authorization.v1.SelfSubjectAccessReview")
