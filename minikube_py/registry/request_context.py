@@ -5,7 +5,8 @@ Upstream every strategy method receives the request's context; here the hooks ke
 signatures and the one piece of that context a hook needs travels in a ContextVar the API
 server's create handler sets for the duration of the registry call
 (CertificateSigningRequest's PrepareForCreate records the requestor's username, uid, groups
-and extra). Unset (None) on the insecure port, where nobody is authenticated.
+and extra). On a port that authenticates nobody the handler passes upstream's insecure
+superuser (`system:unsecured`); None only outside a request.
 """
 
 from __future__ import annotations

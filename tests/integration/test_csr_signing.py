@@ -215,6 +215,10 @@ async def test_approval_rules_of_the_subresources(cluster) -> None:
     assert status == 422 and 'updates may not remove a condition of type "Approved"' in (
         body["message"])
     assert (await api.call("GET", f"{PATH}/carol/approval", "admin-token"))[0] == 200
+    # the insecure port authenticates nobody: its requestor is upstream's insecure superuser
+    status, body = await api.call("POST", PATH, body=csr_body("insecure", request), secure=False)
+    assert status == 201 and (body["spec"]["username"], body["spec"]["groups"]) == (
+        "system:unsecured", ["system:masters", "system:authenticated"])
 
 
 def _start(tmp_path: Path, *extra: str):
