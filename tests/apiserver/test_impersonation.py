@@ -5,11 +5,20 @@ the impersonated user (a ValidatingAdmissionPolicy reads `request.userInfo`)."""
 
 from __future__ import annotations
 
+import ssl
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import web
+from multidict import CIMultiDict
 
+from minikube_py.apiserver.authz.guard import USER, build_guard
+from minikube_py.apiserver.certs import ensure_serving_cert, server_ssl_context
+from minikube_py.apiserver.filters import filter_chain
+from minikube_py.apiserver.metrics import APIServerMetrics
+from minikube_py.apiserver.options import APIServerOptions
 from tests.apiserver.conftest import pod
 from tests.apiserver.test_secure import Secure, serve
 from tests.apiserver.test_validating_admission_policy import (
@@ -72,7 +81,6 @@ def configmap(name: str) -> dict:
 
 async def as_(api: Secure, method: str, path: str, token: str, *headers: tuple[str, str],
               body: Any = None) -> tuple[int, Any]:
-    from multidict import CIMultiDict
     hdrs = CIMultiDict(headers)
     hdrs["Authorization"] = f"Bearer {token}"
     async with api.session.request(method, api.https + path, json=body, headers=hdrs) as resp:
@@ -205,3 +213,40 @@ async def test_always_allow_lets_any_authenticated_user_impersonate(tmp_path: Pa
         assert (await as_(api, "GET", PODS, "reader-token", ("Impersonate-Uid", "1")))[0] == 400
     finally:
         await close()
+
+
+async def test_the_handler_gets_the_request_without_the_headers(tmp_path: Path) -> None:
+    """The real filter chain and guard over TLS, in front of a handler that reports what it
+    received: the impersonated user, and none of the Impersonate-* headers."""
+    (tmp_path / "tokens.csv").write_text(TOKENS)
+    guard = build_guard(APIServerOptions(token_auth_file=str(tmp_path / "tokens.csv")))
+    assert guard is not None
+
+    async def report(request: web.Request) -> web.Response:
+        user = request[USER]
+        return web.json_response({"user": user.name, "groups": list(user.groups),
+                                  "headers": sorted(k.lower() for k in request.headers)})
+
+    app = web.Application(middlewares=[filter_chain(APIServerMetrics(), readonly=10,
+                                                    mutating=10, guard=guard.check)])
+    app.router.add_get("/api/v1/namespaces/default/pods", report)
+    cert, key, ca = ensure_serving_cert(tmp_path / "certs", ["10.0.0.1"])
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=server_ssl_context(cert, key, ca))
+    await site.start()
+    port = runner.addresses[0][1]
+    connector = aiohttp.TCPConnector(ssl=ssl.create_default_context(cafile=str(ca)))
+    try:
+        headers = [("Authorization", "Bearer alice-token"), ("Impersonate-User", "bob"),
+                   ("Impersonate-Group", "dev"), ("Impersonate-Uid", "1"),
+                   ("Impersonate-Extra-Scopes", "view"), ("X-Kept", "yes")]
+        async with (aiohttp.ClientSession(connector=connector) as session,
+                    session.get(f"https://127.0.0.1:{port}{PODS}", headers=headers) as resp):
+            assert resp.status == 200
+            seen = await resp.json()
+    finally:
+        await runner.cleanup()
+    assert (seen["user"], seen["groups"]) == ("bob", ["dev", "system:authenticated"])
+    assert "x-kept" in seen["headers"] and "authorization" in seen["headers"]
+    assert not [h for h in seen["headers"] if h.startswith("impersonate-")]
