@@ -17,7 +17,7 @@ from multidict import CIMultiDict
 from minikube_py.apiserver.authz.guard import USER, build_guard
 from minikube_py.apiserver.certs import ensure_serving_cert, server_ssl_context
 from minikube_py.apiserver.filters import filter_chain
-from minikube_py.apiserver.metrics import APIServerMetrics
+from minikube_py.apiserver.metrics import metrics as process_metrics
 from minikube_py.apiserver.options import APIServerOptions
 from tests.apiserver.conftest import pod
 from tests.apiserver.test_secure import Secure, serve
@@ -227,7 +227,7 @@ async def test_the_handler_gets_the_request_without_the_headers(tmp_path: Path) 
         return web.json_response({"user": user.name, "groups": list(user.groups),
                                   "headers": sorted(k.lower() for k in request.headers)})
 
-    app = web.Application(middlewares=[filter_chain(APIServerMetrics(), readonly=10,
+    app = web.Application(middlewares=[filter_chain(process_metrics(), readonly=10,
                                                     mutating=10, guard=guard.check)])
     app.router.add_get("/api/v1/namespaces/default/pods", report)
     cert, key, ca = ensure_serving_cert(tmp_path / "certs", ["10.0.0.1"])
