@@ -262,7 +262,10 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
         try:
             if request.secure:
                 if guard is not None:
-                    request = guard(request, info) or request  # impersonation may replace it
+                    replaced = guard(request, info)
+                    if replaced is not None:  # impersonation: a clone without its headers
+                        request = replaced
+                        DOING[running] = (what, (request,))
             else:
                 hosts.check(request)  # DNS rebinding: 403 for a foreign Host (hostcheck.py)
             kind = in_flight.kind(info)
