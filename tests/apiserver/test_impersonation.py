@@ -250,3 +250,13 @@ async def test_the_handler_gets_the_request_without_the_headers(tmp_path: Path) 
     assert (seen["user"], seen["groups"]) == ("bob", ["dev", "system:authenticated"])
     assert "x-kept" in seen["headers"] and "authorization" in seen["headers"]
     assert not [h for h in seen["headers"] if h.startswith("impersonate-")]
+
+
+async def test_a_watch_streams_on_the_cloned_request(secure: Secure) -> None:
+    assert (await secure.call("POST", PODS, "admin-token", pod("w")))[0] == 201
+    headers = {"Authorization": "Bearer alice-token", "Impersonate-User": "bob"}
+    async with secure.session.get(secure.https + PODS + "?watch=1&timeoutSeconds=5",
+                                  headers=headers) as resp:
+        assert resp.status == 200
+        line = await resp.content.readline()
+    assert b'"ADDED"' in line and b'"name":"w"' in line
