@@ -27,9 +27,10 @@ from urllib.parse import unquote
 from ...api import errors, naming
 from . import ALL_AUTHENTICATED, UserInfo
 
-USER_HEADER = "Impersonate-User"
-GROUP_HEADER = "Impersonate-Group"
-UID_HEADER = "Impersonate-Uid"
+#: the header names (authenticationv1.Impersonate*Header), lower-cased as they are matched
+USER_HEADER = "impersonate-user"
+GROUP_HEADER = "impersonate-group"
+UID_HEADER = "impersonate-uid"
 EXTRA_PREFIX = "impersonate-extra-"
 #: user.Anonymous and user.AllUnauthenticated
 ANONYMOUS = "system:anonymous"
@@ -37,7 +38,7 @@ ALL_UNAUTHENTICATED = "system:unauthenticated"
 SA_PREFIX = "system:serviceaccount:"
 AUTHENTICATION_GROUP = "authentication.k8s.io"
 _AUTHENTICATION_V1 = f"{AUTHENTICATION_GROUP}/v1"
-_HEADERS = frozenset({"impersonate-user", "impersonate-group", "impersonate-uid"})
+_HEADERS = frozenset({USER_HEADER, GROUP_HEADER, UID_HEADER})
 _BAD_ESCAPE = re.compile(r"%(?![0-9a-fA-F]{2})")
 
 
@@ -126,11 +127,11 @@ def parse(headers: Iterable[tuple[str, str]]) -> list[Request]:
     extras: list[tuple[str, str]] = []
     for name, value in headers:
         lower = name.lower()
-        if lower == "impersonate-user":
+        if lower == USER_HEADER:
             user = user or value  # Header.Get: the first value
-        elif lower == "impersonate-group":
+        elif lower == GROUP_HEADER:
             groups.append(value)
-        elif lower == "impersonate-uid":
+        elif lower == UID_HEADER:
             uid = uid or value
         elif lower.startswith(EXTRA_PREFIX):
             extras.append((_unescape_extra_key(lower[len(EXTRA_PREFIX):]), value))
