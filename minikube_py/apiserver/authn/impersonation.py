@@ -111,7 +111,7 @@ def _is_impersonation(lower: str) -> bool:
 
 def is_requested(headers: Mapping[str, str]) -> bool:
     """Does the request carry any impersonation header? Every secure request asks, so the
-    common answer (no) comes from one C-level join of the header names (~1 us for a kubectl
+    common answer (no) comes from one C-level join of the header names (~1.5 us for a kubectl
     request's headers, a third of a per-name loop)."""
     if "impersonate-" not in "\0".join(headers).lower():
         return False
