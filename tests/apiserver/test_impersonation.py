@@ -20,6 +20,7 @@ from minikube_py.apiserver.filters import filter_chain
 from minikube_py.apiserver.metrics import metrics as process_metrics
 from minikube_py.apiserver.options import APIServerOptions
 from tests.apiserver.conftest import pod
+from tests.apiserver.test_access_reviews import SELF_REVIEWS
 from tests.apiserver.test_secure import Secure, serve
 from tests.apiserver.test_validating_admission_policy import (
     CHAIN,
@@ -54,6 +55,7 @@ POLICY = "\n".join([
     '{"group":"dev","resource":"configmaps","namespace":"default"}',
     '{"user":"system:serviceaccount:team-a:builder","resource":"pods"}',
     '{"group":"system:serviceaccounts:team-a","readonly":true,"resource":"secrets"}',
+    SELF_REVIEWS,
 ])
 PODS = "/api/v1/namespaces/default/pods"
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
@@ -260,3 +262,16 @@ async def test_a_watch_streams_on_the_cloned_request(secure: Secure) -> None:
         assert resp.status == 200
         line = await resp.content.readline()
     assert b'"ADDED"' in line and b'"name":"w"' in line
+
+
+async def test_whoami_answers_the_impersonated_user(secure: Secure) -> None:
+    status, body = await as_(secure, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                             "alice-token", ("Impersonate-User", "bob"),
+                             ("Impersonate-Group", "dev"), ("Impersonate-Uid", "u-1"),
+                             ("Impersonate-Extra-Scopes", "view"),
+                             body={"apiVersion": "authentication.k8s.io/v1",
+                                   "kind": "SelfSubjectReview"})
+    assert status == 201, body
+    assert body["status"]["userInfo"] == {"username": "bob", "uid": "u-1",
+                                          "groups": ["dev", "system:authenticated"],
+                                          "extra": {"scopes": ["view"]}}
