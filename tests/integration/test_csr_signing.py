@@ -215,6 +215,16 @@ async def test_approval_rules_of_the_subresources(cluster) -> None:
     assert status == 422 and 'updates may not remove a condition of type "Approved"' in (
         body["message"])
     assert (await api.call("GET", f"{PATH}/carol/approval", "admin-token"))[0] == 200
+    # impersonation: the CSR records the impersonated user, extra included (as upstream)
+    status, body = await api.call("POST", PATH, "admin-token", csr_body("as-frank", request),
+                                  headers={"Impersonate-User": "frank", "Impersonate-Uid": "f-1",
+                                           "Impersonate-Group": "qa",
+                                           "Impersonate-Extra-Scopes": "view"})
+    assert status == 201, body
+    spec = body["spec"]
+    assert (spec["username"], spec["uid"], spec["extra"]) == ("frank", "f-1",
+                                                              {"scopes": ["view"]})
+    assert "qa" in spec["groups"]
     # the insecure port authenticates nobody: its requestor is upstream's insecure superuser
     status, body = await api.call("POST", PATH, body=csr_body("insecure", request), secure=False)
     assert status == 201 and (body["spec"]["username"], body["spec"]["groups"]) == (
