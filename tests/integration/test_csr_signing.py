@@ -344,3 +344,27 @@ async def _sign_in_cluster(cluster: Any, tmp_path: Path) -> None:
     async with (aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as session,
                 session.get(f"{cluster.secure_url}/api/v1/namespaces/default") as resp):
         assert resp.status == 200
+
+
+async def test_every_kubectl_approves_and_denies(cluster, tmp_path: Path) -> None:
+    """kubectl 1.27+ (every one on the machine) approves and denies through /approval."""
+    from tests.e2e.test_kubectl import KUBECTLS
+
+    if not KUBECTLS:
+        pytest.skip("no kubectl binary on this machine")
+    api, client, _ = cluster
+    for i, binary in enumerate(KUBECTLS):
+        home = tmp_path / f"home-{i}"
+        request, _ = new_request(f"user-{i}")
+        for name in (f"ok-{i}", f"no-{i}"):
+            assert (await api.call("POST", PATH, "admin-token", csr_body(name, request)))[0] \
+                == 201
+        for verb, name in (("approve", f"ok-{i}"), ("deny", f"no-{i}")):
+            out = await asyncio.to_thread(kubectl, api.https, home, "--certificate-authority",
+                                          str(api.ca), "--token", "admin-token", "certificate",
+                                          verb, name, binary=binary)
+            done = {"approve": "approved", "deny": "denied"}[verb]
+            assert f"{name} {done}" in out.stdout, (binary, out.stdout)
+        await _issued(client, f"ok-{i}")
+        denied = await client.get(CSRS, f"no-{i}")
+        assert [c["type"] for c in denied["status"]["conditions"]] == ["Denied"], binary
