@@ -1,8 +1,10 @@
-"""Subresources: status, binding, scale, log, finalize — and the virtual componentstatuses.
+"""Subresources: status, binding, scale, log, finalize, approval — and the virtual
+componentstatuses.
 
 Kubernetes v1.0 piece: pkg/registry/pod/etcd (StatusREST, BindingREST, LogREST),
 pkg/registry/controller/etcd (ScaleREST, v1.1+ as autoscaling/v1 Scale), the namespace
-`finalize` REST and pkg/registry/componentstatus. Each is a thin shape over the same generic
+`finalize` REST (and, later, CertificateSigningRequests' ApprovalREST: both are a strategy's
+`subresource_updates`) and pkg/registry/componentstatus. Each is a thin shape over the same generic
 registry write (one compare-and-swap); nothing here touches storage directly.
 """
 
