@@ -30,7 +30,8 @@ from ..loopwatch import DESCRIPTIONS as DOING
 from ..loopwatch import current_task
 from . import render
 from .authz.guard import USER
-from .connection import IN_PROCESS_PEER as IN_PROCESS, client_left
+from .connection import IN_PROCESS_PEER as IN_PROCESS
+from .connection import client_left
 from .hostcheck import HostCheck
 from .metrics import APIServerMetrics
 from .requestinfo import RequestInfo, resolve_cached
@@ -242,7 +243,7 @@ class Deadlines:
 
 
 def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
-                 guard: Callable[[web.Request, RequestInfo], None] | None = None,
+                 guard: Callable[[web.Request, RequestInfo], Awaitable[None] | None] | None = None,
                  request_timeout: float = 0.0, max_watches_per_client: int = 0) -> Callable:
     """The one middleware: request info -> instrumentation -> recovery -> [authn/authz, TLS
     requests only: `guard` raises 401/403 (authz/guard.py)] -> max-in-flight (short requests,
@@ -262,7 +263,9 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
         try:
             if request.secure:
                 if guard is not None:
-                    guard(request, info)
+                    pending = guard(request, info)
+                    if pending is not None:  # a service-account token: store reads
+                        await pending
             else:
                 hosts.check(request)  # DNS rebinding: 403 for a foreign Host (hostcheck.py)
             kind = in_flight.kind(info)

@@ -36,6 +36,8 @@ class Serving:
     component_statuses: ComponentStatuses
     metrics: APIServerMetrics
     watch_clock: WatchClock
+    #: service-account tokens (serviceaccount/config.py); None: TokenRequest is not served
+    tokens: Any = None
 
 
 class Verbs(Protocol):

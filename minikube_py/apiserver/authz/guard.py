@@ -11,12 +11,13 @@ RequestInfo — plus, for a WebSocket exec/attach/port-forward, `create` on the 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from ...api import errors
-from ..authn import UnionAuthenticator, UserInfo, build_authenticator
+from ..authn import ALL_AUTHENTICATED, UnionAuthenticator, UserInfo, build_authenticator
 from ..options import APIServerOptions
 from ..requestinfo import RequestInfo
 from . import (
@@ -28,11 +29,17 @@ from . import (
     forbidden_error,
 )
 
+if TYPE_CHECKING:
+    from ..serviceaccount.authenticator import ServiceAccountAuthenticator
+
 #: where the authenticated user travels with the request (for admission, audit)
 USER: web.RequestKey[UserInfo] | str = (
     web.RequestKey("user", UserInfo) if hasattr(web, "RequestKey") else "user")
 #: paths an anonymous caller may read
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/",
+                          # service-account issuer discovery (upstream grants it to
+                          # system:serviceaccounts; here anyone may read the public keys)
+                          "/.well-known/openid-configuration", "/openid/v1/jwks"})
 
 
 def attributes(user: UserInfo, info: RequestInfo) -> Attributes:
@@ -45,15 +52,44 @@ def peer_certificate(request: web.Request) -> dict[str, Any] | None:
     return transport.get_extra_info("peercert") if transport is not None else None
 
 
-class Guard:
-    """Called by the filter chain for TLS requests only; raises a 401/403 StatusError."""
+def bearer_token(request: web.Request) -> str | None:
+    value = request.headers.get("Authorization", "")
+    scheme, _, token = value.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
 
-    def __init__(self, authenticator: UnionAuthenticator, authorizer: Authorizer) -> None:
+
+class Guard:
+    """Called by the filter chain for TLS requests only; raises a 401/403 StatusError.
+
+    The header/certificate authenticators are synchronous; a bearer token only the
+    service-account authenticator can judge (a JWT with our issuer) needs store reads, so
+    check() then returns an awaitable the chain awaits — every other request pays nothing."""
+
+    def __init__(self, authenticator: UnionAuthenticator, authorizer: Authorizer,
+                 service_accounts: ServiceAccountAuthenticator | None = None) -> None:
         self.authenticator = authenticator
         self.authorizer = authorizer
+        self.service_accounts = service_accounts
 
-    def check(self, request: web.Request, info: RequestInfo) -> None:
+    def check(self, request: web.Request, info: RequestInfo) -> Awaitable[None] | None:
         user = self.authenticator.authenticate(request.headers, peer_certificate(request))
+        if user is None and self.service_accounts is not None:
+            token = bearer_token(request)
+            if token is not None and self.service_accounts.handles(token):
+                return self._check_service_account(request, info, token)
+        self._decide(request, info, user)
+        return None
+
+    async def _check_service_account(self, request: web.Request, info: RequestInfo,
+                                     token: str) -> None:
+        assert self.service_accounts is not None
+        user = await self.service_accounts.authenticate(token)
+        if user is not None:
+            user = UserInfo(user.name, user.uid, (*user.groups, ALL_AUTHENTICATED))
+        self._decide(request, info, user)
+
+    def _decide(self, request: web.Request, info: RequestInfo, user: UserInfo | None) -> None:
         if user is None:
             if info.is_resource or request.path not in PUBLIC_PATHS:
                 raise errors.unauthorized()
@@ -64,7 +100,8 @@ class Guard:
             raise forbidden_error(*denied)
 
 
-def build_guard(options: APIServerOptions) -> Guard | None:
+def build_guard(options: APIServerOptions,
+                service_accounts: ServiceAccountAuthenticator | None = None) -> Guard | None:
     """The guard the options ask for; bad files or modes raise ValueError at startup. None
     when no authenticator is configured and the mode is AlwaysAllow: as in v1.0, the secure
     port then serves everyone (and the filter chain pays nothing)."""
@@ -72,6 +109,7 @@ def build_guard(options: APIServerOptions) -> Guard | None:
                                         basic_auth_file=options.basic_auth_file,
                                         client_ca_file=options.client_ca_file)
     authorizer = build_authorizer(options.authorization_mode, options.authorization_policy_file)
-    if not authenticator.authenticators and isinstance(authorizer, AlwaysAllow):
+    if not authenticator.authenticators and service_accounts is None and isinstance(
+            authorizer, AlwaysAllow):
         return None
-    return Guard(authenticator, authorizer)
+    return Guard(authenticator, authorizer, service_accounts)
