@@ -98,6 +98,18 @@ APISERVER = (
             "aggregated API servers (APIServices) with the X-Remote-User/-Group headers (start: "
             "CN front-proxy-client, generated into --cert-dir)", metavar="FILE"),
     Setting("proxy-client-key-file", None, "its private key", metavar="FILE"),
+    Setting("service-account-issuer", "", "issuer (`iss`) of service-account tokens; a comma "
+            "list accepts them all, the first is put in new tokens (start on the secure port: "
+            "https://kubernetes.default.svc.cluster.local)", metavar="URL"),
+    Setting("service-account-key-file", "", "PEM files (comma list) whose keys verify "
+            "service-account tokens (default: the signing key)", metavar="FILES"),
+    Setting("service-account-signing-key-file", None, "private key service-account tokens "
+            "are signed with (start on the secure port: sa.key, generated into --cert-dir)",
+            metavar="FILE"),
+    Setting("api-audiences", "", "audiences (comma list) a token must name to authenticate "
+            "(default: the issuers)", metavar="LIST"),
+    Setting("service-account-max-token-expiration", 0.0, "longest TokenRequest expiration; "
+            "longer requests are shortened (0: no maximum)", duration, metavar="DURATION"),
     Setting("admission-control", None, "v1.0's way: exactly these admission plugins, in this "
             "order (e.g. NamespaceLifecycle, v1.0's default); overrides the two flags below. "
             "Known: AlwaysAdmit, AlwaysDeny, NamespaceLifecycle, NamespaceExists, "
