@@ -195,7 +195,10 @@ def test_start_generates_the_signing_key(tmp_path: Path) -> None:
     import stat
 
     from minikube_py.cli.main import build_parser
-    from minikube_py.cli.service_account_key import DEFAULT_ISSUER, with_service_account_key
+    from minikube_py.cli.service_account_key import (
+        DEFAULT_ISSUER,
+        with_service_account_key,
+    )
     from minikube_py.cli.start_options import StartOptions
 
     def parsed(*argv: str) -> StartOptions:
