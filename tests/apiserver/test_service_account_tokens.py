@@ -175,3 +175,39 @@ current-context: x
     assert jwt.decode(token, options={"verify_signature": False})["sub"] == \
         "system:serviceaccount:default:default"
     assert (await api.call("GET", f"{NS}/pods", token))[0] == 200
+
+
+async def test_kubelet_projects_a_working_token(api: Secure) -> None:
+    """The ServiceAccount admission plugin's kube-api-access volume, filled by the kubelet's
+    token manager through the real API server (in-process client, as `start`'s kubelets)."""
+    from minikube_py.apiserver.admission.service_account import token_volume
+    from minikube_py.client import Client, InProcessTransport
+    from minikube_py.kubelet.environment import load_sandbox
+    from minikube_py.kubelet.token_manager import TokenManager
+
+    await _sa(api)
+    mount = "/var/run/secrets/kubernetes.io/serviceaccount"
+    container = {"name": "c", "image": "x",
+                 "volumeMounts": [{"name": "kube-api-access-x", "mountPath": mount}]}
+    status, pod = await api.call("POST", f"{NS}/pods", "admin-token", {
+        "metadata": {"name": "p"}, "spec": {"serviceAccountName": "robot", "containers": [
+            container], "volumes": [token_volume("kube-api-access-x")]}})
+    assert status == 201, pod
+    client = Client(InProcessTransport(api.app))
+    manager = TokenManager(client)
+    try:
+        sandbox = await load_sandbox(client, pod, container, pod_ip="10.1.0.2",
+                                     host_ip="127.0.0.1", allocatable={}, tokens=manager)
+        token = sandbox.files[f"{mount}/token"].decode()
+        assert sandbox.files[f"{mount}/namespace"] == b"default"
+        claims = jwt.decode(token, options={"verify_signature": False})
+        assert claims["exp"] - claims["iat"] == 3607
+        assert claims["kubernetes.io"]["pod"] == {"name": "p", "uid": pod["metadata"]["uid"]}
+        assert (await api.call("GET", f"{NS}/pods", token))[0] == 200
+        again = await load_sandbox(client, pod, container, pod_ip="10.1.0.2",
+                                   host_ip="127.0.0.1", allocatable={}, tokens=manager)
+        assert again.files[f"{mount}/token"].decode() == token  # cached, not re-requested
+        manager.forget(set())
+        assert not manager._tokens
+    finally:
+        await client.close()
