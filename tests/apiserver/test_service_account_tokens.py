@@ -211,3 +211,16 @@ async def test_kubelet_projects_a_working_token(api: Secure) -> None:
         assert not manager._tokens
     finally:
         await client.close()
+
+
+async def test_openapi_describes_the_token_subresource(api: Secure) -> None:
+    status, doc = await api.call("GET", "/openapi/v3/api/v1", "admin-token")
+    assert status == 200
+    post = doc["paths"]["/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"]["post"]
+    assert post["operationId"] == "createCoreV1NamespacedServiceAccountToken"
+    assert post["x-kubernetes-group-version-kind"] == {
+        "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}
+    spec = doc["components"]["schemas"]["io.k8s.api.authentication.v1.TokenRequestSpec"]
+    assert {"audiences", "expirationSeconds", "boundObjectRef"} <= set(spec["properties"])
+    status, discovery = await api.call("GET", "/api/v1", "admin-token")
+    assert "serviceaccounts/token" in {r["name"] for r in discovery["resources"]}
