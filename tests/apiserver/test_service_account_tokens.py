@@ -224,3 +224,29 @@ async def test_openapi_describes_the_token_subresource(api: Secure) -> None:
     assert {"audiences", "expirationSeconds", "boundObjectRef"} <= set(spec["properties"])
     status, discovery = await api.call("GET", "/api/v1", "admin-token")
     assert "serviceaccounts/token" in {r["name"] for r in discovery["resources"]}
+
+
+async def test_token_review_of_service_account_tokens(api: Secure) -> None:
+    account = await _sa(api)
+    token = (await _token(api, spec={"audiences": [ISSUER, "vault"]}))[1]["status"]["token"]
+
+    async def review(audiences: list[str] | None = None) -> dict:
+        spec: dict[str, Any] = {"token": token}
+        if audiences is not None:
+            spec["audiences"] = audiences
+        status, body = await api.call("POST", "/apis/authentication.k8s.io/v1/tokenreviews",
+                                      "admin-token", {"apiVersion": "authentication.k8s.io/v1",
+                                                      "kind": "TokenReview", "spec": spec})
+        assert status == 201, body
+        return body["status"]
+
+    answer = await review()
+    assert answer["authenticated"] is True and answer["audiences"] == [ISSUER]
+    assert answer["user"] == {"username": "system:serviceaccount:default:robot",
+                              "uid": account["metadata"]["uid"],
+                              "groups": ["system:serviceaccounts", "system:serviceaccounts:default",
+                                         "system:authenticated"]}
+    assert (await review(["vault", "other"]))["audiences"] == ["vault"]
+    assert (await review(["other"])) == {"user": {}}
+    assert (await api.call("DELETE", f"{NS}/serviceaccounts/robot", "admin-token"))[0] == 200
+    assert (await review()) == {"user": {}}

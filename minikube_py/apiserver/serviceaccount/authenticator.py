@@ -40,14 +40,24 @@ class ServiceAccountAuthenticator:
 
     async def authenticate(self, token: str) -> UserInfo | None:
         """The account's user, or None (a 401) with the reason logged."""
+        user, _ = await self.review(token)
+        return user
+
+    async def review(self, token: str, audiences: list[str] | None = None
+                     ) -> tuple[UserInfo | None, list[str]]:
+        """(user or None, the token's audiences among `audiences` — default the API
+        server's): what a TokenReview answers (pkg/registry/authentication/tokenreview)."""
+        wanted = list(self.verifier.audiences) if not audiences else audiences
         try:
-            bound = sa_claims.bound_claims(self.verifier.verify(token))
+            claims = self.verifier.verify(token, wanted)
+            bound = sa_claims.bound_claims(claims)
             await self._validate(bound)
         except (InvalidToken, ValueError) as exc:
             log.debug("service account token refused", reason=str(exc))
-            return None
-        return UserInfo(sa_claims.username(bound.namespace, bound.account.name),
+            return None, []
+        user = UserInfo(sa_claims.username(bound.namespace, bound.account.name),
                         bound.account.uid, sa_claims.groups(bound.namespace))
+        return user, self.verifier.matched_audiences(claims, wanted)
 
     async def _validate(self, bound: sa_claims.BoundClaims) -> None:
         ns = bound.namespace

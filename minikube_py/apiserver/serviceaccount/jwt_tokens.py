@@ -71,20 +71,32 @@ class TokenVerifier:
             return True
         return unverified_issuer(token) in self.issuers
 
-    def verify(self, token: str) -> dict[str, Any]:
-        """The verified claims of a token of ours; InvalidToken otherwise."""
+    def verify(self, token: str, audiences: Iterable[str] | None = None) -> dict[str, Any]:
+        """The verified claims of a token of ours; InvalidToken otherwise. `audiences`: the
+        ones the caller accepts (a TokenReview's), default the API server's."""
         now = self.clock()
         claims = self._cache.get(token)
-        if claims is not None:
-            if now > claims["exp"] + LEEWAY_SECONDS:
-                del self._cache[token]
-                raise InvalidToken("service account token has expired")
-            return claims
-        claims = self._verify(token, now)
-        if len(self._cache) >= CACHE_SIZE:
-            self._prune(now)
-        self._cache[token] = claims
+        if claims is None:
+            claims = self._verify_signature(token)
+            if len(self._cache) >= CACHE_SIZE:
+                self._prune(now)
+            self._cache[token] = claims
+        if now > claims["exp"] + LEEWAY_SECONDS:
+            self._cache.pop(token, None)
+            raise InvalidToken("service account token has expired")
+        if now < claims["nbf"] - LEEWAY_SECONDS:
+            raise InvalidToken("service account token is not valid yet")
+        wanted = self.audiences if audiences is None else frozenset(audiences)
+        if not self.matched_audiences(claims, wanted):
+            raise InvalidToken(f"token audiences {claims['aud']!r} is invalid for the target "
+                               f"audiences {sorted(wanted)!r}")
         return claims
+
+    @staticmethod
+    def matched_audiences(claims: dict[str, Any], audiences: Iterable[str]) -> list[str]:
+        """The token's audiences that are among `audiences` (upstream's intersection)."""
+        wanted = set(audiences)
+        return [a for a in claims["aud"] if a in wanted]
 
     def _prune(self, now: float) -> None:
         for key in [k for k, c in self._cache.items() if now > c["exp"] + LEEWAY_SECONDS]:
@@ -100,7 +112,9 @@ class TokenVerifier:
         key = self._by_kid.get(kid) if isinstance(kid, str) else None
         return [key] if key is not None else self.keys  # upstream tries every key
 
-    def _verify(self, token: str, now: float) -> dict[str, Any]:
+    def _verify_signature(self, token: str) -> dict[str, Any]:
+        """Signature, issuer and claim types: what does not change with time or the
+        audiences asked for, so it is what the cache keeps."""
         claims: dict[str, Any] | None = None
         for key in self._candidates(token):
             try:
@@ -119,13 +133,8 @@ class TokenVerifier:
         exp, nbf = claims.get("exp"), claims.get("nbf", 0)
         if not isinstance(exp, (int, float)) or not isinstance(nbf, (int, float)):
             raise InvalidToken("service account token could not be validated")
-        if now > exp + LEEWAY_SECONDS:
-            raise InvalidToken("service account token has expired")
-        if now < nbf - LEEWAY_SECONDS:
-            raise InvalidToken("service account token is not valid yet")
         aud = claims.get("aud")
         token_auds = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
-        if not self.audiences.intersection(a for a in token_auds if isinstance(a, str)):
-            raise InvalidToken(f"token audiences {token_auds!r} is invalid for the target "
-                               f"audiences {sorted(self.audiences)!r}")
+        claims["aud"] = [a for a in token_auds if isinstance(a, str)]
+        claims["nbf"] = nbf
         return claims
