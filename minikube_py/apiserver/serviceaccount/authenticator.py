@@ -47,7 +47,7 @@ class ServiceAccountAuthenticator:
                      ) -> tuple[UserInfo | None, list[str]]:
         """(user or None, the token's audiences among `audiences` — default the API
         server's): what a TokenReview answers (pkg/registry/authentication/tokenreview)."""
-        wanted = list(self.verifier.audiences) if not audiences else audiences
+        wanted = audiences or None  # None: the API server's (no per-call set built)
         try:
             claims = self.verifier.verify(token, wanted)
             bound = sa_claims.bound_claims(claims)
@@ -57,7 +57,8 @@ class ServiceAccountAuthenticator:
             return None, []
         user = UserInfo(sa_claims.username(bound.namespace, bound.account.name),
                         bound.account.uid, sa_claims.groups(bound.namespace))
-        return user, self.verifier.matched_audiences(claims, wanted)
+        return user, self.verifier.matched_audiences(
+            claims, self.verifier.audiences if wanted is None else wanted)
 
     async def _validate(self, bound: sa_claims.BoundClaims) -> None:
         ns = bound.namespace

@@ -87,7 +87,7 @@ class TokenVerifier:
         if now < claims["nbf"] - LEEWAY_SECONDS:
             raise InvalidToken("service account token is not valid yet")
         wanted = self.audiences if audiences is None else frozenset(audiences)
-        if not self.matched_audiences(claims, wanted):
+        if wanted.isdisjoint(claims["aud"]):
             raise InvalidToken(f"token audiences {claims['aud']!r} is invalid for the target "
                                f"audiences {sorted(wanted)!r}")
         return claims
