@@ -31,7 +31,7 @@ from typing import Any
 from minikube_py.apiserver.options import APIServerOptions
 from minikube_py.apiserver.server import APIServer
 from minikube_py.apiserver.serviceaccount.claims import new_claims
-from minikube_py.apiserver.serviceaccount.keys import new_private_key_pem
+from minikube_py.serviceaccount_keys import new_private_key_pem
 from minikube_py.storage import EmbeddedStore
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"

@@ -27,7 +27,7 @@ KEY_NAME = "sa.key"
 def ensure_signing_key(cert_dir: Path) -> Path:
     """<cert-dir>/sa.key, generated (0600) when missing."""
     from ..apiserver.certs import private_cert_dir, write_material
-    from ..apiserver.serviceaccount.keys import new_private_key_pem
+    from ..serviceaccount_keys import new_private_key_pem
 
     cert_dir = private_cert_dir(cert_dir)
     path = cert_dir / KEY_NAME

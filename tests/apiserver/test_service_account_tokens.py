@@ -15,8 +15,8 @@ import jwt
 import pytest
 
 from minikube_py.apiserver.serviceaccount.claims import new_claims
-from minikube_py.apiserver.serviceaccount.jwt_tokens import TokenSigner
-from minikube_py.apiserver.serviceaccount.keys import (
+from minikube_py.serviceaccount_keys import (
+    TokenSigner,
     load_signing_key,
     new_private_key_pem,
 )

@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...serviceaccount_keys import (
+    TokenSigner,
+    VerifyKey,
+    load_signing_key,
+    load_verify_keys,
+)
 from ..options import APIServerOptions
-from .jwt_tokens import TokenSigner, TokenVerifier
-from .keys import VerifyKey, load_signing_key, load_verify_keys
+from .jwt_tokens import TokenVerifier
 
 #: upstream's legacy issuer (tokens of Secrets minted before bound tokens); accepted when no
 #: --service-account-issuer is set

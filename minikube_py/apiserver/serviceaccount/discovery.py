@@ -16,8 +16,8 @@ from typing import Any
 
 from aiohttp import web
 
+from ...serviceaccount_keys import jwks
 from .config import TokenConfig
-from .keys import jwks
 
 OIDC_PATH = "/.well-known/openid-configuration"
 JWKS_PATH = "/openid/v1/jwks"

@@ -17,7 +17,7 @@ from typing import Any
 
 import jwt
 
-from .keys import SigningKey, VerifyKey
+from ...serviceaccount_keys import VerifyKey
 
 #: go-jose jwt.DefaultLeeway, which upstream's Validate uses for exp and nbf
 LEEWAY_SECONDS = 60
@@ -27,17 +27,6 @@ CACHE_SIZE = 4096
 
 class InvalidToken(Exception):
     """A token of ours that does not authenticate; the message is upstream's."""
-
-
-class TokenSigner:
-    """JWTTokenGenerator: claims in, a compact JWS out."""
-
-    def __init__(self, key: SigningKey) -> None:
-        self.key = key
-
-    def sign(self, claims: dict[str, Any]) -> str:
-        return jwt.encode(claims, self.key.key, algorithm=self.key.alg,
-                          headers={"kid": self.key.kid})
 
 
 def unverified_issuer(token: str) -> str | None:

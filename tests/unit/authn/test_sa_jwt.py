@@ -22,19 +22,16 @@ from minikube_py.apiserver.serviceaccount.authenticator import (
 )
 from minikube_py.apiserver.serviceaccount.config import build_token_config
 from minikube_py.apiserver.serviceaccount.discovery import openid_configuration
-from minikube_py.apiserver.serviceaccount.jwt_tokens import (
-    InvalidToken,
+from minikube_py.apiserver.serviceaccount.jwt_tokens import InvalidToken, TokenVerifier
+from minikube_py.apiserver.serviceaccount.tokenrequest import validate_spec
+from minikube_py.serviceaccount_keys import (
     TokenSigner,
-    TokenVerifier,
-)
-from minikube_py.apiserver.serviceaccount.keys import (
     jwks,
     key_id,
     load_signing_key,
     load_verify_keys,
     new_private_key_pem,
 )
-from minikube_py.apiserver.serviceaccount.tokenrequest import validate_spec
 
 ISS = "https://issuer.example"
 NOW = 1_800_000_000

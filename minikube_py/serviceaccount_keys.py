@@ -1,11 +1,13 @@
-"""The service-account signing key and verification keys.
+"""The service-account signing key, verification keys, and signing itself.
 
 Kubernetes pieces: kube-apiserver's --service-account-signing-key-file (the private key tokens
 are signed with), --service-account-key-file (public keys — or private keys, whose public half
 is used — that verify them; default: the signing key), pkg/serviceaccount/jwt.go's keyIDFromPublicKey
 (the `kid` header: base64url of the SHA-256 of the key's DER SubjectPublicKeyInfo) and
 openidmetadata.go's JWKS document. Loading is file I/O done once at startup; everything else
-here is pure.
+here is pure. It sits at the package's top level because two layers sign: the API server
+(TokenRequest, apiserver/serviceaccount/) and the controller-manager's tokens controller
+(legacy Secret tokens, controllers/tokens.py), which may not import the API server.
 """
 
 from __future__ import annotations
@@ -17,8 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+#: upstream's issuer of legacy Secret tokens (pkg/serviceaccount/legacy.go LegacyIssuer) and
+#: their private claims (no `exp`, no `aud`: valid while the Secret and account exist)
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+LEGACY_NAMESPACE_CLAIM = "kubernetes.io/serviceaccount/namespace"
+LEGACY_SECRET_CLAIM = "kubernetes.io/serviceaccount/secret.name"
+LEGACY_ACCOUNT_CLAIM = "kubernetes.io/serviceaccount/service-account.name"
+LEGACY_UID_CLAIM = "kubernetes.io/serviceaccount/service-account.uid"
 
 PublicKey = rsa.RSAPublicKey | ec.EllipticCurvePublicKey
 PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
@@ -141,3 +152,22 @@ def jwks(keys: Iterable[VerifyKey]) -> dict[str, Any]:
     for key in keys:
         seen.setdefault(key.kid, jwk(key))
     return {"keys": list(seen.values())}
+
+
+class TokenSigner:
+    """pkg/serviceaccount/jwt.go JWTTokenGenerator: claims in, a compact JWS with `kid` out."""
+
+    def __init__(self, key: SigningKey) -> None:
+        self.key = key
+
+    def sign(self, claims: dict[str, Any]) -> str:
+        return jwt.encode(claims, self.key.key, algorithm=self.key.alg,
+                          headers={"kid": self.key.kid})
+
+
+def legacy_claims(namespace: str, account: str, account_uid: str, secret: str) -> dict[str, Any]:
+    """legacy.go LegacyClaims: what a `kubernetes.io/service-account-token` Secret's token
+    says."""
+    return {"iss": LEGACY_ISSUER, LEGACY_NAMESPACE_CLAIM: namespace,
+            LEGACY_SECRET_CLAIM: secret, LEGACY_ACCOUNT_CLAIM: account,
+            LEGACY_UID_CLAIM: account_uid, "sub": f"system:serviceaccount:{namespace}:{account}"}
