@@ -204,7 +204,11 @@ CONTROLLER_MANAGER = (
     Setting("legacy-service-account-token-secrets", _CM.legacy_service_account_token_secrets,
             "give every ServiceAccount a kubernetes.io/service-account-token Secret "
             "<account>-token-xxxxx listed in its secrets, as before 1.24 (clients older than "
-            "1.24 wait for it); its token authenticates nothing yet", boolean, switch=True),
+            "1.24 wait for it)", boolean, switch=True),
+    Setting("service-account-private-key-file", None, "private key the serviceaccount-token "
+            "controller signs token Secrets' JWTs with (start on the secure port: the API "
+            "server's sa.key); unset: an opaque token no authenticator accepts",
+            metavar="FILE"),
     Setting("enable-taint-manager", _CM.enable_taint_manager, "a node not Ready is tainted "
             "node.kubernetes.io/not-ready or unreachable:NoExecute and pods are evicted when "
             "their tolerationSeconds run out (false: v1.0's --pod-eviction-timeout)", boolean,

@@ -3,7 +3,8 @@
 Kubernetes piece: what kubeadm's `certs sa` phase and its kube-apiserver manifest do — an RSA
 key `sa.key` in the certificate directory, passed as --service-account-signing-key-file (and,
 by default here, --service-account-key-file), with --service-account-issuer
-https://kubernetes.default.svc.cluster.local. Only when the secure port is on (service-account
+https://kubernetes.default.svc.cluster.local; the controller-manager's
+--service-account-private-key-file is the same key (legacy Secret tokens). Only when the secure port is on (service-account
 tokens authenticate only there) and the user gave neither flag; the key is generated once and
 reused (checked like every other generated key: not writable by others).
 """
@@ -52,4 +53,7 @@ def with_service_account_key(options: StartOptions) -> StartOptions:
         raise ConfigError(f"the service-account signing key: {exc}") from None
     api = dataclasses.replace(api, service_account_signing_key_file=str(key),
                               service_account_issuer=api.service_account_issuer or DEFAULT_ISSUER)
-    return dataclasses.replace(options, apiserver=api)
+    controllers = options.controllers
+    if controllers.service_account_private_key_file is None:  # legacy Secret tokens too
+        controllers = dataclasses.replace(controllers, service_account_private_key_file=str(key))
+    return dataclasses.replace(options, apiserver=api, controllers=controllers)

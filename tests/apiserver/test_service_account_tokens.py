@@ -250,3 +250,38 @@ async def test_token_review_of_service_account_tokens(api: Secure) -> None:
     assert (await review(["other"])) == {"user": {}}
     assert (await api.call("DELETE", f"{NS}/serviceaccounts/robot", "admin-token"))[0] == 200
     assert (await review()) == {"user": {}}
+
+
+async def test_legacy_secret_token_from_the_tokens_controller(api: Secure) -> None:
+    """A hand-made `kubernetes.io/service-account-token` Secret gets a legacy JWT signed with
+    --service-account-private-key-file; it authenticates until the Secret is deleted."""
+    import base64
+
+    from minikube_py.client import Client, InProcessTransport
+    from minikube_py.client.resources import SECRETS
+    from minikube_py.controllers.tokens import TokensController
+    from tests.integration.test_cluster_controllers import eventually, running
+
+    await _sa(api)
+    status, _ = await api.call("POST", f"{NS}/secrets", "admin-token", {
+        "metadata": {"name": "robot-token", "annotations": {
+            "kubernetes.io/service-account.name": "robot"}},
+        "type": "kubernetes.io/service-account-token"})
+    assert status == 201
+    client = Client(InProcessTransport(api.app))
+    try:
+        async with running(client, TokensController,
+                           service_account_private_key_file=str(api.key)):  # type: ignore[attr-defined]
+            async def token() -> str | None:
+                """the controller filled the token in"""
+                data = (await client.get(SECRETS, "robot-token", "default")).get("data") or {}
+                return base64.b64decode(data["token"]).decode() if data.get("token") else None
+            legacy = await eventually(token)
+    finally:
+        await client.close()
+    claims = jwt.decode(legacy, options={"verify_signature": False})
+    assert claims["iss"] == "kubernetes/serviceaccount" and "exp" not in claims
+    assert claims["kubernetes.io/serviceaccount/secret.name"] == "robot-token"
+    assert (await api.call("GET", f"{NS}/pods", legacy))[0] == 200
+    assert (await api.call("DELETE", f"{NS}/secrets/robot-token", "admin-token"))[0] == 200
+    assert (await api.call("GET", f"{NS}/pods", legacy))[0] == 401

@@ -5,12 +5,14 @@ claims.go's validator (Validate): after the JWT checks (jwt_tokens.py), the acco
 names must still exist with the uid in the token, and so must the pod or secret it is bound to
 (deleting the pod or recreating the account revokes the token). The user is
 `system:serviceaccount:<ns>:<name>` in `system:serviceaccounts` and
-`system:serviceaccounts:<ns>`. The lookups are reads of the store (upstream reads informer
+`system:serviceaccounts:<ns>`. A legacy Secret token (issuer `kubernetes/serviceaccount`, the
+tokens controller's, legacy.go) instead needs its Secret to hold exactly that token. The lookups are reads of the store (upstream reads informer
 caches); only the signature check is cached, so a revocation is seen on the next request.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -51,6 +53,8 @@ class ServiceAccountAuthenticator:
         try:
             claims = self.verifier.verify(token, wanted)
             bound = sa_claims.bound_claims(claims)
+            if bound.legacy:
+                await self._validate_secret(bound, token)
             await self._validate(bound)
         except (InvalidToken, ValueError) as exc:
             log.debug("service account token refused", reason=str(exc))
@@ -59,6 +63,20 @@ class ServiceAccountAuthenticator:
                         bound.account.uid, sa_claims.groups(bound.namespace))
         return user, self.verifier.matched_audiences(
             claims, self.verifier.audiences if wanted is None else wanted)
+
+    async def _validate_secret(self, bound: sa_claims.BoundClaims, token: str) -> None:
+        """legacy.go: the Secret must exist, not be deleted, and hold this very token."""
+        assert bound.secret is not None
+        secret = await self.get("secrets", bound.namespace, bound.secret.name)
+        if secret is None or (secret.get("metadata") or {}).get("deletionTimestamp"):
+            raise InvalidToken("token has been invalidated")
+        stored = (secret.get("data") or {}).get("token")
+        try:
+            matches = isinstance(stored, str) and base64.b64decode(stored).decode() == token
+        except (ValueError, UnicodeDecodeError):
+            matches = False
+        if not matches:
+            raise InvalidToken("token does not match server's copy")
 
     async def _validate(self, bound: sa_claims.BoundClaims) -> None:
         ns = bound.namespace
@@ -69,7 +87,7 @@ class ServiceAccountAuthenticator:
             raise InvalidToken(f"service account UID ({_uid(account)}) does not match claim "
                                f"({bound.account.uid})")
         for resource, ref in (("secrets", bound.secret), ("pods", bound.pod)):
-            if ref is None:
+            if ref is None or (bound.legacy and resource == "secrets"):
                 continue
             obj = await self.get(resource, ns, ref.name)
             if obj is None:

@@ -12,6 +12,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from ...serviceaccount_keys import (
+    LEGACY_ACCOUNT_CLAIM,
+    LEGACY_ISSUER,
+    LEGACY_NAMESPACE_CLAIM,
+    LEGACY_SECRET_CLAIM,
+    LEGACY_UID_CLAIM,
+)
+
 USER_PREFIX = "system:serviceaccount:"
 ALL_SERVICE_ACCOUNTS = "system:serviceaccounts"
 PRIVATE_CLAIM = "kubernetes.io"
@@ -75,6 +83,8 @@ class BoundClaims:
     node: Ref | None
     expires: int
     jti: str
+    #: a legacy Secret token: valid while its Secret holds exactly this token
+    legacy: bool = False
 
 
 def _claim_ref(private: dict[str, Any], key: str) -> Ref | None:
@@ -84,10 +94,25 @@ def _claim_ref(private: dict[str, Any], key: str) -> Ref | None:
     return Ref(str(value.get("name", "")), str(value.get("uid", "")))
 
 
+def _legacy_bound_claims(claims: dict[str, Any]) -> BoundClaims:
+    """legacy.go legacyValidator's reading of the `kubernetes.io/serviceaccount/*` claims."""
+    values = [claims.get(k) for k in (LEGACY_NAMESPACE_CLAIM, LEGACY_ACCOUNT_CLAIM,
+                                      LEGACY_UID_CLAIM, LEGACY_SECRET_CLAIM)]
+    if not all(isinstance(v, str) and v for v in values):
+        raise ValueError("legacy service account token is missing its claims")
+    namespace, account, uid, secret = values
+    if claims.get("sub") != username(namespace, account):
+        raise ValueError("service account token subject does not match its claims")
+    return BoundClaims(namespace, Ref(account, uid), None, Ref(secret, ""), None, 0, "",
+                       legacy=True)
+
+
 def bound_claims(claims: dict[str, Any]) -> BoundClaims:
     """The references of a verified token's claims; ValueError when they are malformed (a
     token signed by us always parses; one with a subject that disagrees is refused, as
     claims.go Validate does)."""
+    if claims.get("iss") == LEGACY_ISSUER:
+        return _legacy_bound_claims(claims)
     private = claims.get(PRIVATE_CLAIM)
     if not isinstance(private, dict):
         raise ValueError("service account token claims are missing kubernetes.io")  # noqa: TRY004

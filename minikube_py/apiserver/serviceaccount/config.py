@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...serviceaccount_keys import (
+    LEGACY_ISSUER,
     TokenSigner,
     VerifyKey,
     load_signing_key,
@@ -19,10 +20,6 @@ from ...serviceaccount_keys import (
 )
 from ..options import APIServerOptions
 from .jwt_tokens import TokenVerifier
-
-#: upstream's legacy issuer (tokens of Secrets minted before bound tokens); accepted when no
-#: --service-account-issuer is set
-LEGACY_ISSUER = "kubernetes/serviceaccount"
 
 
 def _split(text: str | None) -> list[str]:
@@ -57,7 +54,9 @@ def build_token_config(options: APIServerOptions) -> TokenConfig | None:
         raise ValueError("--service-account-issuer requires --service-account-key-file or "
                          "--service-account-signing-key-file")
     audiences = tuple(_split(options.api_audiences)) or tuple(issuers) or (LEGACY_ISSUER,)
-    verifier = TokenVerifier(keys, issuers or [LEGACY_ISSUER], audiences)
+    # legacy Secret tokens (the tokens controller's) are accepted with any key configuration,
+    # as upstream's legacy authenticator
+    verifier = TokenVerifier(keys, [*issuers, LEGACY_ISSUER], audiences)
     return TokenConfig(issuers[0] if issuers else LEGACY_ISSUER, audiences, tuple(keys),
                        TokenSigner(signing) if signing is not None and issuers else None,
                        verifier, int(options.service_account_max_token_expiration))

@@ -17,7 +17,7 @@ from typing import Any
 
 import jwt
 
-from ...serviceaccount_keys import VerifyKey
+from ...serviceaccount_keys import LEGACY_ISSUER, VerifyKey
 
 #: go-jose jwt.DefaultLeeway, which upstream's Validate uses for exp and nbf
 LEEWAY_SECONDS = 60
@@ -70,6 +70,11 @@ class TokenVerifier:
             if len(self._cache) >= CACHE_SIZE:
                 self._prune(now)
             self._cache[token] = claims
+        if claims["iss"] == LEGACY_ISSUER:  # no exp, no aud: the API server's audiences
+            wanted = self.audiences if audiences is None else frozenset(audiences)
+            if wanted.isdisjoint(self.audiences):
+                raise InvalidToken("legacy service account token is only for the API server")
+            return claims
         if now > claims["exp"] + LEEWAY_SECONDS:
             self._cache.pop(token, None)
             raise InvalidToken("service account token has expired")
@@ -81,11 +86,12 @@ class TokenVerifier:
                                f"audiences {sorted(wanted)!r}")
         return claims
 
-    @staticmethod
-    def matched_audiences(claims: dict[str, Any], audiences: Iterable[str]) -> list[str]:
-        """The token's audiences that are among `audiences` (upstream's intersection)."""
+    def matched_audiences(self, claims: dict[str, Any], audiences: Iterable[str]) -> list[str]:
+        """The token's audiences that are among `audiences` (upstream's intersection); a
+        legacy token's are implicitly the API server's."""
         wanted = set(audiences)
-        return [a for a in claims["aud"] if a in wanted]
+        own = sorted(self.audiences) if claims["iss"] == LEGACY_ISSUER else claims["aud"]
+        return [a for a in own if a in wanted]
 
     def _prune(self, now: float) -> None:
         for key in [k for k, c in self._cache.items() if now > c["exp"] + LEEWAY_SECONDS]:
@@ -119,6 +125,8 @@ class TokenVerifier:
             raise InvalidToken("invalid signature")
         if claims.get("iss") not in self.issuers:
             raise InvalidToken("token issuer is not trusted")
+        if claims["iss"] == LEGACY_ISSUER:
+            return claims  # validated against its Secret (claims.legacy_bound_claims)
         exp, nbf = claims.get("exp"), claims.get("nbf", 0)
         if not isinstance(exp, (int, float)) or not isinstance(nbf, (int, float)):
             raise InvalidToken("service account token could not be validated")

@@ -163,7 +163,7 @@ def test_config_from_options(key_file: Path) -> None:
         api_audiences="api,other"))
     assert config is not None and config.signer is not None
     assert config.issuer == ISS and config.audiences == ("api", "other")
-    assert config.verifier.issuers == {ISS, "https://old"}
+    assert config.verifier.issuers == {ISS, "https://old", "kubernetes/serviceaccount"}
     assert openid_configuration(config) == {
         "issuer": ISS, "jwks_uri": f"{ISS}/openid/v1/jwks",
         "response_types_supported": ["id_token"], "subject_types_supported": ["public"],
@@ -202,8 +202,10 @@ def test_start_generates_the_signing_key(tmp_path: Path) -> None:
         return StartOptions.from_args(build_parser().parse_args(
             ["start", "--cert-dir", str(tmp_path / "certs"), *argv]))
 
-    filled = with_service_account_key(parsed()).apiserver
+    started = with_service_account_key(parsed())
+    filled = started.apiserver
     key = tmp_path / "certs" / "sa.key"
+    assert started.controllers.service_account_private_key_file == str(key)  # legacy Secrets
     assert filled.service_account_signing_key_file == str(key)
     assert filled.service_account_issuer == DEFAULT_ISSUER
     assert stat.S_IMODE(os.stat(key).st_mode) == 0o600
@@ -215,6 +217,37 @@ def test_start_generates_the_signing_key(tmp_path: Path) -> None:
         "--api-audiences", "a,b", "--service-account-max-token-expiration", "48h")).apiserver
     assert (given.service_account_issuer, given.api_audiences) == ("https://x", "a,b")
     assert given.service_account_max_token_expiration == 48 * 3600
+    own = with_service_account_key(parsed("--service-account-private-key-file", "/cm.key"))
+    assert own.controllers.service_account_private_key_file == "/cm.key"
     assert with_service_account_key(parsed("--secure-port", "0")).apiserver \
         .service_account_signing_key_file is None
     assert APIServerOptions().service_account_signing_key_file is None  # a bare APIServer: none
+
+
+def test_legacy_secret_tokens(key_file: Path) -> None:
+    """legacy.go: no exp/aud; valid while the Secret holds this very token and the account
+    keeps its uid."""
+    import base64 as b64
+
+    from minikube_py.serviceaccount_keys import legacy_claims
+
+    token = TokenSigner(load_signing_key(key_file)).sign(
+        legacy_claims("ns", "robot", "sa-uid", "robot-token-abcde"))
+    secret = {"metadata": {"name": "robot-token-abcde"},
+              "data": {"token": b64.b64encode(token.encode()).decode()}}
+    objects: dict[tuple[str, str, str], dict] = {
+        ("serviceaccounts", "ns", "robot"): ACCOUNT, ("secrets", "ns", "robot-token-abcde"): secret}
+
+    async def get(resource: str, ns: str, name: str) -> dict | None:
+        return objects.get((resource, ns, name))
+
+    verifier = TokenVerifier(load_verify_keys([key_file]), [ISS, "kubernetes/serviceaccount"],
+                             [ISS], clock=lambda: NOW)
+    authn = ServiceAccountAuthenticator(verifier, get)
+    user, auds = asyncio.run(authn.review(token))
+    assert user is not None and user.name == "system:serviceaccount:ns:robot" and auds == [ISS]
+    assert asyncio.run(authn.review(token, ["vault"])) == (None, [])  # only the API server's
+    objects["secrets", "ns", "robot-token-abcde"] = {**secret, "data": {"token": "b3RoZXI="}}
+    assert asyncio.run(authn.authenticate(token)) is None  # not the server's copy
+    del objects["secrets", "ns", "robot-token-abcde"]
+    assert asyncio.run(authn.authenticate(token)) is None
