@@ -94,7 +94,9 @@ class TokenVerifier:
         return [a for a in own if a in wanted]
 
     def _prune(self, now: float) -> None:
-        for key in [k for k, c in self._cache.items() if now > c["exp"] + LEEWAY_SECONDS]:
+        # legacy tokens have no exp: they stay until the cache is full of live tokens
+        for key in [k for k, c in self._cache.items()
+                    if now > c.get("exp", float("inf")) + LEEWAY_SECONDS]:
             del self._cache[key]
         if len(self._cache) >= CACHE_SIZE:
             self._cache.clear()

@@ -251,3 +251,5 @@ def test_legacy_secret_tokens(key_file: Path) -> None:
     assert asyncio.run(authn.authenticate(token)) is None  # not the server's copy
     del objects["secrets", "ns", "robot-token-abcde"]
     assert asyncio.run(authn.authenticate(token)) is None
+    verifier._prune(NOW + 10**9)  # a full cache pruned: a legacy token has no exp to go by
+    assert token in verifier._cache
