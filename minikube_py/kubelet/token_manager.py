@@ -78,7 +78,7 @@ class TokenManager:
         try:
             answer = await self.client.create_token(key[0], account, spec)
         except StatusError as exc:
-            log.info("service account token not issued", namespace=key[0], pod=md.get("name"),
+            log.debug("service account token not issued", namespace=key[0], pod=md.get("name"),
                      serviceaccount=account, code=exc.code, reason=exc.reason)
             return cached[0] if cached is not None else None
         token = str((answer.get("status") or {}).get("token") or "")
