@@ -285,3 +285,20 @@ async def test_legacy_secret_token_from_the_tokens_controller(api: Secure) -> No
     assert (await api.call("GET", f"{NS}/pods", legacy))[0] == 200
     assert (await api.call("DELETE", f"{NS}/secrets/robot-token", "admin-token"))[0] == 200
     assert (await api.call("GET", f"{NS}/pods", legacy))[0] == 401
+
+
+async def test_service_account_may_impersonate(api: Secure) -> None:
+    """The asynchronous (service-account) path still goes through impersonation."""
+    await _sa(api)
+    token = (await _token(api))[1]["status"]["token"]
+    status, body = await api.call(
+        "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", token,
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    assert status == 201, body
+    assert body["status"]["userInfo"]["username"] == "system:serviceaccount:default:robot"
+    status, body = await api.call(
+        "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", token,
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+        headers={"Impersonate-User": "jane"})
+    assert status == 201, body
+    assert body["status"]["userInfo"]["username"] == "jane"

@@ -7,17 +7,34 @@ insecure port skipped both. Anonymous requests may reach /healthz, /livez, /read
 (and nothing else); an authenticated user's request is authorized from the resolved
 RequestInfo — plus, for a WebSocket exec/attach/port-forward, `create` on the subresource
 (authz.required_checks).
+
+Between the two, impersonation (later apiserver's WithImpersonation, authn/impersonation.py):
+Impersonate-* headers make the authenticated user ask for `impersonate` on each attribute it
+wants to act as; once all are allowed, the request is authorized — and served — as the
+impersonated user, on a clone of the request without those headers.
+
+The header/certificate authenticators are synchronous; a bearer token only the
+service-account authenticator can judge (a JWT with our issuer, serviceaccount/) needs store
+reads, so check() then answers an awaitable the chain awaits — every other request pays
+nothing for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, Any
 
+import structlog
 from aiohttp import web
 
 from ...api import errors
-from ..authn import ALL_AUTHENTICATED, UnionAuthenticator, UserInfo, build_authenticator
+from ..authn import (
+    ALL_AUTHENTICATED,
+    UnionAuthenticator,
+    UserInfo,
+    build_authenticator,
+    impersonation,
+)
 from ..options import APIServerOptions
 from ..requestinfo import RequestInfo
 from . import (
@@ -31,6 +48,8 @@ from . import (
 
 if TYPE_CHECKING:
     from ..serviceaccount.authenticator import ServiceAccountAuthenticator
+
+log = structlog.get_logger(component="apiserver")
 
 #: where the authenticated user travels with the request (for admission, audit)
 USER: web.RequestKey[UserInfo] | str = (
@@ -60,11 +79,7 @@ def bearer_token(request: web.Request) -> str | None:
 
 
 class Guard:
-    """Called by the filter chain for TLS requests only; raises a 401/403 StatusError.
-
-    The header/certificate authenticators are synchronous; a bearer token only the
-    service-account authenticator can judge (a JWT with our issuer) needs store reads, so
-    check() then returns an awaitable the chain awaits — every other request pays nothing."""
+    """Called by the filter chain for TLS requests only; raises a 401/403 StatusError."""
 
     def __init__(self, authenticator: UnionAuthenticator, authorizer: Authorizer,
                  service_accounts: ServiceAccountAuthenticator | None = None) -> None:
@@ -72,32 +87,60 @@ class Guard:
         self.authorizer = authorizer
         self.service_accounts = service_accounts
 
-    def check(self, request: web.Request, info: RequestInfo) -> Awaitable[None] | None:
+    def check(self, request: web.Request, info: RequestInfo
+              ) -> web.Request | Awaitable[web.Request | None] | None:
+        """Raises 400/401/403; answers the request to serve instead of `request` when
+        impersonation replaced it (a clone without the Impersonate-* headers), else None — or,
+        for a service-account token, an awaitable of that answer."""
         user = self.authenticator.authenticate(request.headers, peer_certificate(request))
         if user is None and self.service_accounts is not None:
             token = bearer_token(request)
             if token is not None and self.service_accounts.handles(token):
                 return self._check_service_account(request, info, token)
-        self._decide(request, info, user)
-        return None
+        return self._decide(request, info, user)
 
     async def _check_service_account(self, request: web.Request, info: RequestInfo,
-                                     token: str) -> None:
+                                     token: str) -> web.Request | None:
         assert self.service_accounts is not None
         user = await self.service_accounts.authenticate(token)
         if user is not None:
             user = UserInfo(user.name, user.uid, (*user.groups, ALL_AUTHENTICATED))
-        self._decide(request, info, user)
+        return self._decide(request, info, user)
 
-    def _decide(self, request: web.Request, info: RequestInfo, user: UserInfo | None) -> None:
+    def _decide(self, request: web.Request, info: RequestInfo,
+                user: UserInfo | None) -> web.Request | None:
+        headers = request.headers
+        impersonating = impersonation.is_requested(headers)
         if user is None:
-            if info.is_resource or request.path not in PUBLIC_PATHS:
+            if impersonating or info.is_resource or request.path not in PUBLIC_PATHS:
                 raise errors.unauthorized()
-            return
+            return None
+        replaced = None
+        if impersonating:
+            user = self.impersonate(user, headers.items())
+            replaced = request.clone(headers=impersonation.strip(headers.items()))
+            request = replaced
         request[USER] = user
         denied = first_denied(self.authorizer, attributes(user, info))
         if denied is not None:
             raise forbidden_error(*denied)
+        return replaced
+
+    def impersonate(self, user: UserInfo, headers: Iterable[tuple[str, str]]) -> UserInfo:
+        """WithImpersonation's loop: `user` must be allowed `impersonate` on every requested
+        attribute, in header order; the first denial is the 403."""
+        requests = impersonation.parse(headers)
+        for wanted in requests:
+            attrs = Attributes(user, "impersonate", True, "", wanted.namespace, wanted.resource,
+                               wanted.subresource, wanted.name, wanted.api_group,
+                               wanted.api_version)
+            allowed, reason = self.authorizer.authorize(attrs)
+            if not allowed:
+                raise forbidden_error(attrs, reason)
+        impersonated = impersonation.impersonated_user(requests)
+        log.debug("impersonating", user=user.name, acting_as=impersonated.name,
+                  groups=list(impersonated.groups))
+        return impersonated
 
 
 def build_guard(options: APIServerOptions,
