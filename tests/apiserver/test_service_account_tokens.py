@@ -91,6 +91,16 @@ async def test_token_request_validation(api: Secure) -> None:
     status, body = await _token(api, spec={"boundObjectRef": {
         "apiVersion": "v1", "kind": "ConfigMap", "name": "x"}})
     assert status == 400 and body["message"] == "cannot bind token to object of type /v1, Kind=ConfigMap"
+    status, body = await api.call("POST", f"{NS}/serviceaccounts/robot/token", "admin-token",
+                                  {"spec": "not an object"})
+    assert status == 422, body
+    status, body = await api.call("POST", f"{NS}/serviceaccounts/robot/token", "admin-token",
+                                  {"metadata": {"name": "other"}, "spec": {}})
+    assert status == 422 and "must match the service account name" in body["message"]
+    async with api.session.post(api.https + f"{NS}/serviceaccounts/robot/token", data=b"{oops",
+                                headers={"Authorization": "Bearer admin-token",
+                                         "Content-Type": "application/json"}) as resp:
+        assert resp.status == 400
 
 
 async def test_refused_tokens(api: Secure) -> None:

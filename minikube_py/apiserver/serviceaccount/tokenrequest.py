@@ -75,8 +75,9 @@ def validate_spec(spec: Any) -> list[errors.FieldError]:
 def defaulted(body: dict[str, Any], config: TokenConfig) -> dict[str, Any]:
     """The request with upstream's defaults: audiences (the API server's), expirationSeconds."""
     req = dict(body)
-    spec = dict(req.get("spec") or {}) if isinstance(req.get("spec") or {}, dict) else req["spec"]
-    if isinstance(spec, dict):
+    spec = req.get("spec") or {}
+    if isinstance(spec, dict):  # anything else is reported by validate_spec
+        spec = dict(spec)
         if not spec.get("audiences"):
             spec["audiences"] = list(config.audiences)
         if spec.get("expirationSeconds") is None:  # kubectl sends null for "unset"
