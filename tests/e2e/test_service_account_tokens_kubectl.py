@@ -1,7 +1,7 @@
 """Service-account tokens in a real `minikube-py start` cluster, through the real kubectl:
 `start` generates the signing key, `kubectl create token` prints a token the secure port
 accepts, and a pod's kube-api-access volume holds a pod-bound token (`kubectl exec -- cat`)
-that works until the pod is deleted."""
+that works until the pod is deleted; a hand-made token Secret gets a legacy JWT that works."""
 
 from __future__ import annotations
 
@@ -80,3 +80,22 @@ def test_pod_token_from_exec(cluster: ClusterProcesses) -> None:
     cluster.kubectl("delete", "pod", "web", "--grace-period", "0", "--force")
     cluster.wait(lambda: secure_kubectl(cluster, token, "get", "pods").returncode != 0,
                  what="the pod's token refused once the pod is gone")
+
+
+def test_hand_made_token_secret(cluster: ClusterProcesses) -> None:
+    """The documented long-lived token: a Secret of type service-account-token, filled in by
+    the controller-manager with a legacy JWT signed with start's sa.key."""
+    cluster.kubectl("apply", "-f", "-", input="""apiVersion: v1
+kind: Secret
+metadata:
+  name: default-token
+  annotations: {kubernetes.io/service-account.name: default}
+type: kubernetes.io/service-account-token
+""")
+    secret = cluster.wait(lambda: (cluster.get(
+        "/api/v1/namespaces/default/secrets/default-token").get("data") or {}).get("token"),
+        what="the token filled in")
+    token = base64.b64decode(secret).decode()
+    assert claims(token)["iss"] == "kubernetes/serviceaccount"
+    done = secure_kubectl(cluster, token, "get", "serviceaccounts", "-o", "name")
+    assert done.returncode == 0 and "serviceaccount/default" in done.stdout, done.stderr
