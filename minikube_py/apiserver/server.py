@@ -33,9 +33,9 @@ from .aggregator import Aggregator
 from .authz.guard import build_guard
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
+from .connection import APIRunner
 from .cors import CORS, parse_origins
 from .crd_controller import CRDController
-from .connection import APIRunner
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
 from .metrics import metrics as process_metrics
@@ -44,6 +44,9 @@ from .options import APIServerOptions
 from .profiling import Profiling
 from .requestinfo import RequestInfo
 from .resource_table import ResourceTable
+from .serviceaccount.authenticator import ServiceAccountAuthenticator
+from .serviceaccount.config import build_token_config
+from .serviceaccount.discovery import IssuerDiscovery
 from .serving import Serving
 from .version import KUBE_VERSION
 from .watch_clock import WatchClock
@@ -79,12 +82,15 @@ class APIServer:
         # --admission-control; ValueError on an unknown plugin name
         self.admission = build_chain(options.admission_control,
                                      registry_lookup(self.resources.registries), options)
-        self.guard = build_guard(options)  # secure-port authn/authz; ValueError on bad files
+        # service-account tokens (serviceaccount/): None unless a key or issuer is configured
+        self.tokens = build_token_config(options)  # ValueError on bad key files
+        self.guard = build_guard(options, None if self.tokens is None else  # secure-port authn/authz
+                                 ServiceAccountAuthenticator(self.tokens.verifier, self._lookup))
         self.component_statuses = ComponentStatuses(self._probes())
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
         self.handlers = ResourceHandlers(Serving(
             self.resources, options, self.admission, self.component_statuses, self.metrics,
-            self.watch_clock, self.guard))
+            self.watch_clock, self.guard, self.tokens))
         self.bootstrap = BootstrapController(
             self.registries, service_ip=first_service_ip(options.service_cluster_ip_range),
             public_address=options.public_address, public_port=options.public_port,
@@ -110,6 +116,15 @@ class APIServer:
         await self.resources.unserve(strategies)
 
     # -- wiring -------------------------------------------------------------------------
+    async def _lookup(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """An object the service-account authenticator checks a token against, or None."""
+        try:
+            return await self.registries["", "v1", resource].get(namespace, name)
+        except errors.StatusError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
     def registry_for(self, group: str, version: str, resource: str) -> Registry:
         return self.resources.registry_for(group, version, resource)
 
@@ -190,6 +205,8 @@ class APIServer:
         router.add_get("/openapi/v3", self.openapi_v3_index)
         router.add_get("/openapi/v3/{path:.*}", self.openapi_v3)
         router.add_get("/", self.root)
+        if self.tokens is not None:
+            IssuerDiscovery(self.tokens).install(router)  # /.well-known/openid-configuration
         if opts.profiling:
             Profiling().install(router)  # --profiling: /debug/pprof/
         if self.cors is not None:
