@@ -21,6 +21,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from .. import __version__
 from ..api import errors
+from ..api.rbac import GROUP as RBAC_GROUP
 from ..registry.allocators import NodePortAllocator, ServiceIPAllocator
 from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
@@ -31,11 +32,14 @@ from .admission import build_chain, registry_lookup
 from .admission.chain import PluginContext
 from .aggregator import Aggregator
 from .authz.guard import build_guard
+from .authz.rbac import RESOURCES as RBAC_RESOURCES
+from .authz.rbac.bootstrap import reconcile as reconcile_bootstrap_policy
+from .authz.rbac.escalation import EscalationCheck
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
+from .connection import APIRunner
 from .cors import CORS, parse_origins
 from .crd_controller import CRDController
-from .connection import APIRunner
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
 from .metrics import metrics as process_metrics
@@ -79,7 +83,14 @@ class APIServer:
         # --admission-control; ValueError on an unknown plugin name
         self.admission = build_chain(options.admission_control,
                                      registry_lookup(self.resources.registries), options)
-        self.guard = build_guard(options)  # secure-port authn/authz; ValueError on bad files
+        # secure-port authn/authz; ValueError on bad files
+        self.guard = build_guard(options, {
+            resource: (store, self.registries[RBAC_GROUP, "v1", resource].root)
+            for resource in RBAC_RESOURCES if (RBAC_GROUP, "v1", resource) in self.registries})
+        if self.guard is not None and self.guard.rbac is not None:
+            # escalation prevention runs before every other admission step
+            self.admission.plugins.insert(0, EscalationCheck(self.guard.rbac,
+                                                             self.guard.authorizer))
         self.component_statuses = ComponentStatuses(self._probes())
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
         self.handlers = ResourceHandlers(Serving(
@@ -137,6 +148,12 @@ class APIServer:
         # plugins' informers (policies, webhook configurations) are synced before serving
         await self.admission.start(PluginContext(self.webhook_client, self.resources.versions_of))
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
+        if self.guard is not None and self.guard.rbac is not None:
+            # the post-start hook rbac/bootstrap-roles, then the authorizer's informers
+            await reconcile_bootstrap_policy(
+                self.registries[RBAC_GROUP, "v1", "clusterroles"],
+                self.registries[RBAC_GROUP, "v1", "clusterrolebindings"])
+            await self.guard.rbac.start()
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
             self.registries["scheduling.k8s.io", "v1", "priorityclasses"])
@@ -149,6 +166,8 @@ class APIServer:
         await self.aggregator.stop()
         await self.crd_controller.stop()
         await self.admission.stop()
+        if self.guard is not None and self.guard.rbac is not None:
+            await self.guard.rbac.stop()
         await self.webhook_client.close()
         await self.bootstrap.stop()
         await self.watch_clock.stop()

@@ -13,10 +13,11 @@ from typing import Any
 
 from ..api.priority import SYSTEM_PRIORITY_CLASSES
 from . import namespaces, pods, services
-from .apiservices import APISERVICES
 from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
+from .apiservices import APISERVICES
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
+from .rbac import STRATEGIES as RBAC
 from .strategy import Strategy, SubresourceSpec, field_getter, field_names
 from .webhookconfigurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
@@ -209,7 +210,7 @@ STORED: tuple[Strategy, ...] = (
     PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, PODTEMPLATES, REPLICATION_CONTROLLERS,
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
-    VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES,
+    VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *RBAC,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings"})
 

@@ -35,6 +35,7 @@ from minikube_py.api.validation import (
     pod_status,
     priorityclass,
     quota,
+    rbac,
     service,
     workload,
 )
@@ -141,6 +142,10 @@ _CREATE: dict[str, Create] = {
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim,
     "PriorityClass": priorityclass.validate_priority_class,
     "APIService": apiservice.validate_apiservice,
+    "Role": rbac.validate_role,
+    "ClusterRole": rbac.validate_cluster_role,
+    "RoleBinding": rbac.validate_role_binding,
+    "ClusterRoleBinding": rbac.validate_cluster_role_binding,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -169,6 +174,10 @@ _UPDATE: dict[str, Update] = {
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_update,
     "PriorityClass": priorityclass.validate_priority_class_update,
     "APIService": apiservice.validate_apiservice_update,
+    "Role": rbac.validate_role_update,
+    "ClusterRole": rbac.validate_cluster_role_update,
+    "RoleBinding": rbac.validate_role_binding_update,
+    "ClusterRoleBinding": rbac.validate_cluster_role_binding_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.

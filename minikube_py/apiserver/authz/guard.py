@@ -11,6 +11,7 @@ RequestInfo — plus, for a WebSocket exec/attach/port-forward, `create` on the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -26,6 +27,7 @@ from . import (
     build_authorizer,
     first_denied,
     forbidden_error,
+    rbac_authorizer,
 )
 
 #: where the authenticated user travels with the request (for admission, audit)
@@ -51,6 +53,8 @@ class Guard:
     def __init__(self, authenticator: UnionAuthenticator, authorizer: Authorizer) -> None:
         self.authenticator = authenticator
         self.authorizer = authorizer
+        #: the RBAC member of the authorizer (its informers start with the server), or None
+        self.rbac = rbac_authorizer(authorizer)
 
     def check(self, request: web.Request, info: RequestInfo) -> None:
         user = self.authenticator.authenticate(request.headers, peer_certificate(request))
@@ -64,14 +68,16 @@ class Guard:
             raise forbidden_error(*denied)
 
 
-def build_guard(options: APIServerOptions) -> Guard | None:
+def build_guard(options: APIServerOptions,
+                rbac_sources: Mapping[str, tuple[Any, str]] | None = None) -> Guard | None:
     """The guard the options ask for; bad files or modes raise ValueError at startup. None
     when no authenticator is configured and the mode is AlwaysAllow: as in v1.0, the secure
     port then serves everyone (and the filter chain pays nothing)."""
     authenticator = build_authenticator(token_auth_file=options.token_auth_file,
                                         basic_auth_file=options.basic_auth_file,
                                         client_ca_file=options.client_ca_file)
-    authorizer = build_authorizer(options.authorization_mode, options.authorization_policy_file)
+    authorizer = build_authorizer(options.authorization_mode, options.authorization_policy_file,
+                                  rbac_sources)
     if not authenticator.authenticators and isinstance(authorizer, AlwaysAllow):
         return None
     return Guard(authenticator, authorizer)
