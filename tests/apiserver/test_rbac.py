@@ -1,0 +1,245 @@
+"""RBAC end to end on the secure port (--authorization-mode RBAC, token users): upstream's
+403 for a user without bindings, a Role bound and then allowed, escalation refused, the
+bootstrap policy, validation of the four kinds."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.apiserver.conftest import pod
+from tests.apiserver.test_secure import Secure, serve
+
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+PODS = "/api/v1/namespaces/default/pods"
+TOKENS = ('admin-token,admin,1,"system:masters"\nalice-token,alice,2\nbob-token,bob,3,"devs"\n'
+          "robot-token,system:serviceaccount:default:robot,4\n")
+
+
+@pytest.fixture
+async def secure(tmp_path: Path):
+    api, close = await serve(tmp_path, TOKENS, authorization_mode="RBAC",
+                             authorization_policy_file=None)
+    try:
+        yield api
+    finally:
+        await close()
+
+
+def role(name: str, rules: list[dict], ns: str = "default") -> dict:
+    kind = "Role" if ns else "ClusterRole"
+    meta = {"name": name, **({"namespace": ns} if ns else {})}
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
+            "rules": rules}
+
+
+def binding(name: str, kind: str, role_name: str, subjects: list[dict],
+            ns: str = "default") -> dict:
+    meta = {"name": name, **({"namespace": ns} if ns else {})}
+    return {"apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding" if ns else "ClusterRoleBinding", "metadata": meta,
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind,
+                        "name": role_name},
+            "subjects": subjects}
+
+
+POD_READER = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+
+
+async def eventually(check, timeout: float = 5.0) -> Any:
+    """The authorizer's informers follow the store asynchronously: poll until `check` holds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        result = await check()
+        if result or asyncio.get_running_loop().time() > deadline:
+            return result
+        await asyncio.sleep(0.02)
+
+
+async def test_no_binding_is_forbidden_with_upstreams_message(secure: Secure) -> None:
+    status, body = await secure.call("GET", PODS, "alice-token")
+    assert status == 403
+    assert body["reason"] == "Forbidden"
+    assert body["message"] == ('pods is forbidden: User "alice" cannot list resource "pods" in '
+                               'API group "" in the namespace "default"')
+    assert body["details"] == {"kind": "pods"}
+    status, body = await secure.call("GET", "/api/v1/nodes", "alice-token")
+    assert body["message"] == ('nodes is forbidden: User "alice" cannot list resource "nodes" '
+                               'in API group "" at the cluster scope')
+    # system:masters is cluster-admin through the bootstrap binding
+    assert (await secure.call("GET", PODS, "admin-token"))[0] == 200
+    # every authenticated user may discover (system:discovery) and read /version
+    assert (await secure.call("GET", "/apis", "alice-token"))[0] == 200
+    assert (await secure.call("GET", "/version", "alice-token"))[0] == 200
+    status, body = await secure.call("GET", "/metrics", "alice-token")
+    assert (status, body["message"]) == (403, 'forbidden: User "alice" cannot get path "/metrics"')
+
+
+async def test_bind_a_role_then_allowed(secure: Secure) -> None:
+    assert (await secure.call("POST", PODS, "admin-token", pod("p1")))[0] == 201
+    assert (await secure.call("POST", f"{RBAC}/namespaces/default/roles", "admin-token",
+                              role("pod-reader", POD_READER)))[0] == 201
+    status, body = await secure.call(
+        "POST", f"{RBAC}/namespaces/default/rolebindings", "admin-token",
+        binding("alice-reads", "Role", "pod-reader", [{"kind": "User", "name": "alice"}]))
+    assert status == 201, body
+    assert body["subjects"][0]["apiGroup"] == "rbac.authorization.k8s.io"  # defaulted
+
+    async def allowed() -> bool:
+        return (await secure.call("GET", PODS, "alice-token"))[0] == 200
+    assert await eventually(allowed)
+    assert (await secure.call("GET", PODS + "/p1", "alice-token"))[0] == 200
+    # only what the role grants, only where it is bound
+    status, body = await secure.call("DELETE", PODS + "/p1", "alice-token")
+    assert status == 403
+    assert body["message"] == ('pods "p1" is forbidden: User "alice" cannot delete resource '
+                               '"pods" in API group "" in the namespace "default"')
+    assert (await secure.call("GET", "/api/v1/namespaces/kube-system/pods",
+                              "alice-token"))[0] == 403
+    # a group subject through a ClusterRoleBinding; a namespace-less service account in a
+    # RoleBinding is the binding namespace's
+    assert (await secure.call("POST", f"{RBAC}/clusterroles", "admin-token",
+                              role("node-reader", [{"apiGroups": [""], "resources": ["nodes"],
+                                                    "verbs": ["list"]}], ns="")))[0] == 201
+    assert (await secure.call("POST", f"{RBAC}/clusterrolebindings", "admin-token",
+                              binding("devs-nodes", "ClusterRole", "node-reader",
+                                      [{"kind": "Group", "name": "devs"}], ns="")))[0] == 201
+    assert (await secure.call("POST", f"{RBAC}/namespaces/default/rolebindings", "admin-token",
+                              binding("robot", "ClusterRole", "view",
+                                      [{"kind": "ServiceAccount", "name": "robot"}])))[0] == 201
+
+    async def group_and_sa() -> bool:
+        return ((await secure.call("GET", "/api/v1/nodes", "bob-token"))[0] == 200
+                and (await secure.call("GET", PODS, "robot-token"))[0] == 200)
+    assert await eventually(group_and_sa)
+    # removing the binding takes the right away again
+    assert (await secure.call("DELETE", f"{RBAC}/namespaces/default/rolebindings/alice-reads",
+                              "admin-token"))[0] == 200
+
+    async def revoked() -> bool:
+        return (await secure.call("GET", PODS, "alice-token"))[0] == 403
+    assert await eventually(revoked)
+
+
+async def test_escalation_is_refused(secure: Secure) -> None:
+    # alice may manage Roles and RoleBindings in default (and read pods), nothing more (`*`
+    # would include `escalate` and `bind`)
+    manager = role("rbac-manager", [
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
+         "verbs": ["create", "get", "list", "update", "delete"]}, *POD_READER])
+    assert (await secure.call("POST", f"{RBAC}/namespaces/default/roles", "admin-token",
+                              manager))[0] == 201
+    assert (await secure.call("POST", f"{RBAC}/namespaces/default/rolebindings", "admin-token",
+                              binding("alice-manages", "Role", "rbac-manager",
+                                      [{"kind": "User", "name": "alice"}])))[0] == 201
+    roles = f"{RBAC}/namespaces/default/roles"
+
+    async def can_create() -> tuple[int, Any]:
+        return await secure.call("POST", roles, "alice-token", role("reader2", POD_READER))
+    status, body = await eventually(lambda: _ok(can_create))
+    assert status == 201, body
+    # a role granting what she lacks
+    status, body = await secure.call("POST", roles, "alice-token", role("deleter", [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "get"]}]))
+    assert status == 403
+    assert body["message"] == (
+        'roles.rbac.authorization.k8s.io "deleter" is forbidden: user "alice" '
+        '(groups=["system:authenticated"]) is attempting to grant RBAC permissions not '
+        'currently held:\n{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}')
+    assert body["details"] == {"name": "deleter", "group": "rbac.authorization.k8s.io",
+                               "kind": "roles"}
+    # binding a role she does not hold (edit) is refused; one she holds (her own) is not
+    rolebindings = f"{RBAC}/namespaces/default/rolebindings"
+    status, body = await secure.call("POST", rolebindings, "alice-token", binding(
+        "bob-edits", "ClusterRole", "edit", [{"kind": "User", "name": "bob"}]))
+    assert status == 403
+    assert body["message"].startswith(
+        'rolebindings.rbac.authorization.k8s.io "bob-edits" is forbidden: user "alice" '
+        '(groups=["system:authenticated"]) is attempting to grant RBAC permissions not '
+        "currently held:\n")
+    assert (await secure.call("POST", rolebindings, "alice-token", binding(
+        "bob-reads", "Role", "reader2", [{"kind": "User", "name": "bob"}])))[0] == 201
+    status, body = await secure.call("POST", rolebindings, "alice-token", binding(
+        "ghost", "Role", "no-such-role", [{"kind": "User", "name": "bob"}]))
+    assert (status, body["reason"]) == (404, "NotFound")
+    # `escalate` on roles lifts the check, `bind` lifts it for bindings
+    assert (await secure.call("POST", roles, "admin-token", role("escalator", [
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
+         "verbs": ["escalate"]},
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+         "verbs": ["bind"], "resourceNames": ["edit"]}])))[0] == 201
+    assert (await secure.call("POST", rolebindings, "admin-token", binding(
+        "alice-escalates", "Role", "escalator", [{"kind": "User", "name": "alice"}])))[0] == 201
+
+    async def escalates() -> tuple[int, Any]:
+        return await secure.call("POST", roles, "alice-token", role("deleter", [
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]}]))
+    assert (await eventually(lambda: _ok(escalates)))[0] == 201
+    assert (await secure.call("POST", rolebindings, "alice-token", binding(
+        "bob-edits", "ClusterRole", "edit", [{"kind": "User", "name": "bob"}])))[0] == 201
+    # an aggregationRule needs system:masters
+    status, body = await secure.call("POST", f"{RBAC}/clusterroles", "alice-token", {
+        **role("agg", [], ns=""), "aggregationRule": {
+            "clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]}})
+    assert status == 403
+
+
+async def _ok(call) -> tuple[int, Any] | None:
+    status, body = await call()
+    return (status, body) if status != 403 else None
+
+
+async def test_bootstrap_policy(secure: Secure) -> None:
+    status, body = await secure.call("GET", f"{RBAC}/clusterroles/cluster-admin", "admin-token")
+    assert status == 200
+    assert body["metadata"]["annotations"] == {
+        "rbac.authorization.kubernetes.io/autoupdate": "true"}
+    assert body["metadata"]["labels"] == {"kubernetes.io/bootstrapping": "rbac-defaults"}
+    assert body["rules"] == [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                             {"nonResourceURLs": ["*"], "verbs": ["*"]}]
+    names = {item["metadata"]["name"] for item in
+             (await secure.call("GET", f"{RBAC}/clusterroles", "admin-token"))[1]["items"]}
+    assert {"cluster-admin", "admin", "edit", "view", "system:discovery", "system:basic-user",
+            "system:public-info-viewer"} <= names
+    status, body = await secure.call("GET", f"{RBAC}/clusterrolebindings/cluster-admin",
+                                     "admin-token")
+    assert body["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                 "name": "system:masters"}]
+
+
+async def test_validation(secure: Secure) -> None:
+    status, body = await secure.call("POST", f"{RBAC}/namespaces/default/roles", "admin-token",
+                                     role("bad", [{"apiGroups": [""], "resources": ["pods"]},
+                                                  {"nonResourceURLs": ["/x"], "verbs": ["get"]},
+                                                  {"verbs": ["get"]}]))
+    assert status == 422
+    assert body["message"] == (
+        'Role.rbac.authorization.k8s.io "bad" is invalid: [rules[0].verbs: Required value: '
+        'verbs must contain at least one value, rules[1].nonResourceURLs: Invalid value: '
+        '["/x"]: namespaced rules cannot apply to non-resource URLs, rules[2].apiGroups: '
+        'Required value: resource rules must supply at least one api group, '
+        'rules[2].resources: Required value: resource rules must supply at least one '
+        'resource]')
+    status, body = await secure.call("POST", f"{RBAC}/clusterrolebindings", "admin-token",
+                                     binding("b", "Role", "x", [{"kind": "ServiceAccount",
+                                                                 "name": "sa"},
+                                                                {"kind": "Robot", "name": "r"}],
+                                             ns=""))
+    assert status == 422
+    assert body["message"] == (
+        'ClusterRoleBinding.rbac.authorization.k8s.io "b" is invalid: [roleRef.kind: '
+        'Unsupported value: "Role": supported values: "ClusterRole", subjects[0].namespace: '
+        'Required value, subjects[1].kind: Unsupported value: "Robot": supported values: '
+        '"ServiceAccount", "User", "Group"]')
+    rb = f"{RBAC}/namespaces/default/rolebindings"
+    assert (await secure.call("POST", rb, "admin-token",
+                              binding("rb", "Role", "a", [])))[0] == 201
+    status, current = await secure.call("GET", rb + "/rb", "admin-token")
+    current["roleRef"]["name"] = "b"
+    status, body = await secure.call("PUT", rb + "/rb", "admin-token", current)
+    assert status == 422
+    assert "roleRef: Invalid value: " in body["message"]
+    assert body["message"].endswith(": cannot change roleRef")
