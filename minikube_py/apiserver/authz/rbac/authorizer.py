@@ -16,7 +16,7 @@ from typing import Any
 
 from ...admission.informer import StoreInformer
 from .. import Attributes
-from .index import PolicyIndex, index_from, not_found_message
+from .index import CompileCache, PolicyIndex, index_from, not_found_message
 from .rules import rule_allows
 
 #: the RBAC resources the authorizer watches
@@ -33,6 +33,7 @@ class RBACAuthorizer:
         for informer in self.informers.values():
             informer.listeners.append(self._invalidate)
         self._index: PolicyIndex | None = PolicyIndex()
+        self._cache = CompileCache()
 
     @classmethod
     def from_index(cls, index: PolicyIndex) -> RBACAuthorizer:
@@ -57,15 +58,15 @@ class RBACAuthorizer:
         """The current index, rebuilt after any informer changed."""
         index = self._index
         if index is None:
-            index = self._index = index_from(
-                {name: informer.items.values() for name, informer in self.informers.items()})
+            items = {name: list(informer.items.values())
+                     for name, informer in self.informers.items()}
+            index = self._index = index_from(items, self._cache)
+            self._cache.retain(obj for objs in items.values() for obj in objs)
         return index
 
     def authorize(self, attrs: Attributes) -> tuple[bool, str]:
-        index = self.index
         errs: list[str] = []
-        for binding in index.bindings_for(attrs.user, attrs.namespace):
-            rules = index.rules_of(binding)
+        for binding, rules in self.index.grants_for(attrs.user, attrs.namespace):
             if rules is None:
                 errs.append(not_found_message(binding))
                 continue

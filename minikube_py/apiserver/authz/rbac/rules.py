@@ -79,15 +79,24 @@ def non_resource_url_matches(rule: Rule, path: str) -> bool:
 
 
 def rule_allows(attrs: Attributes, rule: Rule) -> bool:
-    """RuleAllows."""
-    if not verb_matches(rule, attrs.verb):
+    """RuleAllows (VerbMatches, then APIGroupMatches, ResourceMatches and ResourceNameMatches,
+    or NonResourceURLMatches). Inlined: this is the authorizer's inner loop."""
+    verbs = rule.verbs
+    if attrs.verb not in verbs and ALL not in verbs:
         return False
     if not attrs.is_resource:
         return non_resource_url_matches(rule, attrs.path)
-    combined = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
-    return (api_group_matches(rule, attrs.api_group)
-            and resource_matches(rule, combined, attrs.subresource)
-            and resource_name_matches(rule, attrs.name))
+    groups = rule.api_groups
+    if attrs.api_group not in groups and ALL not in groups:
+        return False
+    resources, sub = rule.resources, attrs.subresource
+    if sub:
+        if (f"{attrs.resource}/{sub}" not in resources and ALL not in resources
+                and f"*/{sub}" not in resources):
+            return False
+    elif attrs.resource not in resources and ALL not in resources:
+        return False
+    return not rule.resource_names or attrs.name in rule.resource_names
 
 
 def subject_username(subject: dict[str, Any], binding_namespace: str) -> str | None:
