@@ -33,6 +33,7 @@ from .admission.chain import PluginContext
 from .aggregator import Aggregator
 from .authz.guard import build_guard
 from .authz.rbac import RESOURCES as RBAC_RESOURCES
+from .authz.rbac.aggregation import AggregationController
 from .authz.rbac.bootstrap import reconcile as reconcile_bootstrap_policy
 from .authz.rbac.escalation import EscalationCheck
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
@@ -91,6 +92,8 @@ class APIServer:
             # escalation prevention runs before every other admission step
             self.admission.plugins.insert(0, EscalationCheck(self.guard.rbac,
                                                              self.guard.authorizer))
+        #: ClusterRole aggregation, with RBAC only (set at start)
+        self.rbac_aggregation: AggregationController | None = None
         self.component_statuses = ComponentStatuses(self._probes())
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
         self.handlers = ResourceHandlers(Serving(
@@ -154,6 +157,11 @@ class APIServer:
                 self.registries[RBAC_GROUP, "v1", "clusterroles"],
                 self.registries[RBAC_GROUP, "v1", "clusterrolebindings"])
             await self.guard.rbac.start()
+            self.rbac_aggregation = AggregationController(
+                self.guard.rbac.informers["clusterroles"],
+                self.registries[RBAC_GROUP, "v1", "clusterroles"])
+            await self.rbac_aggregation.settle()  # admin/edit/view filled before serving
+            await self.rbac_aggregation.start()
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
             self.registries["scheduling.k8s.io", "v1", "priorityclasses"])
@@ -166,6 +174,8 @@ class APIServer:
         await self.aggregator.stop()
         await self.crd_controller.stop()
         await self.admission.stop()
+        if self.rbac_aggregation is not None:
+            await self.rbac_aggregation.stop()
         if self.guard is not None and self.guard.rbac is not None:
             await self.guard.rbac.stop()
         await self.webhook_client.close()

@@ -243,3 +243,25 @@ async def test_validation(secure: Secure) -> None:
     assert status == 422
     assert "roleRef: Invalid value: " in body["message"]
     assert body["message"].endswith(": cannot change roleRef")
+
+
+async def test_aggregation(secure: Secure) -> None:
+    async def rules(name: str) -> list[dict]:
+        return (await secure.call("GET", f"{RBAC}/clusterroles/{name}", "admin-token"))[1]["rules"]
+
+    # admin ⊇ edit ⊇ view, filled before the server serves
+    view, edit, admin = await rules("view"), await rules("edit"), await rules("admin")
+    assert {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]} \
+        in view
+    assert all(rule in edit for rule in view) and all(rule in admin for rule in edit)
+    assert len(view) < len(edit) < len(admin)
+    # a role labelled aggregate-to-view extends view, then edit and admin
+    crontabs = {"apiGroups": ["stable.example.com"], "resources": ["crontabs"],
+                "verbs": ["get", "list", "watch"]}
+    extra = role("crontab-viewer", [crontabs], ns="")
+    extra["metadata"]["labels"] = {"rbac.authorization.k8s.io/aggregate-to-view": "true"}
+    assert (await secure.call("POST", f"{RBAC}/clusterroles", "admin-token", extra))[0] == 201
+
+    async def everywhere() -> bool:
+        return all([crontabs in await rules(name) for name in ("view", "edit", "admin")])
+    assert await eventually(everywhere)

@@ -171,3 +171,24 @@ def test_escalation_coverage() -> None:
     ]
     # `*` is only covered by `*`
     assert len(uncovered(owner, [rule(verbs=["*"], apiGroups=[""], resources=["pods"])])) == 1
+
+
+def test_aggregated_rules() -> None:
+    from minikube_py.apiserver.authz.rbac.aggregation import aggregated_rules
+
+    def cr(name: str, labels: dict, rules: list, selectors: list | None = None) -> dict:
+        obj = {"metadata": {"name": name, "labels": labels}, "rules": rules}
+        if selectors is not None:
+            obj["aggregationRule"] = {"clusterRoleSelectors": selectors}
+        return obj
+
+    a = {"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}
+    b = {"verbs": ["list"], "apiGroups": [""], "resources": ["pods"]}
+    agg = cr("agg", {"x": "1"}, [a], [{"matchLabels": {"x": "1"}},
+                                      {"matchExpressions": [{"key": "y", "operator": "Exists"}]}])
+    roles = [agg, cr("z-second", {"x": "1"}, [b, a]), cr("a-first", {"x": "1"}, [a]),
+             cr("other", {"y": "any"}, [b]), cr("unlabelled", {}, [{"verbs": ["*"]}])]
+    # selectors in order, matches sorted by name, itself skipped, each rule once
+    assert aggregated_rules(agg, roles) == [a, b]
+    assert aggregated_rules(roles[1], roles) is None  # not aggregated
+    assert aggregated_rules(cr("none", {}, [a], [{"matchLabels": {"q": "r"}}]), roles) == []

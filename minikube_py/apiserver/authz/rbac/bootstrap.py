@@ -6,9 +6,10 @@ ClusterRoleBindings()) and pkg/registry/rbac/rest/storage_rbac.go's post-start h
 created; an existing one annotated `rbac.authorization.kubernetes.io/autoupdate: "true"` gets
 the missing rules (subjects) added; `"false"` leaves it alone.
 
-Simplification: upstream builds admin/edit/view by aggregation from
-system:aggregate-to-{admin,edit,view}; we ship those three with their aggregated rules
-directly (no aggregation controller yet), so a cluster reads the same rules.
+As upstream, admin/edit/view are aggregated ClusterRoles (aggregation.py fills their rules)
+over system:aggregate-to-{admin,edit,view}, so a ClusterRole labelled
+`rbac.authorization.k8s.io/aggregate-to-view: "true"` extends view, edit and admin. An
+aggregated role's rules are the controller's: reconciliation only adds its missing selectors.
 """
 
 from __future__ import annotations
@@ -93,12 +94,17 @@ _ADMIN = [
 ]
 _PUBLIC_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
 
-#: name -> rules of the bootstrap ClusterRoles
+_AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
+
+#: name -> rules of the bootstrap ClusterRoles (aggregated ones: AGGREGATED)
 CLUSTER_ROLES: dict[str, list[Obj]] = {
     "cluster-admin": [_rule(["*"], ["*"], ["*"]), _urls(["*"], ["*"])],
-    "admin": _ADMIN + _EDIT + _VIEW,
-    "edit": _EDIT + _VIEW,
-    "view": _VIEW,
+    "admin": [],
+    "edit": [],
+    "view": [],
+    "system:aggregate-to-admin": _ADMIN,
+    "system:aggregate-to-edit": _EDIT,
+    "system:aggregate-to-view": _VIEW,
     "system:discovery": [_urls(["get"], ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
                                          "/livez", "/openapi", "/openapi/*", "/readyz",
                                          "/version", "/version/"])],
@@ -109,6 +115,16 @@ CLUSTER_ROLES: dict[str, list[Obj]] = {
     ],
     "system:public-info-viewer": [_urls(["get"], _PUBLIC_URLS)],
 }
+#: aggregated role -> the label value its selector requires (`aggregate-to-<x>: "true"`)
+AGGREGATED = {"admin": "admin", "edit": "edit", "view": "view"}
+#: role -> the aggregate-to labels it carries (so it is part of the roles named)
+_AGGREGATE_LABELS = {
+    "edit": ("admin",), "view": ("edit",),
+    "system:aggregate-to-admin": ("admin",),
+    "system:aggregate-to-edit": ("edit",),
+    "system:aggregate-to-view": ("view",),
+}
+
 #: name -> groups of the bootstrap ClusterRoleBindings (each binds the role of its name)
 CLUSTER_ROLE_BINDINGS: dict[str, list[str]] = {
     "cluster-admin": ["system:masters"],
@@ -119,12 +135,21 @@ CLUSTER_ROLE_BINDINGS: dict[str, list[str]] = {
 
 
 def _metadata(name: str) -> Obj:
-    return {"name": name, "labels": dict(BOOTSTRAP_LABEL), "annotations": {AUTOUPDATE: "true"}}
+    labels = dict(BOOTSTRAP_LABEL)
+    labels.update({f"{_AGGREGATE}{to}": "true" for to in _AGGREGATE_LABELS.get(name, ())})
+    return {"name": name, "labels": labels, "annotations": {AUTOUPDATE: "true"}}
 
 
 def cluster_roles() -> list[Obj]:
-    return [{"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole", "metadata": _metadata(name),
-             "rules": [dict(r) for r in rules]} for name, rules in CLUSTER_ROLES.items()]
+    roles = []
+    for name, rules in CLUSTER_ROLES.items():
+        role: Obj = {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole",
+                     "metadata": _metadata(name), "rules": [dict(r) for r in rules]}
+        if name in AGGREGATED:
+            role["aggregationRule"] = {"clusterRoleSelectors": [
+                {"matchLabels": {f"{_AGGREGATE}{AGGREGATED[name]}": "true"}}]}
+        roles.append(role)
+    return roles
 
 
 def cluster_role_bindings() -> list[Obj]:
@@ -135,9 +160,17 @@ def cluster_role_bindings() -> list[Obj]:
             for name, groups in CLUSTER_ROLE_BINDINGS.items()]
 
 
+def _items(obj: Obj, field: str) -> list[Any]:
+    """The list `field` reconciles: rules/subjects, or an aggregationRule's selectors."""
+    value = obj.get(field)
+    if field == "aggregationRule":
+        value = value.get("clusterRoleSelectors") if isinstance(value, dict) else None
+    return value if isinstance(value, list) else []
+
+
 def _missing(field: str, have: Obj, want: Obj) -> list[Any]:
-    current = have.get(field) if isinstance(have.get(field), list) else []
-    return [item for item in want[field] if item not in current]
+    current = _items(have, field)
+    return [item for item in _items(want, field) if item not in current]
 
 
 async def _reconcile(registry: Any, wanted: Obj, field: str) -> str:
@@ -163,7 +196,11 @@ async def _reconcile(registry: Any, wanted: Obj, field: str) -> str:
     def add_missing(latest: Obj | None) -> Obj:
         if latest is None:
             return wanted
-        latest[field] = [*(latest.get(field) or []), *_missing(field, latest, wanted)]
+        merged = [*_items(latest, field), *_missing(field, latest, wanted)]
+        if field == "aggregationRule":
+            latest[field] = {"clusterRoleSelectors": merged}
+        else:
+            latest[field] = merged
         return latest
 
     await registry.update("", name, add_missing)
@@ -175,7 +212,8 @@ async def reconcile(cluster_roles_registry: Any, bindings_registry: Any) -> dict
     what changed."""
     done: dict[str, str] = {}
     for role in cluster_roles():
-        action = await _reconcile(cluster_roles_registry, role, "rules")
+        field = "aggregationRule" if "aggregationRule" in role else "rules"
+        action = await _reconcile(cluster_roles_registry, role, field)
         if action:
             done[f"clusterrole/{role['metadata']['name']}"] = action
     for binding in cluster_role_bindings():
