@@ -164,7 +164,12 @@ async def test_escalation_is_refused(secure: Secure) -> None:
         "bob-reads", "Role", "reader2", [{"kind": "User", "name": "bob"}])))[0] == 201
     status, body = await secure.call("POST", rolebindings, "alice-token", binding(
         "ghost", "Role", "no-such-role", [{"kind": "User", "name": "bob"}]))
-    assert (status, body["reason"]) == (404, "NotFound")
+    assert (status, body["message"]) == (
+        404, 'roles.rbac.authorization.k8s.io "no-such-role" not found')
+    # a bad roleRef is validation's 422, not an escalation question
+    status, body = await secure.call("POST", rolebindings, "alice-token", binding(
+        "odd", "Secret", "x", [{"kind": "User", "name": "bob"}]))
+    assert status == 422, body
     # `escalate` on roles lifts the check, `bind` lifts it for bindings
     assert (await secure.call("POST", roles, "admin-token", role("escalator", [
         {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],

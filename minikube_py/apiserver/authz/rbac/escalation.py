@@ -98,6 +98,9 @@ class EscalationCheck:
         name = str((obj.get("metadata") or {}).get("name") or attrs.name)
         ref = obj.get("roleRef") if isinstance(obj.get("roleRef"), dict) else {}
         kind, role = str(ref.get("kind") or ""), str(ref.get("name") or "")
+        allowed_kinds = ("Role", "ClusterRole") if attrs.namespace else ("ClusterRole",)
+        if kind not in allowed_kinds or not role:
+            return  # validation answers 422 for the roleRef
         resource = "clusterroles" if kind == "ClusterRole" else "roles"
         if self._allowed(user, "bind", resource, attrs.namespace, role):
             return
