@@ -25,7 +25,7 @@ from .. import offload
 from ..registry import codec
 from ..registry.generic import Registry, check_name
 from ..registry.strategy import Obj
-from . import protobuf_render, render, strictness, subresources
+from . import protobuf_render, render, reviews, strictness, subresources
 from .admission import Attributes
 from .authz.guard import USER
 from .filters import WARNINGS
@@ -174,6 +174,8 @@ class ResourceHandlers:
             return await subresources.component_statuses(self, request, info)
         if info.resource == "bindings":
             return await subresources.create_binding(self, request, info, None)
+        if info.resource in reviews.RESOURCES and strategy.key_root == "":
+            return await reviews.create(request, info, strategy, self.serving.guard)
         namespace = info.namespace if strategy.namespaced else ""
         if verb == "get":
             return await self.get(request, registry, namespace, info.name)

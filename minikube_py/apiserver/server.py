@@ -98,7 +98,7 @@ class APIServer:
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
         self.handlers = ResourceHandlers(Serving(
             self.resources, options, self.admission, self.component_statuses, self.metrics,
-            self.watch_clock))
+            self.watch_clock, self.guard))
         self.bootstrap = BootstrapController(
             self.registries, service_ip=first_service_ip(options.service_cluster_ip_range),
             public_address=options.public_address, public_port=options.public_port,

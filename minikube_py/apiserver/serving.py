@@ -19,6 +19,7 @@ from aiohttp import web
 
 from ..registry.generic import Registry
 from .admission.chain import AdmissionChain
+from .authz.guard import Guard
 from .componentstatus import ComponentStatuses
 from .metrics import APIServerMetrics
 from .options import APIServerOptions
@@ -36,6 +37,8 @@ class Serving:
     component_statuses: ComponentStatuses
     metrics: APIServerMetrics
     watch_clock: WatchClock
+    #: the secure port's authn + authz (None when it checks nobody); the access reviews ask it
+    guard: Guard | None = None
 
 
 class Verbs(Protocol):

@@ -18,6 +18,8 @@ from .apiservices import APISERVICES
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
 from .rbac import STRATEGIES as RBAC
+from .reviews import RESOURCES as REVIEW_RESOURCES
+from .reviews import STRATEGIES as REVIEWS
 from .strategy import Strategy, SubresourceSpec, field_getter, field_names
 from .webhookconfigurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
@@ -210,9 +212,9 @@ STORED: tuple[Strategy, ...] = (
     PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, PODTEMPLATES, REPLICATION_CONTROLLERS,
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
-    VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *RBAC,
+    VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, *RBAC,
 )
-VIRTUAL = frozenset({"componentstatuses", "bindings"})
+VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 
 #: group/version -> strategies served there
 GROUP_VERSIONS: dict[tuple[str, str], tuple[Strategy, ...]] = {}

@@ -50,13 +50,9 @@ def test_api_version_and_list_nodes():
     assert [node.name for node in kr8s.get("nodes")] == ["node-0"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "unowned (lead to assign): authentication.k8s.io/v1 is not served — kr8s.whoami() POSTs a "
-    "TokenReview of its own token (tokenreviews, served upstream since 1.6) and gets 404 'the "
-    "server could not find the requested resource'; SelfSubjectReview (GA 1.28, kubectl auth "
-    "whoami) is missing too"))
 def test_whoami():
-    assert kr8s.whoami()
+    """kr8s.whoami() POSTs a TokenReview of its own token (authentication.k8s.io/v1)."""
+    assert kr8s.whoami() == "admin"
 
 
 def test_get_pods_by_label_selector(namespace: str, pod: Pod):

@@ -32,7 +32,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from ...httpstream import upgrade
-from ..authn import UserInfo
+from ..authn import INSECURE_SUPERUSER, UserInfo
 from ..streaming import _pump, is_websocket
 
 DISCOVERY_TIMEOUT = 5.0
@@ -51,7 +51,7 @@ _WEBSOCKET_HANDSHAKE = frozenset({"sec-websocket-key", "sec-websocket-version",
                                   "sec-websocket-extensions", "sec-websocket-protocol",
                                   "content-length"})
 #: the identity of a request on the insecure port (upstream's pre-1.20 InsecureSuperuser)
-UNSECURED = UserInfo("system:unsecured", groups=("system:masters", "system:authenticated"))
+UNSECURED = INSECURE_SUPERUSER
 
 
 def plain_error(message: str, status: int) -> web.Response:

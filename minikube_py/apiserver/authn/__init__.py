@@ -28,6 +28,12 @@ class UserInfo:
     groups: tuple[str, ...] = ()
 
 
+#: upstream's insecure-port user (apiserver's InsecureSuperuser): who a request on the
+#: insecure port is, to the aggregator's proxy and to the self access reviews
+INSECURE_SUPERUSER = UserInfo("system:unsecured",
+                              groups=("system:masters", ALL_AUTHENTICATED))
+
+
 class Authenticator(Protocol):
     def authenticate(self, headers: Mapping[str, str],
                      peercert: dict[str, Any] | None) -> UserInfo | None:

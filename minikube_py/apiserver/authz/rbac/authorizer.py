@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...admission.informer import StoreInformer
+from ...authn import UserInfo
 from .. import Attributes
+from ..rules import Rules
 from .index import CompileCache, PolicyIndex, index_from, not_found_message
 from .rules import rule_allows
 
@@ -63,6 +65,25 @@ class RBACAuthorizer:
             index = self._index = index_from(items, self._cache)
             self._cache.retain(obj for objs in items.values() for obj in objs)
         return index
+
+    def rules_for(self, user: UserInfo, namespace: str) -> Rules:
+        """RBACAuthorizer.RulesFor (SelfSubjectRulesReview, authz/rules.py): every rule the
+        user's bindings grant in `namespace`, split into resource and non-resource rules
+        (lists sorted); missing roles are evaluation errors, never `incomplete`."""
+        found, errs = self.index.rules_for(user, namespace)
+        rules = Rules(errors=list(errs))
+        for rule in found:
+            if rule.resources:
+                rules.resource_rules.append(
+                    {k: v for k, v in (("verbs", sorted(rule.verbs)),
+                                       ("apiGroups", sorted(rule.api_groups)),
+                                       ("resources", sorted(rule.resources)),
+                                       ("resourceNames", sorted(rule.resource_names))) if v
+                     or k == "verbs"})
+            if rule.urls:
+                rules.non_resource_rules.append({"verbs": sorted(rule.verbs),
+                                                 "nonResourceURLs": sorted(rule.urls)})
+        return rules
 
     def authorize(self, attrs: Attributes) -> tuple[bool, str]:
         errs: list[str] = []

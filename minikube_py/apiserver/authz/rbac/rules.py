@@ -44,13 +44,6 @@ class Rule:
                    _strings(rule.get("resources")), _strings(rule.get("resourceNames")),
                    urls, tuple(u[:-1] for u in urls if u.endswith(ALL) and u != ALL))
 
-    def to_dict(self) -> dict[str, list[str]]:
-        """The rule as API JSON (sorted lists, empty fields omitted)."""
-        out = {"verbs": sorted(self.verbs), "apiGroups": sorted(self.api_groups),
-               "resources": sorted(self.resources), "resourceNames": sorted(self.resource_names),
-               "nonResourceURLs": sorted(self.urls)}
-        return {k: v for k, v in out.items() if v or k == "verbs"}
-
 
 def verb_matches(rule: Rule, verb: str) -> bool:
     return ALL in rule.verbs or verb in rule.verbs
