@@ -270,3 +270,31 @@ async def test_aggregation(secure: Secure) -> None:
     async def everywhere() -> bool:
         return all([crontabs in await rules(name) for name in ("view", "edit", "admin")])
     assert await eventually(everywhere)
+
+
+async def test_reviews_ask_rbac(secure: Secure) -> None:
+    """SelfSubjectAccessReview and SelfSubjectRulesReview under RBAC: system:basic-user lets
+    every user ask, and the answers are the RBAC authorizer's."""
+    assert (await secure.call("POST", f"{RBAC}/namespaces/default/roles", "admin-token",
+                              role("pod-reader", POD_READER)))[0] == 201
+    assert (await secure.call("POST", f"{RBAC}/namespaces/default/rolebindings", "admin-token",
+                              binding("alice-reads", "Role", "pod-reader",
+                                      [{"kind": "User", "name": "alice"}])))[0] == 201
+    access = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+
+    async def can(verb: str) -> bool:
+        code, body = await secure.call("POST", access, "alice-token", {"spec": {
+            "resourceAttributes": {"verb": verb, "resource": "pods", "namespace": "default"}}})
+        assert code == 201, body
+        return body["status"]["allowed"]
+    assert await eventually(lambda: can("list"))
+    assert await can("delete") is False
+    code, body = await secure.call("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+                                   "alice-token", {"spec": {"namespace": "default"}})
+    assert code == 201, body
+    status = body["status"]
+    assert {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["pods"]} \
+        in status["resourceRules"]
+    assert {"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version",
+                                                  "/version/"]} in status["nonResourceRules"]
+    assert status["incomplete"] is False
