@@ -5,6 +5,7 @@ SERVICEACCOUNTS with -o wide)."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,43 @@ def test_kubectl_creates_and_lists_rbac_objects(server: ServerThread, tmp_path: 
               ok=False)
     assert bad.returncode == 1
     assert "serviceaccount must be <namespace>:<name>" in bad.stderr
+
+
+@pytest.fixture
+def secure_rbac(tmp_path: Path):
+    from tests.e2e.test_auth_reviews_kubectl import SecureThread
+
+    tokens = 'admin-token,admin,1,"system:masters"\nalice-token,alice,2\n'
+    server = SecureThread(tmp_path, tokens, authorization_mode="RBAC",
+                          authorization_policy_file=None).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.skipif(not os.path.exists(KUBECTL), reason=f"needs {KUBECTL}")
+def test_kubectl_as_a_user_under_rbac(secure_rbac, tmp_path: Path) -> None:
+    """Over TLS with tokens: kubectl shows upstream's Forbidden; after the admin binds `view`
+    (an aggregated bootstrap role) alice can read; `auth can-i` answers from RBAC."""
+    from tests.e2e.test_auth_reviews_kubectl import runner
+
+    run = runner(secure_rbac, KUBECTL)
+    denied = run("alice-token", "get", "pods")
+    assert denied.returncode == 1
+    assert ('Error from server (Forbidden): pods is forbidden: User "alice" cannot list '
+            'resource "pods" in API group "" in the namespace "default"') in denied.stderr
+    bound = run("admin-token", "create", "rolebinding", "alice-view", "--clusterrole=view",
+                "--user=alice")
+    assert bound.returncode == 0, bound.stderr
+    deadline = time.monotonic() + 10
+    while (listed := run("alice-token", "get", "pods")).returncode != 0:
+        assert time.monotonic() < deadline, listed.stderr
+        time.sleep(0.05)
+    assert "No resources found in default namespace." in listed.stderr
+    yes = run("alice-token", "auth", "can-i", "watch", "deployments.apps")
+    assert (yes.returncode, yes.stdout.strip()) == (0, "yes"), yes.stderr
+    no = run("alice-token", "auth", "can-i", "get", "secrets")
+    assert (no.returncode, no.stdout.strip()) == (1, "no"), no.stderr
+    escalate = run("alice-token", "create", "role", "x", "--verb=get", "--resource=pods")
+    assert escalate.returncode == 1  # view grants no write on roles
