@@ -580,9 +580,17 @@ def _role_binding_row(obj: Obj, now: float) -> list:
             ", ".join(kinds["ServiceAccount"])]
 
 
+_ROLE_REF_DOC = {
+    "RoleBinding": "RoleRef can reference a Role in the current namespace or a ClusterRole in "
+                   "the global namespace. If the RoleRef cannot be resolved, the Authorizer "
+                   "must return an error.",
+    "ClusterRoleBinding": "RoleRef can only reference a ClusterRole in the global namespace. "
+                          "If the RoleRef cannot be resolved, the Authorizer must return an "
+                          "error.",
+}
 for _kind in ("RoleBinding", "ClusterRoleBinding"):
     _COLUMNS[_kind] = [
-        _name_col(), _col("Role", "RoleRef is the reference to the role"),
+        _name_col(), _col("Role", _ROLE_REF_DOC[_kind]),
         _age_col(), _col("Users", f"Users in the {_kind[0].lower()}{_kind[1:]}", priority=1),
         _col("Groups", f"Groups in the {_kind[0].lower()}{_kind[1:]}", priority=1),
         _col("ServiceAccounts", f"ServiceAccounts in the {_kind[0].lower()}{_kind[1:]}",

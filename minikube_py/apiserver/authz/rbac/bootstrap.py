@@ -114,6 +114,16 @@ CLUSTER_ROLES: dict[str, list[Obj]] = {
         _rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"]),
     ],
     "system:public-info-viewer": [_urls(["get"], _PUBLIC_URLS)],
+    "system:monitoring": [_urls(["get"], ["/healthz", "/healthz/*", "/livez", "/livez/*",
+                                          "/metrics", "/metrics/slis", "/readyz",
+                                          "/readyz/*"])],
+    "system:service-account-issuer-discovery": [_urls(["get"], [
+        "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+        "/openid/v1/jwks", "/openid/v1/jwks/"])],
+    "system:auth-delegator": [
+        _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+        _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+    ],
 }
 #: aggregated role -> the label value its selector requires (`aggregate-to-<x>: "true"`)
 AGGREGATED = {"admin": "admin", "edit": "edit", "view": "view"}
@@ -131,6 +141,8 @@ CLUSTER_ROLE_BINDINGS: dict[str, list[str]] = {
     "system:discovery": ["system:authenticated"],
     "system:basic-user": ["system:authenticated"],
     "system:public-info-viewer": ["system:authenticated", "system:unauthenticated"],
+    "system:monitoring": ["system:monitoring"],
+    "system:service-account-issuer-discovery": ["system:serviceaccounts"],
 }
 
 
