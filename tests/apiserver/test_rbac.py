@@ -298,3 +298,53 @@ async def test_reviews_ask_rbac(secure: Secure) -> None:
     assert {"verbs": ["get"], "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version",
                                                   "/version/"]} in status["nonResourceRules"]
     assert status["incomplete"] is False
+
+
+async def test_bootstrap_reconcile_respects_autoupdate(secure: Secure) -> None:
+    """A later start adds back what was removed from a bootstrap role, unless its autoupdate
+    annotation is "false" (reconciliation's rules)."""
+    from minikube_py.apiserver.authz.rbac.bootstrap import reconcile
+    from minikube_py.apiserver.server import SERVER_KEY
+
+    server = secure.app[SERVER_KEY]
+    registries = (server.registries["rbac.authorization.k8s.io", "v1", "clusterroles"],
+                  server.registries["rbac.authorization.k8s.io", "v1", "clusterrolebindings"])
+    url = f"{RBAC}/clusterroles/system:basic-user"
+    _, original = await secure.call("GET", url, "admin-token")
+    trimmed = {**original, "rules": original["rules"][:1]}
+    assert (await secure.call("PUT", url, "admin-token", trimmed))[0] == 200
+    assert await reconcile(*registries) == {"clusterrole/system:basic-user": "updated"}
+    _, body = await secure.call("GET", url, "admin-token")
+    assert body["rules"] == original["rules"]
+    assert await reconcile(*registries) == {}  # nothing missing: no write
+    body["rules"] = body["rules"][:1]
+    body["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] = "false"
+    assert (await secure.call("PUT", url, "admin-token", body))[0] == 200
+    assert await reconcile(*registries) == {}
+    assert len((await secure.call("GET", url, "admin-token"))[1]["rules"]) == 1
+    # a deleted binding is created again
+    assert (await secure.call("DELETE", f"{RBAC}/clusterrolebindings/system:discovery",
+                              "admin-token"))[0] == 200
+    assert await reconcile(*registries) == {"clusterrolebinding/system:discovery": "created"}
+
+
+async def test_cluster_role_validation(secure: Secure) -> None:
+    url = f"{RBAC}/clusterroles"
+    ok = role("urls", [{"nonResourceURLs": ["/logs/*"], "verbs": ["get"]}], ns="")
+    assert (await secure.call("POST", url, "admin-token", ok))[0] == 201
+    mixed = role("mixed", [{"nonResourceURLs": ["/x"], "resources": ["pods"], "apiGroups": [""],
+                            "verbs": ["get"]}], ns="")
+    status, body = await secure.call("POST", url, "admin-token", mixed)
+    assert (status, body["message"]) == (422, (
+        'ClusterRole.rbac.authorization.k8s.io "mixed" is invalid: rules[0].nonResourceURLs: '
+        'Invalid value: ["/x"]: rules cannot apply to both regular resources and non-resource '
+        "URLs"))
+    empty = {**role("agg", [], ns=""), "aggregationRule": {}}
+    status, body = await secure.call("POST", url, "admin-token", empty)
+    assert (status, body["message"]) == (422, (
+        'ClusterRole.rbac.authorization.k8s.io "agg" is invalid: '
+        "aggregationRule.clusterRoleSelectors: Required value: at least one clusterRoleSelector "
+        "required if aggregationRule is non-nil"))
+    status, body = await secure.call("POST", url, "admin-token",
+                                     {**role("a/b", [], ns="")})
+    assert status == 422 and "may not contain '/'" in body["message"], body
