@@ -242,7 +242,7 @@ class Deadlines:
 
 
 def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
-                 guard: Callable[[web.Request, RequestInfo], None] | None = None,
+                 guard: Callable[[web.Request, RequestInfo], web.Request | None] | None = None,
                  request_timeout: float = 0.0, max_watches_per_client: int = 0) -> Callable:
     """The one middleware: request info -> instrumentation -> recovery -> [authn/authz, TLS
     requests only: `guard` raises 401/403 (authz/guard.py)] -> max-in-flight (short requests,
@@ -262,7 +262,10 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
         try:
             if request.secure:
                 if guard is not None:
-                    guard(request, info)
+                    replaced = guard(request, info)
+                    if replaced is not None:  # impersonation: a clone without its headers
+                        request = replaced
+                        DOING[running] = (what, (request,))
             else:
                 hosts.check(request)  # DNS rebinding: 403 for a foreign Host (hostcheck.py)
             kind = in_flight.kind(info)

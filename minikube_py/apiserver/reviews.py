@@ -84,6 +84,8 @@ def user_info_json(user: UserInfo) -> Obj:
         out["uid"] = user.uid
     if user.groups:
         out["groups"] = list(user.groups)
+    if user.extra:  # only impersonation sets it (Impersonate-Extra-*)
+        out["extra"] = {key: list(values) for key, values in user.extra.items()}
     return out
 
 

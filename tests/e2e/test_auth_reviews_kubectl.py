@@ -162,10 +162,15 @@ def test_auth_whoami(secure_api: SecureThread, kubectl: str) -> None:
     assert '"username": "admin"' in as_json.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="impersonation (--as) is another helper's item of "
-                                       "issue 17; the Impersonate-User header is ignored")
 def test_auth_can_i_as_another_user(secure_api: SecureThread) -> None:
     run = runner(secure_api, KUBECTLS[0])
     result = run("admin-token", "auth", "can-i", "create", "pods", "--as", "reader")
     assert (result.returncode, result.stdout.strip()) == (1, "no - No policy matched."), \
         result.stderr
+    allowed = run("admin-token", "auth", "can-i", "get", "pods", "--as", "reader")
+    assert (allowed.returncode, allowed.stdout.strip()) == (0, "yes"), allowed.stderr
+    who = run("admin-token", "auth", "whoami", "--as", "reader", "--as-group", "ops")
+    assert who.returncode == 0, who.stderr
+    rows = [line.split(None, 1) for line in who.stdout.splitlines()]
+    assert ["Username", "reader"] in rows, who.stdout
+    assert ["Groups", "[ops system:authenticated]"] in rows, who.stdout

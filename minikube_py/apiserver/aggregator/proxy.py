@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from urllib.parse import quote
 
 import aiohttp
@@ -61,7 +61,7 @@ def plain_error(message: str, status: int) -> web.Response:
 
 
 def front_proxy_headers(incoming: Iterable[tuple[str, str]], user: UserInfo,
-                        extra: dict[str, list[str]] | None = None,
+                        extra: Mapping[str, Iterable[str]] | None = None,
                         remote: str | None = None) -> CIMultiDict[str]:
     """The headers the backend gets: the client's minus hop-by-hop, Authorization and any
     X-Remote-*, plus the front-proxy identity (transport.SetAuthProxyHeaders)."""
@@ -100,7 +100,8 @@ async def forward(request: web.Request, *, base_url: str, server_hostname: str,
                   session: aiohttp.ClientSession) -> web.StreamResponse:
     """Send `request` to `base_url` + its path and query; stream the answer back."""
     url = base_url.rstrip("/") + request.rel_url.raw_path_qs
-    headers = front_proxy_headers(request.headers.items(), user, remote=request.remote)
+    headers = front_proxy_headers(request.headers.items(), user, user.extra,
+                                  remote=request.remote)
     if upgrade.is_spdy_request(request.headers):
         return await _relay_spdy(request, url, headers, context, server_hostname)
     if is_websocket(request):

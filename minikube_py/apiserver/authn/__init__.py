@@ -11,7 +11,7 @@ returns it) and answer a UserInfo or None, so they are unit-tested without a ser
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,11 +21,13 @@ ALL_AUTHENTICATED = "system:authenticated"
 
 @dataclass(frozen=True, slots=True)
 class UserInfo:
-    """user.Info: name, uid and groups of an authenticated caller."""
+    """user.Info: name, uid, groups and extra of an authenticated caller (extra — key to
+    values — is only ever set by impersonation's Impersonate-Extra-* headers here)."""
 
     name: str
     uid: str = ""
     groups: tuple[str, ...] = ()
+    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
 
 #: upstream's insecure-port user (apiserver's InsecureSuperuser): who a request on the

@@ -7,17 +7,23 @@ insecure port skipped both. Anonymous requests may reach /healthz, /livez, /read
 (and nothing else); an authenticated user's request is authorized from the resolved
 RequestInfo — plus, for a WebSocket exec/attach/port-forward, `create` on the subresource
 (authz.required_checks).
+
+Between the two, impersonation (later apiserver's WithImpersonation, authn/impersonation.py):
+Impersonate-* headers make the authenticated user ask for `impersonate` on each attribute it
+wants to act as; once all are allowed, the request is authorized — and served — as the
+impersonated user, on a clone of the request without those headers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+import structlog
 from aiohttp import web
 
 from ...api import errors
-from ..authn import UnionAuthenticator, UserInfo, build_authenticator
+from ..authn import UnionAuthenticator, UserInfo, build_authenticator, impersonation
 from ..options import APIServerOptions
 from ..requestinfo import RequestInfo
 from . import (
@@ -29,6 +35,8 @@ from . import (
     forbidden_error,
     rbac_authorizer,
 )
+
+log = structlog.get_logger(component="apiserver")
 
 #: where the authenticated user travels with the request (for admission, audit)
 USER: web.RequestKey[UserInfo] | str = (
@@ -56,16 +64,42 @@ class Guard:
         #: the RBAC member of the authorizer (its informers start with the server), or None
         self.rbac = rbac_authorizer(authorizer)
 
-    def check(self, request: web.Request, info: RequestInfo) -> None:
-        user = self.authenticator.authenticate(request.headers, peer_certificate(request))
+    def check(self, request: web.Request, info: RequestInfo) -> web.Request | None:
+        """Raises 400/401/403; answers the request to serve instead of `request` when
+        impersonation replaced it (a clone without the Impersonate-* headers), else None."""
+        headers = request.headers
+        user = self.authenticator.authenticate(headers, peer_certificate(request))
+        impersonating = impersonation.is_requested(headers)
         if user is None:
-            if info.is_resource or request.path not in PUBLIC_PATHS:
+            if impersonating or info.is_resource or request.path not in PUBLIC_PATHS:
                 raise errors.unauthorized()
-            return
+            return None
+        replaced = None
+        if impersonating:
+            user = self.impersonate(user, headers.items())
+            replaced = request.clone(headers=impersonation.strip(headers.items()))
+            request = replaced
         request[USER] = user
         denied = first_denied(self.authorizer, attributes(user, info))
         if denied is not None:
             raise forbidden_error(*denied)
+        return replaced
+
+    def impersonate(self, user: UserInfo, headers: Iterable[tuple[str, str]]) -> UserInfo:
+        """WithImpersonation's loop: `user` must be allowed `impersonate` on every requested
+        attribute, in header order; the first denial is the 403."""
+        requests = impersonation.parse(headers)
+        for wanted in requests:
+            attrs = Attributes(user, "impersonate", True, "", wanted.namespace, wanted.resource,
+                               wanted.subresource, wanted.name, wanted.api_group,
+                               wanted.api_version)
+            allowed, reason = self.authorizer.authorize(attrs)
+            if not allowed:
+                raise forbidden_error(attrs, reason)
+        impersonated = impersonation.impersonated_user(requests)
+        log.debug("impersonating", user=user.name, acting_as=impersonated.name,
+                  groups=list(impersonated.groups))
+        return impersonated
 
 
 def build_guard(options: APIServerOptions,

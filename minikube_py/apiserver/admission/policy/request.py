@@ -122,7 +122,8 @@ class PolicyAttributes:
         resource = {"group": strategy.group, "version": strategy.version,
                     "resource": strategy.resource}
         user = self.attrs.user
-        user_info: Obj = ({"username": user.name, "uid": user.uid, "groups": list(user.groups)}
+        user_info: Obj = ({"username": user.name, "uid": user.uid, "groups": list(user.groups),
+                           "extra": {key: list(values) for key, values in user.extra.items()}}
                           if user is not None else {})
         return {"uid": str(uuid.uuid4()), "kind": self.kind, "resource": resource,
                 "subResource": self.attrs.subresource, "requestKind": self.kind,

@@ -178,6 +178,8 @@ def _user_info(user: Any) -> Obj:
         info["uid"] = user.uid
     if user.groups:
         info["groups"] = list(user.groups)
+    if user.extra:  # only impersonation sets it (Impersonate-Extra-*)
+        info["extra"] = {key: list(values) for key, values in user.extra.items()}
     return info
 
 
