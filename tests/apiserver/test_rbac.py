@@ -348,3 +348,29 @@ async def test_cluster_role_validation(secure: Secure) -> None:
     status, body = await secure.call("POST", url, "admin-token",
                                      {**role("a/b", [], ns="")})
     assert status == 422 and "may not contain '/'" in body["message"], body
+
+
+async def test_impersonation_is_authorized_by_rbac(secure: Secure) -> None:
+    """`impersonate` on users is an RBAC verb like any other (resourceNames included), and the
+    impersonated request is authorized as the impersonated user."""
+    assert (await secure.call("POST", f"{RBAC}/clusterroles", "admin-token", role(
+        "impersonate-bob", [{"apiGroups": [""], "resources": ["users"],
+                             "verbs": ["impersonate"], "resourceNames": ["bob"]}],
+        ns="")))[0] == 201
+    assert (await secure.call("POST", f"{RBAC}/clusterrolebindings", "admin-token", binding(
+        "alice-as-bob", "ClusterRole", "impersonate-bob", [{"kind": "User", "name": "alice"}],
+        ns="")))[0] == 201
+
+    async def as_user(name: str) -> tuple[int, Any]:
+        return await secure.call("GET", PODS, "alice-token", headers={"Impersonate-User": name})
+    status, body = await eventually(lambda: _not_alice(as_user("bob")))
+    assert status == 403
+    assert body["message"].startswith('pods is forbidden: User "bob" cannot list')
+    status, body = await as_user("carol")
+    assert status == 403
+    assert 'User "alice" cannot impersonate resource "users"' in body["message"]
+
+
+async def _not_alice(call) -> tuple[int, Any] | None:
+    status, body = await call
+    return None if 'User "alice"' in str(body) else (status, body)
