@@ -52,6 +52,17 @@ def test_kubectl_creates_and_lists_rbac_objects(server: ServerThread, tmp_path: 
     assert roles[0].split() == ["NAME", "CREATED", "AT"]
     names = {line.split()[0] for line in roles[1:]}
     assert {"cluster-admin", "admin", "edit", "view", "node-reader"} <= names
+    # client-side apply (a strategic merge patch the second time) and explain
+    manifest = ("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n"
+                "metadata: {name: applied, namespace: default}\n"
+                "rules:\n- {apiGroups: [\"\"], resources: [pods], verbs: [%s]}\n")
+    assert "role.rbac.authorization.k8s.io/applied created" in kubectl(
+        server.url, tmp_path, "apply", "-f", "-", stdin=manifest % "get").stdout
+    assert "role.rbac.authorization.k8s.io/applied configured" in kubectl(
+        server.url, tmp_path, "apply", "-f", "-", stdin=manifest % "get, list").stdout
+    assert run("get", "role", "applied", "-o", "jsonpath={.rules[0].verbs}").stdout \
+        == '["get","list"]'
+    assert "FIELD: rules <[]PolicyRule>" in run("explain", "role.rules").stdout
     # validation reaches kubectl as upstream words it
     bad = run("create", "rolebinding", "bad", "--clusterrole=view", "--serviceaccount=robot",
               ok=False)
