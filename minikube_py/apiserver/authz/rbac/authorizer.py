@@ -18,7 +18,7 @@ from ...admission.informer import StoreInformer
 from ...authn import UserInfo
 from .. import Attributes
 from ..rules import Rules
-from .index import CompileCache, PolicyIndex, index_from, not_found_message
+from .index import PolicyIndex, not_found_message
 from .rules import rule_allows
 
 #: the RBAC resources the authorizer watches
@@ -34,8 +34,8 @@ class RBACAuthorizer:
                           for name, (store, prefix) in (sources or {}).items()}
         for informer in self.informers.values():
             informer.listeners.append(self._invalidate)
-        self._index: PolicyIndex | None = PolicyIndex()
-        self._cache = CompileCache()
+        self._index = PolicyIndex()
+        self._dirty = False
 
     @classmethod
     def from_index(cls, index: PolicyIndex) -> RBACAuthorizer:
@@ -53,17 +53,16 @@ class RBACAuthorizer:
             await informer.stop()
 
     def _invalidate(self) -> None:
-        self._index = None
+        self._dirty = True
 
     @property
     def index(self) -> PolicyIndex:
-        """The current index, rebuilt after any informer changed."""
+        """The current index, brought up to date after any informer changed."""
         index = self._index
-        if index is None:
-            items = {name: list(informer.items.values())
-                     for name, informer in self.informers.items()}
-            index = self._index = index_from(items, self._cache)
-            self._cache.retain(obj for objs in items.values() for obj in objs)
+        if self._dirty:
+            self._dirty = False
+            for name, informer in self.informers.items():
+                index.sync(name, informer.items)
         return index
 
     def rules_for(self, user: UserInfo, namespace: str) -> Rules:
@@ -87,7 +86,8 @@ class RBACAuthorizer:
 
     def authorize(self, attrs: Attributes) -> tuple[bool, str]:
         errs: list[str] = []
-        for binding, rules in self.index.grants_for(attrs.user, attrs.namespace):
+        for binding, slot in self.index.grants_for(attrs.user, attrs.namespace):
+            rules = slot.rules
             if rules is None:
                 errs.append(not_found_message(binding))
                 continue
