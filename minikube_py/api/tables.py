@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from minikube_py.api import errors
-from minikube_py.api.duration import parse_timestamp
+from minikube_py.api.duration import human_duration, parse_timestamp
 from minikube_py.api.labels import selector_from_label_selector
 from minikube_py.api.meta import rfc3339
 from minikube_py.api.table_rows import (
@@ -303,6 +303,24 @@ _COLUMNS["APIService"] = [
     _col("Available", "Whether this service is available."),
     _age_col(),
 ]
+#: printers.go certificateSigningRequestColumnDefinitions (descriptions: the v1beta1 SwaggerDocs)
+_COLUMNS["CertificateSigningRequest"] = [
+    _name_col(),
+    _age_col(),
+    _col("SignerName", "Requested signer for the request. It is a qualified name in the form: "
+         "`scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet "
+         "client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet"
+         "\".\n 2. If it's a kubelet serving certificate, it is assigned\n    "
+         "\"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned "
+         "\"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of "
+         "band.\nYou can select on this field using `spec.signerName`."),
+    _col("Requestor", "Base64-encoded PKCS#10 CSR data"),
+    _col("RequestedDuration", "expirationSeconds is the requested duration of validity of the "
+         "issued certificate. The certificate signer may issue a certificate with a different "
+         "validity duration so a client must check the delta between the notBefore and and "
+         "notAfter fields in the issued certificate to determine the actual duration."),
+    _col("Condition", "Conditions applied to the request, such as approval or denial."),
+]
 _COLUMNS["ValidatingAdmissionPolicy"] = [
     _name_col(),
     _col("Validations", "Validations indicates the number of validation rules defined in this "
@@ -370,6 +388,28 @@ def _apiservice_row(obj: Obj, now: float) -> list:
             status, reason = _s(_d(cond).get("status")), _s(_d(cond).get("reason"))
             available = f"{status} ({reason})" if status != "True" and reason else status
     return [_name(obj), where, available, _age(obj, now)]
+
+
+def csr_condition(obj: Obj) -> str:
+    """extractCSRStatus: Denied over Approved over Pending, then `,Failed` and `,Issued`."""
+    types = {_s(_d(c).get("type")) for c in _l(_d(obj.get("status")).get("conditions"))}
+    text = "Denied" if "Denied" in types else "Approved" if "Approved" in types else "Pending"
+    if "Failed" in types:
+        text += ",Failed"
+    if _d(obj.get("status")).get("certificate"):
+        text += ",Issued"
+    return text
+
+
+def _csr_row(obj: Obj, now: float) -> list:
+    """printCertificateSigningRequest: NAME AGE SIGNERNAME REQUESTOR REQUESTEDDURATION
+    CONDITION."""
+    spec = _d(obj.get("spec"))
+    expiration = spec.get("expirationSeconds")
+    duration = (human_duration(expiration) if isinstance(expiration, int)
+                and not isinstance(expiration, bool) else "<none>")
+    return [_name(obj), _age(obj, now), _s(spec.get("signerName")) or "<none>",
+            _s(spec.get("username")), duration, csr_condition(obj)]
 
 
 def _priority_class_row(obj: Obj, now: float) -> list:
@@ -544,6 +584,7 @@ _ROWS: dict[str, Row] = {
     "Role": _default_convertor_row,  # upstream: no printer of its own (NAME, CREATED AT)
     "ClusterRole": _default_convertor_row,
     "APIService": _apiservice_row,
+    "CertificateSigningRequest": _csr_row,
     "ValidatingAdmissionPolicy": _validating_admission_policy_row,
     "ValidatingAdmissionPolicyBinding": _validating_admission_policy_binding_row,
 }

@@ -1,8 +1,10 @@
-"""Subresources: status, binding, scale, log, finalize — and the virtual componentstatuses.
+"""Subresources: status, binding, scale, log, finalize, approval — and the virtual
+componentstatuses.
 
 Kubernetes v1.0 piece: pkg/registry/pod/etcd (StatusREST, BindingREST, LogREST),
 pkg/registry/controller/etcd (ScaleREST, v1.1+ as autoscaling/v1 Scale), the namespace
-`finalize` REST and pkg/registry/componentstatus. Each is a thin shape over the same generic
+`finalize` REST (and, later, CertificateSigningRequests' ApprovalREST: both are a strategy's
+`subresource_updates`) and pkg/registry/componentstatus. Each is a thin shape over the same generic
 registry write (one compare-and-swap); nothing here touches storage directly.
 """
 
@@ -63,8 +65,12 @@ async def handle(handlers: Verbs, request: web.Request, info: RequestInfo,
         if verb == "update":
             return await handlers.update(request, registry, namespace, name, "status")
         return await handlers.patch(request, registry, namespace, name, "status")
-    if sub == "finalize":
-        return await handlers.update(request, registry, namespace, name, "finalize")
+    if sub in strategy.subresource_updates:  # namespaces' finalize, CSRs' approval
+        if verb == "get":
+            return await handlers.get(request, registry, namespace, name)
+        if verb == "update":
+            return await handlers.update(request, registry, namespace, name, sub)
+        return await handlers.patch(request, registry, namespace, name, sub)
     if sub == "binding":
         return await create_binding(handlers, request, info, name)
     if sub == "scale":

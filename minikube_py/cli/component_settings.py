@@ -158,7 +158,8 @@ CONTROLLER_MANAGER = (
     Setting("controllers", "*", "controllers to run: * = all, name enables, -name disables "
             "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
             "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder, "
-            "taint-eviction-controller, root-ca-cert-publisher, serviceaccount-token)",
+            "taint-eviction-controller, root-ca-cert-publisher, serviceaccount-token, "
+            "csrsigning)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
@@ -189,6 +190,13 @@ CONTROLLER_MANAGER = (
     Setting("root-ca-file", None, "CA certificate published in every namespace's "
             "kube-root-ca.crt ConfigMap (start: the secure port's generated CA)",
             metavar="FILE"),
+    Setting("cluster-signing-cert-file", None, "PEM CA certificate csrsigning issues "
+            "certificates with (start: the secure port's generated CA)", metavar="FILE"),
+    Setting("cluster-signing-key-file", None, "PEM private key of --cluster-signing-cert-file",
+            metavar="FILE"),
+    Setting("cluster-signing-duration", _CM.cluster_signing_duration, "the longest validity "
+            "of a certificate csrsigning issues (a CSR's expirationSeconds may ask for less)",
+            duration, metavar="DURATION"),
     Setting("legacy-service-account-token-secrets", _CM.legacy_service_account_token_secrets,
             "give every ServiceAccount a kubernetes.io/service-account-token Secret "
             "<account>-token-xxxxx listed in its secrets, as before 1.24 (clients older than "

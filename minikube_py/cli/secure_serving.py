@@ -71,7 +71,8 @@ def check_given_files(options: StartOptions) -> None:
              (options.tls_cert_file, "--tls-cert-file", False),
              (api.client_ca_file, "--client-ca-file", False),
              (api.token_auth_file, "--token-auth-file", True),
-             (api.basic_auth_file, "--basic-auth-file", True)]
+             (api.basic_auth_file, "--basic-auth-file", True),
+             (options.controllers.cluster_signing_key_file, "--cluster-signing-key-file", True)]
     for path, flag, private in given:
         if path and os.path.exists(path):  # a missing file is reported by whoever loads it
             check_file(path, flag, private=private)
@@ -90,7 +91,7 @@ def prepare(options: StartOptions) -> tuple[StartOptions, SecureServing | None]:
 
 
 def _prepare(options: StartOptions) -> tuple[StartOptions, SecureServing]:
-    from ..apiserver.certs import ensure_serving_cert, server_ssl_context
+    from ..apiserver.certs import CA_KEY, ensure_serving_cert, server_ssl_context
 
     api = options.apiserver
     check_given_files(options)
@@ -115,5 +116,8 @@ def _prepare(options: StartOptions) -> tuple[StartOptions, SecureServing]:
     controllers = options.controllers
     if ca is not None and controllers.root_ca_file is None:  # kube-root-ca.crt publishes it
         controllers = dataclasses.replace(controllers, root_ca_file=str(ca))
+    if ca is not None and controllers.cluster_signing_cert_file is None:  # csrsigning signs
+        controllers = dataclasses.replace(controllers, cluster_signing_cert_file=str(ca),
+                                          cluster_signing_key_file=str(ca.parent / CA_KEY))
     return (dataclasses.replace(options, apiserver=api, controllers=controllers),
             SecureServing(context, ca, token))

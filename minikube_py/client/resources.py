@@ -57,3 +57,5 @@ COMPONENTSTATUSES = Resource("", "v1", "componentstatuses", False, "ComponentSta
 PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", False, "PersistentVolume")
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", True,
                                     "PersistentVolumeClaim")
+CERTIFICATE_SIGNING_REQUESTS = Resource("certificates.k8s.io", "v1", "certificatesigningrequests",
+                                        False, "CertificateSigningRequest")

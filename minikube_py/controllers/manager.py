@@ -43,6 +43,7 @@ CONTROLLERS: dict[str, str] = {
     "taint-eviction-controller": "taint_eviction:TaintEvictionController",
     "root-ca-cert-publisher": "rootcacertpublisher:RootCACertPublisher",
     "serviceaccount-token": "tokens:TokensController",
+    "csrsigning": "csrsigning:CSRSigningController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

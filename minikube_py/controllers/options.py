@@ -14,7 +14,7 @@ from dataclasses import dataclass
 ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoint",
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
-                   "root-ca-cert-publisher", "serviceaccount-token")
+                   "root-ca-cert-publisher", "serviceaccount-token", "csrsigning")
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,12 @@ class ControllerOptions:
     #: --root-ca-file: the CA root-ca-cert-publisher puts in every namespace's kube-root-ca.crt
     #: (and serviceaccount-token in every token Secret's ca.crt)
     root_ca_file: str | None = None
+    #: --cluster-signing-cert-file/--cluster-signing-key-file: the CA csrsigning signs approved
+    #: CSRs with (start: the secure port's generated CA); unset = nothing is signed
+    cluster_signing_cert_file: str | None = None
+    cluster_signing_key_file: str | None = None
+    #: --cluster-signing-duration: the longest certificate csrsigning issues (upstream 1 year)
+    cluster_signing_duration: float = 8760 * 3600.0
     #: --legacy-service-account-token-secrets: serviceaccount-token also gives every account a
     #: `<account>-token-xxxxx` Secret, as before 1.24 (off, as 1.31 generates none)
     legacy_service_account_token_secrets: bool = False

@@ -135,7 +135,8 @@ async def test_discovery_and_meta_endpoints(api: API):
     # upstream's order: by the APIServices' groupPriorityMinimum (aggregator/priorities.py),
     # ties by APIService name
     assert [g["name"] for g in groups["groups"]] == [
-        "apiregistration.k8s.io", "apps", "events.k8s.io", "admissionregistration.k8s.io",
+        "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
+        "authorization.k8s.io", "certificates.k8s.io", "admissionregistration.k8s.io",
         "apiextensions.k8s.io", "scheduling.k8s.io"]
     _, core = await api.get("/api/v1")
     by_name = {r["name"]: r for r in core["resources"]}

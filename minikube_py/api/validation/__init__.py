@@ -15,7 +15,8 @@ Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volume
 `resources` (names and quantities), `service`, `node`, `namespace`, `workload` (RC, ReplicaSet,
 Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
-PersistentVolumeClaim), `priorityclass`, `apiservice`; `typed` and `common` are shared helpers.
+PersistentVolumeClaim), `priorityclass`, `apiservice`, `certificates`
+(CertificateSigningRequest); `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from minikube_py.api.errors import FieldError, invalid
 from minikube_py.api.validation import (
     apiservice,
+    certificates,
     config,
     misc,
     namespace,
@@ -146,6 +148,7 @@ _CREATE: dict[str, Create] = {
     "ClusterRole": rbac.validate_cluster_role,
     "RoleBinding": rbac.validate_role_binding,
     "ClusterRoleBinding": rbac.validate_cluster_role_binding,
+    "CertificateSigningRequest": certificates.validate_csr,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -178,6 +181,7 @@ _UPDATE: dict[str, Update] = {
     "ClusterRole": rbac.validate_cluster_role_update,
     "RoleBinding": rbac.validate_role_binding_update,
     "ClusterRoleBinding": rbac.validate_cluster_role_binding_update,
+    "CertificateSigningRequest": certificates.validate_csr_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
@@ -196,6 +200,7 @@ _STATUS_UPDATE: dict[str, Update] = {
     "PersistentVolume": persistentvolumes.validate_persistent_volume_status_update,
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_status_update,
     "APIService": apiservice.validate_apiservice_status_update,
+    "CertificateSigningRequest": certificates.validate_csr_status_update,
 }
 
 
