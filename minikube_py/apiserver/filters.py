@@ -30,7 +30,8 @@ from ..loopwatch import DESCRIPTIONS as DOING
 from ..loopwatch import current_task
 from . import render
 from .authz.guard import USER
-from .connection import IN_PROCESS_PEER as IN_PROCESS, client_left
+from .connection import IN_PROCESS_PEER as IN_PROCESS
+from .connection import client_left
 from .hostcheck import HostCheck
 from .metrics import APIServerMetrics
 from .requestinfo import RequestInfo, resolve_cached
@@ -242,7 +243,8 @@ class Deadlines:
 
 
 def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
-                 guard: Callable[[web.Request, RequestInfo], web.Request | None] | None = None,
+                 guard: Callable[[web.Request, RequestInfo],
+                                 web.Request | Awaitable[web.Request | None] | None] | None = None,
                  request_timeout: float = 0.0, max_watches_per_client: int = 0) -> Callable:
     """The one middleware: request info -> instrumentation -> recovery -> [authn/authz, TLS
     requests only: `guard` raises 401/403 (authz/guard.py)] -> max-in-flight (short requests,
@@ -263,6 +265,8 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
             if request.secure:
                 if guard is not None:
                     replaced = guard(request, info)
+                    if replaced is not None and not isinstance(replaced, web.BaseRequest):
+                        replaced = await replaced  # a service-account token: store reads
                     if replaced is not None:  # impersonation: a clone without its headers
                         request = replaced
                         DOING[running] = (what, (request,))

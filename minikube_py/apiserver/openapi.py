@@ -40,6 +40,8 @@ _RESPONSE_TYPES = ("application/json", "application/yaml", "application/vnd.kube
 _WATCH_TYPES = ("application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch")
 _SCALE = ("autoscaling", "v1", "Scale")
 _BINDING = ("", "v1", "Binding")
+#: serviceaccounts/{name}/token's body and answer (apiserver/serviceaccount/tokenrequest.py)
+_TOKEN_REQUEST = ("authentication.k8s.io", "v1", "TokenRequest")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,6 +165,8 @@ def _build_document(group: str, version: str, resources: tuple[ResourceSpec, ...
         name = schemas.schema_name(group, version, resource.kind)
         if not resource.definition and name not in schemas.SCHEMAS:
             extra.update(schemas.generic_kind_schemas(group, version, resource.kind))
+        if "token" in resource.subresources:  # TokenRequest: described from its protobuf
+            extra.update(schemas.generic_kind_schemas(*_TOKEN_REQUEST))
         paths.update(resource_paths(group, version, resource))
     return {
         "openapi": "3.0.0",
@@ -295,6 +299,10 @@ class _Operations:
         suffix = sub[:1].upper() + sub[1:]
         if sub == "binding":
             gvk, ref = schemas.gvk(*_BINDING), schemas.ref("io.k8s.api.core.v1.Binding")
+            return {"post": self.write("create", "post", (200, 201, 202), suffix, ref, gvk)}
+        if sub == "token":
+            gvk = schemas.gvk(*_TOKEN_REQUEST)
+            ref = schemas.ref(schemas.schema_name(*_TOKEN_REQUEST))
             return {"post": self.write("create", "post", (200, 201, 202), suffix, ref, gvk)}
         if sub == "log":
             text = {"200": {"description": "OK", "content": {"text/plain": {

@@ -59,6 +59,20 @@ class APIServerOptions:
     authorization_mode: str = "AlwaysAllow"
     #: --authorization-policy-file: ABAC policy, one JSON object per line
     authorization_policy_file: str | None = None
+    # -- service-account tokens (serviceaccount/): off unless a key or issuer is given ------
+    #: --service-account-issuer: comma list; the first goes into new tokens' `iss`, all are
+    #: accepted (`start` on the secure port: https://kubernetes.default.svc.cluster.local)
+    service_account_issuer: str = ""
+    #: --service-account-key-file: comma list of PEM files whose keys verify tokens (default:
+    #: the signing key's public half)
+    service_account_key_file: str = ""
+    #: --service-account-signing-key-file: the private key TokenRequest signs with (`start` on
+    #: the secure port: <cert-dir>/sa.key, generated)
+    service_account_signing_key_file: str | None = None
+    #: --api-audiences: comma list of audiences tokens must name (default: the issuers)
+    api_audiences: str = ""
+    #: --service-account-max-token-expiration, seconds: TokenRequest clamps to it (0: none)
+    service_account_max_token_expiration: float = 0.0
     # -- how the API server reaches kubelets (kubelet_client.py): any of these set, https ----
     #: --kubelet-client-certificate / --kubelet-client-key: presented to kubelets
     kubelet_client_certificate: str | None = None

@@ -26,7 +26,7 @@ from ..api.validation import reviews as validation
 from ..registry import reviews as kinds
 from ..registry.strategy import Strategy
 from . import render, strictness
-from .authn import INSECURE_SUPERUSER, UnionAuthenticator, UserInfo
+from .authn import ALL_AUTHENTICATED, INSECURE_SUPERUSER, UnionAuthenticator, UserInfo
 from .authz import AlwaysAllow, Attributes, Authorizer
 from .authz.guard import USER
 from .authz.rules import rules_for
@@ -138,7 +138,10 @@ async def create(request: web.Request, info: RequestInfo, strategy: Strategy,
             raise errors.bad_request("the namespace of the provided object does not match "
                                      "the namespace sent on the request")
         body.setdefault("metadata", {})["namespace"] = info.namespace
-    answer = _answer(request, strategy, body, guard)
+    if strategy.resource == "tokenreviews":  # may read the store (service-account tokens)
+        answer = await _token_review(strategy, body, guard)
+    else:
+        answer = _answer(request, strategy, body, guard)
     answer["apiVersion"], answer["kind"] = strategy.api_version, strategy.kind
     return render.object_response(answer, _output(request), 201)
 
@@ -150,8 +153,6 @@ def _answer(request: web.Request, strategy: Strategy, body: Obj, guard: Guard | 
         user, _ = _caller(request, guard)
         return {"metadata": {"creationTimestamp": meta.now_rfc3339()},
                 "status": {"userInfo": user_info_json(user)}}
-    if resource == "tokenreviews":
-        return _token_review(strategy, body, guard)
     problem = validation.type_errors(spec, resource.startswith("self"))
     if problem:
         raise strictness.cannot_handle(strategy, problem)
@@ -184,7 +185,7 @@ def _answer(request: web.Request, strategy: Strategy, body: Obj, guard: Guard | 
     return answer
 
 
-def _token_review(strategy: Strategy, body: Obj, guard: Guard | None) -> Obj:
+async def _token_review(strategy: Strategy, body: Obj, guard: Guard | None) -> Obj:
     spec = body.get("spec") or {}
     if not isinstance(spec, dict):
         raise strictness.cannot_handle(strategy, "spec: expected an object")
@@ -199,6 +200,13 @@ def _token_review(strategy: Strategy, body: Obj, guard: Guard | None) -> Obj:
     answer.setdefault("metadata", {})
     if guard is None:  # no authenticator configured: upstream answers the review unfilled
         answer["status"] = {"user": {}}
+    elif guard.service_accounts is not None and guard.service_accounts.handles(token):
+        # a service-account JWT (serviceaccount/authenticator.py): its audiences must meet
+        # the ones asked for (default the API server's); the answer names the ones that do
+        user, matched = await guard.service_accounts.review(token, audiences)
+        answer["status"] = {"user": {}} if user is None else {
+            "authenticated": True, "audiences": matched, "user": user_info_json(
+                UserInfo(user.name, user.uid, (*user.groups, ALL_AUTHENTICATED)))}
     else:
         answer["status"] = token_review_status(guard.authenticator, token, audiences)
     return answer

@@ -49,6 +49,9 @@ from .options import APIServerOptions
 from .profiling import Profiling
 from .requestinfo import RequestInfo
 from .resource_table import ResourceTable
+from .serviceaccount.authenticator import ServiceAccountAuthenticator
+from .serviceaccount.config import build_token_config
+from .serviceaccount.discovery import IssuerDiscovery
 from .serving import Serving
 from .version import KUBE_VERSION
 from .watch_clock import WatchClock
@@ -84,10 +87,15 @@ class APIServer:
         # --admission-control; ValueError on an unknown plugin name
         self.admission = build_chain(options.admission_control,
                                      registry_lookup(self.resources.registries), options)
+        # service-account tokens (serviceaccount/): None unless a key or issuer is configured
+        self.tokens = build_token_config(options)  # ValueError on bad key files
         # secure-port authn/authz; ValueError on bad files
-        self.guard = build_guard(options, {
-            resource: (store, self.registries[RBAC_GROUP, "v1", resource].root)
-            for resource in RBAC_RESOURCES if (RBAC_GROUP, "v1", resource) in self.registries})
+        self.guard = build_guard(
+            options,
+            None if self.tokens is None else ServiceAccountAuthenticator(self.tokens.verifier,
+                                                                        self._lookup),
+            {resource: (store, self.registries[RBAC_GROUP, "v1", resource].root)
+             for resource in RBAC_RESOURCES if (RBAC_GROUP, "v1", resource) in self.registries})
         if self.guard is not None and self.guard.rbac is not None:
             # escalation prevention runs before every other admission step
             self.admission.plugins.insert(0, EscalationCheck(self.guard.rbac,
@@ -98,7 +106,7 @@ class APIServer:
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
         self.handlers = ResourceHandlers(Serving(
             self.resources, options, self.admission, self.component_statuses, self.metrics,
-            self.watch_clock, self.guard))
+            self.watch_clock, self.guard, self.tokens))
         self.bootstrap = BootstrapController(
             self.registries, service_ip=first_service_ip(options.service_cluster_ip_range),
             public_address=options.public_address, public_port=options.public_port,
@@ -124,6 +132,15 @@ class APIServer:
         await self.resources.unserve(strategies)
 
     # -- wiring -------------------------------------------------------------------------
+    async def _lookup(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """An object the service-account authenticator checks a token against, or None."""
+        try:
+            return await self.registries["", "v1", resource].get(namespace, name)
+        except errors.StatusError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
     def registry_for(self, group: str, version: str, resource: str) -> Registry:
         return self.resources.registry_for(group, version, resource)
 
@@ -219,6 +236,8 @@ class APIServer:
         router.add_get("/openapi/v3", self.openapi_v3_index)
         router.add_get("/openapi/v3/{path:.*}", self.openapi_v3)
         router.add_get("/", self.root)
+        if self.tokens is not None:
+            IssuerDiscovery(self.tokens).install(router)  # /.well-known/openid-configuration
         if opts.profiling:
             Profiling().install(router)  # --profiling: /debug/pprof/
         if self.cors is not None:

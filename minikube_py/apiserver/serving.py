@@ -39,6 +39,8 @@ class Serving:
     watch_clock: WatchClock
     #: the secure port's authn + authz (None when it checks nobody); the access reviews ask it
     guard: Guard | None = None
+    #: service-account tokens (serviceaccount/config.py); None: TokenRequest is not served
+    tokens: Any = None
 
 
 class Verbs(Protocol):

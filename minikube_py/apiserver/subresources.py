@@ -18,8 +18,8 @@ from aiohttp import web
 from ..api import errors, meta
 from ..api.labels import selector_from_label_selector, selector_from_set
 from ..api.params import int_param
-from ..api.podutil import validate_container
 from ..api.patch import PATCH_TYPES, json_merge_patch, json_patch, strategic_merge_patch
+from ..api.podutil import validate_container
 from ..registry import crd_scale, pods
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
@@ -35,12 +35,13 @@ from .negotiation import (
     output_format,
     read_body,
 )
+from .serviceaccount.tokenrequest import create_token
 from .warning import warning_headers
 
 if TYPE_CHECKING:
-    from .serving import Verbs
     from .options import APIServerOptions
     from .requestinfo import RequestInfo
+    from .serving import Verbs
 
 
 async def handle(handlers: Verbs, request: web.Request, info: RequestInfo,
@@ -73,6 +74,8 @@ async def handle(handlers: Verbs, request: web.Request, info: RequestInfo,
         return await handlers.patch(request, registry, namespace, name, sub)
     if sub == "binding":
         return await create_binding(handlers, request, info, name)
+    if sub == "token":  # serviceaccounts/{name}/token: TokenRequest
+        return await create_token(handlers, request, info, registry, handlers.serving.tokens)
     if sub == "scale":
         return await scale(handlers, request, registry, namespace, name, verb)
     if sub == "log":

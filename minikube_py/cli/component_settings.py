@@ -98,6 +98,18 @@ APISERVER = (
             "aggregated API servers (APIServices) with the X-Remote-User/-Group headers (start: "
             "CN front-proxy-client, generated into --cert-dir)", metavar="FILE"),
     Setting("proxy-client-key-file", None, "its private key", metavar="FILE"),
+    Setting("service-account-issuer", "", "issuer (`iss`) of service-account tokens; a comma "
+            "list accepts them all, the first is put in new tokens (start on the secure port: "
+            "https://kubernetes.default.svc.cluster.local)", metavar="URL"),
+    Setting("service-account-key-file", "", "PEM files (comma list) whose keys verify "
+            "service-account tokens (default: the signing key)", metavar="FILES"),
+    Setting("service-account-signing-key-file", None, "private key service-account tokens "
+            "are signed with (start on the secure port: sa.key, generated into --cert-dir)",
+            metavar="FILE"),
+    Setting("api-audiences", "", "audiences (comma list) a token must name to authenticate "
+            "(default: the issuers)", metavar="LIST"),
+    Setting("service-account-max-token-expiration", 0.0, "longest TokenRequest expiration; "
+            "longer requests are shortened (0: no maximum)", duration, metavar="DURATION"),
     Setting("admission-control", None, "v1.0's way: exactly these admission plugins, in this "
             "order (e.g. NamespaceLifecycle, v1.0's default); overrides the two flags below. "
             "Known: AlwaysAdmit, AlwaysDeny, NamespaceLifecycle, NamespaceExists, "
@@ -200,7 +212,11 @@ CONTROLLER_MANAGER = (
     Setting("legacy-service-account-token-secrets", _CM.legacy_service_account_token_secrets,
             "give every ServiceAccount a kubernetes.io/service-account-token Secret "
             "<account>-token-xxxxx listed in its secrets, as before 1.24 (clients older than "
-            "1.24 wait for it); its token authenticates nothing yet", boolean, switch=True),
+            "1.24 wait for it)", boolean, switch=True),
+    Setting("service-account-private-key-file", None, "private key the serviceaccount-token "
+            "controller signs token Secrets' JWTs with (start on the secure port: the API "
+            "server's sa.key); unset: an opaque token no authenticator accepts",
+            metavar="FILE"),
     Setting("enable-taint-manager", _CM.enable_taint_manager, "a node not Ready is tainted "
             "node.kubernetes.io/not-ready or unreachable:NoExecute and pods are evicted when "
             "their tolerationSeconds run out (false: v1.0's --pod-eviction-timeout)", boolean,

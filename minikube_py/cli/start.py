@@ -128,10 +128,12 @@ async def running_cluster(options: StartOptions,
     from ..apiserver.server import APIServer
     from . import front_proxy_tls, kubelet_tls
     from .secure_serving import prepare
+    from .service_account_key import with_service_account_key
 
     options, secure = prepare(options)
     options = kubelet_tls.with_kubelet_client(options)  # the API server's identity to kubelets
     options = front_proxy_tls.with_proxy_client(options)  # ... and to aggregated APIs
+    options = with_service_account_key(options)  # TokenRequest's signing key, sa.key
     store, backend = await open_store(options)
     try:
         try:

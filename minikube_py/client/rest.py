@@ -17,7 +17,7 @@ import orjson
 
 from ..api.errors import StatusError
 from .errors import error_from_response, error_from_status
-from .resources import PODS, Resource
+from .resources import PODS, SERVICEACCOUNTS, Resource
 from .transport import Transport
 
 PATCH_CONTENT_TYPES = {
@@ -164,6 +164,14 @@ class Client:
         if annotations:
             binding["metadata"]["annotations"] = annotations
         await self._call("POST", PODS.path(namespace, pod, "binding"), body=binding)
+
+    async def create_token(self, namespace: str, service_account: str, spec: Obj) -> Obj:
+        """POST serviceaccounts/{name}/token (authentication.k8s.io/v1 TokenRequest): the
+        answered TokenRequest, its token in status.token."""
+        body: Obj = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                     "spec": spec}
+        return await self._call("POST", SERVICEACCOUNTS.path(namespace, service_account, "token"),
+                                body=body)
 
     async def watch(self, resource: Resource, namespace: str | None = None, *,
                     resource_version: str = "", label_selector: str = "",

@@ -49,6 +49,9 @@ class ControllerOptions:
     #: --legacy-service-account-token-secrets: serviceaccount-token also gives every account a
     #: `<account>-token-xxxxx` Secret, as before 1.24 (off, as 1.31 generates none)
     legacy_service_account_token_secrets: bool = False
+    #: --service-account-private-key-file: serviceaccount-token signs Secrets' tokens with it
+    #: (legacy JWTs the API server's authenticator accepts); unset: an opaque random token
+    service_account_private_key_file: str | None = None
     deleting_pods_qps: float = 0.1               # --deleting-pods-qps (v1.0 eviction limiter)
     deleting_pods_burst: int = 10                # --deleting-pods-burst
     namespace_sync_period: float = 300.0         # --namespace-sync-period

@@ -14,10 +14,11 @@ every ServiceAccount gets a Secret `<account>-token-<5 random characters>` and l
 `secrets`; a deleted token Secret is dropped from the list and replaced. Clients older than 1.24
 wait for that Secret of the `default` account before they do anything in a namespace.
 
-The token: upstream signs a JWT with --service-account-private-key-file. This server has no
-service-account token authenticator yet (issue 17 brings JWTs), so the token is an opaque random
-string that no authenticator accepts until then; clients that only carry it (and every test that
-only waits for the Secret) work, a request authenticated with it does not.
+The token: as upstream, a legacy JWT (issuer `kubernetes/serviceaccount`, no expiry) signed
+with --service-account-private-key-file, which the API server's service-account authenticator
+accepts while the Secret (holding that very token) and the account exist. Without the flag
+(`start --secure-port 0`, a bare controller-manager) it is an opaque random string no
+authenticator accepts.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 from ..api.errors import StatusError
 from ..client.resources import SECRETS, SERVICEACCOUNTS, Resource
+from ..serviceaccount_keys import TokenSigner, legacy_claims, load_signing_key
 from .base import Controller, ControllerContext
 
 Obj = dict[str, Any]
@@ -71,14 +73,18 @@ def needs_data(secret: Obj, account_uid: str, with_ca: bool) -> bool:
         "ca.crt")) or annotations.get(UID_KEY) != account_uid)
 
 
-def filled(secret: Obj, account: Obj, ca: str) -> Obj:
-    """The secret with upstream's generateTokenIfNeeded applied: a token when it has none,
-    the CA and namespace, and the account's name and uid annotations."""
+def filled(secret: Obj, account: Obj, ca: str, signer: TokenSigner | None = None) -> Obj:
+    """The secret with upstream's generateTokenIfNeeded applied: a token when it has none
+    (signed by `signer` when there is one), the CA and namespace, and the account's name and
+    uid annotations."""
     md = _meta(secret)
     account_md = _meta(account)
     data = dict(secret.get("data") or {})
     if not data.get("token"):
-        data["token"] = _b64(new_token())
+        token = new_token() if signer is None else signer.sign(legacy_claims(
+            md.get("namespace", ""), account_md.get("name", ""), account_md.get("uid", ""),
+            md.get("name", "")))
+        data["token"] = _b64(token)
     data["namespace"] = _b64(md.get("namespace", ""))
     if ca:
         data["ca.crt"] = _b64(ca)
@@ -87,13 +93,13 @@ def filled(secret: Obj, account: Obj, ca: str) -> Obj:
     return {**secret, "metadata": {**md, "annotations": annotations}, "data": data}
 
 
-def token_secret(account: Obj, ca: str) -> Obj:
+def token_secret(account: Obj, ca: str, signer: TokenSigner | None = None) -> Obj:
     """A new legacy token Secret for `account` (upstream ensureReferencedToken)."""
     md = _meta(account)
     body = {"apiVersion": "v1", "kind": "Secret", "type": TOKEN_TYPE,
             "metadata": {"name": secret_name(md.get("name", "")),
                          "namespace": md.get("namespace", "")}}
-    return filled(body, account, ca)
+    return filled(body, account, ca, signer)
 
 
 class TokensController(Controller):
@@ -105,6 +111,8 @@ class TokensController(Controller):
         self.generate = ctx.options.legacy_service_account_token_secrets
         path = ctx.options.root_ca_file
         self.ca = Path(path).read_text() if path else ""
+        key = ctx.options.service_account_private_key_file
+        self.signer = TokenSigner(load_signing_key(key)) if key else None
         self.accounts = ctx.informers.informer(SERVICEACCOUNTS)
         self.secrets = ctx.informers.informer(SECRETS)
         self.accounts.add_event_handler(
@@ -164,7 +172,7 @@ class TokensController(Controller):
         if not needs_data(secret, _meta(account).get("uid", ""), bool(self.ca)):
             return
         try:
-            await self.client.update(SECRETS, filled(secret, account, self.ca))
+            await self.client.update(SECRETS, filled(secret, account, self.ca, self.signer))
         except StatusError as exc:
             if exc.code in (404, 409):
                 return  # gone, or changed under us: its event queues it again
@@ -219,7 +227,8 @@ class TokensController(Controller):
             if secret is not None or not name.startswith(f"{md.get('name')}-token-"):
                 kept.append(ref)
         try:
-            secret = await self.client.create(SECRETS, token_secret(account, self.ca), namespace)
+            secret = await self.client.create(
+                SECRETS, token_secret(account, self.ca, self.signer), namespace)
         except StatusError as exc:
             if exc.code in (403, 404):  # the namespace is going away (or gone): nothing to do
                 return

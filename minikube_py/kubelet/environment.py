@@ -16,6 +16,7 @@ from typing import Any
 from ..api.errors import StatusError
 from ..client.resources import CONFIGMAPS, SECRETS, SERVICES
 from . import sandbox as sandboxes
+from .token_manager import TokenManager
 
 Obj = dict[str, Any]
 
@@ -50,9 +51,11 @@ async def service_links(client: Any, pod: Obj) -> list[Obj]:
 
 async def load_sandbox(client: Any, pod: Obj, container: Obj, *, pod_ip: str, host_ip: str,
                        allocatable: Mapping[str, str], tty: bool = False,
-                       written: dict[str, bytes] | None = None) -> sandboxes.Sandbox:
-    """The container's Sandbox: env, /etc files, its volumes' files, and `written` (the
-    container's writable layer, shared by its process and later execs)."""
+                       written: dict[str, bytes] | None = None,
+                       tokens: TokenManager | None = None) -> sandboxes.Sandbox:
+    """The container's Sandbox: env, /etc files, its volumes' files (service-account tokens
+    from `tokens`, when given), and `written` (the container's writable layer, shared by its
+    process and later execs)."""
     namespace = pod["metadata"].get("namespace", "default")
     names_cm, names_secret = sandboxes.references(pod, container)
     configmaps = {n: o for n in names_cm
@@ -60,6 +63,7 @@ async def load_sandbox(client: Any, pod: Obj, container: Obj, *, pod_ip: str, ho
     secrets = {n: o for n in names_secret
                if (o := await _get_or_none(client, SECRETS, n, namespace)) is not None}
     services = await service_links(client, pod)
+    issued = await tokens.tokens_for(pod) if tokens is not None else None
     return sandboxes.build(pod, container, configmaps=configmaps, secrets=secrets,
                            services=services, pod_ip=pod_ip, host_ip=host_ip, tty=tty,
-                           allocatable=allocatable, written=written)
+                           allocatable=allocatable, written=written, tokens=issued)

@@ -107,7 +107,8 @@ class Kubelet:
             self.pool.client, record.pod, container.spec, pod_ip=record.ip or "",
             host_ip=self.pool.node_ip,
             allocatable={"cpu": config.cpu, "memory": config.memory,
-                         "ephemeral-storage": config.ephemeral_storage})
+                         "ephemeral-storage": config.ephemeral_storage},
+            tokens=self.pool.tokens)
 
     def _node_event(self, reason: str, message: str) -> None:
         if self.config.record_events:

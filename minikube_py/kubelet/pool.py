@@ -38,6 +38,7 @@ from .kubelet import Kubelet
 from .pod_status import generate
 from .podworker import pod_key
 from .server import Serving, build_app
+from .token_manager import TokenManager
 
 log = structlog.get_logger(component="kubelet")
 
@@ -68,6 +69,8 @@ class KubeletPool:
         `serving`: TLS and authentication of the HTTP server (server.Serving; default: plain
         HTTP, open)."""
         self.client = client
+        #: service-account tokens of projected volumes, one cache for the pool's pods
+        self.tokens = TokenManager(client)
         self._shared = informers
         self.address = address
         self.port = port

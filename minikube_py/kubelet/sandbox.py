@@ -24,6 +24,11 @@ Obj = dict[str, Any]
 #: (namespace, name) -> object, for what `references` asked for (missing ones absent)
 Objects = Mapping[str, Obj]
 
+#: (audience or "", expirationSeconds) -> token, for projected serviceAccountToken sources
+Tokens = Mapping[tuple[str, int], bytes]
+#: upstream's default expirationSeconds of a serviceAccountToken projection
+DEFAULT_TOKEN_SECONDS = 3600
+
 _REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _FIELD_KEY = re.compile(r"metadata\.(labels|annotations)\['([^']*)'\]")
 
@@ -37,6 +42,14 @@ def find_container(pod: Obj, name: str) -> Obj | None:
 
 
 # -- what must be read --------------------------------------------------------------------
+def token_key(source: Obj) -> tuple[str, int]:
+    """The key of a serviceAccountToken projection in `Tokens`: (audience, expirationSeconds)."""
+    exp = source.get("expirationSeconds")
+    if not isinstance(exp, int) or isinstance(exp, bool):
+        exp = DEFAULT_TOKEN_SECONDS
+    return str(source.get("audience") or ""), exp
+
+
 def references(pod: Obj, container: Obj) -> tuple[set[str], set[str]]:
     """The ConfigMap and Secret names the container's env and mounted volumes use."""
     configmaps: set[str] = set()
@@ -275,7 +288,7 @@ def _keyed(data: dict[str, bytes], items: list[Obj] | None) -> dict[str, bytes]:
 
 
 def volume_contents(pod: Obj, volume: Obj, configmaps: Objects, secrets: Objects,
-                    pod_ip: str = "") -> dict[str, bytes] | None:
+                    pod_ip: str = "", tokens: Tokens | None = None) -> dict[str, bytes] | None:
     """Relative path -> bytes of what a volume holds; None for a volume of a kind that is not
     simulated (it mounts as an empty directory)."""
     if (cm := volume.get("configMap")) is not None:
@@ -294,6 +307,11 @@ def volume_contents(pod: Obj, volume: Obj, configmaps: Objects, secrets: Objects
     if (projected := volume.get("projected")) is not None:
         out = {}
         for source in projected.get("sources") or []:
+            sat = source.get("serviceAccountToken")
+            if isinstance(sat, dict) and sat.get("path") and tokens:
+                token = tokens.get(token_key(sat))
+                if token is not None:  # the kubelet's TokenRequest (token_manager.py)
+                    out[sat["path"]] = token
             for kind in ("configMap", "secret", "downwardAPI"):
                 if kind in source:
                     inner = dict(source[kind])
@@ -306,8 +324,8 @@ def volume_contents(pod: Obj, volume: Obj, configmaps: Objects, secrets: Objects
 
 
 def mounted_files(pod: Obj, container: Obj, configmaps: Objects, secrets: Objects,
-                  pod_ip: str = "", env: Mapping[str, str] | None = None
-                  ) -> tuple[dict[str, bytes], set[str]]:
+                  pod_ip: str = "", env: Mapping[str, str] | None = None,
+                  tokens: Tokens | None = None) -> tuple[dict[str, bytes], set[str]]:
     """(absolute path -> bytes, mount directories) for the container's volumeMounts;
     `subPath` (or `subPathExpr` expanded from `env`) mounts one key as a file at mountPath."""
     volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or []}
@@ -318,7 +336,7 @@ def mounted_files(pod: Obj, container: Obj, configmaps: Objects, secrets: Object
         path = (mount.get("mountPath") or "").rstrip("/") or "/"
         if volume is None or not path.startswith("/"):
             continue
-        contents = volume_contents(pod, volume, configmaps, secrets, pod_ip) or {}
+        contents = volume_contents(pod, volume, configmaps, secrets, pod_ip, tokens) or {}
         try:
             sub = subpath(mount, env or {}).strip("/")
         except ValueError:
@@ -340,7 +358,7 @@ def mounted_files(pod: Obj, container: Obj, configmaps: Objects, secrets: Object
 def build(pod: Obj, container: Obj, *, configmaps: Objects, secrets: Objects,
           services: list[Obj], pod_ip: str, host_ip: str = "",
           allocatable: Mapping[str, str] | None = None, tty: bool = False,
-          written: dict[str, bytes] | None = None) -> Sandbox:
+          written: dict[str, bytes] | None = None, tokens: Tokens | None = None) -> Sandbox:
     """The Sandbox for one exec: env, /etc files, the volumes, and what earlier execs wrote
     (`written`: the container's writable layer, shared between execs)."""
     name = (pod.get("metadata") or {}).get("name", "")
@@ -348,7 +366,7 @@ def build(pod: Obj, container: Obj, *, configmaps: Objects, secrets: Objects,
     env = container_env(pod, container, configmaps=configmaps, secrets=secrets,
                         services=services, pod_ip=pod_ip, host_ip=host_ip,
                         allocatable=allocatable, tty=tty)
-    files, dirs = mounted_files(pod, container, configmaps, secrets, pod_ip, env)
+    files, dirs = mounted_files(pod, container, configmaps, secrets, pod_ip, env, tokens)
     base = {
         "/etc/hostname": f"{name}\n".encode(),
         "/etc/hosts": (f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"

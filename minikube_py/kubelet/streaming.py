@@ -198,13 +198,15 @@ class StreamingServer:
         live = {r.uid for k in self.pool.kubelets.values() for r in k.workers.records.values()}
         for stale in [key for key in self.layers if key[0] not in live]:
             del self.layers[stale]
+        self.pool.tokens.forget(live)
         config = kubelet.config
         return await load_sandbox(
             self.pool.client, record.pod, container, pod_ip=record.ip or "",
             host_ip=self.pool.node_ip, tty=tty,
             allocatable={"cpu": config.cpu, "memory": config.memory,
                          "ephemeral-storage": config.ephemeral_storage},
-            written=self.layers.setdefault((record.uid, container.get("name", "")), {}))
+            written=self.layers.setdefault((record.uid, container.get("name", "")), {}),
+            tokens=self.pool.tokens)
 
     # -- exec and attach ---------------------------------------------------------------------
     async def exec(self, request: web.Request) -> web.StreamResponse:

@@ -135,6 +135,9 @@ CONFIGMAPS = Strategy(
 SERVICEACCOUNTS = Strategy(
     group="", version="v1", resource="serviceaccounts", kind="ServiceAccount", namespaced=True,
     key_root="serviceaccounts", short_names=("sa",), spec_fields=(),
+    # TokenRequest (apiserver/serviceaccount/tokenrequest.py), served when tokens are signed
+    subresources=(SubresourceSpec("token", ("create",), kind="TokenRequest",
+                                  group="authentication.k8s.io", version="v1"),),
     return_deleted_object=True,
 )
 

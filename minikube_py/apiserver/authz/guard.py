@@ -12,18 +12,29 @@ Between the two, impersonation (later apiserver's WithImpersonation, authn/imper
 Impersonate-* headers make the authenticated user ask for `impersonate` on each attribute it
 wants to act as; once all are allowed, the request is authorized — and served — as the
 impersonated user, on a clone of the request without those headers.
+
+The header/certificate authenticators are synchronous; a bearer token only the
+service-account authenticator can judge (a JWT with our issuer, serviceaccount/) needs store
+reads, so check() then answers an awaitable the chain awaits — every other request pays
+nothing for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from aiohttp import web
 
 from ...api import errors
-from ..authn import UnionAuthenticator, UserInfo, build_authenticator, impersonation
+from ..authn import (
+    ALL_AUTHENTICATED,
+    UnionAuthenticator,
+    UserInfo,
+    build_authenticator,
+    impersonation,
+)
 from ..options import APIServerOptions
 from ..requestinfo import RequestInfo
 from . import (
@@ -36,13 +47,19 @@ from . import (
     rbac_authorizer,
 )
 
+if TYPE_CHECKING:
+    from ..serviceaccount.authenticator import ServiceAccountAuthenticator
+
 log = structlog.get_logger(component="apiserver")
 
 #: where the authenticated user travels with the request (for admission, audit)
 USER: web.RequestKey[UserInfo] | str = (
     web.RequestKey("user", UserInfo) if hasattr(web, "RequestKey") else "user")
 #: paths an anonymous caller may read
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/",
+                          # service-account issuer discovery (upstream grants it to
+                          # system:serviceaccounts; here anyone may read the public keys)
+                          "/.well-known/openid-configuration", "/openid/v1/jwks"})
 
 
 def attributes(user: UserInfo, info: RequestInfo) -> Attributes:
@@ -55,20 +72,47 @@ def peer_certificate(request: web.Request) -> dict[str, Any] | None:
     return transport.get_extra_info("peercert") if transport is not None else None
 
 
+def bearer_token(request: web.Request) -> str | None:
+    value = request.headers.get("Authorization", "")
+    scheme, _, token = value.partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
 class Guard:
     """Called by the filter chain for TLS requests only; raises a 401/403 StatusError."""
 
-    def __init__(self, authenticator: UnionAuthenticator, authorizer: Authorizer) -> None:
+    def __init__(self, authenticator: UnionAuthenticator, authorizer: Authorizer,
+                 service_accounts: ServiceAccountAuthenticator | None = None) -> None:
         self.authenticator = authenticator
         self.authorizer = authorizer
+        self.service_accounts = service_accounts
         #: the RBAC member of the authorizer (its informers start with the server), or None
         self.rbac = rbac_authorizer(authorizer)
 
-    def check(self, request: web.Request, info: RequestInfo) -> web.Request | None:
+    def check(self, request: web.Request, info: RequestInfo
+              ) -> web.Request | Awaitable[web.Request | None] | None:
         """Raises 400/401/403; answers the request to serve instead of `request` when
-        impersonation replaced it (a clone without the Impersonate-* headers), else None."""
+        impersonation replaced it (a clone without the Impersonate-* headers), else None — or,
+        for a service-account token, an awaitable of that answer."""
+        user = self.authenticator.authenticate(request.headers, peer_certificate(request))
+        if user is None and self.service_accounts is not None:
+            token = bearer_token(request)
+            if token is not None and self.service_accounts.handles(token):
+                return self._check_service_account(request, info, token)
+        return self._decide(request, info, user)
+
+    async def _check_service_account(self, request: web.Request, info: RequestInfo,
+                                     token: str) -> web.Request | None:
+        assert self.service_accounts is not None
+        user = await self.service_accounts.authenticate(token)
+        if user is not None:
+            user = UserInfo(user.name, user.uid, (*user.groups, ALL_AUTHENTICATED))
+        return self._decide(request, info, user)
+
+    def _decide(self, request: web.Request, info: RequestInfo,
+                user: UserInfo | None) -> web.Request | None:
         headers = request.headers
-        user = self.authenticator.authenticate(headers, peer_certificate(request))
         impersonating = impersonation.is_requested(headers)
         if user is None:
             if impersonating or info.is_resource or request.path not in PUBLIC_PATHS:
@@ -103,6 +147,7 @@ class Guard:
 
 
 def build_guard(options: APIServerOptions,
+                service_accounts: ServiceAccountAuthenticator | None = None,
                 rbac_sources: Mapping[str, tuple[Any, str]] | None = None) -> Guard | None:
     """The guard the options ask for; bad files or modes raise ValueError at startup. None
     when no authenticator is configured and the mode is AlwaysAllow: as in v1.0, the secure
@@ -112,6 +157,7 @@ def build_guard(options: APIServerOptions,
                                         client_ca_file=options.client_ca_file)
     authorizer = build_authorizer(options.authorization_mode, options.authorization_policy_file,
                                   rbac_sources)
-    if not authenticator.authenticators and isinstance(authorizer, AlwaysAllow):
+    if not authenticator.authenticators and service_accounts is None and isinstance(
+            authorizer, AlwaysAllow):
         return None
-    return Guard(authenticator, authorizer)
+    return Guard(authenticator, authorizer, service_accounts)
