@@ -28,6 +28,7 @@ from typing import Any
 from minikube_py.api import quantity
 from minikube_py.api.admissionpolicy import default_binding, default_policy
 from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
+from minikube_py.api.rbac import default_binding as default_rbac_binding
 
 __all__ = ["apply_defaults", "pod_initial_status", "qos_class"]
 
@@ -511,6 +512,8 @@ def _priority_class(pc: Obj) -> None:
 
 
 _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
+    "RoleBinding": default_rbac_binding,
+    "ClusterRoleBinding": default_rbac_binding,
     "Pod": _pod,
     "PodTemplate": _pod_template,
     "ReplicationController": _replication_controller,

@@ -340,7 +340,7 @@ _COLUMNS["ValidatingAdmissionPolicyBinding"] = [
 NAME_DOC, AGE_DOC = _NAME_DOC, _AGE_DOC
 # Kinds without an upstream printer get the apiserver's default table convertor.
 _DEFAULT_CONVERTOR_COLUMNS = [_name_col(), _col("Created At", _AGE_DOC, "date")]
-for _kind in ("LimitRange", "Binding", "CustomResourceDefinition"):
+for _kind in ("LimitRange", "Binding", "CustomResourceDefinition", "Role", "ClusterRole"):
     _COLUMNS[_kind] = _DEFAULT_CONVERTOR_COLUMNS
 # Anything else (a kind this table does not know) shows what kubectl's fallback would.
 _UNKNOWN_COLUMNS = [_name_col(), _age_col()]
@@ -581,6 +581,8 @@ _ROWS: dict[str, Row] = {
     "PersistentVolume": _persistent_volume_row,
     "PersistentVolumeClaim": _persistent_volume_claim_row,
     "PriorityClass": _priority_class_row,
+    "Role": _default_convertor_row,  # upstream: no printer of its own (NAME, CREATED AT)
+    "ClusterRole": _default_convertor_row,
     "APIService": _apiservice_row,
     "CertificateSigningRequest": _csr_row,
     "ValidatingAdmissionPolicy": _validating_admission_policy_row,
@@ -599,3 +601,39 @@ for _kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
                                                      "registered in this configuration",
                                          "integer"), _age_col()]
     _ROWS[_kind] = _webhook_configuration_row
+
+
+# rbac.authorization.k8s.io bindings (upstream printRoleBinding, printClusterRoleBinding):
+# name, `Kind/name` of the role, age; -o wide adds users, groups and service accounts
+# (rbac.SubjectsStrings: a service account is `namespace/name`, or `name` without a namespace).
+def _role_binding_row(obj: Obj, now: float) -> list:
+    ref = _d(obj.get("roleRef"))
+    kinds: dict[str, list[str]] = {"User": [], "Group": [], "ServiceAccount": []}
+    for subject in _l(obj.get("subjects")):
+        subject = _d(subject)
+        name, namespace = _s(subject.get("name")), _s(subject.get("namespace"))
+        if subject.get("kind") == "ServiceAccount" and namespace:
+            name = f"{namespace}/{name}"
+        if subject.get("kind") in kinds:
+            kinds[subject["kind"]].append(name)
+    return [_name(obj), f"{_s(ref.get('kind'))}/{_s(ref.get('name'))}", _age(obj, now),
+            ", ".join(kinds["User"]), ", ".join(kinds["Group"]),
+            ", ".join(kinds["ServiceAccount"])]
+
+
+_ROLE_REF_DOC = {
+    "RoleBinding": "RoleRef can reference a Role in the current namespace or a ClusterRole in "
+                   "the global namespace. If the RoleRef cannot be resolved, the Authorizer "
+                   "must return an error.",
+    "ClusterRoleBinding": "RoleRef can only reference a ClusterRole in the global namespace. "
+                          "If the RoleRef cannot be resolved, the Authorizer must return an "
+                          "error.",
+}
+for _kind in ("RoleBinding", "ClusterRoleBinding"):
+    _COLUMNS[_kind] = [
+        _name_col(), _col("Role", _ROLE_REF_DOC[_kind]),
+        _age_col(), _col("Users", f"Users in the {_kind[0].lower()}{_kind[1:]}", priority=1),
+        _col("Groups", f"Groups in the {_kind[0].lower()}{_kind[1:]}", priority=1),
+        _col("ServiceAccounts", f"ServiceAccounts in the {_kind[0].lower()}{_kind[1:]}",
+             priority=1)]
+    _ROWS[_kind] = _role_binding_row

@@ -21,6 +21,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from .. import __version__
 from ..api import errors
+from ..api.rbac import GROUP as RBAC_GROUP
 from ..registry.allocators import NodePortAllocator, ServiceIPAllocator
 from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
@@ -31,6 +32,10 @@ from .admission import build_chain, registry_lookup
 from .admission.chain import PluginContext
 from .aggregator import Aggregator
 from .authz.guard import build_guard
+from .authz.rbac import RESOURCES as RBAC_RESOURCES
+from .authz.rbac.aggregation import AggregationController
+from .authz.rbac.bootstrap import reconcile as reconcile_bootstrap_policy
+from .authz.rbac.escalation import EscalationCheck
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
 from .connection import APIRunner
@@ -84,8 +89,19 @@ class APIServer:
                                      registry_lookup(self.resources.registries), options)
         # service-account tokens (serviceaccount/): None unless a key or issuer is configured
         self.tokens = build_token_config(options)  # ValueError on bad key files
-        self.guard = build_guard(options, None if self.tokens is None else  # secure-port authn/authz
-                                 ServiceAccountAuthenticator(self.tokens.verifier, self._lookup))
+        # secure-port authn/authz; ValueError on bad files
+        self.guard = build_guard(
+            options,
+            None if self.tokens is None else ServiceAccountAuthenticator(self.tokens.verifier,
+                                                                        self._lookup),
+            {resource: (store, self.registries[RBAC_GROUP, "v1", resource].root)
+             for resource in RBAC_RESOURCES if (RBAC_GROUP, "v1", resource) in self.registries})
+        if self.guard is not None and self.guard.rbac is not None:
+            # escalation prevention runs before every other admission step
+            self.admission.plugins.insert(0, EscalationCheck(self.guard.rbac,
+                                                             self.guard.authorizer))
+        #: ClusterRole aggregation, with RBAC only (set at start)
+        self.rbac_aggregation: AggregationController | None = None
         self.component_statuses = ComponentStatuses(self._probes())
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
         self.handlers = ResourceHandlers(Serving(
@@ -152,6 +168,17 @@ class APIServer:
         # plugins' informers (policies, webhook configurations) are synced before serving
         await self.admission.start(PluginContext(self.webhook_client, self.resources.versions_of))
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
+        if self.guard is not None and self.guard.rbac is not None:
+            # the post-start hook rbac/bootstrap-roles, then the authorizer's informers
+            await reconcile_bootstrap_policy(
+                self.registries[RBAC_GROUP, "v1", "clusterroles"],
+                self.registries[RBAC_GROUP, "v1", "clusterrolebindings"])
+            await self.guard.rbac.start()
+            self.rbac_aggregation = AggregationController(
+                self.guard.rbac.informers["clusterroles"],
+                self.registries[RBAC_GROUP, "v1", "clusterroles"])
+            await self.rbac_aggregation.settle()  # admin/edit/view filled before serving
+            await self.rbac_aggregation.start()
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
             self.registries["scheduling.k8s.io", "v1", "priorityclasses"])
@@ -164,6 +191,10 @@ class APIServer:
         await self.aggregator.stop()
         await self.crd_controller.stop()
         await self.admission.stop()
+        if self.rbac_aggregation is not None:
+            await self.rbac_aggregation.stop()
+        if self.guard is not None and self.guard.rbac is not None:
+            await self.guard.rbac.stop()
         await self.webhook_client.close()
         await self.bootstrap.stop()
         await self.watch_clock.stop()

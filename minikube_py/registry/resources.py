@@ -13,11 +13,12 @@ from typing import Any
 
 from ..api.priority import SYSTEM_PRIORITY_CLASSES
 from . import namespaces, pods, services
+from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .apiservices import APISERVICES
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
-from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
+from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
 from .strategy import Strategy, SubresourceSpec, field_getter, field_names
@@ -216,6 +217,7 @@ STORED: tuple[Strategy, ...] = (
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
+    *RBAC,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

@@ -14,7 +14,11 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from minikube_py.apiserver.certs import ensure_serving_cert, issue_client_cert, server_ssl_context
+from minikube_py.apiserver.certs import (
+    ensure_serving_cert,
+    issue_client_cert,
+    server_ssl_context,
+)
 from minikube_py.apiserver.options import APIServerOptions
 from minikube_py.apiserver.server import APIServer
 from minikube_py.client.inprocess import InProcessTransport
@@ -46,10 +50,12 @@ class Secure:
             return resp.status, await resp.text()
 
 
-async def serve(tmp_path: Path, **options: Any) -> tuple[Secure, Any]:
-    (tmp_path / "tokens.csv").write_text(
-        'admin-token,admin,1\nreader-token,reader,2\nscoped-token,scoped,3\n'
-        'ops-token,olga,4,"ops,dev"\n')
+TOKENS = ('admin-token,admin,1\nreader-token,reader,2\nscoped-token,scoped,3\n'
+          'ops-token,olga,4,"ops,dev"\n')
+
+
+async def serve(tmp_path: Path, tokens: str = TOKENS, **options: Any) -> tuple[Secure, Any]:
+    (tmp_path / "tokens.csv").write_text(tokens)
     (tmp_path / "basic.csv").write_text("pw,basic-admin,5\n")
     (tmp_path / "policy.jsonl").write_text(POLICY + '\n{"user":"basic-admin"}\n')
     cert, key, ca = ensure_serving_cert(tmp_path / "certs", ["10.0.0.1"])

@@ -16,6 +16,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -36,8 +37,11 @@ POLICY = """{"user":"admin"}
 class SecureThread:
     """serve() (tests/apiserver/test_secure.py) on its own event loop in a thread."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, tokens: str | None = None, **options: Any) -> None:
+        """`tokens` and `options` go to serve() (default: its tokens, this file's ABAC
+        policy)."""
         self.tmp = tmp
+        self.tokens, self.options = tokens, options
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.url = ""
@@ -56,8 +60,10 @@ class SecureThread:
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
         (self.tmp / "reviews-policy.jsonl").write_text(POLICY)
-        api, close = await serve(self.tmp, authorization_policy_file=str(
-            self.tmp / "reviews-policy.jsonl"))
+        options = {"authorization_policy_file": str(self.tmp / "reviews-policy.jsonl"),
+                   **self.options}
+        api, close = await (serve(self.tmp, self.tokens, **options) if self.tokens
+                            else serve(self.tmp, **options))
         self.url, self.ca = api.https, api.ca
         self.ready.set()
         try:

@@ -37,6 +37,7 @@ from minikube_py.api.validation import (
     pod_status,
     priorityclass,
     quota,
+    rbac,
     service,
     workload,
 )
@@ -143,6 +144,10 @@ _CREATE: dict[str, Create] = {
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim,
     "PriorityClass": priorityclass.validate_priority_class,
     "APIService": apiservice.validate_apiservice,
+    "Role": rbac.validate_role,
+    "ClusterRole": rbac.validate_cluster_role,
+    "RoleBinding": rbac.validate_role_binding,
+    "ClusterRoleBinding": rbac.validate_cluster_role_binding,
     "CertificateSigningRequest": certificates.validate_csr,
 }
 
@@ -172,6 +177,10 @@ _UPDATE: dict[str, Update] = {
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_update,
     "PriorityClass": priorityclass.validate_priority_class_update,
     "APIService": apiservice.validate_apiservice_update,
+    "Role": rbac.validate_role_update,
+    "ClusterRole": rbac.validate_cluster_role_update,
+    "RoleBinding": rbac.validate_role_binding_update,
+    "ClusterRoleBinding": rbac.validate_cluster_role_binding_update,
     "CertificateSigningRequest": certificates.validate_csr_update,
 }
 

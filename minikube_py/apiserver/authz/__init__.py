@@ -18,14 +18,15 @@ are not in that list: their verb is the proxied request's method.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...api import errors
 from ..authn import UserInfo
 
-MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC")
+MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC")
 _READONLY_VERBS = frozenset({"get", "list", "watch"})
 #: (group, resource, subresource) a connection into which also needs `create` (KEP-4006)
 CREATE_TO_CONNECT = frozenset({("", "pods", "exec"), ("", "pods", "attach"),
@@ -106,8 +107,11 @@ def first_denied(authorizer: Authorizer, attrs: Attributes) -> tuple[Attributes,
     return None
 
 
-def build_authorizer(modes: str, policy_file: str | Path | None = None) -> Authorizer:
-    """The authorizer --authorization-mode and --authorization-policy-file ask for. Unknown
+def build_authorizer(modes: str, policy_file: str | Path | None = None,
+                     rbac_sources: Mapping[str, tuple[Any, str]] | None = None) -> Authorizer:
+    """The authorizer --authorization-mode and --authorization-policy-file ask for; RBAC
+    reads its objects through informers over `rbac_sources` (resource -> (store, key
+    prefix), see authz.rbac; the caller starts them, `rbac_authorizer` finds it). Unknown
     modes, ABAC without a policy file, or a policy file without ABAC raise ValueError (as
     upstream's startup checks); a bad policy line raises ValueError naming file and line."""
     from .abac import ABACAuthorizer
@@ -126,12 +130,24 @@ def build_authorizer(modes: str, policy_file: str | Path | None = None) -> Autho
                 raise ValueError("ABAC's authorization policy file not passed "
                                  "(--authorization-policy-file)")
             authorizers.append(ABACAuthorizer.from_file(policy_file))
+        elif name == "RBAC":
+            from .rbac import RBACAuthorizer
+
+            authorizers.append(RBACAuthorizer(rbac_sources))
         else:
             raise ValueError(f"unknown authorization mode {name!r} "
                              f"(one of {', '.join(MODES)})")
     if policy_file and "ABAC" not in names:
         raise ValueError("cannot specify --authorization-policy-file without mode ABAC")
     return authorizers[0] if len(authorizers) == 1 else UnionAuthorizer(authorizers)
+
+
+def rbac_authorizer(authorizer: Authorizer) -> Any:
+    """The RBACAuthorizer inside `authorizer` (itself or a union member), or None."""
+    from .rbac import RBACAuthorizer
+
+    members = authorizer.authorizers if isinstance(authorizer, UnionAuthorizer) else [authorizer]
+    return next((a for a in members if isinstance(a, RBACAuthorizer)), None)
 
 
 def forbidden_message(attrs: Attributes) -> str:

@@ -21,7 +21,7 @@ nothing for it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -44,6 +44,7 @@ from . import (
     build_authorizer,
     first_denied,
     forbidden_error,
+    rbac_authorizer,
 )
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ class Guard:
         self.authenticator = authenticator
         self.authorizer = authorizer
         self.service_accounts = service_accounts
+        #: the RBAC member of the authorizer (its informers start with the server), or None
+        self.rbac = rbac_authorizer(authorizer)
 
     def check(self, request: web.Request, info: RequestInfo
               ) -> web.Request | Awaitable[web.Request | None] | None:
@@ -144,14 +147,16 @@ class Guard:
 
 
 def build_guard(options: APIServerOptions,
-                service_accounts: ServiceAccountAuthenticator | None = None) -> Guard | None:
+                service_accounts: ServiceAccountAuthenticator | None = None,
+                rbac_sources: Mapping[str, tuple[Any, str]] | None = None) -> Guard | None:
     """The guard the options ask for; bad files or modes raise ValueError at startup. None
     when no authenticator is configured and the mode is AlwaysAllow: as in v1.0, the secure
     port then serves everyone (and the filter chain pays nothing)."""
     authenticator = build_authenticator(token_auth_file=options.token_auth_file,
                                         basic_auth_file=options.basic_auth_file,
                                         client_ca_file=options.client_ca_file)
-    authorizer = build_authorizer(options.authorization_mode, options.authorization_policy_file)
+    authorizer = build_authorizer(options.authorization_mode, options.authorization_policy_file,
+                                  rbac_sources)
     if not authenticator.authenticators and service_accounts is None and isinstance(
             authorizer, AlwaysAllow):
         return None
