@@ -79,14 +79,7 @@ def access_status(authorizer: Authorizer, attrs: Attributes) -> Obj:
 
 def user_info_json(user: UserInfo) -> Obj:
     """authentication/v1 UserInfo."""
-    out: Obj = {"username": user.name}
-    if user.uid:
-        out["uid"] = user.uid
-    if user.groups:
-        out["groups"] = list(user.groups)
-    if user.extra:  # only impersonation sets it (Impersonate-Extra-*)
-        out["extra"] = {key: list(values) for key, values in user.extra.items()}
-    return out
+    return user.to_api()
 
 
 def token_review_status(authenticator: UnionAuthenticator, token: str,

@@ -29,6 +29,18 @@ class UserInfo:
     groups: tuple[str, ...] = ()
     extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
+    def to_api(self) -> dict:
+        """authentication/v1 UserInfo, empty fields left out (what reviews and admission
+        webhooks send)."""
+        out: dict = {"username": self.name}
+        if self.uid:
+            out["uid"] = self.uid
+        if self.groups:
+            out["groups"] = list(self.groups)
+        if self.extra:
+            out["extra"] = {key: list(values) for key, values in self.extra.items()}
+        return out
+
 
 #: upstream's insecure-port user (apiserver's InsecureSuperuser): who a request on the
 #: insecure port is, to the aggregator's proxy and to the self access reviews

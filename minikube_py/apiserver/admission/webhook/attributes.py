@@ -173,14 +173,7 @@ class WebhookAttributes:
 def _user_info(user: Any) -> Obj:
     if user is None:
         return dict(_UNSECURED)
-    info: Obj = {"username": user.name}
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
-    if user.extra:  # only impersonation sets it (Impersonate-Extra-*)
-        info["extra"] = {key: list(values) for key, values in user.extra.items()}
-    return info
+    return user.to_api()
 
 
 def _api_version(resource: rules.GVR) -> str:
