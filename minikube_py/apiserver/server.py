@@ -171,8 +171,8 @@ class APIServer:
         if self.guard is not None and self.guard.rbac is not None:
             # the post-start hook rbac/bootstrap-roles, then the authorizer's informers
             await reconcile_bootstrap_policy(
-                self.registries[RBAC_GROUP, "v1", "clusterroles"],
-                self.registries[RBAC_GROUP, "v1", "clusterrolebindings"])
+                *(self.registries[RBAC_GROUP, "v1", resource] for resource in (
+                    "clusterroles", "clusterrolebindings", "roles", "rolebindings")))
             await self.guard.rbac.start()
             self.rbac_aggregation = AggregationController(
                 self.guard.rbac.informers["clusterroles"],

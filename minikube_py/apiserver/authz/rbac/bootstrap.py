@@ -1,175 +1,105 @@
-"""The bootstrap RBAC policy, reconciled when the API server starts with RBAC enabled.
+"""The bootstrap RBAC policy, read from upstream's own data files and reconciled when the API
+server starts with RBAC enabled.
 
-Kubernetes pieces: plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go (ClusterRoles(),
-ClusterRoleBindings()) and pkg/registry/rbac/rest/storage_rbac.go's post-start hook
+Kubernetes pieces: plugin/pkg/auth/authorizer/rbac/bootstrappolicy (policy.go's ClusterRoles()
+and ClusterRoleBindings(), controller_policy.go's controller roles, namespace_policy.go's
+kube-system/kube-public roles) and pkg/registry/rbac/rest/storage_rbac.go's post-start hook
 `rbac/bootstrap-roles` with pkg/registry/rbac/reconciliation: a missing role or binding is
 created; an existing one annotated `rbac.authorization.kubernetes.io/autoupdate: "true"` gets
 the missing rules (subjects) added; `"false"` leaves it alone.
 
+The policy is not typed here: upstream publishes it as the golden files its own unit test
+compares policy.go against (bootstrappolicy/testdata/*.yaml), and those files ship unchanged
+as package data (policy/, each with a header naming its source commit). They are parsed once,
+on first use (PyYAML's C loader when built), with the nulls a Go encoder writes
+(`creationTimestamp: null`, an aggregated role's `rules: null`) dropped, as a Go decoder would.
+
 As upstream, admin/edit/view are aggregated ClusterRoles (aggregation.py fills their rules)
-over system:aggregate-to-{admin,edit,view}, so a ClusterRole labelled
-`rbac.authorization.k8s.io/aggregate-to-view: "true"` extends view, edit and admin. An
-aggregated role's rules are the controller's: reconciliation only adds its missing selectors.
+over system:aggregate-to-{admin,edit,view}. An aggregated role's rules are the controller's:
+reconciliation only adds its missing selectors.
 """
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import functools
+from importlib import resources
 from typing import Any
 
 import structlog
+import yaml
 
+from .... import offload
 from ....api import errors
-from ....api.rbac import GROUP
 
 log = structlog.get_logger(component="apiserver.rbac.bootstrap")
 
 Obj = dict[str, Any]
 AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
-BOOTSTRAP_LABEL = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 
-READ = ["get", "list", "watch"]
-WRITE = ["create", "delete", "deletecollection", "patch", "update"]
-READ_WRITE = READ + WRITE
-
-
-def _rule(verbs: list[str], groups: list[str], resources: list[str]) -> Obj:
-    return {"verbs": sorted(verbs), "apiGroups": groups, "resources": resources}
-
-
-def _urls(verbs: list[str], urls: list[str]) -> Obj:
-    return {"verbs": verbs, "nonResourceURLs": urls}
-
-
-_VIEW = [
-    _rule(READ, [""], ["configmaps", "endpoints", "persistentvolumeclaims",
-                       "persistentvolumeclaims/status", "pods", "replicationcontrollers",
-                       "replicationcontrollers/scale", "serviceaccounts", "services",
-                       "services/status"]),
-    _rule(READ, [""], ["bindings", "events", "limitranges", "namespaces/status", "pods/log",
-                       "pods/status", "replicationcontrollers/status", "resourcequotas",
-                       "resourcequotas/status"]),
-    _rule(READ, [""], ["namespaces"]),
-    _rule(READ, ["discovery.k8s.io"], ["endpointslices"]),
-    _rule(READ, ["apps"], ["controllerrevisions", "daemonsets", "daemonsets/status",
-                           "deployments", "deployments/scale", "deployments/status",
-                           "replicasets", "replicasets/scale", "replicasets/status",
-                           "statefulsets", "statefulsets/scale", "statefulsets/status"]),
-    _rule(READ, ["autoscaling"], ["horizontalpodautoscalers",
-                                  "horizontalpodautoscalers/status"]),
-    _rule(READ, ["batch"], ["cronjobs", "cronjobs/status", "jobs", "jobs/status"]),
-    _rule(READ, ["extensions"], ["daemonsets", "daemonsets/status", "deployments",
-                                 "deployments/scale", "deployments/status", "ingresses",
-                                 "ingresses/status", "networkpolicies", "replicasets",
-                                 "replicasets/scale", "replicasets/status",
-                                 "replicationcontrollers/scale"]),
-    _rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
-    _rule(READ, ["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"]),
-]
-_EDIT = [
-    _rule(READ, [""], ["pods/attach", "pods/exec", "pods/portforward", "pods/proxy", "secrets",
-                       "services/proxy"]),
-    _rule(["impersonate"], [""], ["serviceaccounts"]),
-    _rule(WRITE, [""], ["pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"]),
-    _rule(["create"], [""], ["pods/eviction"]),
-    _rule(WRITE, [""], ["configmaps", "events", "persistentvolumeclaims",
-                        "replicationcontrollers", "replicationcontrollers/scale", "secrets",
-                        "serviceaccounts", "services", "services/proxy"]),
-    _rule(["create"], [""], ["serviceaccounts/token"]),
-    _rule(WRITE, ["apps"], ["daemonsets", "deployments", "deployments/rollback",
-                            "deployments/scale", "replicasets", "replicasets/scale",
-                            "statefulsets", "statefulsets/scale"]),
-    _rule(WRITE, ["autoscaling"], ["horizontalpodautoscalers"]),
-    _rule(WRITE, ["batch"], ["cronjobs", "jobs"]),
-    _rule(WRITE, ["extensions"], ["daemonsets", "deployments", "deployments/rollback",
-                                  "deployments/scale", "ingresses", "networkpolicies",
-                                  "replicasets", "replicasets/scale",
-                                  "replicationcontrollers/scale"]),
-    _rule(WRITE, ["policy"], ["poddisruptionbudgets"]),
-    _rule(WRITE, ["networking.k8s.io"], ["ingresses", "networkpolicies"]),
-    _rule(READ_WRITE, ["coordination.k8s.io"], ["leases"]),
-]
-_ADMIN = [
-    _rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
-    _rule(READ_WRITE, [GROUP], ["rolebindings", "roles"]),
-]
-_PUBLIC_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
-
-_AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
-
-#: name -> rules of the bootstrap ClusterRoles (aggregated ones: AGGREGATED)
-CLUSTER_ROLES: dict[str, list[Obj]] = {
-    "cluster-admin": [_rule(["*"], ["*"], ["*"]), _urls(["*"], ["*"])],
-    "admin": [],
-    "edit": [],
-    "view": [],
-    "system:aggregate-to-admin": _ADMIN,
-    "system:aggregate-to-edit": _EDIT,
-    "system:aggregate-to-view": _VIEW,
-    "system:discovery": [_urls(["get"], ["/api", "/api/*", "/apis", "/apis/*", "/healthz",
-                                         "/livez", "/openapi", "/openapi/*", "/readyz",
-                                         "/version", "/version/"])],
-    "system:basic-user": [
-        _rule(["create"], ["authorization.k8s.io"],
-              ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
-        _rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"]),
-    ],
-    "system:public-info-viewer": [_urls(["get"], _PUBLIC_URLS)],
-    "system:monitoring": [_urls(["get"], ["/healthz", "/healthz/*", "/livez", "/livez/*",
-                                          "/metrics", "/metrics/slis", "/readyz",
-                                          "/readyz/*"])],
-    "system:service-account-issuer-discovery": [_urls(["get"], [
-        "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
-        "/openid/v1/jwks", "/openid/v1/jwks/"])],
-    "system:auth-delegator": [
-        _rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
-        _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
-    ],
+#: resource -> the data files holding its bootstrap objects, in reconcile order
+POLICY_FILES: dict[str, tuple[str, ...]] = {
+    "clusterroles": ("cluster-roles.yaml", "controller-roles.yaml"),
+    "clusterrolebindings": ("cluster-role-bindings.yaml", "controller-role-bindings.yaml"),
+    "roles": ("namespace-roles.yaml",),
+    "rolebindings": ("namespace-role-bindings.yaml",),
 }
-#: aggregated role -> the label value its selector requires (`aggregate-to-<x>: "true"`)
-AGGREGATED = {"admin": "admin", "edit": "edit", "view": "view"}
-#: role -> the aggregate-to labels it carries (so it is part of the roles named)
-_AGGREGATE_LABELS = {
-    "edit": ("admin",), "view": ("edit",),
-    "system:aggregate-to-admin": ("admin",),
-    "system:aggregate-to-edit": ("edit",),
-    "system:aggregate-to-view": ("view",),
-}
-
-#: name -> groups of the bootstrap ClusterRoleBindings (each binds the role of its name)
-CLUSTER_ROLE_BINDINGS: dict[str, list[str]] = {
-    "cluster-admin": ["system:masters"],
-    "system:discovery": ["system:authenticated"],
-    "system:basic-user": ["system:authenticated"],
-    "system:public-info-viewer": ["system:authenticated", "system:unauthenticated"],
-    "system:monitoring": ["system:monitoring"],
-    "system:service-account-issuer-discovery": ["system:serviceaccounts"],
-}
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _metadata(name: str) -> Obj:
-    labels = dict(BOOTSTRAP_LABEL)
-    labels.update({f"{_AGGREGATE}{to}": "true" for to in _AGGREGATE_LABELS.get(name, ())})
-    return {"name": name, "labels": labels, "annotations": {AUTOUPDATE: "true"}}
+def _without_nulls(value: Any) -> Any:
+    """`value` with every null-valued mapping key removed (what a Go decoder leaves unset)."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+@functools.cache
+def policy() -> dict[str, tuple[Obj, ...]]:
+    """resource -> the bootstrap objects of that resource, parsed once. Shared: callers copy
+    before handing an object to anything that writes to it."""
+    data = resources.files(__package__).joinpath("policy")
+    out: dict[str, tuple[Obj, ...]] = {}
+    for resource, files in POLICY_FILES.items():
+        items: list[Obj] = []
+        for name in files:
+            document = yaml.load(data.joinpath(name).read_text(encoding="utf-8"), Loader=_LOADER)
+            items += (_without_nulls(item) for item in document["items"])
+        out[resource] = tuple(items)
+    return out
+
+
+async def load_policy() -> dict[str, tuple[Obj, ...]]:
+    """policy(), parsed on the offload worker the first time (~70 ms of YAML decoding that
+    must not hold the event loop); free afterwards."""
+    if policy.cache_info().currsize:
+        return policy()
+    return await offload.run(policy, weight=offload.HEAVY_BYTES + 1)
 
 
 def cluster_roles() -> list[Obj]:
-    roles = []
-    for name, rules in CLUSTER_ROLES.items():
-        role: Obj = {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole",
-                     "metadata": _metadata(name), "rules": [dict(r) for r in rules]}
-        if name in AGGREGATED:
-            role["aggregationRule"] = {"clusterRoleSelectors": [
-                {"matchLabels": {f"{_AGGREGATE}{AGGREGATED[name]}": "true"}}]}
-        roles.append(role)
-    return roles
+    """The bootstrap ClusterRoles (controller roles `system:controller:*` included), copies."""
+    return copy.deepcopy(list(policy()["clusterroles"]))
 
 
 def cluster_role_bindings() -> list[Obj]:
-    return [{"apiVersion": f"{GROUP}/v1", "kind": "ClusterRoleBinding",
-             "metadata": _metadata(name),
-             "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": name},
-             "subjects": [{"apiGroup": GROUP, "kind": "Group", "name": g} for g in groups]}
-            for name, groups in CLUSTER_ROLE_BINDINGS.items()]
+    """The bootstrap ClusterRoleBindings (controller bindings included), copies."""
+    return copy.deepcopy(list(policy()["clusterrolebindings"]))
+
+
+@functools.cache
+def _cluster_role_index() -> dict[str, Obj]:
+    return {role["metadata"]["name"]: role for role in policy()["clusterroles"]}
+
+
+def cluster_role_rules(name: str) -> list[Obj]:
+    """The rules of bootstrap ClusterRole `name` (copies; [] for an aggregated role); KeyError
+    for a name the policy does not have. The Node authorizer's NodeRules are
+    `cluster_role_rules("system:node")`, as upstream's bootstrappolicy.NodeRules()."""
+    return copy.deepcopy(_cluster_role_index()[name].get("rules") or [])
 
 
 def _items(obj: Obj, field: str) -> list[Any]:
@@ -185,17 +115,24 @@ def _missing(field: str, have: Obj, want: Obj) -> list[Any]:
     return [item for item in _items(want, field) if item not in current]
 
 
+def _field(resource: str, obj: Obj) -> str:
+    if resource.endswith("bindings"):
+        return "subjects"
+    return "aggregationRule" if "aggregationRule" in obj else "rules"
+
+
 async def _reconcile(registry: Any, wanted: Obj, field: str) -> str:
     """Create `wanted`, or add its missing `field` items when autoupdate allows; returns
     what was done ("created", "updated" or "")."""
-    name = wanted["metadata"]["name"]
+    meta = wanted["metadata"]
+    namespace, name = meta.get("namespace", ""), meta["name"]
     try:
-        current = await registry.get("", name)
+        current = await registry.get(namespace, name)
     except errors.StatusError as exc:
         if exc.code != 404:
             raise
         try:
-            await registry.create("", wanted)
+            await registry.create(namespace, copy.deepcopy(wanted))
         except errors.StatusError as exc2:
             if exc2.code != 409:
                 raise
@@ -207,31 +144,47 @@ async def _reconcile(registry: Any, wanted: Obj, field: str) -> str:
 
     def add_missing(latest: Obj | None) -> Obj:
         if latest is None:
-            return wanted
-        merged = [*_items(latest, field), *_missing(field, latest, wanted)]
+            return copy.deepcopy(wanted)
+        merged = [*_items(latest, field), *copy.deepcopy(_missing(field, latest, wanted))]
         if field == "aggregationRule":
             latest[field] = {"clusterRoleSelectors": merged}
         else:
             latest[field] = merged
         return latest
 
-    await registry.update("", name, add_missing)
+    await registry.update(namespace, name, add_missing)
     return "updated"
 
 
-async def reconcile(cluster_roles_registry: Any, bindings_registry: Any) -> dict[str, str]:
-    """The post-start hook: roles first (bindings refer to them). Returns name -> action for
-    what changed."""
+_KIND_LABEL = {"clusterroles": "clusterrole", "clusterrolebindings": "clusterrolebinding",
+               "roles": "role", "rolebindings": "rolebinding"}
+
+
+async def reconcile(cluster_roles_registry: Any, bindings_registry: Any,
+                    roles_registry: Any = None, role_bindings_registry: Any = None
+                    ) -> dict[str, str]:
+    """The post-start hook: cluster roles, cluster role bindings, then (when their registries
+    are given) the namespaced roles and bindings of kube-system and kube-public — roles before
+    the bindings that refer to them, as upstream. The namespaces must exist (the bootstrap
+    controller creates them first). Returns what changed: `<kind>/[<namespace>/]<name>` ->
+    "created" or "updated"."""
+    registries = {"clusterroles": cluster_roles_registry,
+                  "clusterrolebindings": bindings_registry,
+                  "roles": roles_registry, "rolebindings": role_bindings_registry}
     done: dict[str, str] = {}
-    for role in cluster_roles():
-        field = "aggregationRule" if "aggregationRule" in role else "rules"
-        action = await _reconcile(cluster_roles_registry, role, field)
-        if action:
-            done[f"clusterrole/{role['metadata']['name']}"] = action
-    for binding in cluster_role_bindings():
-        action = await _reconcile(bindings_registry, binding, "subjects")
-        if action:
-            done[f"clusterrolebinding/{binding['metadata']['name']}"] = action
+    for resource, wanted in (await load_policy()).items():
+        registry = registries[resource]
+        if registry is None:
+            continue
+        # one resource's objects at once: their writes share the store's WAL rounds (one
+        # fsync for the lot instead of one per object on a fresh data directory)
+        actions = await asyncio.gather(*(_reconcile(registry, obj, _field(resource, obj))
+                                         for obj in wanted))
+        for obj, action in zip(wanted, actions, strict=True):
+            if action:
+                meta = obj["metadata"]
+                where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+                done[f"{_KIND_LABEL[resource]}/{where}{meta['name']}"] = action
     if done:
-        log.info("bootstrap RBAC policy reconciled", changed=done)
+        log.info("bootstrap RBAC policy reconciled", changed=len(done))
     return done
