@@ -55,7 +55,7 @@ class APIServerOptions:
     basic_auth_file: str | None = None
     #: --client-ca-file: client certificates signed by this CA authenticate (CN user, O groups)
     client_ca_file: str | None = None
-    #: --authorization-mode: comma list of AlwaysAllow, AlwaysDeny, ABAC, RBAC (union)
+    #: --authorization-mode: comma list of AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node (union)
     authorization_mode: str = "AlwaysAllow"
     #: --authorization-policy-file: ABAC policy, one JSON object per line
     authorization_policy_file: str | None = None

@@ -31,7 +31,9 @@ from . import discovery, healthz, render
 from .admission import build_chain, registry_lookup
 from .admission.chain import PluginContext
 from .aggregator import Aggregator
+from .authz import node_authorizer
 from .authz.guard import build_guard
+from .authz.node import RESOURCES as NODE_RESOURCES
 from .authz.rbac import RESOURCES as RBAC_RESOURCES
 from .authz.rbac.aggregation import AggregationController
 from .authz.rbac.bootstrap import reconcile as reconcile_bootstrap_policy
@@ -94,8 +96,12 @@ class APIServer:
             options,
             None if self.tokens is None else ServiceAccountAuthenticator(self.tokens.verifier,
                                                                         self._lookup),
-            {resource: (store, self.registries[RBAC_GROUP, "v1", resource].root)
-             for resource in RBAC_RESOURCES if (RBAC_GROUP, "v1", resource) in self.registries})
+            {resource: (store, self.registries[group, "v1", resource].root)
+             for group, resource in (*((RBAC_GROUP, r) for r in RBAC_RESOURCES),
+                                     *(("", r) for r in NODE_RESOURCES))
+             if (group, "v1", resource) in self.registries})
+        #: the Node authorizer (--authorization-mode Node), its informers started with RBAC's
+        self.node_authorizer = node_authorizer(self.guard.authorizer) if self.guard else None
         if self.guard is not None and self.guard.rbac is not None:
             # escalation prevention runs before every other admission step
             self.admission.plugins.insert(0, EscalationCheck(self.guard.rbac,
@@ -179,6 +185,8 @@ class APIServer:
                 self.registries[RBAC_GROUP, "v1", "clusterroles"])
             await self.rbac_aggregation.settle()  # admin/edit/view filled before serving
             await self.rbac_aggregation.start()
+        if self.node_authorizer is not None:
+            await self.node_authorizer.start()
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
             self.registries["scheduling.k8s.io", "v1", "priorityclasses"])
@@ -195,6 +203,8 @@ class APIServer:
             await self.rbac_aggregation.stop()
         if self.guard is not None and self.guard.rbac is not None:
             await self.guard.rbac.stop()
+        if self.node_authorizer is not None:
+            await self.node_authorizer.stop()
         await self.webhook_client.close()
         await self.bootstrap.stop()
         await self.watch_clock.stop()

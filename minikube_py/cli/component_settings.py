@@ -84,7 +84,7 @@ APISERVER = (
     Setting("token-auth-file", None, "CSV token,user,uid[,\"group1,group2\"] (default on "
             "the secure port: an admin token generated into --cert-dir)", metavar="FILE"),
     Setting("basic-auth-file", None, "CSV password,user,uid[,groups]", metavar="FILE"),
-    Setting("authorization-mode", "AlwaysAllow", "AlwaysAllow, AlwaysDeny, ABAC, RBAC; a comma "
+    Setting("authorization-mode", "AlwaysAllow", "AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node; a comma "
             "list allows what any allows", metavar="MODES"),
     Setting("authorization-policy-file", None, "ABAC policy: one JSON object per line",
             metavar="FILE"),

@@ -40,6 +40,10 @@ class StoreInformer:
         self._task: asyncio.Task | None = None
         #: called (synchronously, on the loop) after every change of `items`
         self.listeners: list[Callable[[], None]] = []
+        #: called (synchronously, on the loop) per changed key with its new object, None when
+        #: deleted, before `listeners` — for caches kept incrementally (the Node authorizer's
+        #: graph); a re-list reports every listed key and the keys it no longer has
+        self.key_listeners: list[Callable[[str, Obj | None], None]] = []
 
     async def start(self) -> None:
         """List, then watch in the background; returns once the cache is synced."""
@@ -65,8 +69,13 @@ class StoreInformer:
 
     async def _relist(self) -> Any:
         result = await self.store.range(self.prefix)
-        self.items = {kv.key: codec.decode(kv) for kv in result.kvs}
+        previous, self.items = self.items, {kv.key: codec.decode(kv) for kv in result.kvs}
         self._revision = result.revision
+        for listener in self.key_listeners:
+            for key in previous.keys() - self.items.keys():
+                listener(key, None)
+            for key, obj in self.items.items():
+                listener(key, obj)
         self._changed()
         return await self.store.watch(self.prefix, start_revision=result.revision + 1)
 
@@ -84,11 +93,15 @@ class StoreInformer:
                     watch = await self._restart()
                     continue
                 for event in batch:
+                    key = event.kv.key
                     if event.type is EventType.DELETE:
-                        self.items.pop(event.kv.key, None)
+                        self.items.pop(key, None)
+                        obj = None
                     else:
-                        self.items[event.kv.key] = codec.decode(event.kv)
+                        obj = self.items[key] = codec.decode(event.kv)
                     self._revision = event.kv.mod_revision
+                    for listener in self.key_listeners:
+                        listener(key, obj)
                 self._changed()
         finally:
             await watch.cancel()

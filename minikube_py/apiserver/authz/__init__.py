@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from ...api import errors
 from ..authn import UserInfo
 
-MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC")
+MODES = ("AlwaysAllow", "AlwaysDeny", "ABAC", "RBAC", "Node")
 _READONLY_VERBS = frozenset({"get", "list", "watch"})
 #: (group, resource, subresource) a connection into which also needs `create` (KEP-4006)
 CREATE_TO_CONNECT = frozenset({("", "pods", "exec"), ("", "pods", "attach"),
@@ -108,12 +108,14 @@ def first_denied(authorizer: Authorizer, attrs: Attributes) -> tuple[Attributes,
 
 
 def build_authorizer(modes: str, policy_file: str | Path | None = None,
-                     rbac_sources: Mapping[str, tuple[Any, str]] | None = None) -> Authorizer:
-    """The authorizer --authorization-mode and --authorization-policy-file ask for; RBAC
-    reads its objects through informers over `rbac_sources` (resource -> (store, key
-    prefix), see authz.rbac; the caller starts them, `rbac_authorizer` finds it). Unknown
-    modes, ABAC without a policy file, or a policy file without ABAC raise ValueError (as
-    upstream's startup checks); a bad policy line raises ValueError naming file and line."""
+                     sources: Mapping[str, tuple[Any, str]] | None = None) -> Authorizer:
+    """The authorizer --authorization-mode and --authorization-policy-file ask for. RBAC and
+    Node read objects through informers over `sources` (resource -> (store, key prefix)):
+    RBAC its four kinds (authz.rbac.RESOURCES), Node pods and persistentvolumes
+    (authz.node.RESOURCES); the caller starts them (`rbac_authorizer`, `node_authorizer` find
+    the members). Unknown modes, ABAC without a policy file, or a policy file without ABAC
+    raise ValueError (as upstream's startup checks); a bad policy line raises ValueError
+    naming file and line."""
     from .abac import ABACAuthorizer
 
     names = [m.strip() for m in modes.split(",") if m.strip()]
@@ -131,9 +133,14 @@ def build_authorizer(modes: str, policy_file: str | Path | None = None,
                                  "(--authorization-policy-file)")
             authorizers.append(ABACAuthorizer.from_file(policy_file))
         elif name == "RBAC":
-            from .rbac import RBACAuthorizer
+            from .rbac import RESOURCES, RBACAuthorizer
 
-            authorizers.append(RBACAuthorizer(rbac_sources))
+            authorizers.append(RBACAuthorizer({r: s for r, s in (sources or {}).items()
+                                               if r in RESOURCES}))
+        elif name == "Node":
+            from .node import NodeAuthorizer
+
+            authorizers.append(NodeAuthorizer(sources))
         else:
             raise ValueError(f"unknown authorization mode {name!r} "
                              f"(one of {', '.join(MODES)})")
@@ -148,6 +155,14 @@ def rbac_authorizer(authorizer: Authorizer) -> Any:
 
     members = authorizer.authorizers if isinstance(authorizer, UnionAuthorizer) else [authorizer]
     return next((a for a in members if isinstance(a, RBACAuthorizer)), None)
+
+
+def node_authorizer(authorizer: Authorizer) -> Any:
+    """The NodeAuthorizer inside `authorizer` (itself or a union member), or None."""
+    from .node import NodeAuthorizer
+
+    members = authorizer.authorizers if isinstance(authorizer, UnionAuthorizer) else [authorizer]
+    return next((a for a in members if isinstance(a, NodeAuthorizer)), None)
 
 
 def forbidden_message(attrs: Attributes) -> str:

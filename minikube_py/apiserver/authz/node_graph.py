@@ -1,0 +1,181 @@
+"""Which objects a node may read: the relationships its pods establish, kept incrementally.
+
+Kubernetes piece: plugin/pkg/auth/authorizer/node/graph.go (AddPod, DeletePod, AddPV,
+DeletePV) with pkg/api/pod's VisitPodSecretNames / VisitPodConfigmapNames. Upstream keeps a
+directed graph — secret/configmap/pvc/serviceaccount/resourceclaim -> pod -> node, pv -> pvc —
+and walks it per check, with a "destination edge index" as a shortcut for vertices with many
+edges. Every path the authorizer asks about here is at most two hops long (object -> pod ->
+node, or pv -> pvc -> pod -> node), so the walk is replaced by its result: for each object, a
+count per node of the bound pods that reference it. A check is two dict lookups whatever the
+number of pods; a pod event re-files that one pod (its old references are released, its new
+ones counted). Pure: no I/O; the authorizer (node.py) feeds it from informers.
+
+As upstream: only pods with `spec.nodeName` count; a mirror pod (annotation
+`kubernetes.io/config.mirror`) links only itself to its node, never what it references, so a
+node cannot grant itself access by creating one; a generic ephemeral volume's claim is
+`<pod>-<volume>`; a PV counts through its `spec.claimRef`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+Obj = dict[str, Any]
+
+SECRET = "secret"
+CONFIGMAP = "configmap"
+PVC = "persistentvolumeclaim"
+PV = "persistentvolume"
+SERVICEACCOUNT = "serviceaccount"
+RESOURCECLAIM = "resourceclaim"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+#: volume source -> where its secret's name sits (VisitPodSecretNames' volume cases)
+_SECRET_VOLUMES = {"azureFile": ("secretName",), "cephfs": ("secretRef", "name"),
+                   "cinder": ("secretRef", "name"), "flexVolume": ("secretRef", "name"),
+                   "rbd": ("secretRef", "name"), "secret": ("secretName",),
+                   "scaleIO": ("secretRef", "name"), "iscsi": ("secretRef", "name"),
+                   "storageos": ("secretRef", "name"), "csi": ("nodePublishSecretRef", "name")}
+
+#: (kind, name) of one object a pod references, in the pod's namespace
+Ref = tuple[str, str]
+
+
+def _dicts(value: Any) -> list[Obj]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for part in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def _containers(spec: Obj) -> Iterator[Obj]:
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        yield from _dicts(spec.get(field))
+
+
+def pod_references(pod: Obj) -> set[Ref]:
+    """What a bound pod makes readable to its node (graph.go's AddPod edges into the pod):
+    secrets and configmaps it mounts, projects, pulls with or reads into env; its PVCs;
+    its service account; its resource claims."""
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    refs: set[Ref] = set()
+
+    def add(kind: str, name: Any) -> None:
+        if isinstance(name, str) and name:
+            refs.add((kind, name))
+
+    add(SERVICEACCOUNT, spec.get("serviceAccountName"))
+    for secret in _dicts(spec.get("imagePullSecrets")):
+        add(SECRET, secret.get("name"))
+    for container in _containers(spec):
+        for source in _dicts(container.get("envFrom")):
+            add(SECRET, _get(source, "secretRef", "name"))
+            add(CONFIGMAP, _get(source, "configMapRef", "name"))
+        for env in _dicts(container.get("env")):
+            add(SECRET, _get(env, "valueFrom", "secretKeyRef", "name"))
+            add(CONFIGMAP, _get(env, "valueFrom", "configMapKeyRef", "name"))
+    pod_name = _get(pod, "metadata", "name")
+    for volume in _dicts(spec.get("volumes")):
+        for source, path in _SECRET_VOLUMES.items():
+            add(SECRET, _get(volume, source, *path))
+        add(CONFIGMAP, _get(volume, "configMap", "name"))
+        for projection in _dicts(_get(volume, "projected", "sources")):
+            add(SECRET, _get(projection, "secret", "name"))
+            add(CONFIGMAP, _get(projection, "configMap", "name"))
+        add(PVC, _get(volume, "persistentVolumeClaim", "claimName"))
+        if isinstance(volume.get("ephemeral"), dict) and isinstance(pod_name, str):
+            add(PVC, f"{pod_name}-{volume.get('name')}")  # ephemeral.VolumeClaimName
+    generated = {s.get("name"): s.get("resourceClaimName")
+                 for s in _dicts(_get(pod, "status", "resourceClaimStatuses"))}
+    for claim in _dicts(spec.get("resourceClaims")):
+        # resourceclaim.Name: the named claim, or the one generated from the template
+        add(RESOURCECLAIM, claim.get("resourceClaimName") or generated.get(claim.get("name")))
+    return refs
+
+
+class NodeGraph:
+    """reachable(node, kind, namespace, name): is the object reachable from `node`?"""
+
+    def __init__(self) -> None:
+        #: pod key -> (node, namespace, name, refs counted for it)
+        self._pods: dict[str, tuple[str, str, str, frozenset[Ref]]] = {}
+        #: (kind, namespace, name) -> node -> how many of its bound pods reference it
+        self._reach: dict[tuple[str, str, str], dict[str, int]] = {}
+        #: pv name -> (namespace, name) of its claimRef
+        self._pv_claims: dict[str, tuple[str, str]] = {}
+        #: pv key -> pv name (so a deletion, which has no object, finds it)
+        self._pv_names: dict[str, str] = {}
+
+    # -- pods ---------------------------------------------------------------------------
+    def set_pod(self, key: str, pod: Obj | None) -> None:
+        """The pod stored at `key` is now `pod` (None: deleted). Unbound pods count for
+        nothing; a pod whose node and references did not change costs one comparison."""
+        filed = self._pods.get(key)
+        entry = _pod_entry(pod) if pod is not None else None
+        if entry == filed:
+            return
+        if filed is not None:
+            self._count(filed, -1)
+            del self._pods[key]
+        if entry is not None:
+            self._pods[key] = entry
+            self._count(entry, +1)
+
+    def _count(self, entry: tuple[str, str, str, frozenset[Ref]], delta: int) -> None:
+        node, namespace, _, refs = entry
+        reach = self._reach
+        for kind, ref_name in refs:
+            vertex = (kind, namespace, ref_name)
+            counts = reach.setdefault(vertex, {})
+            total = counts.get(node, 0) + delta
+            if total > 0:
+                counts[node] = total
+            else:
+                counts.pop(node, None)
+                if not counts:
+                    del reach[vertex]
+
+    # -- persistent volumes ---------------------------------------------------------------
+    def set_pv(self, key: str, pv: Obj | None) -> None:
+        """AddPV/DeletePV: a PV is reachable from the nodes its claim is reachable from."""
+        name = self._pv_names.pop(key, None)
+        if name is not None:
+            self._pv_claims.pop(name, None)
+        if pv is None:
+            return
+        name = _get(pv, "metadata", "name")
+        claim = _get(pv, "spec", "claimRef")
+        if not isinstance(name, str):
+            return
+        self._pv_names[key] = name
+        if isinstance(claim, dict) and isinstance(claim.get("name"), str):
+            self._pv_claims[name] = (str(claim.get("namespace") or ""), claim["name"])
+
+    # -- queries ------------------------------------------------------------------------
+    def reachable(self, node: str, kind: str, namespace: str, name: str) -> bool:
+        if kind == PV:
+            claim = self._pv_claims.get(name)
+            return claim is not None and self.reachable(node, PVC, *claim)
+        counts = self._reach.get((kind, namespace, name))
+        return counts is not None and node in counts
+
+    def pods_on(self, node: str) -> int:
+        """How many bound pods the graph holds for `node` (tests, debugging)."""
+        return sum(1 for entry in self._pods.values() if entry[0] == node)
+
+
+def _pod_entry(pod: Obj) -> tuple[str, str, str, frozenset[Ref]] | None:
+    node = _get(pod, "spec", "nodeName")
+    namespace, name = _get(pod, "metadata", "namespace"), _get(pod, "metadata", "name")
+    if not (isinstance(node, str) and node and isinstance(name, str)):
+        return None
+    annotations = _get(pod, "metadata", "annotations")
+    mirror = isinstance(annotations, dict) and MIRROR_ANNOTATION in annotations
+    refs = frozenset() if mirror else frozenset(pod_references(pod))
+    return node, str(namespace or ""), name, refs
