@@ -25,8 +25,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
 from ..admission.informer import StoreInformer
 from ..authn import UserInfo
 from . import Attributes
@@ -41,8 +39,6 @@ from .node_graph import (
 )
 from .rbac.rules import Rule, rule_allows
 from .rules import Rules
-
-log = structlog.get_logger(component="apiserver.authz.node")
 
 NODES_GROUP = "system:nodes"
 NODE_USER_PREFIX = "system:node:"
@@ -122,8 +118,6 @@ class NodeAuthorizer:
             return False, "No Object name found"
         if self.graph.reachable(node, kind, attrs.namespace, attrs.name):
             return _ALLOW
-        log.debug("node deny", node=node, kind=kind, namespace=attrs.namespace,
-                  name=attrs.name)
         return False, f"no relationship found between node '{node}' and this object"
 
     def _read_namespaced(self, node: str, kind: str, attrs: Attributes) -> Decision:

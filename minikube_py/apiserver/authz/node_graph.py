@@ -82,8 +82,10 @@ def pod_references(pod: Obj) -> set[Ref]:
             add(CONFIGMAP, _get(env, "valueFrom", "configMapKeyRef", "name"))
     pod_name = _get(pod, "metadata", "name")
     for volume in _dicts(spec.get("volumes")):
-        for source, path in _SECRET_VOLUMES.items():
-            add(SECRET, _get(volume, source, *path))
+        for source, value in volume.items():
+            path = _SECRET_VOLUMES.get(source)
+            if path is not None:
+                add(SECRET, _get(value, *path))
         add(CONFIGMAP, _get(volume, "configMap", "name"))
         for projection in _dicts(_get(volume, "projected", "sources")):
             add(SECRET, _get(projection, "secret", "name"))
@@ -105,6 +107,8 @@ class NodeGraph:
     def __init__(self) -> None:
         #: pod key -> (node, namespace, name, refs counted for it)
         self._pods: dict[str, tuple[str, str, str, frozenset[Ref]]] = {}
+        #: pod key -> what its entry was computed from (a status update skips the walk)
+        self._inputs: dict[str, tuple[Any, ...]] = {}
         #: (kind, namespace, name) -> node -> how many of its bound pods reference it
         self._reach: dict[tuple[str, str, str], dict[str, int]] = {}
         #: pv name -> (namespace, name) of its claimRef
@@ -116,8 +120,15 @@ class NodeGraph:
     def set_pod(self, key: str, pod: Obj | None) -> None:
         """The pod stored at `key` is now `pod` (None: deleted). Unbound pods count for
         nothing; a pod whose node and references did not change costs one comparison."""
+        inputs = _pod_inputs(pod) if pod is not None else None
+        if inputs is not None and inputs == self._inputs.get(key):
+            return  # e.g. a status update: nothing the references come from changed
         filed = self._pods.get(key)
         entry = _pod_entry(pod) if pod is not None else None
+        if inputs is None:
+            self._inputs.pop(key, None)
+        else:
+            self._inputs[key] = inputs
         if entry == filed:
             return
         if filed is not None:
@@ -168,6 +179,16 @@ class NodeGraph:
     def pods_on(self, node: str) -> int:
         """How many bound pods the graph holds for `node` (tests, debugging)."""
         return sum(1 for entry in self._pods.values() if entry[0] == node)
+
+
+def _pod_inputs(pod: Obj) -> tuple[Any, ...]:
+    """Everything _pod_entry reads: the spec, the identity, the mirror annotation and the
+    generated resource-claim names (compared with ==, a C-level walk)."""
+    meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+    annotations = meta.get("annotations")
+    return (pod.get("spec"), meta.get("namespace"), meta.get("name"),
+            isinstance(annotations, dict) and MIRROR_ANNOTATION in annotations,
+            _get(pod, "status", "resourceClaimStatuses"))
 
 
 def _pod_entry(pod: Obj) -> tuple[str, str, str, frozenset[Ref]] | None:

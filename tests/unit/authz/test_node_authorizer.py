@@ -205,3 +205,22 @@ def test_mode_node_builds_a_node_authorizer() -> None:
     assert isinstance(node, NodeAuthorizer)
     # each takes the informers it needs
     assert set(node.informers) == {"pods"} and set(rbac.informers) == {"roles"}
+
+
+def test_a_status_update_keeps_references_and_a_generated_claim_adds_one() -> None:
+    graph = NodeGraph()
+    templated = pod("t", resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "tpl"}],
+                    volumes=[{"name": "s", "secret": {"secretName": "s"}}])
+    graph.set_pod("k", templated)
+    assert not graph.reachable("node-1", RESOURCECLAIM, "ns", "t-gpu-abc")
+    running = {**templated, "status": {"phase": "Running"}}
+    graph.set_pod("k", running)
+    assert graph.reachable("node-1", SECRET, "ns", "s")
+    claimed = {**templated, "status": {"resourceClaimStatuses": [
+        {"name": "gpu", "resourceClaimName": "t-gpu-abc"}]}}
+    graph.set_pod("k", claimed)
+    assert graph.reachable("node-1", RESOURCECLAIM, "ns", "t-gpu-abc")
+    unbound = {**claimed, "spec": {**claimed["spec"], "nodeName": ""}}
+    graph.set_pod("k", unbound)
+    assert not graph.reachable("node-1", SECRET, "ns", "s")
+    assert graph._reach == {}
