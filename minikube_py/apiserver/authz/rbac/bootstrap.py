@@ -22,11 +22,12 @@ reconciliation only adds its missing selectors.
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
+from collections.abc import Coroutine
 from importlib import resources
 from typing import Any
 
+import orjson
 import structlog
 import yaml
 
@@ -46,6 +47,11 @@ POLICY_FILES: dict[str, tuple[str, ...]] = {
     "rolebindings": ("namespace-role-bindings.yaml",),
 }
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of JSON data (several times faster than copy.deepcopy)."""
+    return orjson.loads(orjson.dumps(value))
 
 
 def _without_nulls(value: Any) -> Any:
@@ -82,12 +88,12 @@ async def load_policy() -> dict[str, tuple[Obj, ...]]:
 
 def cluster_roles() -> list[Obj]:
     """The bootstrap ClusterRoles (controller roles `system:controller:*` included), copies."""
-    return copy.deepcopy(list(policy()["clusterroles"]))
+    return _copy(list(policy()["clusterroles"]))
 
 
 def cluster_role_bindings() -> list[Obj]:
     """The bootstrap ClusterRoleBindings (controller bindings included), copies."""
-    return copy.deepcopy(list(policy()["clusterrolebindings"]))
+    return _copy(list(policy()["clusterrolebindings"]))
 
 
 @functools.cache
@@ -99,7 +105,7 @@ def cluster_role_rules(name: str) -> list[Obj]:
     """The rules of bootstrap ClusterRole `name` (copies; [] for an aggregated role); KeyError
     for a name the policy does not have. The Node authorizer's NodeRules are
     `cluster_role_rules("system:node")`, as upstream's bootstrappolicy.NodeRules()."""
-    return copy.deepcopy(_cluster_role_index()[name].get("rules") or [])
+    return _copy(_cluster_role_index()[name].get("rules") or [])
 
 
 def _items(obj: Obj, field: str) -> list[Any]:
@@ -121,9 +127,10 @@ def _field(resource: str, obj: Obj) -> str:
     return "aggregationRule" if "aggregationRule" in obj else "rules"
 
 
-async def _reconcile(registry: Any, wanted: Obj, field: str) -> str:
-    """Create `wanted`, or add its missing `field` items when autoupdate allows; returns
-    what was done ("created", "updated" or "")."""
+async def _plan(registry: Any, wanted: Obj, field: str) -> Coroutine[Any, Any, str] | None:
+    """What reconciling `wanted` needs: None when nothing (it exists with every `field` item,
+    or its autoupdate annotation is "false"), else the write to make — a create, or an update
+    adding the missing items — whose result is "created", "updated" or "" (lost a race)."""
     meta = wanted["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
     try:
@@ -131,21 +138,29 @@ async def _reconcile(registry: Any, wanted: Obj, field: str) -> str:
     except errors.StatusError as exc:
         if exc.code != 404:
             raise
-        try:
-            await registry.create(namespace, copy.deepcopy(wanted))
-        except errors.StatusError as exc2:
-            if exc2.code != 409:
-                raise
-            return ""
-        return "created"
+        return _create(registry, namespace, wanted)
     annotations = (current.get("metadata") or {}).get("annotations") or {}
     if annotations.get(AUTOUPDATE) == "false" or not _missing(field, current, wanted):
-        return ""
+        return None
+    return _add_missing(registry, namespace, name, wanted, field)
 
+
+async def _create(registry: Any, namespace: str, wanted: Obj) -> str:
+    try:
+        await registry.create(namespace, _copy(wanted))
+    except errors.StatusError as exc:
+        if exc.code != 409:
+            raise
+        return ""
+    return "created"
+
+
+async def _add_missing(registry: Any, namespace: str, name: str, wanted: Obj,
+                       field: str) -> str:
     def add_missing(latest: Obj | None) -> Obj:
         if latest is None:
-            return copy.deepcopy(wanted)
-        merged = [*_items(latest, field), *copy.deepcopy(_missing(field, latest, wanted))]
+            return _copy(wanted)
+        merged = [*_items(latest, field), *_copy(_missing(field, latest, wanted))]
         if field == "aggregationRule":
             latest[field] = {"clusterRoleSelectors": merged}
         else:
@@ -176,11 +191,12 @@ async def reconcile(cluster_roles_registry: Any, bindings_registry: Any,
         registry = registries[resource]
         if registry is None:
             continue
-        # one resource's objects at once: their writes share the store's WAL rounds (one
-        # fsync for the lot instead of one per object on a fresh data directory)
-        actions = await asyncio.gather(*(_reconcile(registry, obj, _field(resource, obj))
-                                         for obj in wanted))
-        for obj, action in zip(wanted, actions, strict=True):
+        # reads one by one (they never wait), then one resource's writes at once: they share
+        # the store's WAL rounds — one fsync for the lot on a fresh data directory
+        writes = [(obj, write) for obj in wanted
+                  if (write := await _plan(registry, obj, _field(resource, obj))) is not None]
+        actions = await asyncio.gather(*(write for _, write in writes))
+        for (obj, _), action in zip(writes, actions, strict=True):
             if action:
                 meta = obj["metadata"]
                 where = f"{meta['namespace']}/" if meta.get("namespace") else ""
