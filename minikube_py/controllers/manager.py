@@ -44,6 +44,8 @@ CONTROLLERS: dict[str, str] = {
     "root-ca-cert-publisher": "rootcacertpublisher:RootCACertPublisher",
     "serviceaccount-token": "tokens:TokensController",
     "csrsigning": "csrsigning:CSRSigningController",
+    "csrapproving": "csrapproving:CSRApprovingController",
+    "csrcleaner": "csrcleaner:CSRCleanerController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 
