@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -200,7 +201,6 @@ async def test_the_official_client_gets_upstreams_403_then_approves(secure: Secu
             try:
                 done = certs.replace_certificate_signing_request_approval("dave", csr)
             except kubernetes.client.ApiException as exc:
-                import json
                 return exc.status, json.loads(exc.body)
             return 200, [c.type for c in done.status.conditions]
 
@@ -276,9 +276,9 @@ async def test_a_system_masters_subject_is_refused_for_the_client_signer(secure:
         status, body = await api.call("POST", PATH, token, csr_body("root", request))
         assert (status, body["reason"], body["message"]) == (
             403, "Forbidden",
-            'certificatesigningrequests.certificates.k8s.io "root" is forbidden: use of '
+            ('certificatesigningrequests.certificates.k8s.io "root" is forbidden: use of '
             "kubernetes.io/kube-apiserver-client signer with system:masters group is not "
-            "allowed")
+            "allowed"))
     # other signers may carry the group (theirs to judge), and other groups pass
     await create(api, "mallory-token", csr_body("root", request, signer="example.com/x"))
     plain, _ = new_request("dev", ("dev",))
