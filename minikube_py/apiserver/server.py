@@ -218,6 +218,8 @@ class APIServer:
             middlewares=[filter_chain(self.metrics, readonly=opts.max_requests_inflight,
                                       mutating=opts.max_mutating_requests_inflight,
                                       guard=self.guard.check if self.guard else None,
+                                      authorize_asserted=(self.guard.authorize
+                                                          if self.guard else None),
                                       request_timeout=opts.request_timeout,
                                       max_watches_per_client=opts.max_watches_per_client)],
             client_max_size=4 * 1024 * 1024,
