@@ -120,6 +120,7 @@ def with_approval(csr: Obj, message: str) -> Obj:
 
 class CSRApprovingController(Controller):
     name = "csrapproving"
+    service_account = "certificate-controller"  # upstream starts it with that client
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)

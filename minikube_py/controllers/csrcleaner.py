@@ -102,6 +102,7 @@ def clean_reason(csr: Obj, now: datetime.datetime) -> str | None:
 
 class CSRCleanerController(Controller):
     name = "csrcleaner"
+    service_account = "certificate-controller"  # upstream starts it with that client
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
