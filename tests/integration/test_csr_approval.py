@@ -24,8 +24,11 @@ from cryptography.x509.oid import NameOID
 
 from minikube_py.apiserver.admission import PLUGINS
 from minikube_py.apiserver.admission.order import enabled
+from minikube_py.apiserver.authn import UserInfo
+from minikube_py.apiserver.authn.identities import service_account_user
 from minikube_py.client import Client
 from minikube_py.client.http import HTTPTransport
+from minikube_py.client.inprocess import InProcessTransport
 from minikube_py.client.resources import CERTIFICATE_SIGNING_REQUESTS as CSRS
 from minikube_py.controllers.csrapproving import CSRApprovingController
 from minikube_py.controllers.csrsigning import CSRSigningController
@@ -307,14 +310,20 @@ async def test_the_plugins_can_be_disabled(tmp_path: Path) -> None:
 
 # -- csrapproving ----------------------------------------------------------------------------
 
-@pytest.fixture
-async def controllers(secure: Secure, tmp_path: Path):
-    """csrapproving + csrsigning over HTTPS as system:kube-controller-manager."""
+@pytest.fixture(params=["https", "in-process"])
+async def controllers(request, secure: Secure, tmp_path: Path):
+    """csrapproving + csrsigning over HTTPS as system:kube-controller-manager (a token), or
+    in-process as kube-system/certificate-controller (the all-in-one's asserted identity)."""
     api = secure
-    await grant(api, "test:certificate-controllers", user("system:kube-controller-manager"))
-    assert await allowed(api, "system:kube-controller-manager", [], group="certificates.k8s.io",
+    if request.param == "https":
+        who = UserInfo("system:kube-controller-manager")
+        client = Client(HTTPTransport(api.https, token="kcm-token", ca_data=api.ca.read_bytes()))
+    else:
+        who = service_account_user("kube-system", "certificate-controller")
+        client = Client(InProcessTransport(api.app, user=who))
+    await grant(api, "test:certificate-controllers", user(who.name))
+    assert await allowed(api, who.name, list(who.groups), group="certificates.k8s.io",
                          resource="signers", name=KUBELET_SIGNER, verb="sign")
-    client = Client(HTTPTransport(api.https, token="kcm-token", ca_data=api.ca.read_bytes()))
     certs = tmp_path / "certs"
     try:
         async with running(client, CSRApprovingController, CSRSigningController,
