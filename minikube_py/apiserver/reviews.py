@@ -27,7 +27,7 @@ from ..api.validation import reviews as validation
 from ..registry import reviews as kinds
 from ..registry.strategy import Strategy
 from . import render, strictness
-from .authn import ALL_AUTHENTICATED, INSECURE_SUPERUSER, UnionAuthenticator, UserInfo
+from .authn import INSECURE_SUPERUSER, UnionAuthenticator, UserInfo
 from .authz import AlwaysAllow, Attributes, Authorizer
 from .authz.guard import USER
 from .authz.rules import rules_for
@@ -206,7 +206,7 @@ async def _token_review(strategy: Strategy, body: Obj, guard: Guard | None) -> O
         user, matched = await guard.service_accounts.review(token, audiences)
         answer["status"] = {"user": {}} if user is None else {
             "authenticated": True, "audiences": matched, "user": user_info_json(
-                UserInfo(user.name, user.uid, (*user.groups, ALL_AUTHENTICATED)))}
+                user.authenticated())}
     else:
         answer["status"] = token_review_status(guard.authenticator, token, audiences)
     return answer

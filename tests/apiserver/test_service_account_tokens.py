@@ -145,6 +145,17 @@ async def test_pod_bound_token(api: Secure) -> None:
     assert private["pod"] == {"name": "p", "uid": created["metadata"]["uid"]}
     assert private["node"]["name"] == "n1"
     assert (await api.call("GET", f"{NS}/pods", token))[0] == 200
+    # whoami: the bound pod, node and token ID are the user's extra, as upstream 1.31
+    status, review = await api.call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                    token, {"apiVersion": "authentication.k8s.io/v1",
+                                            "kind": "SelfSubjectReview"})
+    assert status == 201, review
+    extra = review["status"]["userInfo"]["extra"]
+    assert extra["authentication.kubernetes.io/pod-name"] == ["p"]
+    assert extra["authentication.kubernetes.io/pod-uid"] == [created["metadata"]["uid"]]
+    assert extra["authentication.kubernetes.io/node-name"] == ["n1"]
+    assert extra["authentication.kubernetes.io/credential-id"] == [
+        f"JTI={jwt.decode(token, options={'verify_signature': False})['jti']}"]
     status, _ = await api.call("DELETE", f"{NS}/pods/p?gracePeriodSeconds=0", "admin-token")
     assert status == 200
     assert (await api.call("GET", f"{NS}/pods", token))[0] == 401
@@ -256,10 +267,14 @@ async def test_token_review_of_service_account_tokens(api: Secure) -> None:
 
     answer = await review()
     assert answer["authenticated"] is True and answer["audiences"] == [ISSUER]
+    jti = jwt.decode(token, options={"verify_signature": False})["jti"]
     assert answer["user"] == {"username": "system:serviceaccount:default:robot",
                               "uid": account["metadata"]["uid"],
                               "groups": ["system:serviceaccounts", "system:serviceaccounts:default",
-                                         "system:authenticated"]}
+                                         "system:authenticated"],
+                              # 1.30+: every token's ID (ServiceAccountTokenJTI)
+                              "extra": {"authentication.kubernetes.io/credential-id":
+                                        [f"JTI={jti}"]}}
     assert (await review(["vault", "other"]))["audiences"] == ["vault"]
     assert (await review(["other"])) == {"user": {}}
     assert (await api.call("DELETE", f"{NS}/serviceaccounts/robot", "admin-token"))[0] == 200

@@ -29,7 +29,6 @@ from aiohttp import web
 
 from ...api import errors
 from ..authn import (
-    ALL_AUTHENTICATED,
     UnionAuthenticator,
     UserInfo,
     build_authenticator,
@@ -108,7 +107,7 @@ class Guard:
         assert self.service_accounts is not None
         user = await self.service_accounts.authenticate(token)
         if user is not None:
-            user = UserInfo(user.name, user.uid, (*user.groups, ALL_AUTHENTICATED))
+            user = user.authenticated()
         return self._decide(request, info, user)
 
     def _decide(self, request: web.Request, info: RequestInfo,

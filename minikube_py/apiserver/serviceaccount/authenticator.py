@@ -61,7 +61,8 @@ class ServiceAccountAuthenticator:
             log.debug("service account token refused", reason=str(exc))
             return None, []
         user = UserInfo(service_account_username(bound.namespace, bound.account.name),
-                        bound.account.uid, service_account_groups(bound.namespace))
+                        bound.account.uid, service_account_groups(bound.namespace),
+                        sa_claims.user_extra(bound))
         return user, self.verifier.matched_audiences(
             claims, self.verifier.audiences if wanted is None else wanted)
 
