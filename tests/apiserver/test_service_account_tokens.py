@@ -145,17 +145,32 @@ async def test_pod_bound_token(api: Secure) -> None:
     assert private["pod"] == {"name": "p", "uid": created["metadata"]["uid"]}
     assert private["node"]["name"] == "n1"
     assert (await api.call("GET", f"{NS}/pods", token))[0] == 200
+    # whoami: the bound pod, node and token ID are the user's extra, as upstream 1.31
+    status, review = await api.call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                    token, {"apiVersion": "authentication.k8s.io/v1",
+                                            "kind": "SelfSubjectReview"})
+    assert status == 201, review
+    extra = review["status"]["userInfo"]["extra"]
+    assert extra["authentication.kubernetes.io/pod-name"] == ["p"]
+    assert extra["authentication.kubernetes.io/pod-uid"] == [created["metadata"]["uid"]]
+    assert extra["authentication.kubernetes.io/node-name"] == ["n1"]
+    assert extra["authentication.kubernetes.io/credential-id"] == [
+        f"JTI={jwt.decode(token, options={'verify_signature': False})['jti']}"]
     status, _ = await api.call("DELETE", f"{NS}/pods/p?gracePeriodSeconds=0", "admin-token")
     assert status == 200
     assert (await api.call("GET", f"{NS}/pods", token))[0] == 401
 
 
-async def test_issuer_discovery_is_public(api: Secure) -> None:
-    status, body = await api.call("GET", "/.well-known/openid-configuration")
+async def test_issuer_discovery(api: Secure) -> None:
+    """Authenticated callers the authorizer allows (here AlwaysAllow) read it; anonymous ones
+    are refused, as upstream (whose bootstrap policy grants it to service accounts only)."""
+    assert (await api.call("GET", "/.well-known/openid-configuration"))[0] == 401
+    status, body = await api.call("GET", "/.well-known/openid-configuration", "admin-token")
     assert status == 200
     assert body["issuer"] == ISSUER and body["jwks_uri"] == ISSUER + "/openid/v1/jwks"
     assert body["id_token_signing_alg_values_supported"] == ["RS256"]
-    async with api.session.get(api.https + "/openid/v1/jwks") as resp:
+    async with api.session.get(api.https + "/openid/v1/jwks",
+                               headers={"Authorization": "Bearer admin-token"}) as resp:
         assert resp.status == 200
         keys = (await resp.json(content_type=None))["keys"]
     token = (await (_sa(api)) and await _token(api))[1]["status"]["token"]
@@ -252,10 +267,14 @@ async def test_token_review_of_service_account_tokens(api: Secure) -> None:
 
     answer = await review()
     assert answer["authenticated"] is True and answer["audiences"] == [ISSUER]
+    jti = jwt.decode(token, options={"verify_signature": False})["jti"]
     assert answer["user"] == {"username": "system:serviceaccount:default:robot",
                               "uid": account["metadata"]["uid"],
                               "groups": ["system:serviceaccounts", "system:serviceaccounts:default",
-                                         "system:authenticated"]}
+                                         "system:authenticated"],
+                              # 1.30+: every token's ID (ServiceAccountTokenJTI)
+                              "extra": {"authentication.kubernetes.io/credential-id":
+                                        [f"JTI={jti}"]}}
     assert (await review(["vault", "other"]))["audiences"] == ["vault"]
     assert (await review(["other"])) == {"user": {}}
     assert (await api.call("DELETE", f"{NS}/serviceaccounts/robot", "admin-token"))[0] == 200

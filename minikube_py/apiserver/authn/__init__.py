@@ -29,6 +29,11 @@ class UserInfo:
     groups: tuple[str, ...] = ()
     extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
+    def authenticated(self) -> UserInfo:
+        """This user as the authenticator union hands it on: with the group
+        system:authenticated (upstream's group adder), everything else kept."""
+        return UserInfo(self.name, self.uid, (*self.groups, ALL_AUTHENTICATED), self.extra)
+
     def to_api(self) -> dict:
         """authentication/v1 UserInfo, empty fields left out (what reviews and admission
         webhooks send)."""
@@ -68,7 +73,7 @@ class UnionAuthenticator:
             if user is not None:
                 if ALL_AUTHENTICATED in user.groups:
                     return user
-                return UserInfo(user.name, user.uid, (*user.groups, ALL_AUTHENTICATED))
+                return user.authenticated()
         return None
 
 

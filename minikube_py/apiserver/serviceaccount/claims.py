@@ -19,20 +19,9 @@ from ...serviceaccount_keys import (
     LEGACY_SECRET_CLAIM,
     LEGACY_UID_CLAIM,
 )
+from ..authn.identities import service_account_username as username
 
-USER_PREFIX = "system:serviceaccount:"
-ALL_SERVICE_ACCOUNTS = "system:serviceaccounts"
 PRIVATE_CLAIM = "kubernetes.io"
-
-
-def username(namespace: str, name: str) -> str:
-    """serviceaccount.MakeUsername: `system:serviceaccount:<ns>:<name>`."""
-    return f"{USER_PREFIX}{namespace}:{name}"
-
-
-def groups(namespace: str) -> tuple[str, ...]:
-    """serviceaccount.MakeGroupNames: every account's group and its namespace's group."""
-    return (ALL_SERVICE_ACCOUNTS, f"{ALL_SERVICE_ACCOUNTS}:{namespace}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +74,28 @@ class BoundClaims:
     jti: str
     #: a legacy Secret token: valid while its Secret holds exactly this token
     legacy: bool = False
+
+
+#: the user's extra keys a token's bound objects and ID become (serviceaccount.PodNameKey, ...)
+EXTRA_PREFIX = "authentication.kubernetes.io/"
+
+
+def user_extra(bound: BoundClaims) -> dict[str, tuple[str, ...]]:
+    """ServiceAccountInfo.UserInfo's extra: the pod a token is bound to (name and uid), its
+    ID (`credential-id: JTI=<jti>`, 1.30+'s ServiceAccountTokenJTI) and the node
+    (ServiceAccountTokenPodNodeInfo) — what `kubectl auth whoami` and the audit log show,
+    and what the Node authorizer and admission may use."""
+    extra: dict[str, tuple[str, ...]] = {}
+    if bound.pod is not None and bound.pod.name and bound.pod.uid:
+        extra[f"{EXTRA_PREFIX}pod-name"] = (bound.pod.name,)
+        extra[f"{EXTRA_PREFIX}pod-uid"] = (bound.pod.uid,)
+    if bound.jti:
+        extra[f"{EXTRA_PREFIX}credential-id"] = (f"JTI={bound.jti}",)
+    if bound.node is not None and bound.node.name:
+        extra[f"{EXTRA_PREFIX}node-name"] = (bound.node.name,)
+        if bound.node.uid:
+            extra[f"{EXTRA_PREFIX}node-uid"] = (bound.node.uid,)
+    return extra
 
 
 def _claim_ref(private: dict[str, Any], key: str) -> Ref | None:
