@@ -27,6 +27,7 @@ from typing import Any
 
 from ..admission.informer import StoreInformer
 from ..authn import UserInfo
+from ..authn.identities import NODE_USER_PREFIX, NODES_GROUP
 from . import Attributes
 from .node_graph import (
     CONFIGMAP,
@@ -40,8 +41,6 @@ from .node_graph import (
 from .rbac.rules import Rule, rule_allows
 from .rules import Rules
 
-NODES_GROUP = "system:nodes"
-NODE_USER_PREFIX = "system:node:"
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 #: the resources whose informers feed the graph
 RESOURCES = ("pods", "persistentvolumes")
@@ -55,7 +54,8 @@ _ALLOW: Decision = (True, "")
 def node_identity(user: UserInfo) -> tuple[str, bool]:
     """nodeidentifier.NodeIdentity: (node name, is a node). A `system:node:` user outside
     group system:nodes is not a node; one inside with nothing after the prefix is a node
-    nobody can identify."""
+    nobody can identify (authn.identities.node_name_of answers None for both; the authorizer
+    gives the second its own reason, as upstream)."""
     if not user.name.startswith(NODE_USER_PREFIX) or NODES_GROUP not in user.groups:
         return "", False
     return user.name[len(NODE_USER_PREFIX):], True
