@@ -31,7 +31,6 @@ import orjson
 import structlog
 import yaml
 
-from .... import offload
 from ....api import errors
 
 log = structlog.get_logger(component="apiserver.rbac.bootstrap")
@@ -79,11 +78,12 @@ def policy() -> dict[str, tuple[Obj, ...]]:
 
 
 async def load_policy() -> dict[str, tuple[Obj, ...]]:
-    """policy(), parsed on the offload worker the first time (~70 ms of YAML decoding that
-    must not hold the event loop); free afterwards."""
+    """policy(), parsed on a worker thread the first time (~60 ms of YAML decoding that must
+    not hold the event loop); free afterwards. Not offload.run: that is for a request's
+    steps, and would mark the calling task (the server's start) heavy for the rest of it."""
     if policy.cache_info().currsize:
         return policy()
-    return await offload.run(policy, weight=offload.HEAVY_BYTES + 1)
+    return await asyncio.to_thread(policy)
 
 
 def cluster_roles() -> list[Obj]:
