@@ -76,6 +76,40 @@ async def test_a_node_reads_only_what_its_pods_reference(secure: Secure) -> None
         == forbidden("mine")
 
 
+async def test_a_node_reads_its_pods_claims_and_their_volumes(secure: Secure) -> None:
+    """pvc -> pod -> node from the pods informer, pv -> pvc from the persistentvolumes one."""
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+             "spec": {"accessModes": ["ReadWriteOnce"],
+                      "resources": {"requests": {"storage": "1Gi"}}}}
+    pvcs = "/api/v1/namespaces/default/persistentvolumeclaims"
+    assert (await secure.call("POST", pvcs, "admin-token", claim))[0] == 201
+    for name, claim_name in (("pv-1", "data"), ("pv-2", "other")):
+        volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                  "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                           "hostPath": {"path": f"/tmp/{name}"},
+                           "claimRef": {"namespace": "default", "name": claim_name}}}
+        status, body = await secure.call("POST", "/api/v1/persistentvolumes", "admin-token",
+                                         volume)
+        assert status == 201, body
+    mounting = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "db"},
+                "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "x"}],
+                         "volumes": [{"name": "d", "persistentVolumeClaim":
+                                      {"claimName": "data"}}]}}
+    assert (await secure.call("POST", PODS, "admin-token", mounting))[0] == 201
+
+    async def readable() -> bool:
+        return (await secure.call("GET", "/api/v1/persistentvolumes/pv-1",
+                                  "node1-token"))[0] == 200
+    assert await eventually(readable)
+    assert (await secure.call("GET", f"{pvcs}/data", "node1-token"))[0] == 200
+    status, body = await secure.call("GET", "/api/v1/persistentvolumes/pv-2", "node1-token")
+    assert status == 403 and body["message"].endswith(
+        "no relationship found between node 'node-1' and this object")
+    status, body = await secure.call("GET", "/api/v1/persistentvolumes", "node1-token")
+    assert status == 403 and body["message"].endswith(
+        ": can only get individual resources of this type")
+
+
 async def test_node_rules_cover_the_rest(secure: Secure) -> None:
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}}
     assert (await secure.call("POST", "/api/v1/nodes", "admin-token", node))[0] == 201
