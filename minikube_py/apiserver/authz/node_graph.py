@@ -1,19 +1,22 @@
 """Which objects a node may read: the relationships its pods establish, kept incrementally.
 
 Kubernetes piece: plugin/pkg/auth/authorizer/node/graph.go (AddPod, DeletePod, AddPV,
-DeletePV) with pkg/api/pod's VisitPodSecretNames / VisitPodConfigmapNames. Upstream keeps a
-directed graph — secret/configmap/pvc/serviceaccount/resourceclaim -> pod -> node, pv -> pvc —
-and walks it per check, with a "destination edge index" as a shortcut for vertices with many
-edges. Every path the authorizer asks about here is at most two hops long (object -> pod ->
-node, or pv -> pvc -> pod -> node), so the walk is replaced by its result: for each object, a
-count per node of the bound pods that reference it. A check is two dict lookups whatever the
-number of pods; a pod event re-files that one pod (its old references are released, its new
-ones counted). Pure: no I/O; the authorizer (node.py) feeds it from informers.
+DeletePV) with pkg/api/pod's VisitPodSecretNames / VisitPodConfigmapNames and
+pkg/api/v1/persistentvolume's VisitPVSecretNames. Upstream keeps a directed graph —
+secret/configmap/pvc/serviceaccount/resourceclaim -> pod -> node, secret -> pv -> pvc — and
+walks it per check, with a "destination edge index" as a shortcut for vertices with many edges.
+Every path the authorizer asks about is object -> pod -> node, or goes through a PV first, so
+the walk is replaced by its result: for each object, a count per node of the bound pods that
+reference it, plus the PV -> claim and secret -> PV maps. A check is a few dict lookups
+whatever the number of pods; a pod event re-files that one pod (its old references are
+released, its new ones counted). Pure: no I/O; the authorizer (node.py) feeds it from
+informers.
 
 As upstream: only pods with `spec.nodeName` count; a mirror pod (annotation
 `kubernetes.io/config.mirror`) links only itself to its node, never what it references, so a
 node cannot grant itself access by creating one; a generic ephemeral volume's claim is
-`<pod>-<volume>`; a PV counts through its `spec.claimRef`.
+`<pod>-<volume>`; a PV counts through its `spec.claimRef`, and so do the secrets its source
+hands the kubelet.
 """
 
 from __future__ import annotations
@@ -101,6 +104,42 @@ def pod_references(pod: Obj) -> set[Ref]:
     return refs
 
 
+#: PV source -> where the name of the secret its kubelet reads sits, and whether the secret's
+#: namespace defaults to the claim's (VisitPVSecretNames' kubelet-visible cases)
+_PV_SECRETS: dict[str, tuple[tuple[tuple[str, ...], bool], ...]] = {
+    "azureFile": ((("secretName",), True),),
+    "cephfs": ((("secretRef",), True),), "flexVolume": ((("secretRef",), True),),
+    "rbd": ((("secretRef",), True),), "scaleIO": ((("secretRef",), True),),
+    "iscsi": ((("secretRef",), True),),
+    "cinder": ((("secretRef",), False),), "storageos": ((("secretRef",), False),),
+    "csi": ((("nodePublishSecretRef",), False), (("nodeStageSecretRef",), False),
+            (("nodeExpandSecretRef",), False)),
+}
+
+
+def pv_secret_references(spec: Any, claim_namespace: str) -> Iterator[tuple[str, str]]:
+    """(namespace, name) of each secret a PV's source hands the kubelet (upstream's
+    VisitPVSecretNames with kubeletVisible; a CSI driver's controller secrets are not the
+    kubelet's). A reference without a namespace is in the claim's namespace where upstream
+    says so (azureFile's secretNamespace, the older SecretReference sources)."""
+    if not isinstance(spec, dict):
+        return
+    for source, refs in _PV_SECRETS.items():
+        volume = spec.get(source)
+        if not isinstance(volume, dict):
+            continue
+        for path, claim_default in refs:
+            if source == "azureFile":
+                name, namespace = volume.get("secretName"), volume.get("secretNamespace")
+            else:
+                ref = _get(volume, *path)
+                name, namespace = _get(ref, "name"), _get(ref, "namespace")
+            if isinstance(name, str) and name:
+                if not (isinstance(namespace, str) and namespace):
+                    namespace = claim_namespace if claim_default else ""
+                yield namespace, name
+
+
 class NodeGraph:
     """reachable(node, kind, namespace, name): is the object reachable from `node`?"""
 
@@ -115,6 +154,10 @@ class NodeGraph:
         self._pv_claims: dict[str, tuple[str, str]] = {}
         #: pv key -> pv name (so a deletion, which has no object, finds it)
         self._pv_names: dict[str, str] = {}
+        #: (namespace, secret) -> names of the bound PVs whose kubelet-visible secret it is
+        self._secret_pvs: dict[tuple[str, str], set[str]] = {}
+        #: pv name -> the (namespace, secret) pairs filed for it
+        self._pv_secrets: dict[str, tuple[tuple[str, str], ...]] = {}
 
     # -- pods ---------------------------------------------------------------------------
     def set_pod(self, key: str, pod: Obj | None) -> None:
@@ -154,10 +197,17 @@ class NodeGraph:
 
     # -- persistent volumes ---------------------------------------------------------------
     def set_pv(self, key: str, pv: Obj | None) -> None:
-        """AddPV/DeletePV: a PV is reachable from the nodes its claim is reachable from."""
+        """AddPV/DeletePV: a bound PV (one with a claimRef) is reachable from the nodes its
+        claim is reachable from, and so are the secrets it hands the kubelet."""
         name = self._pv_names.pop(key, None)
         if name is not None:
             self._pv_claims.pop(name, None)
+            for secret in self._pv_secrets.pop(name, ()):
+                pvs = self._secret_pvs.get(secret)
+                if pvs is not None:
+                    pvs.discard(name)
+                    if not pvs:
+                        del self._secret_pvs[secret]
         if pv is None:
             return
         name = _get(pv, "metadata", "name")
@@ -165,8 +215,15 @@ class NodeGraph:
         if not isinstance(name, str):
             return
         self._pv_names[key] = name
-        if isinstance(claim, dict) and isinstance(claim.get("name"), str):
-            self._pv_claims[name] = (str(claim.get("namespace") or ""), claim["name"])
+        if not (isinstance(claim, dict) and isinstance(claim.get("name"), str)):
+            return
+        claim_namespace = str(claim.get("namespace") or "")
+        self._pv_claims[name] = (claim_namespace, claim["name"])
+        secrets = tuple(pv_secret_references(pv.get("spec"), claim_namespace))
+        if secrets:
+            self._pv_secrets[name] = secrets
+            for secret in secrets:
+                self._secret_pvs.setdefault(secret, set()).add(name)
 
     # -- queries ------------------------------------------------------------------------
     def reachable(self, node: str, kind: str, namespace: str, name: str) -> bool:
@@ -174,7 +231,12 @@ class NodeGraph:
             claim = self._pv_claims.get(name)
             return claim is not None and self.reachable(node, PVC, *claim)
         counts = self._reach.get((kind, namespace, name))
-        return counts is not None and node in counts
+        if counts is not None and node in counts:
+            return True
+        if kind == SECRET:  # secret -> pv -> pvc -> pod -> node
+            return any(self.reachable(node, PV, "", pv)
+                       for pv in self._secret_pvs.get((namespace, name), ()))
+        return False
 
     def pods_on(self, node: str) -> int:
         """How many bound pods the graph holds for `node` (tests, debugging)."""

@@ -224,3 +224,28 @@ def test_a_status_update_keeps_references_and_a_generated_claim_adds_one() -> No
     graph.set_pod("k", unbound)
     assert not graph.reachable("node-1", SECRET, "ns", "s")
     assert graph._reach == {}
+
+
+def test_secrets_a_bound_pv_hands_the_kubelet() -> None:
+    graph = NodeGraph()
+    graph.set_pod("k", pod("p", volumes=[{"name": "d", "persistentVolumeClaim":
+                                          {"claimName": "data"}}]))
+    claim = {"namespace": "ns", "name": "data"}
+    graph.set_pv("pv1", {"metadata": {"name": "pv-1"}, "spec": {
+        "claimRef": claim, "csi": {"driver": "d", "volumeHandle": "h",
+                                   "nodePublishSecretRef": {"namespace": "creds", "name": "pub"},
+                                   "controllerPublishSecretRef": {"namespace": "creds",
+                                                                  "name": "ctl"}}}})
+    graph.set_pv("pv2", {"metadata": {"name": "pv-2"}, "spec": {
+        "claimRef": claim, "rbd": {"image": "i", "monitors": ["m"],
+                                   "secretRef": {"name": "ceph"}}}})
+    assert graph.reachable("node-1", SECRET, "creds", "pub")
+    assert not graph.reachable("node-1", SECRET, "creds", "ctl")  # the controller's, not ours
+    assert graph.reachable("node-1", SECRET, "ns", "ceph")  # defaults to the claim's namespace
+    assert not graph.reachable("node-2", SECRET, "creds", "pub")
+    graph.set_pv("pv1", None)
+    assert not graph.reachable("node-1", SECRET, "creds", "pub")
+    unbound = {"metadata": {"name": "pv-2"}, "spec": {"rbd": {"secretRef": {"name": "ceph"}}}}
+    graph.set_pv("pv2", unbound)
+    assert not graph.reachable("node-1", SECRET, "ns", "ceph")
+    assert graph._secret_pvs == {} and graph._pv_secrets == {}
