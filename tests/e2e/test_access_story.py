@@ -3,10 +3,11 @@ CertificateSigningRequest to a Role, and a service account from a token to a pod
 
 One `minikube-py start` subprocess for the module, run as a cluster admin runs one that lets
 users log in with certificates: `--authorization-mode` explicit, `--client-ca-file` and the
-CSR signer (`--cluster-signing-*`) naming one user CA made before the start, and a
+CSR signer (`--cluster-signing-*`) naming one user CA made with `openssl` before the start, and a
 `--token-auth-file` for the admin (start generates an admin token only when no authenticator
 is given, see docs/security.md). Each kubectl version then plays the story in its own
-namespace with its own kubeconfig (admin + jane contexts), every step through kubectl only:
+namespace with its own kubeconfig (admin + jane contexts), every step through kubectl only
+(the commands are the walkthrough of docs/_drafts/story.md, folded into docs/security.md):
 
 a. jane's key and CSR (`cryptography`), `kubectl create -f` the CertificateSigningRequest,
    `kubectl certificate approve`, the issued certificate into jane's kubeconfig user;
@@ -25,6 +26,7 @@ from __future__ import annotations
 import base64
 import glob
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -36,18 +38,27 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from minikube_py.apiserver.certs import load_ca, private_cert_dir
 from tests.e2e.cluster_process import ClusterProcesses
 
 KUBECTLS = sorted(glob.glob("/usr/lib/google-cloud-sdk/bin/kubectl.1.*"),
                   key=lambda p: [int(x) for x in p.rsplit("kubectl.", 1)[1].split(".")])
-pytestmark = pytest.mark.skipif(
-    not KUBECTLS, reason="no kubectl 1.27+ on this machine "
-    "(/usr/lib/google-cloud-sdk/bin/kubectl.1.*, from the google-cloud-cli kubectl packages)")
+OPENSSL = shutil.which("openssl")
+pytestmark = [
+    pytest.mark.skipif(not KUBECTLS, reason="no kubectl 1.27+ on this machine "
+                       "(/usr/lib/google-cloud-sdk/bin/kubectl.1.*, from the google-cloud-cli "
+                       "kubectl packages)"),
+    pytest.mark.skipif(not OPENSSL, reason="no openssl on PATH (it makes the user CA, as the "
+                       "walkthrough in docs does): apt-get install openssl"),
+]
 
 #: the mode the story runs under, explicit even where it is start's default
 AUTHORIZATION_MODE = "RBAC"
 ADMIN_TOKEN = "admin-token"
+#: the walkthrough's user CA (docs/_drafts/story.md), made in its directory
+USER_CA_ARGS = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=minikube-py-users",
+                "-days", "365", "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign"]
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: seconds one kubectl version may take for the whole story
 BUDGET = 30.0
@@ -56,8 +67,12 @@ BUDGET = 30.0
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterProcesses]:
     tmp = tmp_path_factory.mktemp("story")
-    user_ca = private_cert_dir(tmp / "user-ca")
-    load_ca(user_ca)  # ca.crt + ca.key: signs issued user certs, trusted for client certs
+    user_ca = tmp / "user-ca"
+    user_ca.mkdir(mode=0o700)
+    # ca.crt + ca.key: signs the certificates CSRs are issued, trusted for client certificates
+    made = subprocess.run([OPENSSL, *USER_CA_ARGS], cwd=user_ca, capture_output=True, text=True,
+                          timeout=30, check=False)
+    assert made.returncode == 0, made.stderr
     tokens = tmp / "tokens.csv"
     tokens.write_text(f'{ADMIN_TOKEN},admin,admin,"system:masters"\n')
     tokens.chmod(0o600)
