@@ -38,6 +38,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from minikube_py.apiserver import authz
 from tests.e2e.cluster_process import ClusterProcesses
 
 KUBECTLS = sorted(glob.glob("/usr/lib/google-cloud-sdk/bin/kubectl.1.*"),
@@ -51,8 +52,9 @@ pytestmark = [
                        "walkthrough in docs does): apt-get install openssl"),
 ]
 
-#: the mode the story runs under, explicit even where it is start's default
-AUTHORIZATION_MODE = "RBAC"
+#: the mode the story runs under, explicit even where it is start's default: upstream's
+#: `Node,RBAC` once the Node authorizer exists, else RBAC alone
+AUTHORIZATION_MODE = "Node,RBAC" if "Node" in authz.MODES else "RBAC"
 ADMIN_TOKEN = "admin-token"
 #: the walkthrough's user CA (docs/_drafts/story.md), made in its directory
 USER_CA_ARGS = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
