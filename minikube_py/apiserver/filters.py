@@ -29,6 +29,7 @@ from ..logs import debug_enabled
 from ..loopwatch import DESCRIPTIONS as DOING
 from ..loopwatch import current_task
 from . import render
+from .authn import UserInfo
 from .authz.guard import USER
 from .connection import IN_PROCESS_PEER as IN_PROCESS
 from .connection import client_left
@@ -245,10 +246,14 @@ class Deadlines:
 def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
                  guard: Callable[[web.Request, RequestInfo],
                                  web.Request | Awaitable[web.Request | None] | None] | None = None,
-                 request_timeout: float = 0.0, max_watches_per_client: int = 0) -> Callable:
+                 request_timeout: float = 0.0, max_watches_per_client: int = 0,
+                 authorize_asserted: Callable[[UserInfo, RequestInfo], None] | None = None
+                 ) -> Callable:
     """The one middleware: request info -> instrumentation -> recovery -> [authn/authz, TLS
-    requests only: `guard` raises 401/403 (authz/guard.py)] -> max-in-flight (short requests,
-    which also get `request_timeout`) or watches per client (watches)."""
+    requests only: `guard` raises 401/403 (authz/guard.py); an in-process request carrying
+    its component's identity (client/inprocess.py) is authorized by `authorize_asserted`]
+    -> max-in-flight (short requests, which also get `request_timeout`) or watches per
+    client (watches)."""
     instruments = Instruments(metrics)
     in_flight = InFlight(metrics, readonly=readonly, mutating=mutating)
     watches = WatchesPerClient(max_watches_per_client)
@@ -272,6 +277,9 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
                         DOING[running] = (what, (request,))
             else:
                 hosts.check(request)  # DNS rebinding: 403 for a foreign Host (hostcheck.py)
+                # only the in-process transport sets a user before this point
+                if authorize_asserted is not None and (user := request.get(USER)) is not None:
+                    authorize_asserted(user, info)
             kind = in_flight.kind(info)
             if kind is not None:
                 in_flight.enter(kind, refusable=request.remote != IN_PROCESS)

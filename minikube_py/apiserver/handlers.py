@@ -10,6 +10,7 @@ are in subresources.py.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -177,7 +178,9 @@ class ResourceHandlers:
         if info.resource == "bindings":
             return await subresources.create_binding(self, request, info, None)
         if info.resource in reviews.RESOURCES and strategy.key_root == "":
-            return await reviews.create(request, info, strategy, self.serving.guard)
+            return await reviews.create(request, info, strategy, self.serving.guard,
+                                        functools.partial(self.admit, request, "CREATE",
+                                                          registry, info.namespace, "", ""))
         namespace = info.namespace if strategy.namespaced else ""
         if verb == "get":
             return await self.get(request, registry, namespace, info.name)

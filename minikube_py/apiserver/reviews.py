@@ -17,6 +17,7 @@ says allowed and a rules review lists `*`.
 from __future__ import annotations
 
 import copy
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -118,8 +119,12 @@ def _invalid(strategy: Strategy, errs: list[errors.FieldError]) -> errors.Status
 
 
 async def create(request: web.Request, info: RequestInfo, strategy: Strategy,
-                 guard: Guard | None) -> web.Response:
-    """POST to one of the review resources; 201 with the answered object."""
+                 guard: Guard | None,
+                 admit: Callable[[Obj], Awaitable[None]] | None = None) -> web.Response:
+    """POST to one of the review resources; 201 with the answered object. `admit` runs the
+    admission chain on the review as sent (upstream: mutating admission in the create
+    handler, validating admission as the REST storage's createValidation — so webhooks and
+    ValidatingAdmissionPolicies see reviews too, though nothing is stored)."""
     body = decode_json_object(await read_body(request), body_type(request))
     strictness.check_type_meta(body, strategy)
     md = body.get("metadata")
@@ -131,6 +136,8 @@ async def create(request: web.Request, info: RequestInfo, strategy: Strategy,
             raise errors.bad_request("the namespace of the provided object does not match "
                                      "the namespace sent on the request")
         body.setdefault("metadata", {})["namespace"] = info.namespace
+    if admit is not None:
+        await admit(body)
     if strategy.resource == "tokenreviews":  # may read the store (service-account tokens)
         answer = await _token_review(strategy, body, guard)
     else:

@@ -36,6 +36,7 @@ from .authz.rbac import RESOURCES as RBAC_RESOURCES
 from .authz.rbac.aggregation import AggregationController
 from .authz.rbac.bootstrap import reconcile as reconcile_bootstrap_policy
 from .authz.rbac.escalation import EscalationCheck
+from .authz.signers import is_authorized_for_signer_name
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
 from .connection import APIRunner
@@ -166,7 +167,10 @@ class APIServer:
         await self.crd_controller.start()
         await self.aggregator.start()
         # plugins' informers (policies, webhook configurations) are synced before serving
-        await self.admission.start(PluginContext(self.webhook_client, self.resources.versions_of))
+        await self.admission.start(PluginContext(
+            self.webhook_client, self.resources.versions_of,
+            signer_authorizer=None if self.guard is None
+            else functools.partial(is_authorized_for_signer_name, self.guard.authorizer)))
         await self.bootstrap.start()  # system namespaces, the `kubernetes` service
         if self.guard is not None and self.guard.rbac is not None:
             # the post-start hook rbac/bootstrap-roles, then the authorizer's informers
@@ -214,6 +218,8 @@ class APIServer:
             middlewares=[filter_chain(self.metrics, readonly=opts.max_requests_inflight,
                                       mutating=opts.max_mutating_requests_inflight,
                                       guard=self.guard.check if self.guard else None,
+                                      authorize_asserted=(self.guard.authorize
+                                                          if self.guard else None),
                                       request_timeout=opts.request_timeout,
                                       max_watches_per_client=opts.max_watches_per_client)],
             client_max_size=4 * 1024 * 1024,

@@ -5,7 +5,10 @@ kube-apiserver, kube-controller-manager, kube-scheduler and a kubelet per node �
 one process: the embedded store (or --etcd-servers), the API server on the insecure port, and
 then the scheduler, the controller manager and the simulated kubelets, each talking to the API
 server through the in-process transport (the same handler pipeline as HTTP, no socket), each
-with its own health port so componentstatuses probes them for real.
+with its own health port so componentstatuses probes them for real. Each acts as its upstream
+identity (apiserver/authn/identities.py) — system:kube-scheduler, each controller's kube-system
+service account, system:node:<name> per kubelet — so the secure port's authorizer (Node,RBAC
+by default) judges them as it would the real components.
 
 `start` says "ready" only when it is: every node Ready and every component Healthy. Stopping
 is the part that matters for data: a signal only sets an event; the components stop in reverse
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import sys
 import time
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 import structlog
 
 from .. import loopwatch
+from ..apiserver.authn import identities
 from ..storage import EmbeddedStore, Store
 from . import runtime
 from .start_options import StartOptions, add_start_flags
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
 
     from aiohttp import web
 
+    from ..apiserver.authn import UserInfo
     from ..apiserver.server import APIServer
     from ..client import Client
     from ..client.cache import InformerFactory
@@ -207,7 +213,10 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
     The shared informers stop last, after every component that reads them."""
     from ..client.cache import InformerFactory
 
-    informers = InformerFactory(in_process_client(app, "minikube-py-informers"))
+    # one watch per resource for every component: it lists and watches as the controller
+    # manager, the one upstream identity allowed to list and watch everything
+    informers = InformerFactory(in_process_client(app, "minikube-py-informers",
+                                                  identities.KUBE_CONTROLLER_MANAGER))
 
     async def stop_informers() -> None:
         await informers.stop()
@@ -229,10 +238,38 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
     return started
 
 
-def in_process_client(app: "web.Application", user_agent: str) -> "Client":
+def in_process_client(app: "web.Application", user_agent: str,
+                      user: "UserInfo | None" = None) -> "Client":
+    """A client over the API server's own handler pipeline; `user`: the component identity
+    its requests carry (authn/identities.py), authorized like that user on the secure port.
+    Without one, the API server's trusted loopback."""
     from ..client import Client, InProcessTransport
 
-    return Client(InProcessTransport(app, user_agent=user_agent))
+    return Client(InProcessTransport(app, user_agent=user_agent, user=user))
+
+
+class InProcessClients:
+    """Clients acting as other identities, made on first use and closed together: upstream's
+    ClientBuilder (`--use-service-account-credentials`: one service account per controller;
+    one `system:node:<name>` credential per kubelet)."""
+
+    def __init__(self, app: "web.Application", user_agent: str,
+                 user_of: Callable[[str], "UserInfo"]) -> None:
+        self.app = app
+        self.user_agent = user_agent
+        self.user_of = user_of
+        self.clients: dict[str, Client] = {}
+
+    def __call__(self, name: str) -> "Client":
+        client = self.clients.get(name)
+        if client is None:
+            client = self.clients[name] = in_process_client(
+                self.app, f"{self.user_agent}/{name}", self.user_of(name))
+        return client
+
+    async def close(self) -> None:
+        for client in self.clients.values():
+            await client.close()
 
 
 async def serve_health(app: "web.Application", address: str, port: int, what: str,
@@ -266,7 +303,7 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
                      else from_provider(options.algorithm_provider, args))
     except PolicyError as exc:
         raise CommandError(str(exc)) from None
-    client = in_process_client(app, "kube-scheduler")
+    client = in_process_client(app, "kube-scheduler", identities.KUBE_SCHEDULER)
     scheduler = Scheduler(client, algorithm,
                           percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
                           informers=informers, bind_pods_qps=options.bind_pods_qps,
@@ -285,8 +322,14 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
                                    informers: "InformerFactory") -> Component:
     from ..controllers.manager import ControllerManager, build_app
 
-    client = in_process_client(app, "kube-controller-manager")
-    manager = ControllerManager(client, options.controllers, informers=informers)
+    client = in_process_client(app, "kube-controller-manager",
+                               identities.KUBE_CONTROLLER_MANAGER)
+    # each controller as its kube-system service account (--use-service-account-credentials)
+    accounts = InProcessClients(app, "kube-controller-manager",
+                                functools.partial(identities.service_account_user,
+                                                  "kube-system"))
+    manager = ControllerManager(client, options.controllers, informers=informers,
+                                clients=accounts)
     runner, url = await serve_health(build_app(manager, controller_manager_config(options)),
                                      options.address,
                                      options.controller_manager_port, "the controller manager",
@@ -294,7 +337,7 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
     if url:
         apiserver.set_component_url("controller-manager", f"{url}/healthz")
     task = asyncio.create_task(manager.run(), name="controller-manager")
-    return Component("controller-manager", url, _stopper(task, runner, client),
+    return Component("controller-manager", url, _stopper(task, runner, client, accounts),
                      f"{len(options.controllers.controllers)} controllers")
 
 
@@ -332,9 +375,10 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
 
     serving = pool_serving(options)  # HTTPS + authn/authz with the secure port, else open HTTP
     client = in_process_client(app, "kubelet")
+    nodes = InProcessClients(app, "kubelet", identities.node_user)  # system:node:<name>
     port = options.kubelet_port if options.kubelet_port else -1
     pool = KubeletPool(client, address=options.address, port=port, node_ip=options.address,
-                       informers=informers, serving=serving)
+                       informers=informers, serving=serving, node_clients=nodes)
     for spec in options.node_pools:
         config = KubeletConfig(
             cpu=spec.cpu, memory=spec.memory, pods=spec.pods, labels=dict(spec.labels),
@@ -348,11 +392,13 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
         await pool.start()
     except BaseException:
         await pool.stop()
+        await nodes.close()
         await client.close()
         raise
 
     async def stop() -> None:
         await pool.stop()
+        await nodes.close()
         await client.close()
 
     def pending() -> list[str]:
@@ -366,13 +412,15 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
     return Component("kubelet", url, stop, detail, pending=pending)
 
 
-def _stopper(task: asyncio.Task, runner: "web.AppRunner | None",
-             client: "Client") -> Callable[[], Awaitable[None]]:
+def _stopper(task: asyncio.Task, runner: "web.AppRunner | None", client: "Client",
+             clients: InProcessClients | None = None) -> Callable[[], Awaitable[None]]:
     async def stop() -> None:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         if runner is not None:
             await runner.cleanup()
+        if clients is not None:
+            await clients.close()
         await client.close()
     return stop
 

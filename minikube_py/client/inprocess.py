@@ -8,6 +8,12 @@ router, the filter chain (request info, in-flight limits, metrics, recovery), ad
 validation and the registry run exactly as they do for kubectl. Bodies cross as bytes in both
 directions, so the caller and the server never share an object.
 
+A transport may carry the identity of the component using it (`user`, see
+apiserver/authn/identities.py): the request then reaches the filter chain as that user, which
+the API server authorizes as it would the same user authenticated on the secure port. Without
+one, an in-process request is the API server's own loopback call: trusted, like upstream's
+loopback client in system:masters.
+
 Watches and followed logs stream through `_Connection`, an in-memory stand-in for the socket:
 the response's writer and the watch cache's direct path both land in one queue of byte chunks
 that `stream()` splits into lines. Its unread-byte count is the "write buffer" the watch cache
@@ -30,10 +36,11 @@ from aiohttp.streams import EMPTY_PAYLOAD, StreamReader
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
+from ..apiserver.authn import UserInfo
+from ..apiserver.authz.guard import USER
 from ..apiserver.connection import IN_PROCESS_PEER
 from .errors import error_from_response
 from .transport import RawResponse
-
 
 _END = b""  # queued by the server side when the response is complete
 
@@ -155,8 +162,9 @@ class InProcessTransport:
 
     def __init__(self, app: web.Application, *, token: str | None = None,
                  user_agent: str = "minikube-py/in-process", peername: str = IN_PROCESS_PEER,
-                 client_max_size: int = 4 * 1024 * 1024) -> None:
+                 client_max_size: int = 4 * 1024 * 1024, user: UserInfo | None = None) -> None:
         self.app = app
+        self.user = user
         self.peername = peername
         self.client_max_size = client_max_size
         self.headers = {"User-Agent": user_agent, "Host": "in-process"}
@@ -179,9 +187,12 @@ class InProcessTransport:
         message = RawRequestMessage(
             method, target, HttpVersion11, CIMultiDictProxy(all_headers), (), False, None,
             False, False, URL(target, encoded=True))
-        return web.Request(message, payload, connection, writer,  # type: ignore[arg-type]
-                           asyncio.current_task(), connection._loop,  # type: ignore[arg-type]
-                           client_max_size=self.client_max_size)
+        request = web.Request(message, payload, connection, writer,  # type: ignore[arg-type]
+                              asyncio.current_task(), connection._loop,  # type: ignore[arg-type]
+                              client_max_size=self.client_max_size)
+        if self.user is not None:
+            request[USER] = self.user  # asserted: only code in this process can set it
+        return request
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         try:

@@ -59,3 +59,7 @@ PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", True,
                                     "PersistentVolumeClaim")
 CERTIFICATE_SIGNING_REQUESTS = Resource("certificates.k8s.io", "v1", "certificatesigningrequests",
                                         False, "CertificateSigningRequest")
+#: authorization.k8s.io/v1 SubjectAccessReview: a create that stores nothing and answers
+#: whether spec.user may do spec.resourceAttributes (the csrapproving controller asks it)
+SUBJECT_ACCESS_REVIEWS = Resource("authorization.k8s.io", "v1", "subjectaccessreviews", False,
+                                  "SubjectAccessReview")

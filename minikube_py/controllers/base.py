@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,12 +29,25 @@ Obj = dict[str, Any]
 @dataclass
 class ControllerContext:
     """What the controller manager hands each controller: one client, the shared informers,
-    the flags, and an event recorder per component name."""
+    the flags, and an event recorder per component name.
+
+    `clients` is upstream's ControllerClientBuilder: service-account name -> a client acting
+    as `system:serviceaccount:kube-system:<name>` (what `--use-service-account-credentials`
+    gives each controller, the all-in-one's in-process identities); without it every
+    controller shares `client` (upstream's default: the manager's own credentials)."""
 
     client: Client
     informers: InformerFactory
     options: ControllerOptions = field(default_factory=ControllerOptions)
+    clients: Callable[[str], Client] | None = None
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
+
+    def client_for(self, service_account: str | None) -> Client:
+        """The client a controller running as `service_account` uses (None: the manager's
+        own identity, as upstream's token controller and root client)."""
+        if self.clients is None or service_account is None:
+            return self.client
+        return self.clients(service_account)
 
     def recorder(self, component: str) -> EventRecorder:
         recorder = self._recorders.get(component)
@@ -52,11 +66,14 @@ class Controller:
     `ctx.informers`, before the factory starts) and implement `sync(key)`."""
 
     name = "controller"
+    #: the kube-system service account upstream runs it as (its bootstrap ClusterRole is
+    #: `system:controller:<service_account>`); None: the manager's own identity
+    service_account: str | None = None
     workers = 1
 
     def __init__(self, ctx: ControllerContext) -> None:
         self.ctx = ctx
-        self.client = ctx.client
+        self.client = ctx.client_for(self.service_account)
         self.queue = WorkQueue()
         self.log = structlog.get_logger(component="controller-manager", controller=self.name)
 

@@ -108,6 +108,16 @@ def _kubelet_client(request: x509.CertificateSigningRequest, usages: list[str]) 
             "usages did not match [client auth digital signature]")
 
 
+def is_kubelet_client_csr(request: x509.CertificateSigningRequest, usages: list[str]) -> bool:
+    """IsKubeletClientCSR: the request passes ValidateKubeletClientCSR (the csrapproving
+    controller's recognizers ask this before any SubjectAccessReview)."""
+    try:
+        _kubelet_client(request, usages)
+    except SignerValidationError:
+        return False
+    return True
+
+
 def check_request(csr: Obj) -> x509.CertificateSigningRequest | None:
     """The parsed request when one of our signers should sign it; None when it is not ours.
     Raises SignerValidationError when it is ours but invalid for the signer."""

@@ -33,6 +33,7 @@ from .csr_authority import (
 
 class CSRSigningController(Controller):
     name = "csrsigning"
+    service_account = "certificate-controller"
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)

@@ -48,6 +48,7 @@ Obj = dict[str, Any]
 
 class DeploymentController(Controller):
     name = "deployment"
+    service_account = "deployment-controller"
     component = "deployment-controller"
 
     def __init__(self, ctx: ControllerContext) -> None:

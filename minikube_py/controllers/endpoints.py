@@ -27,6 +27,7 @@ Obj = dict[str, Any]
 
 class EndpointsController(Controller):
     name = "endpoint"
+    service_account = "endpoint-controller"
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)

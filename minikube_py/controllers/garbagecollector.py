@@ -80,6 +80,7 @@ MIN_RESYNC_GAP = 1.0
 
 class GarbageCollector(Controller):
     name = "garbagecollector"
+    service_account = "generic-garbage-collector"
     #: seconds between discovery resyncs (upstream: the 30 s period of GarbageCollector.Sync)
     discovery_period = 30.0
 

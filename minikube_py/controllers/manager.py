@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -44,6 +45,8 @@ CONTROLLERS: dict[str, str] = {
     "root-ca-cert-publisher": "rootcacertpublisher:RootCACertPublisher",
     "serviceaccount-token": "tokens:TokensController",
     "csrsigning": "csrsigning:CSRSigningController",
+    "csrapproving": "csrapproving:CSRApprovingController",
+    "csrcleaner": "csrcleaner:CSRCleanerController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 
@@ -78,12 +81,15 @@ class ControllerManager:
     runs them all until cancelled (or until one fails for good, which stops the rest)."""
 
     def __init__(self, client: Client, options: ControllerOptions | None = None, *,
-                 informers: InformerFactory | None = None) -> None:
+                 informers: InformerFactory | None = None,
+                 clients: Callable[[str], Client] | None = None) -> None:
         """`informers`: the process's shared factory (all-in-one; its owner stops it), else
-        the manager makes and owns one."""
+        the manager makes and owns one. `clients`: service account -> client acting as it
+        (ControllerContext.clients); default: every controller uses `client`."""
         self.options = options or ControllerOptions()
         self._owns_informers = informers is None
-        self.ctx = ControllerContext(client, informers or InformerFactory(client), self.options)
+        self.ctx = ControllerContext(client, informers or InformerFactory(client), self.options,
+                                     clients)
         self.controllers: list[Controller] = []
         self.started = asyncio.Event()
 

@@ -56,6 +56,7 @@ def requeue_delay(estimate: int) -> float:
 
 class NamespaceController(Controller):
     name = "namespace"
+    service_account = "namespace-controller"
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)

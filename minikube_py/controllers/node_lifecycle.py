@@ -68,6 +68,7 @@ def node_ref(name: str) -> Obj:
 
 class NodeLifecycleController(Controller):
     name = "nodelifecycle"
+    service_account = "node-controller"
     workers = 0  # no work queue: all work is periodic (background)
 
     def __init__(self, ctx: ControllerContext) -> None:

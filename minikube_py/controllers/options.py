@@ -14,7 +14,8 @@ from dataclasses import dataclass
 ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoint",
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
-                   "root-ca-cert-publisher", "serviceaccount-token", "csrsigning")
+                   "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
+                   "csrapproving", "csrcleaner")
 
 
 @dataclass(frozen=True)

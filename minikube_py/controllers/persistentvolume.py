@@ -80,6 +80,7 @@ def _rv(obj: Obj | None) -> int:
 
 class PersistentVolumeController(Controller):
     name = "persistentvolume-binder"
+    service_account = "persistent-volume-binder"
     workers = 1
 
     def __init__(self, ctx: ControllerContext) -> None:

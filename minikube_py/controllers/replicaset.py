@@ -376,6 +376,7 @@ class ReplicaSetController(ReplicaSetBase):
     """apps/v1 ReplicaSets (kube-controller-manager's `replicaset` controller)."""
 
     name = "replicaset"
+    service_account = "replicaset-controller"
     resource = REPLICASETS
     component = "replicaset-controller"
 

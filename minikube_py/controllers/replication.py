@@ -22,6 +22,7 @@ Obj = dict[str, Any]
 
 class ReplicationManager(ReplicaSetBase):
     name = "replicationcontroller"
+    service_account = "replication-controller"
     resource = REPLICATION_CONTROLLERS
     component = "replication-controller"
 

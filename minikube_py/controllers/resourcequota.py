@@ -38,6 +38,7 @@ _RESOURCES: dict[tuple[str, str], Resource] = {
 
 class ResourceQuotaController(Controller):
     name = "resourcequota"
+    service_account = "resourcequota-controller"
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)

@@ -37,6 +37,7 @@ def desired(namespace: str, ca: str) -> Obj:
 
 class RootCACertPublisher(Controller):
     name = "root-ca-cert-publisher"
+    service_account = "root-ca-cert-publisher"
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)

@@ -24,6 +24,7 @@ MANAGED_ACCOUNTS = ("default",)
 
 class ServiceAccountsController(Controller):
     name = "serviceaccount"
+    service_account = "service-account-controller"
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)

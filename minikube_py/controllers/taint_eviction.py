@@ -48,6 +48,7 @@ def pod_key(pod: Obj) -> str:
 
 class TaintEvictionController(Controller):
     name = "taint-eviction-controller"
+    service_account = "taint-eviction-controller"
     workers = 0  # periodic: the schedule below is the work queue
 
     def __init__(self, ctx: ControllerContext) -> None:

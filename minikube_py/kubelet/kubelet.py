@@ -61,10 +61,12 @@ class Kubelet:
         self.pod_cidr = pod_cidr
         self.boot_id = str(uuid.uuid4())
         self.timers = Timers()
+        #: the API as this node (system:node:<name> in-process; the pool's client otherwise)
+        self.client = pool.client_for(name)
         self.workers = PodWorkers(self._node_object(), config, host_ip=pool.node_ip,
                                   pod_cidr=pod_cidr, timers=self.timers, hooks=self,
-                                  volumes=VolumeReader(pool.client), sandboxes=self.sandbox)
-        self.recorder = EventRecorder(pool.client, "kubelet", name)
+                                  volumes=VolumeReader(self.client), sandboxes=self.sandbox)
+        self.recorder = EventRecorder(self.client, "kubelet", name)
         self.registered = False
         #: the Node was deleted after registration: heartbeats fail until a restart
         self.node_deleted = False
@@ -104,7 +106,7 @@ class Kubelet:
         """What a container's command sees (env, files), read through the API server."""
         config = self.config
         return await load_sandbox(
-            self.pool.client, record.pod, container.spec, pod_ip=record.ip or "",
+            self.client, record.pod, container.spec, pod_ip=record.ip or "",
             host_ip=self.pool.node_ip,
             allocatable={"cpu": config.cpu, "memory": config.memory,
                          "ephemeral-storage": config.ephemeral_storage},
@@ -127,7 +129,7 @@ class Kubelet:
         now = meta.now_rfc3339()
         patch = heartbeat_patch(now, self.conditions)
         try:
-            node = await self.pool.client.patch(NODES, self.name, patch, patch_type="strategic",
+            node = await self.client.patch(NODES, self.name, patch, patch_type="strategic",
                                                 subresource="status")
         except StatusError as exc:
             if exc.code != 404:
@@ -150,7 +152,7 @@ class Kubelet:
 
     async def register(self) -> None:
         """tryRegisterWithAPIServer: create the Node, or take the existing one over."""
-        client = self.pool.client
+        client = self.client
         wanted = self._node_object()
         now = wanted["status"]["conditions"][0]["lastHeartbeatTime"]
         if not self._started_event_sent:
@@ -194,7 +196,7 @@ class Kubelet:
     async def post_ready(self) -> None:
         """A full status with fresh conditions, judged against the Node as the API server has
         it now (the node controller may have marked it NotReady/Unknown meanwhile)."""
-        client = self.pool.client
+        client = self.client
         try:
             existing = await client.get(NODES, self.name)
         except StatusError as exc:
@@ -223,7 +225,7 @@ class Kubelet:
     async def sync_pod(self, key: str) -> None:
         if not self.running:
             return
-        client = self.pool.client
+        client = self.client
         for _ in range(MAX_STATUS_CONFLICTS):
             record = self.workers.records.get(key)
             if record is None:
@@ -261,7 +263,7 @@ class Kubelet:
     async def _reread(self, key: str) -> Obj | None:
         """After a 409: the newest pod (None if it is gone or was replaced)."""
         namespace, _, name = key.partition("/")
-        fresh = await self.pool.client.get_or_none(PODS, name, namespace)
+        fresh = await self.client.get_or_none(PODS, name, namespace)
         if fresh is None:
             return None
         record = self.workers.records.get(key)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -63,14 +64,18 @@ class KubeletPool:
                  node_ip: str = "127.0.0.1", node_writers: int = 8, pod_writers: int = 16,
                  event_writers: int = 4, event_queue_size: int = 10_000,
                  log_interval: float = 1.0, informers: InformerFactory | None = None,
-                 serving: Serving | None = None) -> None:
+                 serving: Serving | None = None,
+                 node_clients: Callable[[str], Client] | None = None) -> None:
         """`informers`: the process's shared informers (all-in-one): the pool then views the
         shared pod informer, filtered to its nodes, instead of opening its own watch.
         `serving`: TLS and authentication of the HTTP server (server.Serving; default: plain
-        HTTP, open)."""
+        HTTP, open). `node_clients`: node name -> a client acting as that node (the
+        all-in-one's in-process identities, system:node:<name>); default: `client` for all."""
         self.client = client
-        #: service-account tokens of projected volumes, one cache for the pool's pods
-        self.tokens = TokenManager(client)
+        self._node_clients = node_clients
+        #: service-account tokens of projected volumes, one cache for the pool's pods, each
+        #: asked for as the node the pod runs on (the Node authorizer checks the binding)
+        self.tokens = TokenManager(client, client_for=self.client_for)
         self._shared = informers
         self.address = address
         self.port = port
@@ -95,6 +100,11 @@ class KubeletPool:
         self._selector = ""
         self._runner: web.AppRunner | None = None
         self._started = False
+
+    def client_for(self, node_name: str) -> Client:
+        """The client node `node_name`'s requests go through (upstream: each kubelet has its
+        own credentials, `system:node:<name>`)."""
+        return self.client if self._node_clients is None else self._node_clients(node_name)
 
     # -- building the pool -------------------------------------------------------------------
     @property

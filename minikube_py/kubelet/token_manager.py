@@ -47,8 +47,12 @@ def requires_refresh(issued: float, expires: float, now: float) -> bool:
 
 
 class TokenManager:
-    def __init__(self, client: Any, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, client: Any, clock: Callable[[], float] = time.time, *,
+                 client_for: Callable[[str], Any] | None = None) -> None:
+        """`client_for`: node name -> the client to ask as (the pod's node); default
+        `client` for every pod."""
         self.client = client
+        self.client_for = client_for
         self.clock = clock
         self._tokens: dict[Key, tuple[str, float, float]] = {}  # -> (token, issued, expires)
 
@@ -76,7 +80,9 @@ class TokenManager:
         if audience:
             spec["audiences"] = [audience]
         try:
-            answer = await self.client.create_token(key[0], account, spec)
+            node = (pod.get("spec") or {}).get("nodeName") or ""
+            client = self.client if self.client_for is None else self.client_for(node)
+            answer = await client.create_token(key[0], account, spec)
         except StatusError as exc:
             log.debug("service account token not issued", namespace=key[0], pod=md.get("name"),
                      serviceaccount=account, code=exc.code, reason=exc.reason)

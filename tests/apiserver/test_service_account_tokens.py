@@ -150,12 +150,16 @@ async def test_pod_bound_token(api: Secure) -> None:
     assert (await api.call("GET", f"{NS}/pods", token))[0] == 401
 
 
-async def test_issuer_discovery_is_public(api: Secure) -> None:
-    status, body = await api.call("GET", "/.well-known/openid-configuration")
+async def test_issuer_discovery(api: Secure) -> None:
+    """Authenticated callers the authorizer allows (here AlwaysAllow) read it; anonymous ones
+    are refused, as upstream (whose bootstrap policy grants it to service accounts only)."""
+    assert (await api.call("GET", "/.well-known/openid-configuration"))[0] == 401
+    status, body = await api.call("GET", "/.well-known/openid-configuration", "admin-token")
     assert status == 200
     assert body["issuer"] == ISSUER and body["jwks_uri"] == ISSUER + "/openid/v1/jwks"
     assert body["id_token_signing_alg_values_supported"] == ["RS256"]
-    async with api.session.get(api.https + "/openid/v1/jwks") as resp:
+    async with api.session.get(api.https + "/openid/v1/jwks",
+                               headers={"Authorization": "Bearer admin-token"}) as resp:
         assert resp.status == 200
         keys = (await resp.json(content_type=None))["keys"]
     token = (await (_sa(api)) and await _token(api))[1]["status"]["token"]

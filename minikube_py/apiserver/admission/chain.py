@@ -14,6 +14,9 @@ from typing import Any, Protocol
 from ...registry.strategy import Strategy
 from ..authn import UserInfo
 
+#: (user, verb, signerName) -> allowed
+SignerAuthorizer = Callable[[UserInfo, str, str], bool]
+
 
 async def _no_old() -> dict[str, Any] | None:
     return None
@@ -58,6 +61,9 @@ class PluginContext:
     webhook_client: Any = None
     #: (group, resource) -> the served Strategies of every version
     versions: Callable[[str, str], list[Strategy]] = lambda group, resource: []
+    #: may (user, verb, signerName): authz/signers.py bound to the secure port's authorizer
+    #: (upstream's WantsAuthorizer, for the CSR plugins); None without a secure port
+    signer_authorizer: SignerAuthorizer | None = None
 
 
 class AdmissionChain:

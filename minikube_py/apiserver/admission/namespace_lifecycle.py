@@ -3,6 +3,8 @@
 Kubernetes v1.0 piece: plugin/pkg/admission/namespace/lifecycle (and NamespaceExists). Creating
 in a namespace that does not exist is 404 `namespaces "x" not found`; creating in a Terminating
 one is 403 Forbidden with upstream's message, so that the namespace controller can finish.
+A LocalSubjectAccessReview is exempt (upstream's accessReviewResources): asking what someone
+may do in a namespace creates nothing there.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from collections.abc import Awaitable, Callable
 
 from ...api import errors
 from .chain import Attributes
+
+#: lifecycle.go's accessReviewResources: never stored, so never refused
+ACCESS_REVIEW_RESOURCES = frozenset({("authorization.k8s.io", "localsubjectaccessreviews")})
 
 
 class NamespaceLifecycle:
@@ -23,6 +28,8 @@ class NamespaceLifecycle:
         if attrs.operation != "CREATE" or not attrs.strategy.namespaced or not attrs.namespace:
             return
         if attrs.subresource:  # bindings and other subresource creates act on existing objects
+            return
+        if (attrs.strategy.group, attrs.strategy.resource) in ACCESS_REVIEW_RESOURCES:
             return
         try:
             namespace = await self._get_namespace(attrs.namespace)

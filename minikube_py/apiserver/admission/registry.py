@@ -15,6 +15,11 @@ from typing import Any
 
 from ...registry.generic import Registry
 from .always import AlwaysAdmit, AlwaysDeny
+from .certificates import (
+    CertificateApproval,
+    CertificateSigning,
+    CertificateSubjectRestriction,
+)
 from .chain import AdmissionChain, Plugin
 from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
@@ -110,6 +115,9 @@ PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "SecurityContextDeny": lambda lookup, options: SecurityContextDeny(),
     "Priority": _priority,
     "DefaultTolerationSeconds": _default_toleration_seconds,
+    "CertificateApproval": lambda lookup, options: CertificateApproval(),
+    "CertificateSigning": lambda lookup, options: CertificateSigning(),
+    "CertificateSubjectRestriction": lambda lookup, options: CertificateSubjectRestriction(),
     "MutatingAdmissionWebhook": _webhooks(MutatingAdmissionWebhook,
                                           "mutatingwebhookconfigurations"),
     "ValidatingAdmissionPolicy": _validating_admission_policy,

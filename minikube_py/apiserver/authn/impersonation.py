@@ -26,6 +26,11 @@ from urllib.parse import unquote
 
 from ...api import errors, naming
 from . import ALL_AUTHENTICATED, UserInfo
+from .identities import (
+    SERVICE_ACCOUNT_PREFIX,
+    service_account_groups,
+    service_account_username,
+)
 
 #: the header names (authenticationv1.Impersonate*Header), lower-cased as they are matched
 USER_HEADER = "impersonate-user"
@@ -35,7 +40,6 @@ EXTRA_PREFIX = "impersonate-extra-"
 #: user.Anonymous and user.AllUnauthenticated
 ANONYMOUS = "system:anonymous"
 ALL_UNAUTHENTICATED = "system:unauthenticated"
-SA_PREFIX = "system:serviceaccount:"
 AUTHENTICATION_GROUP = "authentication.k8s.io"
 _AUTHENTICATION_V1 = f"{AUTHENTICATION_GROUP}/v1"
 _HEADERS = frozenset({USER_HEADER, GROUP_HEADER, UID_HEADER})
@@ -79,20 +83,15 @@ class Request:
 def split_service_account(username: str) -> tuple[str, str] | None:
     """serviceaccount.SplitUsername: (namespace, name) of `system:serviceaccount:ns:name`
     when both parts are valid names, else None (the user is then an ordinary user)."""
-    if not username.startswith(SA_PREFIX):
+    if not username.startswith(SERVICE_ACCOUNT_PREFIX):
         return None
-    parts = username[len(SA_PREFIX):].split(":")
+    parts = username[len(SERVICE_ACCOUNT_PREFIX):].split(":")
     if len(parts) != 2:
         return None
     namespace, name = parts
     if naming.is_dns1123_label(namespace) or naming.is_dns1123_subdomain(name):
         return None
     return namespace, name
-
-
-def service_account_groups(namespace: str) -> tuple[str, ...]:
-    """serviceaccount.MakeGroupNames."""
-    return "system:serviceaccounts", f"system:serviceaccounts:{namespace}"
 
 
 def _unescape_extra_key(key: str) -> str:
@@ -161,7 +160,7 @@ def impersonated_user(requests: list[Request]) -> UserInfo:
     groups_given = any(r.kind == "Group" for r in requests)
     for request in requests:
         if request.kind == "ServiceAccount":
-            username = f"{SA_PREFIX}{request.namespace}:{request.name}"
+            username = service_account_username(request.namespace, request.name)
             if not groups_given:
                 groups = list(service_account_groups(request.namespace))
         elif request.kind == "User":

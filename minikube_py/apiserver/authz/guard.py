@@ -55,11 +55,12 @@ log = structlog.get_logger(component="apiserver")
 #: where the authenticated user travels with the request (for admission, audit)
 USER: web.RequestKey[UserInfo] | str = (
     web.RequestKey("user", UserInfo) if hasattr(web, "RequestKey") else "user")
-#: paths an anonymous caller may read
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/",
-                          # service-account issuer discovery (upstream grants it to
-                          # system:serviceaccounts; here anyone may read the public keys)
-                          "/.well-known/openid-configuration", "/openid/v1/jwks"})
+#: paths an anonymous caller may read (what upstream's bootstrap policy grants
+#: system:unauthenticated through system:public-info-viewer). Service-account issuer
+#: discovery (/.well-known/openid-configuration, /openid/v1/jwks) is not among them: as
+#: upstream, it is for authenticated callers the authorizer allows (RBAC binds it to
+#: system:serviceaccounts); bind system:service-account-issuer-discovery to more to widen it.
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
 
 
 def attributes(user: UserInfo, info: RequestInfo) -> Attributes:
@@ -124,10 +125,16 @@ class Guard:
             replaced = request.clone(headers=impersonation.strip(headers.items()))
             request = replaced
         request[USER] = user
+        self.authorize(user, info)
+        return replaced
+
+    def authorize(self, user: UserInfo, info: RequestInfo) -> None:
+        """Raise the 403 when `user` may not do what `info` resolves to. Also what an
+        in-process request carrying a component's identity (authn/identities.py) gets: the
+        same decision, and the same 403, as that user on the secure port."""
         denied = first_denied(self.authorizer, attributes(user, info))
         if denied is not None:
             raise forbidden_error(*denied)
-        return replaced
 
     def impersonate(self, user: UserInfo, headers: Iterable[tuple[str, str]]) -> UserInfo:
         """WithImpersonation's loop: `user` must be allowed `impersonate` on every requested

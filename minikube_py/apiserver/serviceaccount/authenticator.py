@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 
 from ..authn import UserInfo
+from ..authn.identities import service_account_groups, service_account_username
 from . import claims as sa_claims
 from .jwt_tokens import InvalidToken, TokenVerifier
 
@@ -59,8 +60,8 @@ class ServiceAccountAuthenticator:
         except (InvalidToken, ValueError) as exc:
             log.debug("service account token refused", reason=str(exc))
             return None, []
-        user = UserInfo(sa_claims.username(bound.namespace, bound.account.name),
-                        bound.account.uid, sa_claims.groups(bound.namespace))
+        user = UserInfo(service_account_username(bound.namespace, bound.account.name),
+                        bound.account.uid, service_account_groups(bound.namespace))
         return user, self.verifier.matched_audiences(
             claims, self.verifier.audiences if wanted is None else wanted)
 

@@ -19,20 +19,9 @@ from ...serviceaccount_keys import (
     LEGACY_SECRET_CLAIM,
     LEGACY_UID_CLAIM,
 )
+from ..authn.identities import service_account_username as username
 
-USER_PREFIX = "system:serviceaccount:"
-ALL_SERVICE_ACCOUNTS = "system:serviceaccounts"
 PRIVATE_CLAIM = "kubernetes.io"
-
-
-def username(namespace: str, name: str) -> str:
-    """serviceaccount.MakeUsername: `system:serviceaccount:<ns>:<name>`."""
-    return f"{USER_PREFIX}{namespace}:{name}"
-
-
-def groups(namespace: str) -> tuple[str, ...]:
-    """serviceaccount.MakeGroupNames: every account's group and its namespace's group."""
-    return (ALL_SERVICE_ACCOUNTS, f"{ALL_SERVICE_ACCOUNTS}:{namespace}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from minikube_py.apiserver.authn import identities
 from minikube_py.apiserver.options import APIServerOptions
 from minikube_py.apiserver.serviceaccount import claims as sa_claims
 from minikube_py.apiserver.serviceaccount.authenticator import (
@@ -93,7 +94,8 @@ def test_claims_shape() -> None:
     assert bound.pod == sa_claims.Ref("p", "pod-uid") and bound.secret is None
     with pytest.raises(ValueError):
         sa_claims.bound_claims({**claims, "sub": "system:serviceaccount:ns:other"})
-    assert sa_claims.groups("ns") == ("system:serviceaccounts", "system:serviceaccounts:ns")
+    assert identities.service_account_groups("ns") == ("system:serviceaccounts",
+                                                       "system:serviceaccounts:ns")
 
 
 def test_verifier(key_file: Path, tmp_path: Path) -> None:
