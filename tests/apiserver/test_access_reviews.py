@@ -245,7 +245,8 @@ async def test_discovery_lists_the_reviews(secure: Secure) -> None:
 
 
 async def test_official_client_self_subject_access_review(secure: Secure) -> None:
-    kubernetes = pytest.importorskip("kubernetes")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
 
     def ask() -> tuple[bool, bool, list]:
         config = kubernetes.client.Configuration()
@@ -298,7 +299,8 @@ async def test_protobuf_for_client_go(secure: Secure) -> None:
 
 
 async def test_official_client_token_and_local_reviews(secure: Secure) -> None:
-    kubernetes = pytest.importorskip("kubernetes")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
 
     def ask() -> tuple[str, bool]:
         config = kubernetes.client.Configuration()

@@ -174,7 +174,8 @@ def _kubectl(api: ServerThread, home: Path, *args: str, ok: bool = True
 @pytest.fixture(scope="module")
 def registered(env):
     """v1beta1.metrics.k8s.io, created with the official python client, Available=True."""
-    kubernetes = pytest.importorskip("kubernetes")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
     api, backend, port, _ = env
     config = kubernetes.client.Configuration()
     config.host = api.url
@@ -463,7 +464,8 @@ def test_backend_stopped_is_unavailable_and_503(env):
 
 
 def test_deleting_the_apiservice_removes_the_group(env, registered):
-    kubernetes = pytest.importorskip("kubernetes")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
     api = env[0]
     config = kubernetes.client.Configuration()
     config.host = api.url

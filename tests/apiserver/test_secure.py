@@ -206,8 +206,8 @@ async def test_bad_token_file_fails_startup(tmp_path: Path) -> None:
 
 
 async def test_kubernetes_python_client(secure: Secure) -> None:
-    kubernetes = pytest.importorskip("kubernetes", reason="the official kubernetes client is a "
-                                     "test dependency (pip install '.[test]')")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
 
     def run(token: str) -> Any:
         config = kubernetes.client.Configuration()

@@ -18,8 +18,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tests.etcd_server import free_port
 from tests.integration.test_cli import Lines
@@ -45,8 +46,11 @@ API_TIMINGS = ["--default-not-ready-toleration-seconds", "2",
 
 class ClusterProcesses:
     def __init__(self, tmp: Path, *, layout: str = "all-in-one", nodes: int = 3,
-                 etcd_endpoint: str | None = None, etcd_prefix: str = "") -> None:
+                 etcd_endpoint: str | None = None, etcd_prefix: str = "",
+                 extra_args: Sequence[str] = ()) -> None:
+        """`extra_args`: more flags for `start` (all-in-one only), e.g. an authorization mode."""
         self.tmp, self.layout, self.nodes = tmp, layout, nodes
+        self.extra_args = list(extra_args)
         self.data_dir = tmp / "data"
         self.etcd_endpoint, self.etcd_prefix = etcd_endpoint, etcd_prefix
         self._pick_ports()
@@ -97,7 +101,7 @@ class ClusterProcesses:
                 "--controller-manager-port", str(self.cm_port),
                 "--kubelet-port", str(self.kubelet_port), "--nodes", str(self.nodes),
                 "--kubeconfig-out", str(self.tmp / "kubeconfig"), *TIMINGS, *CONTROLLER_TIMINGS,
-                *API_TIMINGS])
+                *API_TIMINGS, *self.extra_args])
             logs.until('"ready"', timeout)
         else:
             logs = self._spawn("apiserver", [

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("kopf", reason="kopf is a test dependency")
+pytest.importorskip("kopf", reason="kopf is not installed: pip install -e '.[test]'")
 from kopf.testing import KopfRunner
 
 from tests.e2e.client_cluster import (  # noqa: F401

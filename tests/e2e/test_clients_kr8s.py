@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-pytest.importorskip("kr8s", reason="kr8s is a test dependency")
+pytest.importorskip("kr8s", reason="kr8s is not installed: pip install -e '.[test]'")
 import kr8s
 import kr8s.asyncio
 from kr8s.objects import Deployment, Node, Pod

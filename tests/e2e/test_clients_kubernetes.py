@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("kubernetes", reason="the official kubernetes client is a test dependency")
+pytest.importorskip(
+    "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
 from kubernetes import client, config, utils, watch
 from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient

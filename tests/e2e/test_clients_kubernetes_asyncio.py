@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("kubernetes_asyncio", reason="kubernetes_asyncio is a test dependency")
+pytest.importorskip(
+    "kubernetes_asyncio", reason="kubernetes_asyncio is not installed: pip install -e '.[test]'")
 from kubernetes_asyncio import client, config, utils, watch
 from kubernetes_asyncio.client.api_client import ApiClient
 from kubernetes_asyncio.dynamic import DynamicClient

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("lightkube", reason="lightkube is a test dependency")
+pytest.importorskip("lightkube", reason="lightkube is not installed: pip install -e '.[test]'")
 from lightkube import ApiError, AsyncClient, Client, KubeConfig, codecs
 from lightkube.models.apps_v1 import DeploymentStatus
 from lightkube.models.autoscaling_v1 import ScaleSpec

@@ -53,8 +53,8 @@ def test_kubectl_sees_rule_messages(server: ServerThread, tmp_path: Path) -> Non
 
 
 def test_official_client_gets_the_causes(server: ServerThread) -> None:  # noqa: F811
-    kubernetes = pytest.importorskip("kubernetes",
-                                     reason="the official kubernetes client is a test dependency")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
     import yaml
     from kubernetes.client.rest import ApiException
 

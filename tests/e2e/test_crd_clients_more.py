@@ -82,7 +82,8 @@ def make_crd(cluster: ClusterProcesses, kind: str, *, scope: str = "Namespaced")
 
 # -- lightkube -----------------------------------------------------------------------------
 
-lightkube = pytest.importorskip("lightkube", reason="lightkube is a test dependency")
+lightkube = pytest.importorskip(
+    "lightkube", reason="lightkube is not installed: pip install -e '.[test]'")
 from lightkube import AsyncClient, Client, KubeConfig
 from lightkube.generic_resource import (
     async_load_in_cluster_generic_resources,
@@ -188,7 +189,8 @@ async def test_lightkube_async_load_in_cluster_generic_resources(
 
 # -- the official kubernetes client ----------------------------------------------------------
 
-kubernetes = pytest.importorskip("kubernetes", reason="the official client is a test dependency")
+kubernetes = pytest.importorskip(
+    "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
 from kubernetes import config as k8s_config
 from kubernetes import utils as k8s_utils
 from kubernetes import watch as k8s_watch
@@ -320,7 +322,8 @@ def test_official_client_create_from_yaml_crd_and_object(api, cluster: ClusterPr
 
 async def test_kubernetes_asyncio_custom_objects(cluster: ClusterProcesses, kubeconfig: Path,
                                                  namespace: str):
-    kasync = pytest.importorskip("kubernetes_asyncio")
+    kasync = pytest.importorskip(
+        "kubernetes_asyncio", reason="kubernetes_asyncio is not installed: pip install -e '.[test]'")
     from kubernetes_asyncio import config as async_config
     from kubernetes_asyncio import watch as async_watch
 
@@ -354,7 +357,7 @@ async def test_kubernetes_asyncio_custom_objects(cluster: ClusterProcesses, kube
 
 @pytest.mark.usefixtures("kubeconfig_env")
 def test_kr8s_new_class_and_subclass(cluster: ClusterProcesses, namespace: str):
-    pytest.importorskip("kr8s", reason="kr8s is a test dependency")
+    pytest.importorskip("kr8s", reason="kr8s is not installed: pip install -e '.[test]'")
     import kr8s
     from kr8s.objects import APIObject, new_class
 
@@ -400,7 +403,7 @@ def test_kr8s_new_class_and_subclass(cluster: ClusterProcesses, namespace: str):
 
 @pytest.mark.usefixtures("kubeconfig_env")
 async def test_kr8s_asyncio_new_class(cluster: ClusterProcesses, namespace: str):
-    pytest.importorskip("kr8s", reason="kr8s is a test dependency")
+    pytest.importorskip("kr8s", reason="kr8s is not installed: pip install -e '.[test]'")
     import kr8s.asyncio
     from kr8s.asyncio.objects import new_class
 

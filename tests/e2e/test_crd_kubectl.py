@@ -163,7 +163,8 @@ def test_kubectl_explains_a_custom_resource(server: ServerThread, tmp_path: Path
 
 def test_the_official_client_reads_and_patches_the_scale(server: ServerThread,
                                                          tmp_path: Path) -> None:
-    kubernetes = pytest.importorskip("kubernetes")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
     _setup(VERSIONS[-1] if VERSIONS else "1.31", server, tmp_path)
     config = kubernetes.client.Configuration()
     config.host = server.url

@@ -117,8 +117,8 @@ def test_kubectl_reads_and_writes_each_version(cluster, tmp_path: Path) -> None:
 def test_official_client_watches_one_version_while_writing_another(cluster) -> None:
     """The official client's CustomObjectsApi: objects written in v1 are listed and watched in
     v2 (converted by the webhook), and a webhook failure is an ApiException 500."""
-    kubernetes = pytest.importorskip("kubernetes",
-                                     reason="the official kubernetes client is a test dependency")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
     from kubernetes.client.rest import ApiException
 
     server, hook, port = cluster

@@ -100,8 +100,8 @@ def test_kubectl_applies_a_crd_and_its_objects(server: ServerThread, tmp_path: P
 
 
 def test_official_client_custom_objects_api(server: ServerThread) -> None:
-    kubernetes = pytest.importorskip("kubernetes",
-                                     reason="the official kubernetes client is a test dependency")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
     import yaml
     from kubernetes.client.rest import ApiException
 

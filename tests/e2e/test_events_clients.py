@@ -15,7 +15,8 @@ import subprocess
 
 import pytest
 
-kubernetes = pytest.importorskip("kubernetes", reason="the official kubernetes client is a test dependency")
+kubernetes = pytest.importorskip(
+    "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
 import yaml
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("kopf", reason="kopf is a test dependency")
+pytest.importorskip("kopf", reason="kopf is not installed: pip install -e '.[test]'")
 
 from tests.e2e.client_cluster import (  # noqa: F401
     CALL_TIMEOUT,

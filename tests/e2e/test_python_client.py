@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-kubernetes = pytest.importorskip("kubernetes", reason="the official kubernetes client is a test dependency")
+kubernetes = pytest.importorskip(
+    "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
 from kubernetes import client, watch  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 

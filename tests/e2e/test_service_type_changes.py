@@ -95,8 +95,8 @@ def test_kubectl_patch_to_external_name_and_back(binary: str, server: ServerThre
     kubectl("-n", ns, "delete", "svc", "web")
 
 
-kubernetes = pytest.importorskip("kubernetes",
-                                 reason="the official kubernetes client is a test dependency")
+kubernetes = pytest.importorskip(
+    "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
 from kubernetes import client  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 

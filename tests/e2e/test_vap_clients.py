@@ -60,8 +60,8 @@ def _deployment(name: str, replicas: int) -> dict:
 
 
 def test_official_client_admissionregistration_v1_api(server: ServerThread) -> None:
-    pytest.importorskip("kubernetes",
-                                     reason="the official kubernetes client is a test dependency")
+    pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
     from kubernetes import client
     from kubernetes.client.rest import ApiException
 

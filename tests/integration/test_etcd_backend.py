@@ -28,7 +28,8 @@ from tests.etcd_server import (
 
 if etcd_binary() is None:
     pytest.skip("etcd binary not found: install Debian's etcd-server", allow_module_level=True)
-pytest.importorskip("aetcd", reason="aetcd not installed: pip install 'minikube_py[etcd]'")
+pytest.importorskip(
+    "aetcd", reason="aetcd (etcd's client) is not installed: pip install -e '.[etcd]' (or '.[test]')")
 
 from aetcd import rpc  # noqa: E402
 

@@ -424,7 +424,8 @@ async def test_exec_asking_for_no_stream_is_refused(env: Env) -> None:
 def _official_client_exec(url: str, binary: bool) -> tuple[object, object, int | None]:
     """`kubernetes.stream.stream` as its docs show, interactive: stdin written as str (TEXT
     frames) or bytes (BINARY frames), stderr not asked for."""
-    kubernetes = pytest.importorskip("kubernetes", reason="the official kubernetes client")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
     from kubernetes.stream import stream
 
     configuration = kubernetes.client.Configuration()

@@ -11,7 +11,8 @@ import pytest
 
 from minikube_py.apiserver.openapi_schemas import SCHEMAS, generic_kind_schemas
 
-pytest.importorskip("lightkube.models", reason="lightkube-models is a test dependency")
+pytest.importorskip(
+    "lightkube.models", reason="lightkube-models is not installed: pip install -e '.[test]'")
 
 #: gaps of api/kinds/protobuf.json itself (reported to its owner): upstream's Go embeds
 #: EphemeralContainerCommon with `json:",inline"`, the data does not mark it inline
