@@ -16,8 +16,12 @@ acknowledged (upstream's pod startup SLI is measured the same way, from creation
 watch seeing Running; its SLO is p99 <= 5 s). Baseline in the same run: the bare create's
 own latency (request sent -> acknowledged). Each run gets a fresh interpreter.
 
+With `start`'s default `--authorization-mode Node,RBAC` every component request is authorized
+as the component's identity (docs/security.md, "Who the components are");
+`--authorization-mode AlwaysAllow` measures the same cluster without that cost, for a ratio.
+
     python -m bench.pod_startup [--runs 3] [--pods 1000] [--rate 100] [--nodes 100]
-                                [--transport in-process|http]
+                                [--transport in-process|http] [--authorization-mode MODES]
 """
 
 from __future__ import annotations
@@ -37,9 +41,9 @@ TARGET_P50_MS = 50.0
 TARGET_P99_MS = 250.0
 
 
-def start_flags(data_dir: Path, nodes: int) -> list[str]:
+def start_flags(data_dir: Path, nodes: int, authorization_mode: str = "Node,RBAC") -> list[str]:
     """The `minikube-py start` command line of the cluster under test."""
-    return ["start", "--data-dir", str(data_dir), "--fsync", "never", "--nodes", str(nodes),
+    return ["start", "--authorization-mode", authorization_mode, "--data-dir", str(data_dir), "--fsync", "never", "--nodes", str(nodes),
             "--insecure-port", str(common.free_port()),
             "--scheduler-port", str(common.free_port()),
             "--controller-manager-port", str(common.free_port()),
@@ -54,12 +58,14 @@ def pod(i: int) -> dict[str, Any]:
                                                                 "memory": "16Mi"}}}]}}
 
 
-async def one_run(tmp: Path, nodes: int, pods: int, rate: float, transport: str) -> dict[str, Any]:
+async def one_run(tmp: Path, nodes: int, pods: int, rate: float, transport: str,
+                  authorization_mode: str = "Node,RBAC") -> dict[str, Any]:
     from minikube_py.cli.main import build_parser
     from minikube_py.cli.start import running_cluster
     from minikube_py.cli.start_options import StartOptions
 
-    options = StartOptions.from_args(build_parser().parse_args(start_flags(tmp / "data", nodes)))
+    options = StartOptions.from_args(build_parser().parse_args(
+        start_flags(tmp / "data", nodes, authorization_mode)))
     async with running_cluster(options) as cluster:
         return await measure(cluster, nodes, pods, rate, transport)
 
@@ -147,7 +153,8 @@ async def measure(cluster: Any, nodes: int, pods: int, rate: float,
 def _in_fresh_process(args: argparse.Namespace) -> dict[str, Any]:
     return common.run_fresh(["bench.pod_startup", "--one", "--nodes", str(args.nodes),
                              "--pods", str(args.pods), "--rate", str(args.rate),
-                             "--transport", args.transport])
+                             "--transport", args.transport,
+                             "--authorization-mode", args.authorization_mode])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=100.0, help="pod creates per second")
     parser.add_argument("--transport", choices=("in-process", "http"), default="in-process")
+    parser.add_argument("--authorization-mode", default="Node,RBAC",
+                        help="the cluster's mode (start's default Node,RBAC; AlwaysAllow for "
+                             "the cost of authorizing the components)")
     parser.add_argument("--one", action="store_true",
                         help="(internal) measure one run in this process, print it as JSON")
     args = parser.parse_args(argv)
@@ -168,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         runtime.tune_gc()  # as every minikube-py command does
         with tempfile.TemporaryDirectory() as tmp:
             result = asyncio.run(one_run(Path(tmp), args.nodes, args.pods, args.rate,
-                                         args.transport))
+                                         args.transport, args.authorization_mode))
         print(json.dumps(result))
         return 0
     runs = []
@@ -194,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     print(common.render_table(["latency per pod (median of runs)", "p50 ms", "p99 ms", "max ms",
                                "target", "verdict"], rows))
     print(f"note: {args.pods} pods at {args.rate:g}/s (achieved "
-          f"{agg['achieved_rate_per_s']:.1f}/s) onto {args.nodes} simulated nodes; all-in-one "
+          f"{agg['achieved_rate_per_s']:.1f}/s) onto {args.nodes} simulated nodes; "
+          f"--authorization-mode {args.authorization_mode}; all-in-one "
           f"process built like `minikube-py start --fsync never --image-pull-duration 0 "
           f"--container-start-duration 0`; load client transport {args.transport}; process "
           f"CPU {agg['process_cpu_share'] * 100:.0f}% of one core; {args.runs} runs, each in a "
@@ -203,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                              {"machine": common.machine_facts(loop_name),
                               "settings": {"nodes": args.nodes, "pods": args.pods,
                                            "rate_per_s": args.rate, "transport": args.transport,
+                                           "authorization_mode": args.authorization_mode,
                                            "fsync": "never", "image_pull_duration": 0,
                                            "container_start_duration": 0},
                               "median": agg, "runs": runs})

@@ -1,7 +1,8 @@
 """The secure port's material, prepared before the API server is built: the serving
 certificate (given, or a self-signed CA + cert generated into --cert-dir and reused), the TLS
 context, and — when no authenticator is configured — an admin token, so the secure port never
-serves anonymous users.
+serves anonymous users. A generated CA is also the client CA (unless --client-ca-file), as
+kubeadm's one cluster CA: the client certificates the CSR signer issues from it authenticate.
 
 Kubernetes v1.0 piece: kube-apiserver's --secure-port/--tls-cert-file/--tls-private-key-file
 with its self-signed fallback in --cert-dir (pkg/util/crypto GenerateSelfSignedCert), and the
@@ -103,16 +104,20 @@ def _prepare(options: StartOptions) -> tuple[StartOptions, SecureServing]:
             if options.bind_address not in ("0.0.0.0", "::", ""):
                 hosts.append(options.bind_address)
             cert, key, ca = ensure_serving_cert(options.cert_dir, hosts)
+        token = None
+        if not (api.token_auth_file or api.basic_auth_file or api.client_ca_file):
+            token_file, token = ensure_admin_token(options.cert_dir)
+            api = dataclasses.replace(api, token_auth_file=str(token_file))
+        if ca is not None and not api.client_ca_file:
+            # one CA for everything, as kubeadm: the certificates csrsigning issues from it
+            # (kubectl certificate approve) authenticate on this port
+            api = dataclasses.replace(api, client_ca_file=str(ca))
         context = server_ssl_context(cert, key,
                                      Path(api.client_ca_file) if api.client_ca_file else None)
     except UnsafePermissionsError:
         raise
     except (OSError, ValueError, ssl.SSLError) as exc:
         raise ConfigError(f"the secure port's TLS material: {exc}") from None
-    token = None
-    if not (api.token_auth_file or api.basic_auth_file or api.client_ca_file):
-        token_file, token = ensure_admin_token(options.cert_dir)
-        api = dataclasses.replace(api, token_auth_file=str(token_file))
     controllers = options.controllers
     if ca is not None and controllers.root_ca_file is None:  # kube-root-ca.crt publishes it
         controllers = dataclasses.replace(controllers, root_ca_file=str(ca))

@@ -8,13 +8,14 @@ API server, the scheduler, the controller manager and the simulated nodes.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..apiserver.options import APIServerOptions, public_endpoint
 from ..controllers.options import ControllerOptions
 from .component_settings import (
-    APISERVER,
+    APISERVER as APISERVER_DEFAULTS,
     CONTROLLER_MANAGER,
     KUBELET,
     SCHEDULER,
@@ -39,6 +40,13 @@ from .settings import (
 from .storage_target import ConfigError, parse_servers
 
 COMPONENTS = ("scheduler", "controller-manager", "kubelet")
+#: where `start` differs from `minikube-py apiserver` (which keeps kube-apiserver's own
+#: defaults): the secure port authorizes like a 1.31 cluster built by kubeadm — the Node
+#: authorizer for kubelets, RBAC for everyone else (the admin kubeconfig is in system:masters,
+#: which the bootstrap policy binds to cluster-admin)
+START_DEFAULTS = {"authorization-mode": "Node,RBAC"}
+APISERVER = tuple(dataclasses.replace(s, default=START_DEFAULTS[s.name])
+                  if s.name in START_DEFAULTS else s for s in APISERVER_DEFAULTS)
 DEFAULT_KUBECONFIG = "~/.minikube-py/kubeconfig"
 
 ALL_IN_ONE = (

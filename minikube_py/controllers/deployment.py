@@ -12,11 +12,9 @@ pod labels carry the hash, so ReplicaSets of one Deployment never fight over pod
 ReplicaSets carry `deployment.kubernetes.io/revision` (what `kubectl rollout history/undo`
 read) and desired/max replicas (what proportional scaling reads). The controller never
 touches pods; the ReplicaSet controller does.
-
-One deviation: upstream writes the Deployment's own revision annotation in its status
-update (the apps status strategy keeps metadata annotations); our status subresource writes
-only status, so the annotation is set with a merge patch of metadata, which leaves
-`metadata.generation` alone.
+The Deployment's own revision annotation is written with its status (a status write may
+change annotations, as upstream's apps status strategy allows), so the controller needs no
+more than its bootstrap role, `system:controller:deployment-controller`, grants.
 """
 
 from __future__ import annotations
@@ -205,12 +203,8 @@ class DeploymentController(Controller):
         ReplicaSet's."""
         if du.annotations(d).get(du.REVISION_ANNOTATION) == revision:
             return
-        md = d["metadata"]
-        patched = await self.client.patch(
-            DEPLOYMENTS, md["name"], {"metadata": {"annotations": {du.REVISION_ANNOTATION: revision}}},
-            md["namespace"])
-        md.setdefault("annotations", {})[du.REVISION_ANNOTATION] = revision
-        self._remember(d, patched)
+        d["metadata"].setdefault("annotations", {})[du.REVISION_ANNOTATION] = revision
+        await self.write_status(d)
 
     async def scale_replica_set(self, rs: Obj, new_scale: int, d: Obj,
                                 operation: str) -> tuple[bool, Obj]:

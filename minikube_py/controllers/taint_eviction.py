@@ -48,7 +48,8 @@ def pod_key(pod: Obj) -> str:
 
 class TaintEvictionController(Controller):
     name = "taint-eviction-controller"
-    service_account = "taint-eviction-controller"
+    #: upstream: "taint-manager uses existing cluster role from node-controller"
+    service_account = "node-controller"
     workers = 0  # periodic: the schedule below is the work queue
 
     def __init__(self, ctx: ControllerContext) -> None:

@@ -552,8 +552,14 @@ class Registry:
         elif self.strategy.custom:  # upstream customresource statusStrategy: no status, none
             new.pop("status", None)
         new["metadata"]["resourceVersion"] = str(revision)
-        if "managedFields" in (body.get("metadata") or {}):
-            new["metadata"]["managedFields"] = body["metadata"]["managedFields"]
+        body_md = body.get("metadata") or {}
+        for field in self.strategy.status_metadata:
+            if field in body_md:
+                new["metadata"][field] = body_md[field]
+            else:
+                new["metadata"].pop(field, None)
+        if "managedFields" in body_md:
+            new["metadata"]["managedFields"] = body_md["managedFields"]
         return new
 
     # -- delete -------------------------------------------------------------------------

@@ -156,6 +156,7 @@ DEPLOYMENTS = Strategy(
     group="apps", version="v1", resource="deployments", kind="Deployment", namespaced=True,
     key_root="deployments", short_names=("deploy",), categories=("all",),
     subresources=(STATUS, SCALE), has_status=True, prepare_create=_reset_status({}),
+    status_metadata=("annotations",),
 )
 
 REPLICASETS = Strategy(

@@ -192,6 +192,10 @@ class Strategy:
     #: a custom resource served from a CustomResourceDefinition (registry/crds.py): no
     #: strategic merge patch (415, as upstream), no built-in schema
     custom: bool = False
+    #: metadata fields a status-subresource write takes from the body besides the status
+    #: (upstream's deploymentStatusStrategy resets only spec and labels, so the deployment
+    #: controller records its revision annotation with the status, as UpdateStatus)
+    status_metadata: tuple[str, ...] = ()
     #: hook: a status-subresource write after the status was copied in (custom resources:
     #: their schema validates the status); may raise
     prepare_status: Callable[[Registry, Obj, Obj], Awaitable[None]] | None = None

@@ -30,6 +30,10 @@ spec:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterProcesses]:
     procs = ClusterProcesses(tmp_path_factory.mktemp("satokens"), nodes=1).start()
     try:
+        # start authorizes with Node,RBAC: the tokens below authenticate as default:default,
+        # which may read the namespace once bound to `view` (as a user would bind it)
+        procs.kubectl("create", "rolebinding", "default-view", "--clusterrole", "view",
+                      "--serviceaccount", "default:default")
         yield procs
     finally:
         procs.stop()

@@ -27,6 +27,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from minikube_py.apiserver.authz.rbac import bootstrap
 from minikube_py.cli.main import main
 from minikube_py.storage import EmbeddedStore
 from minikube_py.storage.datadir import DataDir
@@ -427,9 +428,16 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
         status, listed = _http(f"http://127.0.0.1:{port}/apis/apiregistration.k8s.io/v1/apiservices")
         local = len(orjson.loads(listed)["items"])
         assert status == 200 and local >= 7  # v1, apps/v1, apiextensions.k8s.io/v1, ...
-        # each is created, then its status says Available (Local): two revisions
-        assert ready["data_dir"] == str(data) and ready["revision"] == 9 + 2 * local
-        assert ready["keys"] == 8 + local
+        # each is created, then its status says Available (Local): two revisions; and, with
+        # start's default Node,RBAC, upstream's bootstrap RBAC policy, each object once, then
+        # admin/edit/view filled by aggregation (once or twice each, as their sources land)
+        policy = bootstrap.policy()
+        rbac = sum(len(objects) for objects in policy.values())
+        aggregated = sum("aggregationRule" in role for role in policy["clusterroles"])
+        base = 9 + 2 * local + rbac
+        assert ready["data_dir"] == str(data)
+        assert base + aggregated <= ready["revision"] <= base + 2 * aggregated
+        assert ready["keys"] == 8 + local + rbac
         assert ready["inspect"] == f"minikube-py storage ls --data-dir {data}"
         assert _http(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
         status, metrics = _http(f"http://127.0.0.1:{port}/metrics")

@@ -249,6 +249,9 @@ def test_start_hands_its_cluster_ca_to_csrsigning_only_with_the_secure_port(
     assert options.controllers.cluster_signing_cert_file == str(tmp_path / "certs" / "ca.crt")
     assert options.controllers.cluster_signing_key_file == str(tmp_path / "certs" / "ca.key")
     assert "csrsigning" in options.controllers.controllers
+    # one cluster CA: it also authenticates client certificates, and the admin token stays
+    assert options.apiserver.client_ca_file == str(tmp_path / "certs" / "ca.crt")
+    assert serving.admin_token and options.apiserver.token_auth_file
     options, serving = prepare(_start(tmp_path, "--secure-port", "0"))
     assert serving is None and options.controllers.cluster_signing_cert_file is None
     # flags given explicitly win
@@ -288,26 +291,19 @@ async def test_the_official_client_approves_through_the_approval_subresource(clu
 
 
 async def test_a_started_cluster_signs_with_its_generated_ca(tmp_path: Path) -> None:
-    """`minikube-py start` as a whole (running_cluster over parsed flags, secure port on): its
-    controller manager signs with the CA start generated, and the cert authenticates where
-    client certificates are accepted (`--client-ca-file <cert-dir>/ca.crt`: start trusts none
-    by default)."""
-    from minikube_py.apiserver.certs import load_ca, private_cert_dir
+    """`minikube-py start` as a whole (running_cluster over parsed flags, secure port on, its
+    defaults): its controller manager signs with the CA start generated, and the certificate
+    authenticates on the secure port, which trusts that CA for clients too (kubeadm's one
+    cluster CA) — next to the generated admin token. Under the default Node,RBAC the new user
+    is who the certificate says and may do nothing else yet."""
     from minikube_py.cli.start import running_cluster
     from minikube_py.cli.storage_target import ConfigError
     from tests.etcd_server import free_port
 
-    certs = tmp_path / "certs"
-    load_ca(private_cert_dir(certs))  # the CA start would generate, made first so --client-ca-file can name it
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text('admin-token,admin,1,"system:masters"\n')
-    tokens.chmod(0o600)
     for attempt in range(5):  # the ports are only reserved by this process: retry a race
         options = _start(tmp_path, "--fsync", "never", "--nodes", "0", "--insecure-port", "0",
                          "--secure-port", str(free_port()), "--scheduler-port",
-                         str(free_port()), "--controller-manager-port", str(free_port()),
-                         "--client-ca-file", str(certs / "ca.crt"), "--token-auth-file",
-                         str(tokens))
+                         str(free_port()), "--controller-manager-port", str(free_port()))
         try:
             async with running_cluster(options) as cluster:
                 await _sign_in_cluster(cluster, tmp_path)
@@ -319,7 +315,7 @@ async def test_a_started_cluster_signs_with_its_generated_ca(tmp_path: Path) -> 
 
 async def _sign_in_cluster(cluster: Any, tmp_path: Path) -> None:
     ca = str(cluster.secure.ca_path)
-    token = {"Authorization": "Bearer admin-token"}
+    token = {"Authorization": f"Bearer {cluster.secure.admin_token}"}
     request, key_pem = new_request("erin", ("qa",))
     ctx = ssl.create_default_context(cafile=ca)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as session:
@@ -341,9 +337,17 @@ async def _sign_in_cluster(cluster: Any, tmp_path: Path) -> None:
     (tmp_path / "erin.crt").write_bytes(cert)
     (tmp_path / "erin.key").write_bytes(key_pem)
     ctx.load_cert_chain(tmp_path / "erin.crt", tmp_path / "erin.key")
-    async with (aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as session,
-                session.get(f"{cluster.secure_url}/api/v1/namespaces/default") as resp):
-        assert resp.status == 200
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as session:
+        async with session.post(f"{cluster.secure_url}/apis/authentication.k8s.io/v1/"
+                                "selfsubjectreviews", json=review) as resp:
+            assert resp.status == 201
+            user = (await resp.json())["status"]["userInfo"]
+        assert user["username"] == "erin"
+        assert user["groups"] == ["qa", "system:authenticated"]
+        async with session.get(f"{cluster.secure_url}/api/v1/namespaces/default") as resp:
+            assert resp.status == 403
+            assert 'User "erin" cannot get resource "namespaces"' in (await resp.json())["message"]
 
 
 async def test_every_kubectl_approves_and_denies(cluster, tmp_path: Path) -> None:
