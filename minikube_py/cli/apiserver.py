@@ -14,7 +14,7 @@ import dataclasses
 from . import runtime
 from .component_settings import APISERVER, STORAGE
 from .settings import Setting, add_flags, resolve
-from .start_options import COMPONENTS, StartOptions
+from .start_options import APISERVER_COMMAND_SETTINGS, COMPONENTS, StartOptions
 
 #: v1.0's apiserver probed 127.0.0.1:10251 and :10252 for componentstatuses, hard-coded;
 #: these let a scheduler or controller manager on another port be probed too.
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
 
 
 def options_of(args: argparse.Namespace) -> StartOptions:
-    options = StartOptions.from_args(args)
+    options = StartOptions.from_args(args, APISERVER_COMMAND_SETTINGS)
     probes = resolve(args, PROBES, {})
     apiserver = dataclasses.replace(
         options.apiserver, scheduler_health_url=probes["scheduler_health_url"],

@@ -75,6 +75,9 @@ ALL_IN_ONE = (
 
 SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE,
             *LOOP_WATCH)
+#: the same settings with kube-apiserver's own defaults, for `minikube-py apiserver`
+APISERVER_COMMAND_SETTINGS = (*STORAGE, *APISERVER_DEFAULTS, *SCHEDULER, *CONTROLLER_MANAGER,
+                              *KUBELET, *ALL_IN_ONE, *LOOP_WATCH)
 
 
 @dataclass(frozen=True)
@@ -125,11 +128,13 @@ class StartOptions:
         return component not in self.disabled
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> "StartOptions":
-        """Flags given on the command line, else the --config file, else the defaults."""
+    def from_args(cls, args: argparse.Namespace,
+                  settings: tuple[Setting, ...] = SETTINGS) -> "StartOptions":
+        """Flags given on the command line, else the --config file, else the defaults of
+        `settings` (start's; `minikube-py apiserver` passes APISERVER_COMMAND_SETTINGS)."""
         source = getattr(args, "config", None)
-        from_file = load_config(source, config_keys(SETTINGS)) if source else {}
-        v = resolve(args, SETTINGS, from_file, source or "")
+        from_file = load_config(source, config_keys(settings)) if source else {}
+        v = resolve(args, settings, from_file, source or "")
         if v["etcd_servers"] and (getattr(args, "data_dir", None) or "data_dir" in from_file):
             raise ConfigError("use either --data-dir or --etcd-servers, not both")
         servers = parse_servers(str(v["etcd_servers"])) if v["etcd_servers"] else ()

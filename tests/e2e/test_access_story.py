@@ -1,13 +1,11 @@
 """The access story end to end, with every real kubectl on the machine (1.27+): a user from a
 CertificateSigningRequest to a Role, and a service account from a token to a pod.
 
-One `minikube-py start` subprocess for the module, run as a cluster admin runs one that lets
-users log in with certificates: `--authorization-mode` explicit, `--client-ca-file` and the
-CSR signer (`--cluster-signing-*`) naming one user CA made with `openssl` before the start, and a
-`--token-auth-file` for the admin (start generates an admin token only when no authenticator
-is given, see docs/security.md). Each kubectl version then plays the story in its own
+One `minikube-py start` subprocess for the module, with start's defaults: `Node,RBAC`, one
+generated cluster CA that signs CSRs and authenticates client certificates, and the generated
+admin token (in `system:masters`). Each kubectl version then plays the story in its own
 namespace with its own kubeconfig (admin + jane contexts), every step through kubectl only
-(the commands are the walkthrough of docs/_drafts/story.md, folded into docs/security.md):
+(docs/security.md, "Walkthrough: a user from a CSR to a Role", is the same story):
 
 a. jane's key and CSR (`cryptography`), `kubectl create -f` the CertificateSigningRequest,
    `kubectl certificate approve`, the issued certificate into jane's kubeconfig user;
@@ -26,7 +24,6 @@ from __future__ import annotations
 import base64
 import glob
 import os
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -38,32 +35,14 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from minikube_py.apiserver import authz
 from tests.e2e.cluster_process import ClusterProcesses
 
 KUBECTLS = sorted(glob.glob("/usr/lib/google-cloud-sdk/bin/kubectl.1.*"),
                   key=lambda p: [int(x) for x in p.rsplit("kubectl.", 1)[1].split(".")])
-OPENSSL = shutil.which("openssl")
-pytestmark = [
-    pytest.mark.skipif(not KUBECTLS, reason="no kubectl 1.27+ on this machine "
-                       "(/usr/lib/google-cloud-sdk/bin/kubectl.1.*, from the google-cloud-cli "
-                       "kubectl packages)"),
-    # RBAC alone cannot run `start` since its components act as their upstream identities:
-    # the kubelets (system:node:<name>) are authorized by the Node authorizer, not by RBAC
-    pytest.mark.skipif("Node" not in authz.MODES, reason="blocked on: the Node authorizer "
-                       "(--authorization-mode Node); under RBAC alone `start` never gets ready"),
-    pytest.mark.skipif(not OPENSSL, reason="no openssl on PATH (it makes the user CA, as the "
-                       "walkthrough in docs does): apt-get install openssl"),
-]
+pytestmark = pytest.mark.skipif(
+    not KUBECTLS, reason="no kubectl 1.27+ on this machine (/usr/lib/google-cloud-sdk/bin/"
+    "kubectl.1.*, from the google-cloud-cli kubectl packages)")
 
-#: the mode the story runs under (upstream's), explicit even where it is start's default
-AUTHORIZATION_MODE = "Node,RBAC"
-ADMIN_TOKEN = "admin-token"
-#: the walkthrough's user CA (docs/_drafts/story.md), made in its directory
-USER_CA_ARGS = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=minikube-py-users",
-                "-days", "365", "-addext", "basicConstraints=critical,CA:TRUE",
-                "-addext", "keyUsage=critical,keyCertSign,cRLSign"]
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: seconds one kubectl version may take for the whole story
 BUDGET = 30.0
@@ -71,22 +50,7 @@ BUDGET = 30.0
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterProcesses]:
-    tmp = tmp_path_factory.mktemp("story")
-    user_ca = tmp / "user-ca"
-    user_ca.mkdir(mode=0o700)
-    # ca.crt + ca.key: signs the certificates CSRs are issued, trusted for client certificates
-    made = subprocess.run([OPENSSL, *USER_CA_ARGS], cwd=user_ca, capture_output=True, text=True,
-                          timeout=30, check=False)
-    assert made.returncode == 0, made.stderr
-    tokens = tmp / "tokens.csv"
-    tokens.write_text(f'{ADMIN_TOKEN},admin,admin,"system:masters"\n')
-    tokens.chmod(0o600)
-    procs = ClusterProcesses(tmp, nodes=1, extra_args=[
-        "--authorization-mode", AUTHORIZATION_MODE,
-        "--client-ca-file", str(user_ca / "ca.crt"),
-        "--cluster-signing-cert-file", str(user_ca / "ca.crt"),
-        "--cluster-signing-key-file", str(user_ca / "ca.key"),
-        "--token-auth-file", str(tokens)]).start()
+    procs = ClusterProcesses(tmp_path_factory.mktemp("story"), nodes=1).start()
     try:
         yield procs
     finally:
@@ -131,10 +95,16 @@ class Story:
         """The admin's kubeconfig, as an admin writes one by hand."""
         self.ok("config", "set-cluster", "story", f"--server={self.server}",
                 f"--certificate-authority={self.ca}", "--embed-certs")
-        self.ok("config", "set-credentials", "admin", f"--token={ADMIN_TOKEN}")
+        self.ok("config", "set-credentials", "admin", f"--token={admin_token(self.cluster)}")
         self.ok("config", "set-context", "admin", "--cluster=story", "--user=admin",
                 f"--namespace={self.ns}")
         self.ok("config", "use-context", "admin")
+
+
+def admin_token(cluster: ClusterProcesses) -> str:
+    """The admin token `start` generated into its cert dir (user admin, system:masters)."""
+    line = (cluster.tmp / "certs" / "tokens.csv").read_text().splitlines()[0]
+    return line.split(",")[0]
 
 
 def eventually(run, expect, timeout: float = 10.0) -> subprocess.CompletedProcess:

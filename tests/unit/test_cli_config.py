@@ -130,3 +130,17 @@ def test_durations(text, seconds):
 ])
 def test_controllers_flag(text, expected):
     assert parse_controllers(text) == expected
+
+
+def test_start_authorizes_like_kubeadm_and_apiserver_like_kube_apiserver() -> None:
+    """`start` defaults to Node,RBAC (a 1.31 cluster built by kubeadm); `minikube-py apiserver`
+    keeps kube-apiserver's own default, AlwaysAllow; a flag or config value wins in both."""
+    from minikube_py.cli.apiserver import options_of
+
+    parser = build_parser()
+    assert StartOptions.from_args(parser.parse_args(["start"])).apiserver.authorization_mode \
+        == "Node,RBAC"
+    assert options_of(parser.parse_args(["apiserver"])).apiserver.authorization_mode \
+        == "AlwaysAllow"
+    chosen = parser.parse_args(["start", "--authorization-mode", "AlwaysAllow"])
+    assert StartOptions.from_args(chosen).apiserver.authorization_mode == "AlwaysAllow"
