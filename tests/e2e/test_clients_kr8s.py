@@ -10,6 +10,7 @@ Node, port-forward, delete — then the same core steps through `kr8s.asyncio`.
 # ruff: noqa: F811 -- the shared fixtures are imported from client_cluster and named as parameters
 from __future__ import annotations
 
+import errno
 import urllib.request
 
 import pytest
@@ -143,11 +144,19 @@ def test_port_forward(cluster: ClusterProcesses, namespace: str):
     web = Pod.gen(name="web", image="nginx", namespace=namespace, ports=[80])
     web.create()
     wait_running(cluster, namespace, "web")
-    with web.portforward(remote_port=80, local_port="auto") as local_port:
-        url = f"http://127.0.0.1:{local_port}/"
-        with urllib.request.urlopen(url, timeout=CALL_TIMEOUT) as response:
-            assert response.status == 200
-            assert b"pod web" in response.read()  # the simulated web server's page
+    for attempt in range(3):
+        try:
+            # "auto": kr8s picks a free port, then binds it in its thread — on a shared machine
+            # another process may take it in between (kr8s's race, not ours): try again
+            with web.portforward(remote_port=80, local_port="auto") as local_port:
+                url = f"http://127.0.0.1:{local_port}/"
+                with urllib.request.urlopen(url, timeout=CALL_TIMEOUT) as response:
+                    assert response.status == 200
+                    assert b"pod web" in response.read()  # the simulated web server's page
+            return
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or attempt == 2:
+                raise
 
 
 async def test_asyncio_api(cluster: ClusterProcesses, namespace: str):
