@@ -98,6 +98,11 @@ APISERVER = (
             "aggregated API servers (APIServices) with the X-Remote-User/-Group headers (start: "
             "CN front-proxy-client, generated into --cert-dir)", metavar="FILE"),
     Setting("proxy-client-key-file", None, "its private key", metavar="FILE"),
+    Setting("enable-metrics-server", False, "serve metrics.k8s.io/v1beta1 (kubectl top, the "
+            "HPA) from a built-in metrics-server that scrapes the kubelets' /metrics/resource "
+            "(start: on)", boolean),
+    Setting("metric-resolution", 15.0, "the built-in metrics-server scrapes kubelets at most "
+            "this often", duration, metavar="DURATION"),
     Setting("service-account-issuer", "", "issuer (`iss`) of service-account tokens; a comma "
             "list accepts them all, the first is put in new tokens (start on the secure port: "
             "https://kubernetes.default.svc.cluster.local)", metavar="URL"),
