@@ -167,6 +167,16 @@ REPLICASETS = Strategy(
     prepare_create=_reset_status({"replicas": 0}),
 )
 
+# -- autoscaling (issue 18, metrics branch) ---------------------------------------------------
+#: pkg/registry/autoscaling/horizontalpodautoscaler: status written by the HPA controller
+HORIZONTAL_POD_AUTOSCALERS = Strategy(
+    group="autoscaling", version="v2", resource="horizontalpodautoscalers",
+    kind="HorizontalPodAutoscaler", namespaced=True, key_root="horizontalpodautoscalers",
+    short_names=("hpa",), categories=("all",), subresources=(STATUS,), has_status=True,
+    prepare_create=_reset_status({}),
+)
+
+
 def _name_field(obj: dict[str, Any]) -> dict[str, str]:
     """metadata.name/namespace plus the legacy `name` field of PVs and PVCs (upstream
     PersistentVolume(Claim)ToSelectableFields: "a bug, but we need to support it")."""
@@ -218,7 +228,7 @@ STORED: tuple[Strategy, ...] = (
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
-    *RBAC,
+    *RBAC, HORIZONTAL_POD_AUTOSCALERS,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

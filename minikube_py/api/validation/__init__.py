@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from minikube_py.api import hpa
 from minikube_py.api.errors import FieldError, invalid
 from minikube_py.api.validation import (
     apiservice,
@@ -118,6 +119,18 @@ def _custom_cluster_update(new: dict[str, Any], old: dict[str, Any], errs: Errs)
 CUSTOM_RESOURCE = "custom-resource"
 CUSTOM_RESOURCE_CLUSTER = "cluster-scoped custom-resource"
 
+
+def _hpa_create(obj: dict[str, Any], errs: Errs) -> None:
+    """autoscaling ValidateHorizontalPodAutoscaler (api/hpa.py)."""
+    validate_object_meta(obj, True, name_is_dns_subdomain, errs)
+    hpa.validate(obj, errs)
+
+
+def _hpa_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    validate_object_meta_update(new, old, errs)
+    hpa.validate(new, errs)
+
+
 _CREATE: dict[str, Create] = {
     CLUSTER_SCOPED: _cluster_create,
     CUSTOM_RESOURCE: _custom_create,
@@ -130,6 +143,7 @@ _CREATE: dict[str, Create] = {
     "ReplicationController": workload.validate_replication_controller,
     "ReplicaSet": workload.validate_replica_set,
     "Deployment": workload.validate_deployment,
+    "HorizontalPodAutoscaler": _hpa_create,
     "Scale": workload.validate_scale,
     "Secret": config.validate_secret,
     "ConfigMap": config.validate_config_map,
@@ -163,6 +177,7 @@ _UPDATE: dict[str, Update] = {
     "ReplicationController": workload.validate_replication_controller_update,
     "ReplicaSet": workload.validate_replica_set_update,
     "Deployment": workload.validate_deployment_update,
+    "HorizontalPodAutoscaler": _hpa_update,
     "Scale": _scale_update,
     "Secret": config.validate_secret_update,
     "ConfigMap": config.validate_config_map_update,

@@ -17,11 +17,13 @@ import time
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 import structlog
 from aiohttp import web
 
 from ...api import errors, meta, quantity
 from ...api.labels import parse_label_selector
+from .. import kubelet_client
 from . import scrape, storage
 
 if TYPE_CHECKING:
@@ -99,17 +101,18 @@ class MetricsServer:
         return nodes
 
     async def _scrape(self, nodes: list[Obj]) -> None:
-        from .. import kubelet_client  # noqa: PLC0415 (the session is only needed here)
-
         async with kubelet_client.session(self.options) as session:
             async def one(node: Obj) -> None:
                 name = node["metadata"]["name"]
                 try:
                     text = await scrape.scrape(session, node, self.options)
-                except Exception as exc:  # a node that cannot be scraped has no metrics
-                    log.info("failed to scrape node", node=name, error=str(exc) or type(exc).__name__)
+                    points = scrape.parse(text, time.time())
+                except (aiohttp.ClientError, TimeoutError, RuntimeError, ValueError,
+                        errors.StatusError) as exc:  # that node has no metrics this time
+                    log.info("failed to scrape node", node=name,
+                             error=str(exc) or type(exc).__name__)
                     return
-                self.storage.store(name, scrape.parse(text, time.time()))
+                self.storage.store(name, points)
 
             await asyncio.gather(*(one(n) for n in nodes))
         self.storage.forget({n["metadata"]["name"] for n in nodes})
