@@ -52,6 +52,8 @@ def set_defaults(hpa: Obj) -> None:
         return
     if spec.get("minReplicas") is None:
         spec["minReplicas"] = 1
+    if hpa.get("apiVersion") == "autoscaling/v1":  # v1's defaulter sets minReplicas only
+        return
     if not spec.get("metrics"):
         spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": {
             "type": "Utilization", "averageUtilization": DEFAULT_CPU_UTILIZATION}}}]

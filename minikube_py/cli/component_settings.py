@@ -195,6 +195,15 @@ CONTROLLER_MANAGER = (
             "resource quotas recalculated at once", integer),
     Setting("resource-quota-sync-period", _CM.resource_quota_sync_period, "how often every "
             "quota's usage is recalculated", duration, metavar="DURATION"),
+    Setting("horizontal-pod-autoscaler-sync-period",
+            _CM.horizontal_pod_autoscaler_sync_period, "how often every HorizontalPodAutoscaler "
+            "is reconciled", duration, metavar="DURATION"),
+    Setting("horizontal-pod-autoscaler-downscale-stabilization",
+            _CM.horizontal_pod_autoscaler_downscale_stabilization, "the scale-down "
+            "stabilization window of HPAs that do not set their own", duration,
+            metavar="DURATION"),
+    Setting("horizontal-pod-autoscaler-tolerance", _CM.horizontal_pod_autoscaler_tolerance,
+            "the least change of the usage ratio the HPA acts on", number),
     Setting("node-monitor-period", _CM.node_monitor_period, "how often node status is checked",
             duration, metavar="DURATION"),
     Setting("node-monitor-grace-period", _CM.node_monitor_grace_period, "a node silent this "

@@ -53,6 +53,9 @@ RESOURCE_QUOTAS = Resource("", "v1", "resourcequotas", True, "ResourceQuota")
 LIMIT_RANGES = Resource("", "v1", "limitranges", True, "LimitRange")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", True, "Deployment")
 REPLICASETS = Resource("apps", "v1", "replicasets", True, "ReplicaSet")
+HORIZONTALPODAUTOSCALERS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True,
+                                    "HorizontalPodAutoscaler")
+POD_METRICS = Resource("metrics.k8s.io", "v1beta1", "pods", True, "PodMetrics")
 COMPONENTSTATUSES = Resource("", "v1", "componentstatuses", False, "ComponentStatus")
 PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", False, "PersistentVolume")
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", True,

@@ -38,14 +38,15 @@ class MetricError(Exception):
     """Why a metric cannot be computed (upstream's FailedGetResourceMetric messages)."""
 
 
-def _ratio_replicas(ratio: float, counted: int, current: int) -> int:
-    if abs(1.0 - ratio) <= TOLERANCE:
+def _ratio_replicas(ratio: float, counted: int, current: int, tolerance: float) -> int:
+    if abs(1.0 - ratio) <= tolerance:
         return current
     return math.ceil(ratio * counted)
 
 
 def resource_replicas(current: int, pods: list[PodSample], *, target_utilization: int | None,
-                      target_average: float | None, resource: str = "cpu") -> Proposal:
+                      target_average: float | None, resource: str = "cpu",
+                      tolerance: float = TOLERANCE) -> Proposal:
     """Replicas for one Resource metric (Utilization when `target_utilization` is set, else
     AverageValue)."""
     if not pods:
@@ -69,9 +70,9 @@ def resource_replicas(current: int, pods: list[PodSample], *, target_utilization
         utilization = None
         ratio = sum(p.usage or 0.0 for p in measured) / len(measured) / target_average
     average = sum(p.usage or 0.0 for p in measured) / len(measured)
-    if not missing and not unready or abs(1.0 - ratio) <= TOLERANCE \
-            and not (missing or unready):
-        return Proposal(_ratio_replicas(ratio, len(measured), current),
+    rebalance_unready = bool(unready) and ratio > 1.0
+    if not missing and not rebalance_unready:
+        return Proposal(_ratio_replicas(ratio, len(measured), current, tolerance),
                         None if utilization is None else int(utilization), average)
     # the pods without a reading: assume what is least likely to make us scale wrongly
     assumed = list(measured)
@@ -80,14 +81,16 @@ def resource_replicas(current: int, pods: list[PodSample], *, target_utilization
             full = p.request * target_utilization / 100 if target_utilization is not None \
                 else (target_average or 0.0)
             assumed.append(PodSample(p.name, p.request, full))
-    else:  # scaling up: missing and unready pods count as using nothing
-        assumed.extend(PodSample(p.name, p.request, 0.0) for p in missing + unready)
+    else:  # scaling up: missing pods count as using nothing
+        assumed.extend(PodSample(p.name, p.request, 0.0) for p in missing)
+    if rebalance_unready:  # and so do unready ones, on the way up
+        assumed.extend(PodSample(p.name, p.request, 0.0) for p in unready)
     if target_utilization is not None:
         new_ratio = sum(p.usage or 0.0 for p in assumed) * 100 / sum(p.request for p in assumed) \
             / target_utilization
     else:
         new_ratio = sum(p.usage or 0.0 for p in assumed) / len(assumed) / (target_average or 1.0)
-    if abs(1.0 - new_ratio) <= TOLERANCE or (new_ratio > 1.0) != (ratio > 1.0):
+    if abs(1.0 - new_ratio) <= tolerance or (new_ratio > 1.0) != (ratio > 1.0):
         return Proposal(current, None if utilization is None else int(utilization), average)
     replicas = math.ceil(new_ratio * len(assumed))
     if (new_ratio < 1.0 and replicas > current) or (new_ratio > 1.0 and replicas < current):

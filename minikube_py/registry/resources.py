@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api import hpa_v1
 from ..api.priority import SYSTEM_PRIORITY_CLASSES
+from ..api.validation import HPA_V1 as HPA_V1_VALIDATION
 from . import namespaces, pods, services
 from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .apiservices import APISERVICES
@@ -21,7 +23,7 @@ from .events import EVENTS, EVENTS_V1
 from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
-from .strategy import Strategy, SubresourceSpec, field_getter, field_names
+from .strategy import StoredAs, Strategy, SubresourceSpec, field_getter, field_names
 from .webhookconfigurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
@@ -175,6 +177,15 @@ HORIZONTAL_POD_AUTOSCALERS = Strategy(
     short_names=("hpa",), categories=("all",), subresources=(STATUS,), has_status=True,
     prepare_create=_reset_status({}),
 )
+#: autoscaling/v1: the same stored objects seen through pkg/apis/autoscaling/v1's conversion
+HORIZONTAL_POD_AUTOSCALERS_V1 = Strategy(
+    group="autoscaling", version="v1", resource="horizontalpodautoscalers",
+    kind="HorizontalPodAutoscaler", namespaced=True, key_root="horizontalpodautoscalers",
+    short_names=("hpa",), categories=("all",), subresources=(STATUS,), has_status=True,
+    prepare_create=_reset_status({}), validation=HPA_V1_VALIDATION,
+    stored_as=StoredAs(storage=HORIZONTAL_POD_AUTOSCALERS, to_storage=hpa_v1.to_v2,
+                       from_storage=hpa_v1.from_v2, field_labels={}),
+)
 
 
 def _name_field(obj: dict[str, Any]) -> dict[str, str]:
@@ -228,7 +239,7 @@ STORED: tuple[Strategy, ...] = (
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
-    *RBAC, HORIZONTAL_POD_AUTOSCALERS,
+    *RBAC, HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

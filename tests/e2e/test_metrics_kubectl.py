@@ -16,7 +16,9 @@ from tests.e2e.cluster_process import KUBECTL, ClusterProcesses, running
 pytestmark = [pytest.mark.skipif(not os.path.exists(KUBECTL), reason=f"{KUBECTL} not found"),
               pytest.mark.slow]
 
-HPA_FLAGS: list[str] = []
+#: the HPA reconciles every second; a shrink waits 3 s of lower recommendations, not 5 min
+HPA_FLAGS = ["--horizontal-pod-autoscaler-sync-period", "1s",
+             "--horizontal-pod-autoscaler-downscale-stabilization", "3s"]
 
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment
@@ -77,3 +79,45 @@ def test_kubectl_top_pods_shows_the_annotated_usage(cluster: ClusterProcesses):
     raw = json.loads(cluster.kubectl(
         "get", "--raw", f"/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/{pod}").stdout)
     assert raw["kind"] == "PodMetrics" and raw["containers"][0]["usage"]["memory"] == "102400Ki"
+
+
+def _hpa(cluster: ClusterProcesses) -> dict:
+    return json.loads(cluster.kubectl("get", "hpa", "php-apache", "-o", "json").stdout)
+
+
+def _replicas(cluster: ClusterProcesses) -> int:
+    return json.loads(cluster.kubectl("get", "deployment", "php-apache", "-o", "json").stdout
+                      )["spec"]["replicas"]
+
+
+def test_php_apache_walkthrough_scales_up_under_load_and_back_down(cluster: ClusterProcesses):
+    """kubernetes.io's HorizontalPodAutoscaler walkthrough, load simulated by the usage
+    annotation on the pod template."""
+    cluster.kubectl("apply", "-f", "-", input=DEPLOYMENT)
+    cluster.kubectl("annotate", "pod", "-l", "run=php-apache", "--overwrite",
+                    "usage.minikube-py.dev/cpu-")  # the other test's busy pod
+    cluster.kubectl("autoscale", "deployment", "php-apache", "--cpu-percent=50", "--min=1",
+                    "--max=10")
+    table = cluster.kubectl("get", "hpa").stdout.splitlines()
+    assert table[0].split() == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS",
+                                "REPLICAS", "AGE"]
+    # idle: 10 % of the request, below the 50 % target -> stays at 1, a reading shows up
+    cluster.wait(lambda: (_hpa(cluster).get("status") or {}).get("currentMetrics"), 30,
+                 "a current metric")
+    assert "cpu: 10%/50%" in cluster.kubectl("get", "hpa", "php-apache").stdout
+    # load: every pod of the template at 250m = 125 % of its request
+    cluster.kubectl("patch", "deployment", "php-apache", "-p",
+                    '{"spec":{"template":{"metadata":{"annotations":'
+                    '{"usage.minikube-py.dev/cpu":"250m"}}}}}')
+    cluster.wait(lambda: _replicas(cluster) >= 3, 60, "scale up under load")
+    status = _hpa(cluster)["status"]
+    conditions = {c["type"]: c for c in status["conditions"]}
+    assert conditions["ScalingActive"]["reason"] == "ValidMetricFound"
+    events = cluster.kubectl("get", "events", "--field-selector",
+                             "involvedObject.kind=HorizontalPodAutoscaler", "-o", "json").stdout
+    reasons = [e["reason"] for e in json.loads(events)["items"]]
+    assert "SuccessfulRescale" in reasons
+    # load removed: back to 1 once the (3 s) stabilization window has passed
+    cluster.kubectl("patch", "deployment", "php-apache", "--type", "json", "-p",
+                    '[{"op":"remove","path":"/spec/template/metadata/annotations"}]')
+    cluster.wait(lambda: _replicas(cluster) == 1, 90, "scale down after the load")
