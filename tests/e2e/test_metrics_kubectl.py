@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 
 from tests.e2e.cluster_process import KUBECTL, ClusterProcesses, running
+from tests.e2e.test_kubectl import KUBECTLS
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(KUBECTL), reason=f"{KUBECTL} not found"),
               pytest.mark.slow]
@@ -121,3 +123,24 @@ def test_php_apache_walkthrough_scales_up_under_load_and_back_down(cluster: Clus
     cluster.kubectl("patch", "deployment", "php-apache", "--type", "json", "-p",
                     '[{"op":"remove","path":"/spec/template/metadata/annotations"}]')
     cluster.wait(lambda: _replicas(cluster) == 1, 90, "scale down after the load")
+
+
+@pytest.mark.parametrize("binary", KUBECTLS)
+def test_every_kubectl_tops_and_autoscales(cluster: ClusterProcesses, binary: str, tmp_path):
+    """kubectl 1.27-1.33: `top nodes`, `top pods -A --containers`, `autoscale` (v1 or v2,
+    as each version writes it) and the HPA table."""
+    def run(*args: str) -> str:
+        done = subprocess.run([binary, "-s", cluster.url, *args], capture_output=True,
+                              text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)})
+        assert done.returncode == 0, (binary, args, done.stderr)
+        return done.stdout
+
+    cluster.wait(lambda: "node-0" in run("top", "nodes"), 30, "top nodes")
+    version = binary.rsplit("kubectl", 1)[1].strip(".").replace(".", "-")
+    name = f"k{version}" if version else "k-dispatcher"
+    run("create", "deployment", name, "--image=nginx")
+    cluster.wait(lambda: name in run("top", "pods", "-A", "--containers"), 30, "top pods")
+    run("autoscale", "deployment", name, "--cpu-percent=50", "--min=1", "--max=3")
+    row = run("get", "hpa", name, "--no-headers").split()
+    # NAME REFERENCE TARGETS (`cpu: <unknown>/50%`, two words) MINPODS MAXPODS REPLICAS AGE
+    assert row[1] == f"Deployment/{name}" and row[-4:-2] == ["1", "3"], row
