@@ -61,13 +61,14 @@ def set_condition(conditions: list[Obj], kind: str, status: str, reason: str, me
                        "reason": reason, "message": message})
 
 
-def _amount(value: Any) -> float:
-    return float(quantity.parse_quantity(str(value)))
+def _milli_value(value: Any) -> int:
+    """Quantity.MilliValue (rounded up), what upstream's metrics client counts in."""
+    return quantity.milli_value(str(value))
 
 
-def _milli(value: float) -> str:
-    """resource.NewMilliQuantity(v, DecimalSI) as a string (`450m`, `100Mi` as `104857600`)."""
-    return quantity.format_quantity(Fraction(round(value * 1000), 1000), quantity.DECIMAL_SI)
+def _milli(value: int) -> str:
+    """resource.NewMilliQuantity(v, DecimalSI) as a string (`450m`, `104857600`)."""
+    return quantity.format_quantity(Fraction(value, 1000), quantity.DECIMAL_SI)
 
 
 def metric_name(metric: Obj) -> str:
@@ -150,19 +151,19 @@ class HorizontalController(Controller):
         except StatusError as exc:
             raise calc.MetricError(f"unable to get metrics for resource {resource}: unable to "
                                    f"fetch metrics from resource metrics API: {exc}") from None
-        usage: dict[str, float] = {}
+        usage: dict[str, int] = {}
         for item in metrics:
-            total = 0.0
+            total = 0
             for c in item.get("containers") or []:
                 if container is None or c.get("name") == container:
-                    total += _amount((c.get("usage") or {}).get(resource, "0"))
+                    total += _milli_value((c.get("usage") or {}).get(resource, "0"))
             usage[item["metadata"]["name"]] = total
         samples = []
         for pod in pods:
             md, status = pod["metadata"], pod.get("status") or {}
             if md.get("deletionTimestamp") or status.get("phase") in ("Failed", "Succeeded"):
                 continue
-            request, missing_request = 0.0, False
+            request, missing_request = 0, False
             for c in (pod.get("spec") or {}).get("containers") or []:
                 if container is not None and c.get("name") != container:
                     continue
@@ -170,9 +171,9 @@ class HorizontalController(Controller):
                 if value is None:
                     missing_request = True
                 else:
-                    request += _amount(value)
+                    request += _milli_value(value)
             samples.append(calc.PodSample(
-                md["name"], 0.0 if missing_request else request, usage.get(md["name"]),
+                md["name"], 0 if missing_request else request, usage.get(md["name"]),
                 ready=resource != "cpu" or is_pod_ready(pod)))
         return samples
 
@@ -188,7 +189,8 @@ class HorizontalController(Controller):
         samples = await self._samples(namespace, selector, metric)
         utilization = target.get("averageUtilization") \
             if target.get("type") == "Utilization" else None
-        average = None if utilization is not None else _amount(target.get("averageValue", "0"))
+        average = None if utilization is not None \
+            else _milli_value(target.get("averageValue", "0"))
         proposal = calc.resource_replicas(current, samples, target_utilization=utilization,
                                           target_average=average, resource=source.get("name", ""),
                                           tolerance=self.tolerance)

@@ -2,9 +2,9 @@
 rate policies) and the min/max bounds. Pure functions, unit-tested without a cluster.
 
 Kubernetes pieces: pkg/controller/podautoscaler/replica_calculator.go (GetResourceReplicas,
-GetRawResourceReplicas: usage ratio against the target, the 0.1 tolerance, pods without
-metrics assumed at 100 % of request when scaling down and 0 % when scaling up, unready pods
-counted at 0 % only on scale-up) and horizontal.go (stabilizeRecommendationWithBehaviors,
+GetRawResourceReplicas: usage ratio against the target in milli-units, the 0.1 tolerance, pods
+without metrics assumed at 100 % of request (or the target, if higher) when scaling down and
+0 % when scaling up, unready pods counted at 0 % only on scale-up) and horizontal.go (stabilizeRecommendationWithBehaviors,
 convertDesiredReplicasWithBehaviorRate, getReplicasChangePerPeriod, the ScalingLimited
 reasons).
 """
@@ -19,11 +19,12 @@ TOLERANCE = 0.1
 
 @dataclass(frozen=True)
 class PodSample:
-    """One pod of the target: its request (0 = none) and its usage (None = no metric)."""
+    """One pod of the target, in milli-units as upstream's metrics client counts
+    (Quantity.MilliValue): its request (0 = none) and its usage (None = no metric)."""
 
     name: str
-    request: float
-    usage: float | None
+    request: int
+    usage: int | None
     ready: bool = True
 
 
@@ -31,71 +32,70 @@ class PodSample:
 class Proposal:
     replicas: int
     utilization: int | None  # percent of request (Utilization targets)
-    average: float           # average usage per pod
+    average: int             # average usage per pod, milli-units
 
 
 class MetricError(Exception):
     """Why a metric cannot be computed (upstream's FailedGetResourceMetric messages)."""
 
 
-def _ratio_replicas(ratio: float, counted: int, current: int, tolerance: float) -> int:
-    if abs(1.0 - ratio) <= tolerance:
-        return current
-    return math.ceil(ratio * counted)
+def _ratio(pods: list[PodSample], target_utilization: int | None,
+           target_average: int | None) -> tuple[float, int | None, int]:
+    """GetResourceUtilizationRatio / the raw ratio: (usage ratio, utilization %, average)."""
+    total = sum(p.usage or 0 for p in pods)
+    if target_utilization is not None:
+        requests = sum(p.request for p in pods)
+        if requests == 0:
+            raise MetricError("no metrics returned matched known pods")
+        utilization = total * 100 // requests
+        return utilization / target_utilization, utilization, total // len(pods)
+    assert target_average is not None
+    return total / (target_average * len(pods)), None, total // len(pods)
 
 
 def resource_replicas(current: int, pods: list[PodSample], *, target_utilization: int | None,
-                      target_average: float | None, resource: str = "cpu",
+                      target_average: int | None, resource: str = "cpu",
                       tolerance: float = TOLERANCE) -> Proposal:
     """Replicas for one Resource metric (Utilization when `target_utilization` is set, else
-    AverageValue)."""
+    AverageValue, `target_average` in milli-units)."""
     if not pods:
         raise MetricError(f"unable to get metrics for resource {resource}: no metrics returned "
                           "from resource metrics API")
+    if target_utilization is not None:
+        for p in pods:
+            if p.request <= 0:
+                raise MetricError(f"missing request for {resource} in pod {p.name}")
     measured = [p for p in pods if p.usage is not None and p.ready]
     missing = [p for p in pods if p.usage is None]
     unready = [p for p in pods if p.usage is not None and not p.ready]
     if not measured:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
-    if target_utilization is not None:
-        if any(p.request <= 0 for p in pods):
-            name = next(p.name for p in pods if p.request <= 0)
-            raise MetricError(f"missing request for {resource} in container of pod {name}")
-        usage = sum(p.usage or 0.0 for p in measured)
-        requests = sum(p.request for p in measured)
-        utilization = usage * 100 / requests
-        ratio = utilization / target_utilization
-    else:
-        assert target_average is not None
-        utilization = None
-        ratio = sum(p.usage or 0.0 for p in measured) / len(measured) / target_average
-    average = sum(p.usage or 0.0 for p in measured) / len(measured)
+    ratio, utilization, average = _ratio(measured, target_utilization, target_average)
     rebalance_unready = bool(unready) and ratio > 1.0
     if not missing and not rebalance_unready:
-        return Proposal(_ratio_replicas(ratio, len(measured), current, tolerance),
-                        None if utilization is None else int(utilization), average)
+        if abs(1.0 - ratio) <= tolerance:
+            return Proposal(current, utilization, average)
+        return Proposal(math.ceil(ratio * len(measured)), utilization, average)
     # the pods without a reading: assume what is least likely to make us scale wrongly
     assumed = list(measured)
-    if ratio < 1.0:  # scaling down: missing pods count as using 100 % of their target
+    if ratio < 1.0:  # scaling down: missing pods use all of their request (or the target)
         for p in missing:
-            full = p.request * target_utilization / 100 if target_utilization is not None \
-                else (target_average or 0.0)
+            full = p.request * max(100, target_utilization) // 100 \
+                if target_utilization is not None else (target_average or 0)
             assumed.append(PodSample(p.name, p.request, full))
-    else:  # scaling up: missing pods count as using nothing
-        assumed.extend(PodSample(p.name, p.request, 0.0) for p in missing)
+    elif ratio > 1.0:  # scaling up: missing pods use nothing
+        assumed.extend(PodSample(p.name, p.request, 0) for p in missing)
     if rebalance_unready:  # and so do unready ones, on the way up
-        assumed.extend(PodSample(p.name, p.request, 0.0) for p in unready)
-    if target_utilization is not None:
-        new_ratio = sum(p.usage or 0.0 for p in assumed) * 100 / sum(p.request for p in assumed) \
-            / target_utilization
-    else:
-        new_ratio = sum(p.usage or 0.0 for p in assumed) / len(assumed) / (target_average or 1.0)
-    if abs(1.0 - new_ratio) <= tolerance or (new_ratio > 1.0) != (ratio > 1.0):
-        return Proposal(current, None if utilization is None else int(utilization), average)
+        assumed.extend(PodSample(p.name, p.request, 0) for p in unready)
+    assumed = [p for p in assumed if p.usage is not None]
+    new_ratio, _, _ = _ratio(assumed, target_utilization, target_average)
+    if abs(1.0 - new_ratio) <= tolerance or (ratio < 1.0 < new_ratio) \
+            or (new_ratio < 1.0 < ratio):
+        return Proposal(current, utilization, average)
     replicas = math.ceil(new_ratio * len(assumed))
     if (new_ratio < 1.0 and replicas > current) or (new_ratio > 1.0 and replicas < current):
         replicas = current
-    return Proposal(replicas, None if utilization is None else int(utilization), average)
+    return Proposal(replicas, utilization, average)
 
 
 # -- behavior -----------------------------------------------------------------------------------

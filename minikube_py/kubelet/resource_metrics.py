@@ -42,7 +42,7 @@ def _labels(**labels: str) -> str:
 
 def prometheus_text(usage: NodeUsage, now: float) -> str:
     """The `/metrics/resource` exposition (text format 0.0.4), sorted as the Go client does."""
-    ts = int(now * 1000)
+    ts = round(now * 1000)
     rows: dict[str, list[str]] = {name: [] for name, _, _ in _HELP}
     for pod in sorted(usage.pods, key=lambda p: (p.namespace, p.name)):
         pod_labels = _labels(namespace=pod.namespace, pod=pod.name)

@@ -102,7 +102,7 @@ def build_app(pool: KubeletPool, *, log_interval: float = 1.0,
         node = _node_of(request)
         if isinstance(node, web.Response):
             return node
-        now = time.time()
+        now = round(time.time(), 3)  # the samples' millisecond timestamps are exact
         return web.Response(text=resource_metrics.prometheus_text(pool.usage(node, now), now),
                             content_type="text/plain", charset="utf-8",
                             headers={"X-Content-Type-Options": "nosniff"})
@@ -111,7 +111,7 @@ def build_app(pool: KubeletPool, *, log_interval: float = 1.0,
         node = _node_of(request)
         if isinstance(node, web.Response):
             return node
-        now = time.time()
+        now = round(time.time(), 3)  # the samples' millisecond timestamps are exact
         memory = int(quantity.parse_quantity(str(pool.kubelet(node).config.memory)))
         return _json(resource_metrics.summary(node, pool.usage(node, now), now, memory))
 

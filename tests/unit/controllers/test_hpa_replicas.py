@@ -12,13 +12,13 @@ P = calc.PodSample
 
 
 def test_utilization_above_target_scales_by_the_ratio():
-    pods = [P("a", 0.2, 0.25), P("b", 0.2, 0.25)]  # 125 % of request, target 50 %
+    pods = [P("a", 200, 250), P("b", 200, 250)]  # 125 % of request, target 50 %
     got = calc.resource_replicas(2, pods, target_utilization=50, target_average=None)
     assert got.replicas == 5 and got.utilization == 125
 
 
 def test_within_the_tolerance_nothing_changes():
-    pods = [P("a", 0.2, 0.105), P("b", 0.2, 0.105)]  # 52.5 % against 50 %: ratio 1.05
+    pods = [P("a", 200, 105), P("b", 200, 105)]  # 52 % (truncated) against 50 %: ratio 1.04
     assert calc.resource_replicas(2, pods, target_utilization=50,
                                   target_average=None).replicas == 2
     # a tighter tolerance acts on it
@@ -27,41 +27,46 @@ def test_within_the_tolerance_nothing_changes():
 
 
 def test_below_target_scales_down():
-    pods = [P(n, 0.2, 0.02) for n in "abcd"]  # 10 % against 50 %
+    pods = [P(n, 200, 20) for n in "abcd"]  # 10 % against 50 %
     assert calc.resource_replicas(4, pods, target_utilization=50,
                                   target_average=None).replicas == 1
 
 
 def test_average_value_targets_divide_the_total_usage():
-    pods = [P("a", 0, 0.3), P("b", 0, 0.5)]  # average 400m against 200m
-    got = calc.resource_replicas(2, pods, target_utilization=None, target_average=0.2)
-    assert got.replicas == 4 and got.utilization is None and got.average == pytest.approx(0.4)
+    pods = [P("a", 0, 300), P("b", 0, 500)]  # average 400m against 200m
+    got = calc.resource_replicas(2, pods, target_utilization=None, target_average=200)
+    assert got.replicas == 4 and got.utilization is None and got.average == 400
 
 
 def test_a_missing_request_is_an_error_for_utilization():
     with pytest.raises(calc.MetricError, match="missing request for cpu"):
-        calc.resource_replicas(1, [P("a", 0, 0.1)], target_utilization=50, target_average=None)
+        calc.resource_replicas(1, [P("a", 0, 100)], target_utilization=50, target_average=None)
 
 
 def test_no_metrics_at_all_is_an_error():
     with pytest.raises(calc.MetricError, match="did not receive metrics"):
-        calc.resource_replicas(1, [P("a", 0.2, None)], target_utilization=50,
+        calc.resource_replicas(1, [P("a", 200, None)], target_utilization=50,
                                target_average=None)
 
 
 def test_missing_pods_count_as_at_target_when_scaling_down():
-    # one pod idle, one without metrics: assumed at 100 % of target -> no shrink below 2
-    pods = [P("a", 0.2, 0.02), P("b", 0.2, None)]
+    # one pod idle, one without metrics: assumed at 100 % of its request
+    pods = [P("a", 200, 20), P("b", 200, None)]
     got = calc.resource_replicas(2, pods, target_utilization=50, target_average=None)
-    # (0.02 + 0.1) / 0.4 = 30 % -> ratio 0.6 -> ceil(1.2) = 2
+    # (20 + 200) / 400 = 55 % -> ratio 1.1, within the tolerance: no shrink at all
+    assert got.replicas == 2
+    # a very idle one with a high target: missing counted at the target (200 %)
+    pods = [P("a", 200, 20), P("b", 200, None), P("c", 200, 20)]
+    got = calc.resource_replicas(3, pods, target_utilization=200, target_average=None)
+    # (20 + 400 + 20) / 600 = 73 % -> ratio 0.365 -> ceil(1.1) = 2
     assert got.replicas == 2
 
 
 def test_missing_and_unready_pods_count_as_idle_when_scaling_up():
-    pods = [P("a", 0.2, 0.3), P("b", 0.2, None), P("c", 0.2, 0.3, ready=False)]
+    pods = [P("a", 200, 300), P("b", 200, None), P("c", 200, 300, ready=False)]
     got = calc.resource_replicas(3, pods, target_utilization=50, target_average=None)
-    # 0.3 / 0.6 = 50 % of the three -> ratio 1.0 -> stays
-    assert got.replicas == 3
+    # a alone: 150 % -> ratio 3; with b and c at 0: 300 / 600 = 50 % -> ratio 1.0 -> stays
+    assert got.replicas == 3 and got.utilization == 150
 
 
 def test_stabilization_keeps_the_highest_recent_recommendation_on_the_way_down():
