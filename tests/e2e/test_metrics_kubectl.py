@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -106,7 +107,8 @@ def test_php_apache_walkthrough_scales_up_under_load_and_back_down(cluster: Clus
     # idle: 10 % of the request, below the 50 % target -> stays at 1, a reading shows up
     cluster.wait(lambda: (_hpa(cluster).get("status") or {}).get("currentMetrics"), 30,
                  "a current metric")
-    assert "cpu: 10%/50%" in cluster.kubectl("get", "hpa", "php-apache").stdout
+    # 10 % of the request, ±10 % of that on the model's wave
+    assert re.search(r"cpu: (9|10|11)%/50%", cluster.kubectl("get", "hpa", "php-apache").stdout)
     # load: every pod of the template at 250m = 125 % of its request
     cluster.kubectl("patch", "deployment", "php-apache", "-p",
                     '{"spec":{"template":{"metadata":{"annotations":'
