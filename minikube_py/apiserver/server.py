@@ -42,13 +42,14 @@ from .authz.rbac.escalation import EscalationCheck
 from .authz.signers import is_authorized_for_signer_name
 from .bootstrap import SYSTEM_NAMESPACES, BootstrapController, first_service_ip  # noqa: F401
 from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
-from .metrics_server.api import MetricsServer
 from .connection import APIRunner
 from .cors import CORS, parse_origins
 from .crd_controller import CRDController
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
 from .metrics import metrics as process_metrics
+from .metrics_server.api import MetricsServer
+from .metrics_server.rbac import ensure_reader_role
 from .openapi_service import OpenAPIDocuments
 from .options import APIServerOptions
 from .profiling import Profiling
@@ -190,6 +191,8 @@ class APIServer:
             await reconcile_bootstrap_policy(
                 *(self.registries[RBAC_GROUP, "v1", resource] for resource in (
                     "clusterroles", "clusterrolebindings", "roles", "rolebindings")))
+            if self.options.enable_metrics_server:  # as metrics-server's manifest installs
+                await ensure_reader_role(self.registries[RBAC_GROUP, "v1", "clusterroles"])
             await self.guard.rbac.start()
             self.rbac_aggregation = AggregationController(
                 self.guard.rbac.informers["clusterroles"],

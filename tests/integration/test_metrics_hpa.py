@@ -26,6 +26,9 @@ from minikube_py.controllers.options import ControllerOptions
 from minikube_py.kubelet.usage import CPU_ANNOTATION, MEMORY_ANNOTATION
 from tests.apiserver.test_crd_serving import crd
 from tests.apiserver.test_crds import CRDS, established
+from tests.apiserver.test_rbac import TOKENS, binding
+from tests.apiserver.test_rbac import eventually as rbac_eventually
+from tests.apiserver.test_secure import serve
 from tests.integration.test_kubelet_auth import (  # noqa: F401 (fixtures)
     ADMIN,
     ALICE,
@@ -240,3 +243,33 @@ async def test_a_missing_target_is_failed_get_scale(cluster: Cluster) -> None:
         await asyncio.gather(task, return_exceptions=True)
         await ctx.close()
         await ctx.informers.stop()
+
+
+async def test_view_may_read_metrics_through_metrics_servers_aggregated_role(tmp_path) -> None:
+    """With RBAC, `system:aggregated-metrics-reader` (created as metrics-server's manifest
+    does) aggregates into view: a viewer of a namespace may `kubectl top` it, others not."""
+    secure, close = await serve(tmp_path, TOKENS, authorization_mode="RBAC",
+                                authorization_policy_file=None, enable_metrics_server=True)
+    try:
+        status, view = await secure.call(
+            "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/view", "admin-token")
+        assert status == 200
+        assert {"apiGroups": ["metrics.k8s.io"], "resources": ["pods", "nodes"],
+                "verbs": ["get", "list", "watch"]} in view["rules"]
+        status, body = await secure.call(
+            "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+            "admin-token", binding("alice-view", "ClusterRole", "view",
+                                   [{"kind": "User", "name": "alice"}]))
+        assert status == 201, body
+        path = f"{METRICS}/namespaces/default/pods"
+
+        async def allowed() -> bool:
+            return (await secure.call("GET", path, "alice-token"))[0] == 200
+
+        assert await rbac_eventually(allowed)
+        status, body = await secure.call("GET", path, "bob-token")
+        assert status == 403 and body["message"] == (
+            'pods.metrics.k8s.io is forbidden: User "bob" cannot list resource "pods" in API '
+            'group "metrics.k8s.io" in the namespace "default"')
+    finally:
+        await close()
