@@ -41,7 +41,9 @@ def _labels(**labels: str) -> str:
 
 
 def prometheus_text(usage: NodeUsage, now: float) -> str:
-    """The `/metrics/resource` exposition (text format 0.0.4), sorted as the Go client does."""
+    """The `/metrics/resource` exposition (text format 0.0.4), sorted as the Go client does;
+    values in the shortest form that reads back exactly (Go's strconv 'g', -1), so a rate
+    taken between two samples carries no printing error."""
     ts = round(now * 1000)
     rows: dict[str, list[str]] = {name: [] for name, _, _ in _HELP}
     for pod in sorted(usage.pods, key=lambda p: (p.namespace, p.name)):
@@ -49,14 +51,14 @@ def prometheus_text(usage: NodeUsage, now: float) -> str:
         for cname in sorted(pod.containers):
             s = pod.containers[cname]
             labels = _labels(container=cname, namespace=pod.namespace, pod=pod.name)
-            rows["container_cpu_usage_seconds_total"].append(f"{labels} {s.cpu_seconds:.9f} {ts}")
+            rows["container_cpu_usage_seconds_total"].append(f"{labels} {s.cpu_seconds!r} {ts}")
             rows["container_memory_working_set_bytes"].append(f"{labels} {s.memory} {ts}")
-            rows["container_start_time_seconds"].append(f"{labels} {s.start:.9f}")
+            rows["container_start_time_seconds"].append(f"{labels} {s.start!r}")
         cpu = sum(s.cpu_seconds for s in pod.containers.values())
         memory = sum(s.memory for s in pod.containers.values())
-        rows["pod_cpu_usage_seconds_total"].append(f"{pod_labels} {cpu:.9f} {ts}")
+        rows["pod_cpu_usage_seconds_total"].append(f"{pod_labels} {cpu!r} {ts}")
         rows["pod_memory_working_set_bytes"].append(f"{pod_labels} {memory} {ts}")
-    rows["node_cpu_usage_seconds_total"].append(f" {usage.node.cpu_seconds:.9f} {ts}")
+    rows["node_cpu_usage_seconds_total"].append(f" {usage.node.cpu_seconds!r} {ts}")
     rows["node_memory_working_set_bytes"].append(f" {usage.node.memory} {ts}")
     rows["resource_scrape_error"].append(" 0")
     out = []
