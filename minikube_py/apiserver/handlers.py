@@ -209,7 +209,12 @@ class ResourceHandlers:
         of names; metrics-server has no protobuf)."""
         body = await metrics_api.handle(registry.extras["metrics_server"], request,
                                         info.resource, info.namespace, info.name, info.verb)
-        output = output_format(request.headers.get("Accept"))
+        accept = request.headers.get("Accept")
+        if accept:  # no protobuf: the client's other offers, or 406 if it has none
+            accept = ",".join(o for o in accept.split(",") if "protobuf" not in o)
+            if not accept.strip():
+                raise errors.not_acceptable(request.headers["Accept"])
+        output = output_format(accept or None)
         if output is Output.TABLE:
             items = body["items"] if "items" in body else [body]
             body = render.table(registry.strategy.kind, items, {})

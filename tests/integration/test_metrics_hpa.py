@@ -134,6 +134,16 @@ async def test_the_metrics_api_serves_pods_and_nodes_from_the_kubelet(cluster: C
         <= Fraction(1, 10**6)
     status, body = await api.post(f"{METRICS}/namespaces/default/pods", {})
     assert status == 405
+    # metrics-server has no protobuf: JSON when the client also takes it, else 406
+    proto = "application/vnd.kubernetes.protobuf"
+    status, body = await api.call("GET", f"{METRICS}/nodes",
+                                  headers={"Accept": f"{proto}, application/json"})
+    assert status == 200 and body["kind"] == "NodeMetricsList"
+    async with api.session.get(api.url + f"{METRICS}/nodes", headers={"Accept": proto}) as resp:
+        assert resp.status == 406
+    status, body = await api.call("GET", f"{METRICS}/nodes", headers={
+        "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    assert status == 200 and body["kind"] == "Table" and body["rows"][0]["cells"][0] == "n-0"
     # discovery and the Local APIService, as metrics-server's registration
     status, body = await api.get(METRICS)
     assert {r["name"] for r in body["resources"]} == {"nodes", "pods"}
