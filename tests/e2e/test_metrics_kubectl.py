@@ -56,6 +56,13 @@ def test_kubectl_top_nodes_lists_every_node(cluster: ClusterProcesses):
         return rows if done.returncode == 0 and len(rows) == 2 else None
 
     rows = cluster.wait(top, 30, "kubectl top nodes")
+    # what metrics-server scrapes, through the node proxy (a pool serves both nodes: ?node=)
+    text = cluster.kubectl("get", "--raw",
+                           "/api/v1/nodes/node-1/proxy/metrics/resource?node=node-1").stdout
+    assert "# TYPE node_cpu_usage_seconds_total counter" in text
+    summary = json.loads(cluster.kubectl(
+        "get", "--raw", "/api/v1/nodes/node-1/proxy/stats/summary?node=node-1").stdout)
+    assert summary["node"]["nodeName"] == "node-1"
     assert sorted(r[0] for r in rows) == cluster.node_names
     for row in rows:  # NAME CPU(cores) CPU% MEMORY(bytes) MEMORY%
         assert row[1].endswith("m") and row[3].endswith("Mi"), row
