@@ -49,7 +49,6 @@ from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
 from .metrics import metrics as process_metrics
 from .metrics_server.api import MetricsServer
-from .metrics_server.rbac import ensure_reader_role
 from .openapi_service import OpenAPIDocuments
 from .options import APIServerOptions
 from .profiling import Profiling
@@ -191,8 +190,6 @@ class APIServer:
             await reconcile_bootstrap_policy(
                 *(self.registries[RBAC_GROUP, "v1", resource] for resource in (
                     "clusterroles", "clusterrolebindings", "roles", "rolebindings")))
-            if self.options.enable_metrics_server:  # as metrics-server's manifest installs
-                await ensure_reader_role(self.registries[RBAC_GROUP, "v1", "clusterroles"])
             await self.guard.rbac.start()
             self.rbac_aggregation = AggregationController(
                 self.guard.rbac.informers["clusterroles"],

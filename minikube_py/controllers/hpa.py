@@ -357,7 +357,9 @@ class HorizontalController(Controller):
 
     async def _write_status(self, hpa: Obj, status: Obj) -> None:
         """PUT /status when it changed (upstream updateStatusIfNeeded)."""
-        status = {k: v for k, v in status.items() if v is not None}
+        # v2's JSON: currentReplicas is omitempty, desiredReplicas is not
+        status = {k: v for k, v in status.items()
+                  if v is not None and not (k == "currentReplicas" and v == 0)}
         status["observedGeneration"] = (hpa.get("metadata") or {}).get("generation")
         order = ("observedGeneration", "lastScaleTime", "currentReplicas", "desiredReplicas",
                  "currentMetrics", "conditions")

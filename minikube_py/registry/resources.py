@@ -175,14 +175,15 @@ HORIZONTAL_POD_AUTOSCALERS = Strategy(
     group="autoscaling", version="v2", resource="horizontalpodautoscalers",
     kind="HorizontalPodAutoscaler", namespaced=True, key_root="horizontalpodautoscalers",
     short_names=("hpa",), categories=("all",), subresources=(STATUS,), has_status=True,
-    prepare_create=_reset_status({}),
+    # v2's desiredReplicas is the one status field without omitempty
+    prepare_create=_reset_status({"desiredReplicas": 0}),
 )
 #: autoscaling/v1: the same stored objects seen through pkg/apis/autoscaling/v1's conversion
 HORIZONTAL_POD_AUTOSCALERS_V1 = Strategy(
     group="autoscaling", version="v1", resource="horizontalpodautoscalers",
     kind="HorizontalPodAutoscaler", namespaced=True, key_root="horizontalpodautoscalers",
     short_names=("hpa",), categories=("all",), subresources=(STATUS,), has_status=True,
-    prepare_create=_reset_status({}), validation=HPA_V1_VALIDATION,
+    prepare_create=_reset_status({"desiredReplicas": 0}), validation=HPA_V1_VALIDATION,
     stored_as=StoredAs(storage=HORIZONTAL_POD_AUTOSCALERS, to_storage=hpa_v1.to_v2,
                        from_storage=hpa_v1.from_v2, field_labels={}),
 )

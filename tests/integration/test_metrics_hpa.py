@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from minikube_py.api.quantity import parse_quantity
 from minikube_py.client.cache import InformerFactory
@@ -41,6 +43,7 @@ from tests.integration.test_kubelet_auth import (  # noqa: F401 (fixtures)
 )
 
 METRICS = "/apis/metrics.k8s.io/v1beta1"
+REPO = Path(__file__).resolve().parents[2]
 WIDGETS = Resource("example.com", "v1", "widgets", True, "Widget")
 
 
@@ -258,31 +261,35 @@ async def test_a_missing_target_is_failed_get_scale(cluster: Cluster) -> None:
         await ctx.informers.stop()
 
 
-async def test_view_may_read_metrics_through_metrics_servers_aggregated_role(tmp_path) -> None:
-    """With RBAC, `system:aggregated-metrics-reader` (created as metrics-server's manifest
-    does) aggregates into view: a viewer of a namespace may `kubectl top` it, others not."""
+async def test_view_may_read_metrics_once_metrics_servers_reader_role_is_applied(
+        tmp_path) -> None:
+    """With RBAC, configs/metrics-reader.yaml (metrics-server's aggregated reader role)
+    aggregates into view: a viewer of a namespace may `kubectl top` it, others not."""
+    reader = yaml.safe_load((REPO / "configs" / "metrics-reader.yaml").read_text())
     secure, close = await serve(tmp_path, TOKENS, authorization_mode="RBAC",
                                 authorization_policy_file=None, enable_metrics_server=True)
     try:
-        status, view = await secure.call(
-            "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/view", "admin-token")
-        assert status == 200
-        assert {"apiGroups": ["metrics.k8s.io"], "resources": ["pods", "nodes"],
-                "verbs": ["get", "list", "watch"]} in view["rules"]
         status, body = await secure.call(
             "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
             "admin-token", binding("alice-view", "ClusterRole", "view",
                                    [{"kind": "User", "name": "alice"}]))
         assert status == 201, body
         path = f"{METRICS}/namespaces/default/pods"
+        status, body = await secure.call("GET", path, "alice-token")
+        assert status == 403 and body["message"] == (
+            'pods.metrics.k8s.io is forbidden: User "alice" cannot list resource "pods" in API '
+            'group "metrics.k8s.io" in the namespace "default"')
+        status, body = await secure.call(
+            "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", "admin-token", reader)
+        assert status == 201, body
 
         async def allowed() -> bool:
             return (await secure.call("GET", path, "alice-token"))[0] == 200
 
         assert await rbac_eventually(allowed)
-        status, body = await secure.call("GET", path, "bob-token")
-        assert status == 403 and body["message"] == (
-            'pods.metrics.k8s.io is forbidden: User "bob" cannot list resource "pods" in API '
-            'group "metrics.k8s.io" in the namespace "default"')
+        status, view = await secure.call(
+            "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/view", "admin-token")
+        assert reader["rules"][0] in view["rules"]
+        assert (await secure.call("GET", path, "bob-token"))[0] == 403
     finally:
         await close()
