@@ -53,6 +53,8 @@ RESOURCE_QUOTAS = Resource("", "v1", "resourcequotas", True, "ResourceQuota")
 LIMIT_RANGES = Resource("", "v1", "limitranges", True, "LimitRange")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", True, "Deployment")
 REPLICASETS = Resource("apps", "v1", "replicasets", True, "ReplicaSet")
+POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", True,
+                                  "PodDisruptionBudget")
 COMPONENTSTATUSES = Resource("", "v1", "componentstatuses", False, "ComponentStatus")
 PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", False, "PersistentVolume")
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", True,

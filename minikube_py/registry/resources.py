@@ -18,6 +18,7 @@ from .apiservices import APISERVICES
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
+from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
 from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
@@ -62,6 +63,7 @@ PODS = Strategy(
         SubresourceSpec("attach", CONNECT_VERBS, kind="PodAttachOptions"),
         SubresourceSpec("portforward", CONNECT_VERBS, kind="PodPortForwardOptions"),
         SubresourceSpec("proxy", PROXY_VERBS, kind="PodProxyOptions"),
+        EVICTION,  # policy/v1 Eviction (apiserver/eviction.py)
     ),
     has_status=True,
     field_attrs=field_getter(*_POD_FIELDS), selectable_fields=field_names(*_POD_FIELDS),
@@ -219,6 +221,7 @@ STORED: tuple[Strategy, ...] = (
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
     *RBAC,
+    POD_DISRUPTION_BUDGETS,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

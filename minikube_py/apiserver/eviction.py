@@ -1,0 +1,175 @@
+"""`POST pods/{name}/eviction`: delete a pod only if its PodDisruptionBudget allows it.
+
+Kubernetes piece: pkg/registry/core/pod/storage/eviction.go (EvictionREST.Create). The order
+of upstream's decision is kept, its arithmetic is api/poddisruptionbudget.py:
+
+1. the body is a policy/v1 (or v1beta1) Eviction naming the pod of the URL; a dry run may come
+   from the query or from the Eviction's deleteOptions (they must agree);
+2. a pod that is Pending, Succeeded, Failed or already terminating is deleted at once (it does
+   not count towards any budget);
+3. otherwise the budgets of the pod's namespace that select it are found: more than one is a
+   500 Status (unsupported), none means delete;
+4. an unready pod may go without spending budget (unhealthyPodEvictionPolicy);
+5. else one disruption is spent: `disruptionsAllowed` is decremented and the pod recorded in
+   `status.disruptedPods`, in one compare-and-swap of the budget's status (the registry's
+   update retries on a conflict with the fresh budget), or the answer is 429 TooManyRequests
+   with a DisruptionBudget cause;
+6. the pod is deleted with the Eviction's deleteOptions — with a resourceVersion precondition
+   when the decision depended on the pod's readiness, so a pod that became ready meanwhile is
+   not deleted (429, and the client retries).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from ..api import errors
+from ..api import poddisruptionbudget as pdbutil
+from ..registry.generic import Registry
+from ..registry.strategy import Obj
+from . import render
+from .negotiation import Output, body_type, decode_json_object, output_format, read_body
+
+if TYPE_CHECKING:
+    from .requestinfo import RequestInfo
+    from .serving import Verbs
+
+_EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
+
+
+def _refusal_error(refusal: pdbutil.Refusal) -> errors.StatusError:
+    details: dict[str, Any] = {}
+    headers: dict[str, str] = {}
+    if refusal.cause:
+        details["causes"] = [{"reason": pdbutil.DISRUPTION_BUDGET_CAUSE,
+                              "message": refusal.cause}]
+    if refusal.retry_after:
+        details["retryAfterSeconds"] = refusal.retry_after
+        headers["Retry-After"] = str(refusal.retry_after)
+    return errors.StatusError(refusal.code, refusal.reason, refusal.message, details, headers)
+
+
+def _delete_options(eviction: Obj, query_dry_run: list[str]) -> dict[str, Any]:
+    """propagateDryRun: the Eviction's deleteOptions with the request's dryRun pushed in; a
+    different dryRun in both places is a 400."""
+    options = eviction.get("deleteOptions")
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise errors.bad_request("deleteOptions must be an object")
+    options = dict(options)
+    body_dry_run = options.get("dryRun") or []
+    if not isinstance(body_dry_run, list) or not all(isinstance(v, str) for v in body_dry_run):
+        raise errors.bad_request("dryRun must be a list of strings")
+    if not body_dry_run:
+        options["dryRun"] = list(query_dry_run)
+    elif query_dry_run and body_dry_run != query_dry_run:
+        raise errors.bad_request(
+            f"Non-matching dry-run options in request and content: "
+            f"{errors.go_string_slice(query_dry_run)} and {errors.go_string_slice(body_dry_run)}")
+    if any(value != "All" for value in options["dryRun"]):  # ValidateDryRun, as a delete's
+        raise errors.invalid_object("DeleteOptions", "", [errors.not_supported(
+            "dryRun", errors.go_string_slice(options["dryRun"]), ["All"])], group="meta.k8s.io")
+    if not options["dryRun"]:
+        del options["dryRun"]
+    return options
+
+
+def _decode(body: Any, name: str, namespace: str) -> Obj:
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body of the request must be a JSON object")
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    if (api_version not in (None, "", *_EVICTION_VERSIONS)) or kind not in (None, "", "Eviction"):
+        raise errors.bad_request(f"not a Eviction object: {api_version}, Kind={kind}")
+    md = body.get("metadata") or {}
+    if not isinstance(md, dict):
+        raise errors.bad_request("metadata must be an object")
+    if md.get("name") != name:
+        raise errors.bad_request("name in URL does not match name in Eviction object")
+    if md.get("namespace") not in (None, "", namespace):
+        raise errors.bad_request("the namespace of the provided object does not match the "
+                                 "namespace sent on the request")
+    return body
+
+
+def _with_rv_precondition(options: dict[str, Any], pod: Obj) -> dict[str, Any]:
+    pre = dict(options.get("preconditions") or {})
+    pre["resourceVersion"] = (pod.get("metadata") or {}).get("resourceVersion")
+    return dict(options, preconditions=pre)
+
+
+def _rv_unset(options: dict[str, Any]) -> bool:
+    return not (options.get("preconditions") or {}).get("resourceVersion")
+
+
+async def create_eviction(handlers: Verbs, request: web.Request, info: RequestInfo,
+                          pods: Registry) -> web.Response:
+    namespace, name = info.namespace, info.name
+    eviction = _decode(decode_json_object(await read_body(request), body_type(request)),
+                       name, namespace)
+    options = _delete_options(eviction, request.query.getall("dryRun", []))
+    dry_run = bool(options.get("dryRun"))
+    await handlers.admit(request, "CREATE", pods, namespace, name, "eviction", eviction)
+    output = output_format(request.headers.get("Accept"))
+    output = Output.JSON if output is Output.TABLE else output
+    success = render.object_response(render.success_status(201), output, 201)
+
+    pod = await pods.get(namespace, name)
+    if pdbutil.can_ignore_pdb(pod):
+        delete_options = options
+        if pdbutil.should_enforce_resource_version(pod) and _rv_unset(options):
+            delete_options = _with_rv_precondition(options, pod)
+        await pods.delete(namespace, name, delete_options, dry_run=dry_run)
+        return success
+
+    budgets = handlers.serving.resources.registry_for("policy", "v1", "poddisruptionbudgets")
+    listed = (await budgets.list(namespace)).decoded()
+    covering = [pdb for pdb in listed if pdbutil.budget_covers(pdb, pod)]
+    if len(covering) > 1:
+        status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                  "message": pdbutil.MULTIPLE_PDBS_MESSAGE, "code": 500}
+        return render.object_response(status, output, 500)
+    guard_readiness = False
+    if covering:
+        pdb = covering[0]
+        pdb_name = pdb["metadata"]["name"]
+        if pdbutil.unhealthy_pod_may_go(pod, pdb):
+            guard_readiness = True
+        else:
+            await _spend_disruption(budgets, namespace, pdb_name, name, dry_run)
+    delete_options = options
+    if guard_readiness:
+        delete_options = _with_rv_precondition(options, pod)
+    try:
+        await pods.delete(namespace, name, delete_options, dry_run=dry_run)
+    except errors.StatusError as exc:
+        if exc.code == 409 and guard_readiness and _rv_unset(options):
+            raise _refusal_error(pdbutil.still_processing(covering[0]["metadata"]["name"])) \
+                from None
+        raise
+    return success
+
+
+async def _spend_disruption(budgets: Registry, namespace: str, pdb_name: str, pod_name: str,
+                            dry_run: bool) -> None:
+    """checkAndDecrement against the stored budget, written as one status update (the
+    registry re-reads and re-decides on a conflict); a dry run only decides."""
+    now = time.time()
+
+    def produce(old: Obj | None) -> Obj:
+        if old is None:
+            raise errors.not_found("poddisruptionbudgets", pdb_name, "policy")
+        decided = pdbutil.check_and_decrement(old, pod_name, now, dry_run)
+        if isinstance(decided, pdbutil.Refusal):
+            raise _refusal_error(decided)
+        old["metadata"].pop("resourceVersion", None)  # no precondition: re-decide on conflict
+        old["status"] = decided
+        return old
+
+    if dry_run:
+        produce(await budgets.get(namespace, pdb_name))
+        return
+    await budgets.update(namespace, pdb_name, produce, subresource="status")
