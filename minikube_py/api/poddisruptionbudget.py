@@ -26,6 +26,8 @@ DISRUPTION_ALLOWED = "DisruptionAllowed"
 SUFFICIENT_PODS = "SufficientPods"
 INSUFFICIENT_PODS = "InsufficientPods"
 SYNC_FAILED = "SyncFailed"
+#: the pod condition an eviction sets before it deletes the pod
+DISRUPTION_TARGET = "DisruptionTarget"
 #: policy/v1 DisruptionBudgetCause, the StatusCause type of a refused eviction
 DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
 #: upstream's DeletionTimeout: how long an eviction's entry in status.disruptedPods keeps the
@@ -214,6 +216,21 @@ def should_enforce_resource_version(pod: Obj) -> bool:
     unless it is terminal or terminating (then nothing can make it count again)."""
     phase = _d(pod.get("status")).get("phase")
     return not (phase in ("Succeeded", "Failed") or _terminating(pod))
+
+
+def with_disruption_target(conditions: list[Obj], now: float) -> list[Obj]:
+    """The pod's conditions with DisruptionTarget=True (EvictionByEvictionAPI), as
+    podutil.UpdatePodCondition sets it before an eviction deletes the pod (1.31 GA)."""
+    out = [dict(c) for c in conditions if isinstance(c, dict)
+           and c.get("type") != DISRUPTION_TARGET]
+    previous = next((c for c in conditions if isinstance(c, dict)
+                     and c.get("type") == DISRUPTION_TARGET), None)
+    since = previous.get("lastTransitionTime") if previous and previous.get(
+        "status") == "True" else None
+    out.append({"type": DISRUPTION_TARGET, "status": "True",
+                "lastProbeTime": None, "lastTransitionTime": since or rfc3339(now),
+                "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"})
+    return out
 
 
 @dataclass(frozen=True)

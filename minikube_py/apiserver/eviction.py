@@ -122,7 +122,7 @@ async def create_eviction(handlers: Verbs, request: web.Request, info: RequestIn
         delete_options = options
         if pdbutil.should_enforce_resource_version(pod) and _rv_unset(options):
             delete_options = _with_rv_precondition(options, pod)
-        await pods.delete(namespace, name, delete_options, dry_run=dry_run)
+        await _mark_and_delete(pods, namespace, name, delete_options, dry_run)
         return success
 
     budgets = handlers.serving.resources.registry_for("policy", "v1", "poddisruptionbudgets")
@@ -144,13 +144,42 @@ async def create_eviction(handlers: Verbs, request: web.Request, info: RequestIn
     if guard_readiness:
         delete_options = _with_rv_precondition(options, pod)
     try:
-        await pods.delete(namespace, name, delete_options, dry_run=dry_run)
+        await _mark_and_delete(pods, namespace, name, delete_options, dry_run)
     except errors.StatusError as exc:
         if exc.code == 409 and guard_readiness and _rv_unset(options):
             raise _refusal_error(pdbutil.still_processing(covering[0]["metadata"]["name"])) \
                 from None
         raise
     return success
+
+
+async def _mark_and_delete(pods: Registry, namespace: str, name: str, options: dict[str, Any],
+                           dry_run: bool) -> None:
+    """addConditionAndDeletePod: the pod gets the DisruptionTarget condition (reason
+    EvictionByEvictionAPI) on the version the options' preconditions name, then is deleted;
+    a resourceVersion precondition moves to the version that condition wrote."""
+    if not dry_run:
+        pre = options.get("preconditions") or {}
+
+        def produce(old: Obj | None) -> Obj:
+            assert old is not None
+            md = old["metadata"]
+            for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+                if pre.get(field) and pre[field] != md.get(field):
+                    raise errors.conflict(
+                        "pods", name, f"Precondition failed: {label} in precondition: "
+                        f"{pre[field]}, {label} in object meta: {md.get(field)}")
+            md.pop("resourceVersion", None)
+            status = old.setdefault("status", {})
+            status["conditions"] = pdbutil.with_disruption_target(
+                status.get("conditions") or [], time.time())
+            return old
+
+        updated, _ = await pods.update(namespace, name, produce, subresource="status")
+        if pre.get("resourceVersion"):
+            options = dict(options, preconditions=dict(
+                pre, resourceVersion=updated["metadata"]["resourceVersion"]))
+    await pods.delete(namespace, name, options, dry_run=dry_run)
 
 
 async def _spend_disruption(budgets: Registry, namespace: str, pdb_name: str, pod_name: str,

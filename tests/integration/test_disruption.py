@@ -223,3 +223,23 @@ async def test_eviction_body_checks(cluster) -> None:
                                  "deleteOptions": {"gracePeriodSeconds": 0}})
     assert code == 201, body
     assert await get_or_none(client, PODS, "lonely", NS) is None
+
+
+async def test_evicted_pod_is_marked_disruption_target(cluster) -> None:
+    """A pod on a node is deleted gracefully: until its kubelet confirms, it shows the
+    DisruptionTarget condition the eviction set before deleting it."""
+    api, client = cluster
+    pod = await client.create(PODS, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bound", "namespace": NS},
+        "spec": {"nodeName": "node-x", "terminationGracePeriodSeconds": 30,
+                 "containers": [{"name": "c", "image": "nginx"}]}})
+    pod["status"] = dict(pod.get("status") or {}, phase="Running",
+                         conditions=[{"type": "Ready", "status": "True"}])
+    await client.update_status(PODS, pod)
+    code, body = await evict(api, "bound")
+    assert code == 201, body
+    pod = await client.get(PODS, "bound", NS)
+    assert pod["metadata"]["deletionTimestamp"]
+    target = [c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget"]
+    assert [(c["status"], c["reason"], c["message"]) for c in target] == [
+        ("True", "EvictionByEvictionAPI", "Eviction API: evicting")]
