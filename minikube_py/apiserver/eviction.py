@@ -30,7 +30,7 @@ from ..api import errors
 from ..api import poddisruptionbudget as pdbutil
 from ..registry.generic import Registry
 from ..registry.strategy import Obj
-from . import render
+from . import deleteoptions, render
 from .negotiation import Output, body_type, decode_json_object, output_format, read_body
 
 if TYPE_CHECKING:
@@ -52,30 +52,26 @@ def _refusal_error(refusal: pdbutil.Refusal) -> errors.StatusError:
     return errors.StatusError(refusal.code, refusal.reason, refusal.message, details, headers)
 
 
-def _delete_options(eviction: Obj, query_dry_run: list[str]) -> dict[str, Any]:
-    """propagateDryRun: the Eviction's deleteOptions with the request's dryRun pushed in; a
-    different dryRun in both places is a 400."""
+def _delete_options(eviction: Obj, query_dry_run: list[str]) -> tuple[dict[str, Any], bool]:
+    """propagateDryRun: the Eviction's deleteOptions with the request's dryRun pushed in (a
+    different dryRun in both places is a 400), checked as any DeleteOptions; and whether this
+    is a dry run."""
     options = eviction.get("deleteOptions")
     if options is None:
         options = {}
     if not isinstance(options, dict):
         raise errors.bad_request("deleteOptions must be an object")
-    options = dict(options)
-    body_dry_run = options.get("dryRun") or []
-    if not isinstance(body_dry_run, list) or not all(isinstance(v, str) for v in body_dry_run):
-        raise errors.bad_request("dryRun must be a list of strings")
+    body_dry_run = deleteoptions.body_dry_run(options)
     if not body_dry_run:
-        options["dryRun"] = list(query_dry_run)
+        dry_run = list(query_dry_run)
     elif query_dry_run and body_dry_run != query_dry_run:
         raise errors.bad_request(
             f"Non-matching dry-run options in request and content: "
             f"{errors.go_string_slice(query_dry_run)} and {errors.go_string_slice(body_dry_run)}")
-    if any(value != "All" for value in options["dryRun"]):  # ValidateDryRun, as a delete's
-        raise errors.invalid_object("DeleteOptions", "", [errors.not_supported(
-            "dryRun", errors.go_string_slice(options["dryRun"]), ["All"])], group="meta.k8s.io")
-    if not options["dryRun"]:
-        del options["dryRun"]
-    return options
+    else:
+        dry_run = body_dry_run
+    options = {k: v for k, v in options.items() if k not in ("dryRun", "kind", "apiVersion")}
+    return deleteoptions.check_delete_options(options, dry_run)
 
 
 def _decode(body: Any, name: str, namespace: str) -> Obj:
@@ -110,8 +106,7 @@ async def create_eviction(handlers: Verbs, request: web.Request, info: RequestIn
     namespace, name = info.namespace, info.name
     eviction = _decode(decode_json_object(await read_body(request), body_type(request)),
                        name, namespace)
-    options = _delete_options(eviction, request.query.getall("dryRun", []))
-    dry_run = bool(options.get("dryRun"))
+    options, dry_run = _delete_options(eviction, request.query.getall("dryRun", []))
     await handlers.admit(request, "CREATE", pods, namespace, name, "eviction", eviction)
     output = output_format(request.headers.get("Accept"))
     output = Output.JSON if output is Output.TABLE else output
