@@ -25,6 +25,8 @@ from minikube_py.client.resources import (
 )
 from minikube_py.controllers.disruption import DisruptionController
 from tests.apiserver.conftest import API, start_api
+from tests.apiserver.test_crd_serving import WIDGETS, crd
+from tests.apiserver.test_crds import CRDS, established
 from tests.integration.test_cluster_controllers import eventually, get_or_none, running
 
 Obj = dict[str, Any]
@@ -64,7 +66,8 @@ async def ready_pod(client: Client, name: str, owner: Obj | None, *, ready: bool
                     phase: str = "Running", labels: Obj | None = None) -> Obj:
     md: Obj = {"name": name, "namespace": NS, "labels": labels or {"app": "web"}}
     if owner is not None:
-        md["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner["kind"],
+        md["ownerReferences"] = [{"apiVersion": owner.get("apiVersion", "apps/v1"),
+                                  "kind": owner["kind"],
                                   "name": owner["metadata"]["name"],
                                   "uid": owner["metadata"]["uid"], "controller": True}]
     pod = await client.create(PODS, {"apiVersion": "v1", "kind": "Pod", "metadata": md,
@@ -216,6 +219,19 @@ async def test_eviction_body_checks(cluster) -> None:
                                 {"apiVersion": "policy/v1", "kind": "Eviction",
                                  "metadata": {"name": "missing"}})
     assert code == 404, body
+    # the Eviction's deleteOptions are checked as any DeleteOptions: nothing is deleted
+    for options, expected in (({"propagationPolicy": "Bogus"}, 422), ({"preconditions": "x"}, 400),
+                              ({"gracePeriodSeconds": "soon"}, 400)):
+        code, body = await api.post(f"/api/v1/namespaces/{NS}/pods/lonely/eviction",
+                                    {"apiVersion": "policy/v1", "kind": "Eviction",
+                                     "metadata": {"name": "lonely"}, "deleteOptions": options})
+        assert code == expected, body
+    code, body = await api.post(f"/api/v1/namespaces/{NS}/pods/lonely/eviction?dryRun=All",
+                                {"apiVersion": "policy/v1", "kind": "Eviction",
+                                 "metadata": {"name": "lonely"},
+                                 "deleteOptions": {"dryRun": ["All"], "gracePeriodSeconds": 0}})
+    assert code == 201, body
+    assert await get_or_none(client, PODS, "lonely", NS) is not None
     # a v1beta1 body is accepted; no budget covers the pod, so it is deleted
     code, body = await api.post(f"/api/v1/namespaces/{NS}/pods/lonely/eviction",
                                 {"apiVersion": "policy/v1beta1", "kind": "Eviction",
@@ -243,3 +259,28 @@ async def test_evicted_pod_is_marked_disruption_target(cluster) -> None:
     target = [c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget"]
     assert [(c["status"], c["reason"], c["message"]) for c in target] == [
         ("True", "EvictionByEvictionAPI", "Eviction API: evicting")]
+
+
+async def test_any_scale_subresource_gives_the_expected_count(cluster) -> None:
+    """A custom resource with a scale subresource controls the pods: the controller finds its
+    resource through discovery and reads `/scale` (upstream getScaleController)."""
+    api, client = cluster
+    code, body = await api.post(CRDS, crd())
+    assert code == 201, body
+    await established(api)
+    code, widget = await api.post(WIDGETS, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                            "metadata": {"name": "w"},
+                                            "spec": {"replicas": 4}})
+    assert code == 201, widget
+    owner = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": widget["metadata"]}
+    for i in range(4):
+        await ready_pod(client, f"w-{i}", owner)
+    await budget(client, "quarter", maxUnavailable="25%")
+    await status_of(client, "quarter", expectedPods=4, desiredHealthy=3, currentHealthy=4,
+                    disruptionsAllowed=1)
+    code, _ = await api.patch(f"{WIDGETS}/w/scale", {"spec": {"replicas": 8}})
+    assert code == 200
+    # the scale is read again on the next sync (a pod event)
+    await ready_pod(client, "w-4", owner)
+    await status_of(client, "quarter", expectedPods=8, desiredHealthy=6, currentHealthy=5,
+                    disruptionsAllowed=0)
