@@ -233,6 +233,26 @@ def with_disruption_target(conditions: list[Obj], now: float) -> list[Obj]:
     return out
 
 
+#: upstream's stalePodDisruptionTimeout: a DisruptionTarget condition on a pod that is still
+#: not terminating this long after it was set is withdrawn by the disruption controller
+STALE_POD_DISRUPTION_TIMEOUT = 120.0
+
+
+def stale_disruption_deadline(pod: Obj) -> float | None:
+    """nonTerminatingPodHasStaleDisruptionCondition: when this pod's DisruptionTarget=True
+    condition becomes stale (None: it has none that can go stale — the pod is terminating or
+    terminal, or the kubelet set it)."""
+    if _terminating(pod) or _d(pod.get("status")).get("phase") in ("Succeeded", "Failed"):
+        return None
+    for cond in _d(pod.get("status")).get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == DISRUPTION_TARGET:
+            if cond.get("status") != "True" or cond.get("reason") == "TerminationByKubelet":
+                return None
+            since = parse_timestamp(cond.get("lastTransitionTime"))
+            return (since or 0.0) + STALE_POD_DISRUPTION_TIMEOUT
+    return None
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why an eviction may not proceed: the HTTP code, reason, and the StatusCause message

@@ -18,7 +18,9 @@ A sync reads the budget and the pods its selector matches from the informers and
   pods), with the DisruptionAllowed condition.
 
 A sync that fails writes the fail-safe status (no disruption allowed, SyncFailed) and is
-retried; a conflict is only retried. The arithmetic is api/poddisruptionbudget.py, shared with
+retried; a conflict is only retried. A second queue withdraws (sets False) the
+DisruptionTarget condition of pods an eviction marked but that were still not terminating two
+minutes later (upstream's stale pod disruption clean-up). The arithmetic is api/poddisruptionbudget.py, shared with
 the eviction subresource.
 """
 
@@ -28,6 +30,7 @@ import time
 from typing import Any
 
 from ..api import poddisruptionbudget as pdbutil
+from ..api.meta import rfc3339
 from ..client.errors import is_conflict, is_not_found
 from ..client.resources import (
     DEPLOYMENTS,
@@ -36,6 +39,7 @@ from ..client.resources import (
     REPLICASETS,
     REPLICATION_CONTROLLERS,
 )
+from ..client.workqueue import WorkQueue
 from .base import Controller, ControllerContext
 from .controller_utils import (
     NAMESPACE_INDEXERS,
@@ -66,6 +70,8 @@ class DisruptionController(Controller):
         self.pods.add_event_handler(self._pod_changed, self._pod_updated, self._pod_changed)
         #: (apiVersion, kind) -> plural, from discovery (upstream's RESTMapper)
         self._plurals: dict[tuple[str, str], str | None] = {}
+        #: pods whose DisruptionTarget condition may go stale (upstream stalePodDisruptionQueue)
+        self.stale_queue = WorkQueue()
 
     # -- events -------------------------------------------------------------------------
     def _enqueue(self, pdb: Obj, after: float = 0.0) -> None:
@@ -77,14 +83,56 @@ class DisruptionController(Controller):
             self.queue.add(key)
 
     def _pod_changed(self, pod: Obj) -> None:
-        for pdb in in_namespace(self.pdbs, (pod.get("metadata") or {}).get("namespace", "")):
+        md = pod.get("metadata") or {}
+        for pdb in in_namespace(self.pdbs, md.get("namespace", "")):
             if pdbutil.budget_covers(pdb, pod):
                 self._enqueue(pdb)
+        deadline = pdbutil.stale_disruption_deadline(pod)
+        if deadline is not None:
+            self.stale_queue.add_after(f"{md.get('namespace', '')}/{md.get('name', '')}",
+                                       max(deadline - self.clock(), 0.001))
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         self._pod_changed(new)
         if (old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels"):
             self._pod_changed(old)
+
+    # -- stale DisruptionTarget conditions (upstream syncStalePodDisruption) ---------------
+    async def background(self) -> None:
+        try:
+            while True:
+                key = await self.stale_queue.get()
+                try:
+                    await self.sync_stale_pod_disruption(key)
+                except Exception as exc:  # noqa: BLE001 - retried with backoff
+                    if not is_not_found(exc):
+                        self.log.warning("stale pod disruption", pod=key, error=str(exc))
+                        self.stale_queue.add_rate_limited(key)
+                else:
+                    self.stale_queue.forget(key)
+                finally:
+                    self.stale_queue.done(key)
+        finally:
+            self.stale_queue.shutdown()
+
+    async def sync_stale_pod_disruption(self, key: str) -> None:
+        """An eviction marked the pod DisruptionTarget but it was not deleted within two
+        minutes: the condition is set False again, through pods/status."""
+        pod = self.pods.indexer.get(key)
+        if pod is None:
+            return
+        deadline = pdbutil.stale_disruption_deadline(pod)
+        if deadline is None:
+            return
+        now = self.clock()
+        if deadline > now:
+            self.stale_queue.add_after(key, deadline - now)
+            return
+        md = pod["metadata"]
+        await self.client.patch(PODS, md["name"], {"status": {"conditions": [{
+            "type": pdbutil.DISRUPTION_TARGET, "status": "False",
+            "lastTransitionTime": rfc3339(now)}]}}, md.get("namespace"),
+            patch_type="strategic", subresource="status")
 
     # -- sync -----------------------------------------------------------------------------
     async def sync(self, key: str) -> None:

@@ -10,12 +10,14 @@ unready pods) and the budget's disruptedPods bookkeeping.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from minikube_py.api.meta import rfc3339
 from minikube_py.client import Client, InProcessTransport
 from minikube_py.client.resources import (
     DEPLOYMENTS,
@@ -284,3 +286,27 @@ async def test_any_scale_subresource_gives_the_expected_count(cluster) -> None:
     await ready_pod(client, "w-4", owner)
     await status_of(client, "quarter", expectedPods=8, desiredHealthy=6, currentHealthy=5,
                     disruptionsAllowed=0)
+
+
+async def test_stale_disruption_target_is_withdrawn(cluster) -> None:
+    """A pod an eviction marked DisruptionTarget more than two minutes ago that is still not
+    terminating gets the condition set False (upstream's stale pod disruption clean-up); a
+    fresh mark is left alone."""
+    _api, client = cluster
+    for name, age in (("stale", 180), ("fresh", 10)):
+        pod = await ready_pod(client, name, None, labels={"app": "other"})
+        pod["status"]["conditions"].append({
+            "type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+            "message": "Eviction API: evicting",
+            "lastTransitionTime": rfc3339(time.time() - age)})
+        await client.update_status(PODS, pod)
+
+    def target(pod: Obj) -> str:
+        return next(c["status"] for c in pod["status"]["conditions"]
+                    if c["type"] == "DisruptionTarget")
+
+    async def withdrawn() -> bool:
+        """the stale pod's DisruptionTarget is False"""
+        return target(await client.get(PODS, "stale", NS)) == "False"
+    await eventually(withdrawn)
+    assert target(await client.get(PODS, "fresh", NS)) == "True"

@@ -189,3 +189,27 @@ def test_budget_covers(selector: Any, labels: dict[str, str], covers: bool) -> N
     other_namespace = pod(labels=labels)
     other_namespace["metadata"]["namespace"] = "elsewhere"
     assert pdbutil.budget_covers(budget, other_namespace) is False
+
+
+def _marked(reason: str = "EvictionByEvictionAPI", status: str = "True", **kw: Any) -> dict:
+    marked = pod(**kw)
+    marked["status"]["conditions"].append({"type": "DisruptionTarget", "status": status,
+                                           "reason": reason,
+                                           "lastTransitionTime": rfc3339(NOW)})
+    return marked
+
+
+def test_stale_disruption_deadline() -> None:
+    assert pdbutil.stale_disruption_deadline(_marked()) == NOW + 120
+    assert pdbutil.stale_disruption_deadline(pod()) is None
+    assert pdbutil.stale_disruption_deadline(_marked(status="False")) is None
+    assert pdbutil.stale_disruption_deadline(_marked(reason="TerminationByKubelet")) is None
+    assert pdbutil.stale_disruption_deadline(_marked(deleting=True)) is None
+    assert pdbutil.stale_disruption_deadline(_marked(phase="Failed")) is None
+
+
+def test_disruption_target_keeps_its_transition_time() -> None:
+    first = pdbutil.with_disruption_target([{"type": "Ready", "status": "True"}], NOW)
+    assert [c["type"] for c in first] == ["Ready", "DisruptionTarget"]
+    again = pdbutil.with_disruption_target(first, NOW + 30)
+    assert again[-1]["lastTransitionTime"] == rfc3339(NOW)
