@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from .serving import Verbs
 
 _EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
+#: upstream's EvictionsRetry steps: how often a conflict on the pod is decided again
+EVICTION_RETRIES = 20
 
 
 def _refusal_error(refusal: pdbutil.Refusal) -> errors.StatusError:
@@ -112,12 +114,21 @@ async def create_eviction(handlers: Verbs, request: web.Request, info: RequestIn
     output = Output.JSON if output is Output.TABLE else output
     success = render.object_response(render.success_status(201), output, 201)
 
-    pod = await pods.get(namespace, name)
-    if pdbutil.can_ignore_pdb(pod):
+    for attempt in range(EVICTION_RETRIES):
+        pod = await pods.get(namespace, name)
+        if not pdbutil.can_ignore_pdb(pod):
+            break
         delete_options = options
         if pdbutil.should_enforce_resource_version(pod) and _rv_unset(options):
             delete_options = _with_rv_precondition(options, pod)
-        await _mark_and_delete(pods, namespace, name, delete_options, dry_run)
+        try:
+            await _mark_and_delete(pods, namespace, name, delete_options, dry_run)
+        except errors.StatusError as exc:
+            # the pod changed under us (bound, its status written): decide again on the new
+            # version, unless the client pinned one
+            if exc.code == 409 and _rv_unset(options) and attempt + 1 < EVICTION_RETRIES:
+                continue
+            raise
         return success
 
     budgets = handlers.serving.resources.registry_for("policy", "v1", "poddisruptionbudgets")
