@@ -29,10 +29,18 @@ UNHEALTHY_POD_EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
 _STATUS_COUNTS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods")
 
 
+def _int_or_string_text(value: Any) -> str:
+    if value is None:
+        return "nil"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
 def _spec_text(spec: dict[str, Any]) -> str:
-    """The value upstream prints for `spec` (it formats the Go struct; we name its fields)."""
-    return ("policy.PodDisruptionBudgetSpec{MinAvailable:" + repr(spec.get("minAvailable"))
-            + ", MaxUnavailable:" + repr(spec.get("maxUnavailable")) + "}")
+    """The value upstream prints for `spec` (Go's %#v of the struct, whose pointer fields print
+    as addresses; we print what they point to)."""
+    return ("policy.PodDisruptionBudgetSpec{MinAvailable:"
+            + _int_or_string_text(spec.get("minAvailable")) + ", MaxUnavailable:"
+            + _int_or_string_text(spec.get("maxUnavailable")) + "}")
 
 
 def _not_over_100_percent(value: Any, path: str, errs: Errs) -> None:
