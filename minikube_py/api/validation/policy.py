@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikube_py.api.errors import invalid, not_supported
+from minikube_py.api.errors import GoValue, invalid, not_supported
 from minikube_py.api.validation.common import (
     name_is_dns_subdomain,
     validate_label_selector,
@@ -35,12 +35,12 @@ def _int_or_string_text(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 
-def _spec_text(spec: dict[str, Any]) -> str:
+def _spec_text(spec: dict[str, Any]) -> GoValue:
     """The value upstream prints for `spec` (Go's %#v of the struct, whose pointer fields print
     as addresses; we print what they point to)."""
-    return ("policy.PodDisruptionBudgetSpec{MinAvailable:"
-            + _int_or_string_text(spec.get("minAvailable")) + ", MaxUnavailable:"
-            + _int_or_string_text(spec.get("maxUnavailable")) + "}")
+    return GoValue("policy.PodDisruptionBudgetSpec{MinAvailable:"
+                   + _int_or_string_text(spec.get("minAvailable")) + ", MaxUnavailable:"
+                   + _int_or_string_text(spec.get("maxUnavailable")) + "}")
 
 
 def _not_over_100_percent(value: Any, path: str, errs: Errs) -> None:
