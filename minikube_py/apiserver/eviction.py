@@ -112,51 +112,65 @@ async def create_eviction(handlers: Verbs, request: web.Request, info: RequestIn
     await handlers.admit(request, "CREATE", pods, namespace, name, "eviction", eviction)
     output = output_format(request.headers.get("Accept"))
     output = Output.JSON if output is Output.TABLE else output
-    success = render.object_response(render.success_status(201), output, 201)
 
+    pod = await _delete_if_budget_irrelevant(pods, namespace, name, options, dry_run)
+    if pod is not None:
+        budgets = handlers.serving.resources.registry_for("policy", "v1",
+                                                          "poddisruptionbudgets")
+        refused = await _evict_within_budget(pods, budgets, pod, options, dry_run)
+        if refused is not None:
+            return render.object_response(refused, output, refused["code"])
+    return render.object_response(render.success_status(201), output, 201)
+
+
+async def _delete_if_budget_irrelevant(pods: Registry, namespace: str, name: str,
+                                       options: dict[str, Any], dry_run: bool) -> Obj | None:
+    """Steps 1-2: delete a pod no budget counts (None), else hand back the pod read. A
+    conflict (the pod was bound or its status written meanwhile) is decided again on the new
+    version, unless the client pinned one (upstream's EvictionsRetry)."""
     for attempt in range(EVICTION_RETRIES):
         pod = await pods.get(namespace, name)
         if not pdbutil.can_ignore_pdb(pod):
-            break
+            return pod
         delete_options = options
         if pdbutil.should_enforce_resource_version(pod) and _rv_unset(options):
             delete_options = _with_rv_precondition(options, pod)
         try:
             await _mark_and_delete(pods, namespace, name, delete_options, dry_run)
         except errors.StatusError as exc:
-            # the pod changed under us (bound, its status written): decide again on the new
-            # version, unless the client pinned one
             if exc.code == 409 and _rv_unset(options) and attempt + 1 < EVICTION_RETRIES:
                 continue
             raise
-        return success
+        return None
+    raise AssertionError("unreachable: the last attempt raises or returns")
 
-    budgets = handlers.serving.resources.registry_for("policy", "v1", "poddisruptionbudgets")
+
+async def _evict_within_budget(pods: Registry, budgets: Registry, pod: Obj,
+                               options: dict[str, Any], dry_run: bool) -> Obj | None:
+    """Steps 3-6 for a pod a budget may count; returns the 500 Status of "more than one
+    budget" (an answer, not an error, as upstream), raises the 429s, else deletes the pod."""
+    namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
     listed = (await budgets.list(namespace)).decoded()
     covering = [pdb for pdb in listed if pdbutil.budget_covers(pdb, pod)]
     if len(covering) > 1:
-        status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                  "message": pdbutil.MULTIPLE_PDBS_MESSAGE, "code": 500}
-        return render.object_response(status, output, 500)
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": pdbutil.MULTIPLE_PDBS_MESSAGE, "code": 500}
     guard_readiness = False
     if covering:
-        pdb = covering[0]
-        pdb_name = pdb["metadata"]["name"]
-        if pdbutil.unhealthy_pod_may_go(pod, pdb):
+        pdb_name = covering[0]["metadata"]["name"]
+        if pdbutil.unhealthy_pod_may_go(pod, covering[0]):
             guard_readiness = True
         else:
             await _spend_disruption(budgets, namespace, pdb_name, name, dry_run)
-    delete_options = options
-    if guard_readiness:
-        delete_options = _with_rv_precondition(options, pod)
+    delete_options = _with_rv_precondition(options, pod) if guard_readiness else options
     try:
         await _mark_and_delete(pods, namespace, name, delete_options, dry_run)
     except errors.StatusError as exc:
         if exc.code == 409 and guard_readiness and _rv_unset(options):
-            raise _refusal_error(pdbutil.still_processing(covering[0]["metadata"]["name"])) \
-                from None
+            # the unready pod changed (perhaps became ready): the client should try again
+            raise _refusal_error(pdbutil.still_processing(pdb_name)) from None
         raise
-    return success
+    return None
 
 
 async def _mark_and_delete(pods: Registry, namespace: str, name: str, options: dict[str, Any],
