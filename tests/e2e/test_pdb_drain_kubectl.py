@@ -194,3 +194,41 @@ def test_official_client_policy_v1_and_eviction(cluster: ClusterProcesses) -> No
         cluster.wait(lambda: not [p for p in cluster.pods(namespace) if
                                   p["metadata"]["name"] == "py-0"], what="py-0 deleted")
         core.delete_namespace(namespace)
+
+
+def test_lightkube_budget_and_eviction(cluster: ClusterProcesses) -> None:
+    """lightkube's typed PodDisruptionBudget and its `Pod.Eviction` subresource model."""
+    lightkube = pytest.importorskip("lightkube")
+    from lightkube.models.core_v1 import Container, PodSpec
+    from lightkube.models.meta_v1 import LabelSelector, ObjectMeta
+    from lightkube.models.policy_v1 import PodDisruptionBudgetSpec
+    from lightkube.resources.core_v1 import Namespace, Pod
+    from lightkube.resources.policy_v1 import PodDisruptionBudget
+
+    namespace = "pdb-lightkube"
+    # through the kubeconfig `start` wrote: HTTPS, the cluster CA, a bearer token (RBAC)
+    client = lightkube.Client(config=lightkube.KubeConfig.from_file(cluster.tmp / "kubeconfig"),
+                              namespace=namespace)
+    client.create(Namespace(metadata=ObjectMeta(name=namespace)))
+    client.create(Pod(metadata=ObjectMeta(name="lk", labels={"app": "lk"}), spec=PodSpec(
+        terminationGracePeriodSeconds=0,
+        containers=[Container(name="c", image="busybox", command=["sh", "-c", "sleep 3600"])])))
+    client.create(PodDisruptionBudget(metadata=ObjectMeta(name="lk-pdb"),
+                                      spec=PodDisruptionBudgetSpec(
+                                          minAvailable=1,
+                                          selector=LabelSelector(matchLabels={"app": "lk"}))))
+    status = cluster.wait(lambda: (s := client.get(PodDisruptionBudget, "lk-pdb").status)
+                          and s.currentHealthy == 1 and s, what="the pod counted")
+    assert (status.desiredHealthy, status.disruptionsAllowed) == (1, 0)
+    with pytest.raises(lightkube.ApiError) as refused:
+        client.create(Pod.Eviction(metadata=ObjectMeta(name="lk", namespace=namespace)),
+                      name="lk")
+    assert refused.value.status.code == 429
+    assert refused.value.status.message == ("Cannot evict pod as it would violate the pod's "
+                                            "disruption budget.")
+    client.patch(PodDisruptionBudget, "lk-pdb", {"spec": {"minAvailable": 0}})
+    cluster.wait(lambda: client.get(PodDisruptionBudget, "lk-pdb").status.disruptionsAllowed
+                 == 1, what="one allowed disruption")
+    client.create(Pod.Eviction(metadata=ObjectMeta(name="lk", namespace=namespace)), name="lk")
+    cluster.wait(lambda: not cluster.pods(namespace), what="the pod evicted")
+    client.delete(Namespace, namespace)
