@@ -69,7 +69,7 @@ class DisruptionController(Controller):
                                     self._enqueue)
         self.pods.add_event_handler(self._pod_changed, self._pod_updated, self._pod_changed)
         #: (apiVersion, kind) -> plural, from discovery (upstream's RESTMapper)
-        self._plurals: dict[tuple[str, str], str | None] = {}
+        self._plurals: dict[tuple[str, str], str] = {}
         #: pods whose DisruptionTarget condition may go stale (upstream stalePodDisruptionQueue)
         self.stale_queue = WorkQueue()
 
@@ -266,18 +266,18 @@ class DisruptionController(Controller):
         return None if rc is None else self._replicas(rc)
 
     async def _plural(self, api_version: str, kind: str) -> str | None:
-        """The resource serving `kind` in `api_version`, from discovery (RESTMapping)."""
+        """The resource serving `kind` in `api_version`, from discovery (RESTMapping). Only
+        hits are remembered: a miss reads discovery again next time, as upstream's deferred
+        mapper resets itself (a CRD may have been established since)."""
         key = (api_version, kind)
         if key not in self._plurals:
             path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
-            found = None
             listing = await self.client.get_path(path)
             for resource in listing.get("resources") or ():
                 if resource.get("kind") == kind and "/" not in resource.get("name", ""):
-                    found = resource["name"]
+                    self._plurals[key] = resource["name"]
                     break
-            self._plurals[key] = found
-        return self._plurals[key]
+        return self._plurals.get(key)
 
     async def _scale_controller(self, ref: Obj, namespace: str) -> tuple[str, int] | None:
         """getScaleController: any controller whose resource has a scale subresource
