@@ -142,7 +142,8 @@ def test_drain_respects_the_budget(cluster: ClusterProcesses, tmp_path: Path,
 
 
 def test_official_client_policy_v1_and_eviction(cluster: ClusterProcesses) -> None:
-    kubernetes = pytest.importorskip("kubernetes")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="kubernetes is not installed: pip install -e '.[test]'")
     client = kubernetes.client
     config = client.Configuration()
     config.host = cluster.url
@@ -198,7 +199,8 @@ def test_official_client_policy_v1_and_eviction(cluster: ClusterProcesses) -> No
 
 def test_lightkube_budget_and_eviction(cluster: ClusterProcesses) -> None:
     """lightkube's typed PodDisruptionBudget and its `Pod.Eviction` subresource model."""
-    lightkube = pytest.importorskip("lightkube")
+    lightkube = pytest.importorskip(
+        "lightkube", reason="lightkube is not installed: pip install -e '.[test]'")
     from lightkube.models.core_v1 import Container, PodSpec
     from lightkube.models.meta_v1 import LabelSelector, ObjectMeta
     from lightkube.models.policy_v1 import PodDisruptionBudgetSpec
