@@ -47,6 +47,7 @@ CONTROLLERS: dict[str, str] = {
     "csrsigning": "csrsigning:CSRSigningController",
     "csrapproving": "csrapproving:CSRApprovingController",
     "csrcleaner": "csrcleaner:CSRCleanerController",
+    "disruption": "disruption:DisruptionController",
     "horizontalpodautoscaling": "hpa:HorizontalController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)

@@ -15,7 +15,7 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
-                   "csrapproving", "csrcleaner", "horizontalpodautoscaling")
+                   "csrapproving", "csrcleaner", "disruption", "horizontalpodautoscaling")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from .apiservices import APISERVICES
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
+from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
 from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
@@ -64,6 +65,7 @@ PODS = Strategy(
         SubresourceSpec("attach", CONNECT_VERBS, kind="PodAttachOptions"),
         SubresourceSpec("portforward", CONNECT_VERBS, kind="PodPortForwardOptions"),
         SubresourceSpec("proxy", PROXY_VERBS, kind="PodProxyOptions"),
+        EVICTION,  # policy/v1 Eviction (apiserver/eviction.py)
     ),
     has_status=True,
     field_attrs=field_getter(*_POD_FIELDS), selectable_fields=field_names(*_POD_FIELDS),
@@ -240,7 +242,9 @@ STORED: tuple[Strategy, ...] = (
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
-    *RBAC, HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
+    *RBAC,
+    POD_DISRUPTION_BUDGETS,
+    HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

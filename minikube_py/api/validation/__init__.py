@@ -16,7 +16,7 @@ Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volume
 Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
 PersistentVolumeClaim), `priorityclass`, `apiservice`, `certificates`
-(CertificateSigningRequest); `typed` and `common` are shared helpers.
+(CertificateSigningRequest), `policy` (PodDisruptionBudget); `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from minikube_py.api.validation import (
     persistentvolumes,
     pod,
     pod_status,
+    policy,
     priorityclass,
     quota,
     rbac,
@@ -167,6 +168,7 @@ _CREATE: dict[str, Create] = {
     "RoleBinding": rbac.validate_role_binding,
     "ClusterRoleBinding": rbac.validate_cluster_role_binding,
     "CertificateSigningRequest": certificates.validate_csr,
+    "PodDisruptionBudget": policy.validate_pod_disruption_budget,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -202,6 +204,7 @@ _UPDATE: dict[str, Update] = {
     "RoleBinding": rbac.validate_role_binding_update,
     "ClusterRoleBinding": rbac.validate_cluster_role_binding_update,
     "CertificateSigningRequest": certificates.validate_csr_update,
+    "PodDisruptionBudget": policy.validate_pod_disruption_budget_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
@@ -221,6 +224,7 @@ _STATUS_UPDATE: dict[str, Update] = {
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_status_update,
     "APIService": apiservice.validate_apiservice_status_update,
     "CertificateSigningRequest": certificates.validate_csr_status_update,
+    "PodDisruptionBudget": policy.validate_pod_disruption_budget_status_update,
 }
 
 
