@@ -128,6 +128,10 @@ def test_php_apache_walkthrough_scales_up_under_load_and_back_down(cluster: Clus
                              "involvedObject.kind=HorizontalPodAutoscaler", "-o", "json").stdout
     reasons = [e["reason"] for e in json.loads(events)["items"]]
     assert "SuccessfulRescale" in reasons
+    described = cluster.kubectl("describe", "hpa", "php-apache").stdout
+    assert re.search(r"ScalingActive\s+True\s+ValidMetricFound", described), described
+    assert re.search(r"resource cpu on pods\s+\(as a percentage of request\):\s+\d+% \(\d+m\) / 50%",
+                     described), described
     # load removed: back to 1 once the (3 s) stabilization window has passed
     cluster.kubectl("patch", "deployment", "php-apache", "--type", "json", "-p",
                     '[{"op":"remove","path":"/spec/template/metadata/annotations"}]')
