@@ -15,6 +15,7 @@ from ..api.priority import SYSTEM_PRIORITY_CLASSES
 from . import namespaces, pods, services
 from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .apiservices import APISERVICES
+from .apps import STRATEGIES as APPS_WORKLOADS
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
@@ -219,6 +220,7 @@ STORED: tuple[Strategy, ...] = (
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
     *RBAC,
+    *APPS_WORKLOADS,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 
