@@ -138,9 +138,30 @@ def _stateful_set_spec(sts: dict[str, Any], errs: Errs) -> None:
     if ordinals is not None:
         validate_nonnegative(get_int(ordinals, "start", "spec.ordinals", errs),
                              "spec.ordinals.start", errs)
-    apps_selector_and_template(spec, "StatefulSet", errs, "statefulset")
+    apps_selector_and_template(_with_claim_volumes(spec), "StatefulSet", errs, "statefulset")
     for _, claim, path in iter_dicts(spec, "volumeClaimTemplates", "spec", errs):
         pvc_template_spec(get_dict(claim, "spec", path, errs) or {}, f"{path}.spec", errs)
+
+
+def _with_claim_volumes(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec with each claim template as a volume of its pod template, as the controller
+    mounts them (upstream skips validating the pod spec for exactly this reason — "we should
+    really check that the union of the given volumes and volumeClaims match volume mounts")."""
+    claims = [c for c in spec.get("volumeClaimTemplates") or () if isinstance(c, dict)]
+    template = spec.get("template")
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    if not claims or not isinstance(pod_spec, dict):
+        return spec
+    volumes = pod_spec.get("volumes") or []
+    if not isinstance(volumes, list):
+        return spec
+    names = {v.get("name") for v in volumes if isinstance(v, dict)}
+    extra = [{"name": name, "persistentVolumeClaim": {"claimName": name}}
+             for name in ((c.get("metadata") or {}).get("name") for c in claims)
+             if isinstance(name, str) and name and name not in names]
+    if not extra:
+        return spec
+    return {**spec, "template": {**template, "spec": {**pod_spec, "volumes": volumes + extra}}}
 
 
 def _stateful_update_strategy(strategy: dict[str, Any], errs: Errs) -> None:
