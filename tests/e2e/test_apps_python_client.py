@@ -11,8 +11,8 @@ import pytest
 
 kubernetes = pytest.importorskip(
     "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
-from kubernetes import client  # noqa: E402
-from kubernetes.client.rest import ApiException  # noqa: E402
+from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 
 def template(app: str) -> client.V1PodTemplateSpec:

@@ -36,7 +36,7 @@ NS = "default"
 
 @pytest.fixture
 async def cluster(tmp_path: Path):
-    api, runner, store, session = await start_api(tmp_path)
+    _, runner, store, session = await start_api(tmp_path)
     client = Client(InProcessTransport(runner.app), field_manager="test")
     factory = InformerFactory(client)
     ctx = ControllerContext(client, factory, ControllerOptions())
