@@ -80,6 +80,8 @@ def node_taints(node: Obj) -> list[Taint]:
 def find_untolerated_taint(taints: list[Taint], pod_spec: Obj,
                            include: Callable[[Taint], bool]) -> Taint | None:
     """The first taint `include` selects that no toleration of the pod tolerates."""
+    if not taints:
+        return None
     tolerations = pod_tolerations(pod_spec)
     for taint in taints:
         if include(taint) and not any(tolerates(t, taint) for t in tolerations):

@@ -196,19 +196,19 @@ class DaemonSetsController(Controller):
         current, old = await self._construct_history(ds, selector)
         hash_ = ((current.get("metadata") or {}).get("labels") or {}).get(REVISION_HASH_LABEL, "")
         now = time.time()
-        spec = util.daemon_pod_spec(ds)
+        node_verdicts = util.verdicts(util.daemon_pod_spec(ds), nodes)
         by_node = util.pods_by_node(pods)
         error: BaseException | None = None
         if self.expectations.satisfied(key):
-            error = await self._manage(ds, spec, nodes, by_node, hash_, now)
+            error = await self._manage(ds, node_verdicts, by_node, hash_, now)
             strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
             if error is None and strategy.get("type") == "RollingUpdate":
-                desired = [n["metadata"]["name"] for n in nodes if util.should_run(spec, n)[0]]
+                desired = [name for name, (run, _) in node_verdicts.items() if run]
                 delete, create_on = util.rolling_update_plan(ds, by_node, desired, hash_, now)
                 if delete or create_on:
                     error = await self._sync_nodes(ds, delete, create_on, hash_)
             await self._cleanup_history(ds, old, pods)
-        status = util.calculate_status(ds, spec, nodes, by_node, hash_, now)
+        status = util.calculate_status(ds, node_verdicts, by_node, hash_, now)
         await self._update_status(ds, status)
         min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
         if min_ready > 0 and status["numberReady"] != status["numberAvailable"]:
@@ -228,18 +228,15 @@ class DaemonSetsController(Controller):
                                        recheck_deletion(fetch, ds))
         return await manager.claim(objs)
 
-    async def _manage(self, ds: Obj, spec: Obj, nodes: list[Obj],
+    async def _manage(self, ds: Obj, node_verdicts: dict[str, util.Verdict],
                       by_node: dict[str, list[Obj]], hash_: str,
                       now: float) -> BaseException | None:
         """manage: pods for nodes that need one, away from nodes that must not run one."""
         plan = util.NodePlan()
-        names = set()
-        for node in nodes:
-            name = node["metadata"]["name"]
-            names.add(name)
-            util.plan_node(ds, spec, node, by_node.get(name, []), hash_, now, plan)
+        for name, verdict in node_verdicts.items():
+            util.plan_node(ds, verdict, name, by_node.get(name, []), hash_, now, plan)
         for name, pods in by_node.items():  # pods pinned to nodes that no longer exist
-            if name not in names:
+            if name not in node_verdicts:
                 plan.delete.extend(p for p in pods if not p["metadata"].get("deletionTimestamp")
                                    and not (p.get("spec") or {}).get("nodeName"))
         if plan.failed:

@@ -158,13 +158,14 @@ def should_run(spec: Obj, node: Obj) -> tuple[bool, bool]:
         return False, False
     if not required_affinity_matches(spec, node):
         return False, False
-    tolerating = spec
     taints = node_taints(node)
-    if find_untolerated_taint(taints, tolerating,
+    if not taints:  # most nodes: nothing to tolerate
+        return True, True
+    if find_untolerated_taint(taints, spec,
                               lambda t: t[2] in (NO_SCHEDULE, NO_EXECUTE)) is None:
         return True, True
     # a scheduled daemon pod keeps running while it tolerates every NoExecute taint
-    return False, find_untolerated_taint(taints, tolerating, lambda t: t[2] == NO_EXECUTE) is None
+    return False, find_untolerated_taint(taints, spec, lambda t: t[2] == NO_EXECUTE) is None
 
 
 def _by_creation_and_phase(pod: Obj) -> tuple:
@@ -191,11 +192,18 @@ class NodePlan:
     failed: int = 0
 
 
-def plan_node(ds: Obj, spec: Obj, node: Obj, pods: list[Obj], hash_: str, now: float,
+Verdict = tuple[bool, bool]
+
+
+def verdicts(spec: Obj, nodes: list[Obj]) -> dict[str, Verdict]:
+    """should_run for every node, once per sync (`spec`: daemon_pod_spec(ds))."""
+    return {(n.get("metadata") or {}).get("name", ""): should_run(spec, n) for n in nodes}
+
+
+def plan_node(ds: Obj, verdict: Verdict, name: str, pods: list[Obj], hash_: str, now: float,
               plan: NodePlan) -> None:
-    """podsShouldBeOnNode for one node (`spec`: daemon_pod_spec(ds))."""
-    run, keep = should_run(spec, node)
-    name = (node.get("metadata") or {}).get("name", "")
+    """podsShouldBeOnNode for one node, given its should_run `verdict`."""
+    run, keep = verdict
     if run and not pods:
         plan.create_on.append(name)
         return
@@ -343,15 +351,14 @@ def rolling_update_plan(ds: Obj, by_node: dict[str, list[Obj]], desired_nodes: l
 # Status
 
 
-def calculate_status(ds: Obj, spec: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]],
-                     hash_: str, now: float) -> Obj:
-    """updateDaemonSetStatus's counts over every node (`spec`: daemon_pod_spec(ds))."""
+def calculate_status(ds: Obj, node_verdicts: dict[str, Verdict],
+                     by_node: dict[str, list[Obj]], hash_: str, now: float) -> Obj:
+    """updateDaemonSetStatus's counts over every node (`node_verdicts`: verdicts())."""
     desired = current = ready = available = updated = misscheduled = 0
     generation = template_generation(ds)
     min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-    for node in nodes:
-        run, _ = should_run(spec, node)
-        pods = by_node.get((node.get("metadata") or {}).get("name", ""), [])
+    for name, (run, _) in node_verdicts.items():
+        pods = by_node.get(name, [])
         if not run:
             if pods:
                 misscheduled += 1

@@ -168,9 +168,9 @@ async def test_rolling_update_respects_max_unavailable_and_on_delete(cluster: Cl
     assert await old_pods_left() == 2
     await c.ready_all("app=ru")
     await eventually(lambda: _eq(old_pods_left(), 0), message="the rest once ready")
-    await c.ready_all("app=ru")
 
     async def done() -> bool:
+        await c.ready_all("app=ru")  # the kubelet's part, for pods created meanwhile too
         status = (await c.client.get(DAEMONSETS, "ru", NS))["status"]
         return status.get("updatedNumberScheduled") == 4 and status.get("numberAvailable") == 4
 

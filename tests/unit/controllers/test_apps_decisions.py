@@ -126,9 +126,8 @@ def test_rolling_update_with_surge_creates_then_deletes() -> None:
 
 def test_plan_node_deletes_failed_and_duplicate_pods() -> None:
     obj = ds()
-    spec = ds_util.daemon_pod_spec(obj)
     plan = ds_util.NodePlan()
-    ds_util.plan_node(obj, spec, node("a"), [
+    ds_util.plan_node(obj, (True, True), "a", [
         pod("young", created="2024-01-02T00:00:00Z"), pod("old", created="2024-01-01T00:00:00Z"),
         pod("failed", phase="Failed")], "h", NOW, plan)
     assert sorted(p["metadata"]["name"] for p in plan.delete) == ["failed", "young"]
@@ -141,7 +140,7 @@ def test_daemon_status_counts() -> None:
     nodes = [node("a", {"run": "yes"}), node("b", {"run": "yes"}), node("c")]
     by_node = {"a": [pod("p1", {"pod-template-generation": "3"})],
                "c": [pod("p3", ready=False)]}
-    status = ds_util.calculate_status(obj, spec, nodes, by_node, "h", NOW)
+    status = ds_util.calculate_status(obj, ds_util.verdicts(spec, nodes), by_node, "h", NOW)
     assert status == {"currentNumberScheduled": 1, "numberMisscheduled": 1,
                       "desiredNumberScheduled": 2, "numberReady": 1,
                       "updatedNumberScheduled": 1, "numberAvailable": 1, "numberUnavailable": 1}
