@@ -174,6 +174,12 @@ def test_fluentd_daemonset_runs_one_pod_per_node_and_rolls_back(cluster: Cluster
     assert table[0] == ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE",
                         "NODE_SELECTOR", "AGE"]
     assert table[1][:7] == ["fluentd-elasticsearch", "3", "3", "3", "3", "3", "<none>"]
+    described = cluster.kubectl("describe", "ds", "fluentd-elasticsearch", "-n",
+                                "kube-system").stdout
+    assert "Desired Number of Nodes Scheduled: 3" in described
+    assert "3 Running / 0 Waiting / 0 Succeeded / 0 Failed" in described
+    assert "daemonset.apps/fluentd-elasticsearch" in cluster.kubectl(
+        "get", "all", "-n", "kube-system").stdout
 
     cluster.kubectl("set", "image", "ds/fluentd-elasticsearch", "-n", "kube-system",
                     "fluentd-elasticsearch=quay.io/fluentd_elasticsearch/fluentd:v2.6.0")
@@ -232,6 +238,9 @@ def test_web_statefulset_starts_in_order_with_bound_claims_and_rolls_back(
     table = rows(cluster.kubectl("get", "sts").stdout)
     assert table[0] == ["NAME", "READY", "AGE"] and table[1][:2] == ["web", "2/2"]
     status = cluster.kubectl("rollout", "status", "sts/web", "--timeout", "30s").stdout
+    described = cluster.kubectl("describe", "sts", "web").stdout
+    assert "Update Strategy:    RollingUpdate" in described and "Volume Claims:" in described
+    assert "2 Running / 0 Waiting / 0 Succeeded / 0 Failed" in described
     assert "partitioned roll out complete: 2 new pods have been updated" in status
 
     cluster.kubectl("scale", "sts", "web", "--replicas=3")
