@@ -190,6 +190,9 @@ def test_fluentd_daemonset_runs_one_pod_per_node_and_rolls_back(cluster: Cluster
     history = rows(cluster.kubectl("rollout", "history", "ds/fluentd-elasticsearch", "-n",
                                    "kube-system").stdout)
     assert [r[0] for r in history[-2:]] == ["1", "2"]
+    first = cluster.kubectl("rollout", "history", "ds/fluentd-elasticsearch", "-n",
+                            "kube-system", "--revision=1").stdout
+    assert "quay.io/fluentd_elasticsearch/fluentd:v2.5.2" in first
     revisions = rows(cluster.kubectl("get", "controllerrevisions", "-n", "kube-system").stdout)
     assert revisions[0] == ["NAME", "CONTROLLER", "REVISION", "AGE"]
     assert {r[1] for r in revisions[1:]} == {"daemonset.apps/fluentd-elasticsearch"}
