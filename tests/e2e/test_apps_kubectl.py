@@ -285,3 +285,10 @@ def test_every_kubectl_lists_and_explains_the_new_kinds(cluster: ClusterProcesse
     assert "whenScaled" in explained
     short = run("get", "ds", "-n", "kube-system", "-o", "name")
     assert short.strip() == "daemonset.apps/fluentd-elasticsearch"
+    # the rollout commands read the same status fields and revisions in every version
+    history = run("rollout", "history", "ds/fluentd-elasticsearch", "-n", "kube-system")
+    assert [r[0] for r in rows(history)[-2:]] == ["2", "3"]
+    assert "successfully rolled out" in run("rollout", "status", "ds/fluentd-elasticsearch",
+                                            "-n", "kube-system", "--timeout", "30s")
+    assert "partitioned roll out complete" in run("rollout", "status", "sts/web",
+                                                  "--timeout", "30s")
