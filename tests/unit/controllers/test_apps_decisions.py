@@ -245,3 +245,16 @@ def test_revision_data_hash_and_equality() -> None:
     restored = sts_util.apply_revision(sts(replicas=5), rev)
     assert restored["spec"]["template"] == obj["spec"]["template"]
     assert restored["spec"]["replicas"] == 5
+
+
+def test_min_ready_seconds_delays_availability() -> None:
+    from minikube_py.api.meta import parse_rfc3339
+
+    now = parse_rfc3339("2024-01-01T00:00:05Z")  # the pods turned Ready 5 s before
+    pods = [pod("web-0", {"controller-revision-hash": "r"})]
+    assert sts_util.replica_status(pods, "r", "r", 3, now)["availableReplicas"] == 1
+    assert sts_util.replica_status(pods, "r", "r", 10, now)["availableReplicas"] == 0
+    assert not sts_util.is_healthy(pods[0], 10, now)
+    obj = ds(minReadySeconds=10)
+    status = ds_util.calculate_status(obj, {"a": (True, True)}, {"a": pods}, "r", now)
+    assert (status["numberReady"], status["numberAvailable"]) == (1, 0)
