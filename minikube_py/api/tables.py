@@ -706,3 +706,24 @@ _COLUMNS["ControllerRevision"] = [
     _age_col(),
 ]
 _ROWS["ControllerRevision"] = _controller_revision_row
+
+
+# policy/v1 PodDisruptionBudgets (upstream printPodDisruptionBudget): MIN AVAILABLE and MAX
+# UNAVAILABLE print the int or percent as written, `N/A` when unset.
+def _int_or_string(value: Any) -> str:
+    return "N/A" if value is None else str(value)
+
+
+def _pod_disruption_budget_row(obj: Obj, now: float) -> list:
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    return [_name(obj), _int_or_string(spec.get("minAvailable")),
+            _int_or_string(spec.get("maxUnavailable")), _n(status.get("disruptionsAllowed")),
+            _age(obj, now)]
+
+
+_COLUMNS["PodDisruptionBudget"] = [
+    _name_col(), _col("Min Available", "The minimum number of pods that must be available."),
+    _col("Max Unavailable", "The maximum number of pods that may be unavailable."),
+    _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this "
+         "time.", "integer"), _age_col()]
+_ROWS["PodDisruptionBudget"] = _pod_disruption_budget_row

@@ -31,6 +31,7 @@ from . import protobuf_render, render, reviews, strictness, subresources
 from .admission import Attributes
 from .authn import INSECURE_SUPERUSER
 from .authz.guard import USER
+from .deleteoptions import body_dry_run, check_delete_options, dry_run_values
 from .filters import WARNINGS
 from .negotiation import (
     Output,
@@ -64,15 +65,6 @@ _OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "Patc
                  "DELETE": "DeleteOptions"}
 _DRY_RUN: web.RequestKey[bool] | str = (
     web.RequestKey("dry_run", bool) if hasattr(web, "RequestKey") else "dry_run")
-
-
-def dry_run_values(values: list[str], options_kind: str) -> bool:
-    """Upstream's ValidateDryRun: `All` is the only value; anything else is a 422 on the
-    request's options kind (`CreateOptions.meta.k8s.io "" is invalid: dryRun: ...`)."""
-    if any(value != "All" for value in values):
-        raise errors.invalid_object(options_kind, "", [errors.not_supported(
-            "dryRun", errors.go_string_slice(values), ["All"])], group="meta.k8s.io")
-    return bool(values)
 
 
 def _operation_options(request: web.Request, operation: str) -> dict[str, Any] | None:
@@ -482,9 +474,7 @@ class ResourceHandlers:
         data = await read_body(request)
         if data.strip():
             options = decode_json_object(data, body_type(request))
-            dry_run = options.get("dryRun") or []
-            if not isinstance(dry_run, list) or not all(isinstance(v, str) for v in dry_run):
-                raise errors.bad_request("dryRun must be a list of strings")
+            dry_run = body_dry_run(options)
         else:
             query = request.query
             options = {}
@@ -496,21 +486,7 @@ class ResourceHandlers:
             if "orphanDependents" in query:
                 options["orphanDependents"] = parse_bool(query["orphanDependents"])
             dry_run = query.getall("dryRun", [])
-        policy = options.get("propagationPolicy")
-        if options.get("orphanDependents") is not None and policy is not None:
-            raise errors.invalid_object("DeleteOptions", "", [errors.invalid(
-                "propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set")],
-                group="meta.k8s.io")
-        if policy not in (None, "Orphan", "Background", "Foreground"):
-            raise errors.invalid_object("DeleteOptions", "", [errors.not_supported(
-                "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])],
-                group="meta.k8s.io")
-        request[_DRY_RUN] = dry_run_values(dry_run, "DeleteOptions")
-        grace = options.get("gracePeriodSeconds")
-        if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
-            raise errors.bad_request("gracePeriodSeconds must be an integer")
-        if grace is not None and grace < 0:
-            options["gracePeriodSeconds"] = 1  # upstream BeforeDelete: a negative grace is 1 s
+        options, request[_DRY_RUN] = check_delete_options(options, dry_run)
         return options
 
     async def delete(self, request: web.Request, registry: Registry, namespace: str,

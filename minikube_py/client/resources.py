@@ -56,6 +56,8 @@ REPLICASETS = Resource("apps", "v1", "replicasets", True, "ReplicaSet")
 DAEMONSETS = Resource("apps", "v1", "daemonsets", True, "DaemonSet")
 STATEFULSETS = Resource("apps", "v1", "statefulsets", True, "StatefulSet")
 CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", True, "ControllerRevision")
+POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", True,
+                                  "PodDisruptionBudget")
 COMPONENTSTATUSES = Resource("", "v1", "componentstatuses", False, "ComponentStatus")
 PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", False, "PersistentVolume")
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", True,

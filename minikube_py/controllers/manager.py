@@ -49,6 +49,7 @@ CONTROLLERS: dict[str, str] = {
     "csrcleaner": "csrcleaner:CSRCleanerController",
     "daemonset": "daemonset:DaemonSetsController",
     "statefulset": "statefulset:StatefulSetController",
+    "disruption": "disruption:DisruptionController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

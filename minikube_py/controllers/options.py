@@ -15,7 +15,8 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
-                   "csrapproving", "csrcleaner", "daemonset", "statefulset")
+                   "csrapproving", "csrcleaner", "disruption", "daemonset",
+                   "statefulset")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from .apps import STRATEGIES as APPS_WORKLOADS
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
+from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
 from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
@@ -63,6 +64,7 @@ PODS = Strategy(
         SubresourceSpec("attach", CONNECT_VERBS, kind="PodAttachOptions"),
         SubresourceSpec("portforward", CONNECT_VERBS, kind="PodPortForwardOptions"),
         SubresourceSpec("proxy", PROXY_VERBS, kind="PodProxyOptions"),
+        EVICTION,  # policy/v1 Eviction (apiserver/eviction.py)
     ),
     has_status=True,
     field_attrs=field_getter(*_POD_FIELDS), selectable_fields=field_names(*_POD_FIELDS),
@@ -221,6 +223,7 @@ STORED: tuple[Strategy, ...] = (
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
     *RBAC,
     *APPS_WORKLOADS,
+    POD_DISRUPTION_BUDGETS,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

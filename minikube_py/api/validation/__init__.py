@@ -16,7 +16,7 @@ Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volume
 Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
 PersistentVolumeClaim), `priorityclass`, `apiservice`, `certificates`
-(CertificateSigningRequest); `typed` and `common` are shared helpers.
+(CertificateSigningRequest), `policy` (PodDisruptionBudget); `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from minikube_py.api.validation import (
     persistentvolumes,
     pod,
     pod_status,
+    policy,
     priorityclass,
     quota,
     rbac,
@@ -153,6 +154,7 @@ _CREATE: dict[str, Create] = {
     "DaemonSet": apps.validate_daemon_set,
     "StatefulSet": apps.validate_stateful_set,
     "ControllerRevision": apps.validate_controller_revision,
+    "PodDisruptionBudget": policy.validate_pod_disruption_budget,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -189,6 +191,7 @@ _UPDATE: dict[str, Update] = {
     "DaemonSet": apps.validate_daemon_set_update,
     "StatefulSet": apps.validate_stateful_set_update,
     "ControllerRevision": apps.validate_controller_revision_update,
+    "PodDisruptionBudget": policy.validate_pod_disruption_budget_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
@@ -210,6 +213,7 @@ _STATUS_UPDATE: dict[str, Update] = {
     "CertificateSigningRequest": certificates.validate_csr_status_update,
     "DaemonSet": apps.validate_daemon_set_status,
     "StatefulSet": apps.validate_stateful_set_status,
+    "PodDisruptionBudget": policy.validate_pod_disruption_budget_status_update,
 }
 
 
