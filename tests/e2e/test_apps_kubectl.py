@@ -14,6 +14,7 @@ import glob
 import json
 import os
 import subprocess
+import time
 from typing import Any
 
 import pytest
@@ -211,6 +212,15 @@ def test_fluentd_daemonset_runs_one_pod_per_node_and_rolls_back(cluster: Cluster
     history = rows(cluster.kubectl("rollout", "history", "ds/fluentd-elasticsearch", "-n",
                                    "kube-system").stdout)
     assert [r[0] for r in history[-2:]] == ["2", "3"]
+
+    # kubectl drain knows daemon pods by their controller (it GETs the DaemonSet): refused
+    # without --ignore-daemonsets, left in place with it; the cordon is tolerated
+    refused = cluster.kubectl("drain", "node-2", "--timeout", "30s", check=False)
+    assert refused.returncode != 0 and "DaemonSet-managed Pods" in refused.stderr
+    cluster.kubectl("drain", "node-2", "--ignore-daemonsets", "--timeout", "30s")
+    time.sleep(0.5)
+    assert len(one_per_node() or ()) == 3
+    cluster.kubectl("uncordon", "node-2")
 
 
 def test_web_statefulset_starts_in_order_with_bound_claims_and_rolls_back(
