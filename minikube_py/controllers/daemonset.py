@@ -75,6 +75,7 @@ class DaemonSetsController(Controller):
         self.recorder = ctx.recorder(self.component)
         self.pod_control = PodControl(self.client, self.recorder)
         self.revision_control = RevisionControl(self.client)
+        self.failed_backoff = util.FailedPodBackoff()
         self.daemon_sets = ctx.informers.informer(DAEMONSETS, indexers=NAMESPACE_INDEXERS)
         self.pods = ctx.informers.informer(PODS, indexers=NAMESPACE_INDEXERS)
         self.nodes = ctx.informers.informer(NODES)
@@ -239,10 +240,18 @@ class DaemonSetsController(Controller):
             if name not in node_verdicts:
                 plan.delete.extend(p for p in pods if not p["metadata"].get("deletionTimestamp")
                                    and not (p.get("spec") or {}).get("nodeName"))
-        if plan.failed:
+        clock = time.monotonic()
+        for node, pod in plan.failed:
+            backoff_key = f"{ds['metadata'].get('uid', '')}/{node}"
+            wait = self.failed_backoff.wait(backoff_key, clock)
+            if wait > 0:
+                self._enqueue(ds, after=wait)
+                continue
+            self.failed_backoff.next(backoff_key, clock)
             self.recorder.event(ds, "Warning", "FailedDaemonPod",
-                                f"Found failed daemon pod(s) on {plan.failed} node(s), "
-                                "will try to kill it")
+                                f"Found failed daemon pod {pod['metadata'].get('namespace')}/"
+                                f"{pod['metadata']['name']} on node {node}, will try to kill it")
+            plan.delete.append(pod)
         if not plan.create_on and not plan.delete:
             return None
         return await self._sync_nodes(ds, plan.delete, plan.create_on, hash_)

@@ -185,11 +185,37 @@ def pods_by_node(pods: list[Obj]) -> dict[str, list[Obj]]:
 
 @dataclass
 class NodePlan:
-    """What `manage` decided: nodes needing a pod, pods to delete, failed pods seen."""
+    """What `manage` decided: nodes needing a pod, pods to delete, and failed pods (node,
+    pod) to delete unless their node's backoff holds them back."""
 
     create_on: list[str] = field(default_factory=list)
     delete: list[Obj] = field(default_factory=list)
-    failed: int = 0
+    failed: list[tuple[str, Obj]] = field(default_factory=list)
+
+
+class FailedPodBackoff:
+    """failedPodsBackoff (flowcontrol.NewBackOff(1 s, 15 min)) per DaemonSet and node: a
+    daemon pod the kubelet keeps rejecting is not deleted and recreated in a hot loop."""
+
+    def __init__(self, initial: float = 1.0, maximum: float = 900.0) -> None:
+        self.initial, self.maximum = initial, maximum
+        self._entries: dict[str, tuple[float, float]] = {}  # key -> (last update, delay)
+
+    def wait(self, key: str, now: float) -> float:
+        """Seconds left in the key's backoff (0: not in backoff; IsInBackOffSinceUpdate)."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return 0.0
+        return max(0.0, entry[0] + entry[1] - now)
+
+    def next(self, key: str, now: float) -> None:
+        """Next: start at `initial`, double per failure, reset after 2 x maximum of quiet."""
+        entry = self._entries.get(key)
+        if entry is None or now - entry[0] > 2 * self.maximum:
+            delay = self.initial
+        else:
+            delay = min(entry[1] * 2, self.maximum)
+        self._entries[key] = (now, delay)
 
 
 Verdict = tuple[bool, bool]
@@ -216,8 +242,7 @@ def plan_node(ds: Obj, verdict: Verdict, name: str, pods: list[Obj], hash_: str,
             continue
         phase = (pod.get("status") or {}).get("phase")
         if phase == "Failed":
-            plan.failed += 1
-            plan.delete.append(pod)
+            plan.failed.append((name, pod))
         elif phase == "Succeeded":
             plan.delete.append(pod)
         else:

@@ -348,3 +348,22 @@ async def test_on_delete_and_rollback_to_an_earlier_revision(cluster: Cluster) -
         return sorted(r["revision"] for r in items if r["metadata"]["name"].startswith("od-"))
 
     await eventually(lambda: _eq(revisions(), [2, 3]), message="revision 1 renumbered to 3")
+
+
+async def test_a_failed_daemon_pod_is_replaced_with_an_event(cluster: Cluster) -> None:
+    c = cluster
+    await add_node(c, "f1")
+    await c.client.create(DAEMONSETS, ds_body("fail"), NS)
+    await eventually(lambda: _nodes_are(c, "fail", {"f1"}))
+    victim = (await c.active_pods("app=fail"))[0]
+    victim["status"]["phase"] = "Failed"
+    await c.client.update_status(PODS, victim)
+
+    async def replaced() -> bool:
+        names = [p["metadata"]["name"] for p in await c.pods("app=fail")]
+        return names != [victim["metadata"]["name"]] and len(names) == 1
+
+    await eventually(replaced, message="the failed pod deleted and a new one created")
+    events = await eventually(lambda: c.events("FailedDaemonPod"), message="the event")
+    assert events[0]["message"] == (f"Found failed daemon pod {NS}/{victim['metadata']['name']} "
+                                    "on node f1, will try to kill it")

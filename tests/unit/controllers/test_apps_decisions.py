@@ -130,8 +130,21 @@ def test_plan_node_deletes_failed_and_duplicate_pods() -> None:
     ds_util.plan_node(obj, (True, True), "a", [
         pod("young", created="2024-01-02T00:00:00Z"), pod("old", created="2024-01-01T00:00:00Z"),
         pod("failed", phase="Failed")], "h", NOW, plan)
-    assert sorted(p["metadata"]["name"] for p in plan.delete) == ["failed", "young"]
-    assert plan.failed == 1 and plan.create_on == []
+    assert [p["metadata"]["name"] for p in plan.delete] == ["young"]
+    assert [(n, p["metadata"]["name"]) for n, p in plan.failed] == [("a", "failed")]
+    assert plan.create_on == []
+
+
+def test_failed_pod_backoff_doubles_and_resets() -> None:
+    backoff = ds_util.FailedPodBackoff(initial=1, maximum=4)
+    assert backoff.wait("k", 0) == 0
+    backoff.next("k", 0)
+    assert backoff.wait("k", 0.5) == 0.5 and backoff.wait("k", 1) == 0
+    for now, delay in ((1, 2), (3, 4), (7, 4)):
+        backoff.next("k", now)
+        assert backoff.wait("k", now) == delay
+    backoff.next("k", 100)  # quiet for more than twice the maximum: from the start again
+    assert backoff.wait("k", 100) == 1
 
 
 def test_daemon_status_counts() -> None:
