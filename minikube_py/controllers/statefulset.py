@@ -262,7 +262,7 @@ class StatefulSetController(Controller):
                                    pod=pod["metadata"]["name"])
                     return
                 continue
-            await self._sync_claims(sts, pod, start + i)
+            await self._enforce_identity(sts, pod, start + i)
         for pod in condemned:
             if util.is_terminating(pod):
                 if monotonic:
@@ -292,10 +292,25 @@ class StatefulSetController(Controller):
     async def _create_pod(self, sts: Obj, pod: Obj, ordinal: int) -> None:
         """CreateStatefulPod: the claims first (so the pod can bind them), then the pod."""
         namespace = sts["metadata"]["namespace"]
-        for claim in util.claims_for(sts, ordinal).values():
+        await self._create_claims(sts, pod, [
+            c for c in util.claims_for(sts, ordinal).values()
+            if self.claims.indexer.get(f"{namespace}/{c['metadata']['name']}") is None], ordinal)
+        verb = f"create Pod {pod['metadata']['name']} in StatefulSet {sts['metadata']['name']}"
+        try:
+            await self.client.create(PODS, pod, namespace)
+        except StatusError as exc:
+            if is_already_exists(exc):
+                return
+            self._event(sts, "Warning", "FailedCreate", f"{verb} failed error: {exc.message}")
+            raise
+        self._event(sts, "Normal", "SuccessfulCreate", f"{verb} successful")
+
+    async def _create_claims(self, sts: Obj, pod: Obj, claims: list[Obj], ordinal: int) -> None:
+        """createPersistentVolumeClaims: the claims the ordinal's pod mounts, with the owner
+        references of the retention policy."""
+        namespace = sts["metadata"]["namespace"]
+        for claim in claims:
             name = claim["metadata"]["name"]
-            if self.claims.indexer.get(f"{namespace}/{name}") is not None:
-                continue
             owners = util.wanted_claim_owners(sts, None, ordinal)
             if owners:
                 claim["metadata"]["ownerReferences"] = owners
@@ -312,15 +327,6 @@ class StatefulSetController(Controller):
                 self._event(sts, "Normal", "SuccessfulCreate",
                             f"create Claim {name} Pod {pod['metadata']['name']} in "
                             f"StatefulSet {sts['metadata']['name']} success")
-        verb = f"create Pod {pod['metadata']['name']} in StatefulSet {sts['metadata']['name']}"
-        try:
-            await self.client.create(PODS, pod, namespace)
-        except StatusError as exc:
-            if is_already_exists(exc):
-                return
-            self._event(sts, "Warning", "FailedCreate", f"{verb} failed error: {exc.message}")
-            raise
-        self._event(sts, "Normal", "SuccessfulCreate", f"{verb} successful")
 
     async def _delete_pod(self, sts: Obj, pod: Obj) -> None:
         verb = f"delete Pod {pod['metadata']['name']} in StatefulSet {sts['metadata']['name']}"
@@ -332,6 +338,21 @@ class StatefulSetController(Controller):
             self._event(sts, "Warning", "FailedDelete", f"{verb} failed error: {exc.message}")
             raise
         self._event(sts, "Normal", "SuccessfulDelete", f"{verb} successful")
+
+    async def _enforce_identity(self, sts: Obj, pod: Obj, ordinal: int) -> None:
+        """The invariants of a healthy pod (UpdateStatefulPod): its identity labels, its
+        claims present (recreated if someone deleted one) and owned per the policy."""
+        labels = util.identity_label_patch(sts, pod)
+        if labels is not None:
+            await self.client.patch(PODS, pod["metadata"]["name"],
+                                    {"metadata": {"labels": labels}},
+                                    sts["metadata"]["namespace"])
+        namespace = sts["metadata"]["namespace"]
+        missing = [c for c in util.claims_for(sts, ordinal).values()
+                   if self.claims.indexer.get(f"{namespace}/{c['metadata']['name']}") is None]
+        if missing:
+            await self._create_claims(sts, pod, missing, ordinal)
+        await self._sync_claims(sts, pod, ordinal)
 
     async def _sync_claims(self, sts: Obj, pod: Obj, ordinal: int) -> None:
         """updateClaimOwnerRefForSetAndPod: the retention policy as owner references on each

@@ -158,6 +158,17 @@ def _update_identity(sts: Obj, pod: Obj, ordinal: int) -> None:
         spec["subdomain"] = service
 
 
+def identity_label_patch(sts: Obj, pod: Obj) -> dict[str, str] | None:
+    """identityMatches, for what an update can still change: the pod-name and pod-index
+    labels an adopted or hand-edited pod lacks (None when they are right)."""
+    _, ordinal = parent_and_ordinal(pod)
+    name = (pod.get("metadata") or {}).get("name", "")
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    wanted = {POD_NAME_LABEL: name, POD_INDEX_LABEL: str(ordinal)}
+    missing = {k: v for k, v in wanted.items() if labels.get(k) != v}
+    return missing or None
+
+
 def new_pod(sts: Obj, ordinal: int, revision: str) -> Obj:
     """newStatefulSetPod + setPodRevision."""
     template = (sts.get("spec") or {}).get("template") or {}

@@ -367,3 +367,34 @@ async def test_a_failed_daemon_pod_is_replaced_with_an_event(cluster: Cluster) -
     events = await eventually(lambda: c.events("FailedDaemonPod"), message="the event")
     assert events[0]["message"] == (f"Found failed daemon pod {NS}/{victim['metadata']['name']} "
                                     "on node f1, will try to kill it")
+
+
+async def test_an_adopted_pod_gets_its_identity_labels_and_claims(cluster: Cluster) -> None:
+    c = cluster
+    orphan = {"apiVersion": "v1", "kind": "Pod",
+              "metadata": {"name": "lab-0", "labels": {"app": "lab"}},
+              "spec": {"containers": [{"name": "c", "image": "v1"}],
+                       "terminationGracePeriodSeconds": 0}}
+    await c.client.create(PODS, orphan, NS)
+    body = sts_body("lab", 1, updateStrategy={"type": "OnDelete"})
+    body["spec"]["volumeClaimTemplates"] = [{
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+    await c.client.create(STATEFULSETS, body, NS)
+
+    async def adopted() -> Obj | None:
+        pod = await c.client.get(PODS, "lab-0", NS)
+        refs = pod["metadata"].get("ownerReferences") or []
+        return pod if refs and refs[0]["kind"] == "StatefulSet" else None
+
+    pod = await eventually(adopted, message="the orphan adopted")
+    await c.set_ready(pod)
+
+    async def labelled() -> bool:
+        labels = (await c.client.get(PODS, "lab-0", NS))["metadata"]["labels"]
+        return (labels.get("statefulset.kubernetes.io/pod-name"),
+                labels.get("apps.kubernetes.io/pod-index")) == ("lab-0", "0")
+
+    await eventually(labelled, message="identity labels on the adopted pod")
+    assert await c.client.get_or_none(PERSISTENT_VOLUME_CLAIMS, "data-lab-0", NS) is not None
+    assert (await c.client.get(PODS, "lab-0", NS))["metadata"]["uid"] == pod["metadata"]["uid"]
