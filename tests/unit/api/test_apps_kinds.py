@@ -139,3 +139,23 @@ def test_table_rows() -> None:
     assert row_cells("ControllerRevision", revision, 0.0)[:3] == [
         "web-1", "statefulset.apps/web", 4]
     assert row_cells("ControllerRevision", {"metadata": {"name": "x"}}, 0.0)[1] == "<none>"
+
+
+def test_protobuf_round_trip() -> None:
+    """The kinds' protobuf (from api/kinds/protobuf.json) carries every field we write,
+    int-or-string values and a revision's raw `data` included."""
+    from minikube_py.api.protobuf import decode_object
+    from minikube_py.api.protobuf_encode import encode_object
+
+    obj = ds(updateStrategy={"type": "RollingUpdate",
+                             "rollingUpdate": {"maxUnavailable": "10%", "maxSurge": 0}})
+    obj["status"] = {"desiredNumberScheduled": 3, "numberReady": 2, "observedGeneration": 1}
+    assert decode_object(encode_object(obj)) == obj
+    obj = sts(volumeClaimTemplates=[{"metadata": {"name": "www"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}])
+    apply_defaults("StatefulSet", obj)
+    assert decode_object(encode_object(obj)) == obj
+    revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+                "metadata": {"name": "web-1", "namespace": "ns"}, "revision": 2,
+                "data": {"spec": {"template": {"$patch": "replace"}}}}
+    assert decode_object(encode_object(revision)) == revision
