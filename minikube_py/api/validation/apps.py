@@ -64,8 +64,8 @@ def _daemon_set_spec(ds: dict[str, Any], errs: Errs) -> None:
     strategy = get_dict(spec, "updateStrategy", "spec", errs) or {}
     kind = strategy.get("type")
     path = "spec.updateStrategy"
-    if kind not in UPDATE_TYPES:
-        errs.append(not_supported(f"{path}.type", "" if kind is None else kind, UPDATE_TYPES))
+    if kind not in UPDATE_TYPES:  # upstream reports the whole strategy at its own path
+        errs.append(not_supported(path, strategy, ("RollingUpdate", "OnDelete")))
     if kind == "RollingUpdate":
         rolling = get_dict(strategy, "rollingUpdate", path, errs)
         if rolling is None:
@@ -179,7 +179,7 @@ def _stateful_update_strategy(strategy: dict[str, Any], errs: Errs) -> None:
             validate_nonnegative(get_int(rolling, "partition", f"{path}.rollingUpdate", errs),
                                  f"{path}.rollingUpdate.partition", errs)
     else:
-        errs.append(invalid(path, kind, "must be 'RollingUpdate' or 'OnDelete'"))
+        errs.append(invalid(path, strategy, "must be 'RollingUpdate' or 'OnDelete'"))
 
 
 def validate_stateful_set_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
@@ -199,7 +199,7 @@ def validate_stateful_set_status(new: dict[str, Any], old: dict[str, Any], errs:
     found = status_counts(status, ("replicas", "readyReplicas", "currentReplicas",
                                    "updatedReplicas", "availableReplicas", "observedGeneration",
                                    "collisionCount"), errs)
-    for name in ("readyReplicas", "currentReplicas", "updatedReplicas"):
+    for name in ("readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"):
         if found[name] > found["replicas"]:
             errs.append(invalid(f"status.{name}", found[name],
                                 "cannot be greater than status.replicas"))

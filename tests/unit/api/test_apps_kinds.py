@@ -63,8 +63,8 @@ def test_defaults() -> None:
      ('spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "120%": must not be '
      "greater than 100%")),
     ({"updateStrategy": {"type": "Sometimes"}},
-     ('spec.updateStrategy.type: Unsupported value: "Sometimes": supported values: "OnDelete", '
-     '"RollingUpdate"')),
+     ('spec.updateStrategy: Unsupported value: {"type":"Sometimes"}: supported values: '
+      '"RollingUpdate", "OnDelete"')),
     ({"selector": {}}, ("spec.selector: Invalid value: {}: empty selector is invalid for "
      "daemonset")),
 ])
