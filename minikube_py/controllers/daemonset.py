@@ -203,7 +203,10 @@ class DaemonSetsController(Controller):
         if self.expectations.satisfied(key):
             error = await self._manage(ds, node_verdicts, by_node, hash_, now)
             strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
-            if error is None and strategy.get("type") == "RollingUpdate":
+            # only once what manage did has been observed (upstream checks the expectations
+            # again): the two passes must never plan over each other's pending writes
+            if (error is None and strategy.get("type") == "RollingUpdate"
+                    and self.expectations.satisfied(key)):
                 desired = [name for name, (run, _) in node_verdicts.items() if run]
                 delete, create_on = util.rolling_update_plan(ds, by_node, desired, hash_, now)
                 if delete or create_on:
