@@ -25,7 +25,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from minikube_py.api import quantity
+from minikube_py.api import hpa, quantity
 from minikube_py.api.admissionpolicy import default_binding, default_policy
 from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
 from minikube_py.api.rbac import default_binding as default_rbac_binding
@@ -569,6 +569,7 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "ReplicationController": _replication_controller,
     "ReplicaSet": _replica_set,
     "Deployment": _deployment,
+    "HorizontalPodAutoscaler": hpa.set_defaults,
     "Service": _service,
     "Endpoints": _endpoints,
     "Namespace": _namespace,

@@ -28,6 +28,7 @@ from ..registry.generic import Registry, check_name
 from ..registry.request_context import requested_by
 from ..registry.strategy import Obj
 from . import protobuf_render, render, reviews, strictness, subresources
+from .metrics_server import api as metrics_api
 from .admission import Attributes
 from .authn import INSECURE_SUPERUSER
 from .authz.guard import USER
@@ -167,6 +168,8 @@ class ResourceHandlers:
             raise errors.method_not_allowed()
         if info.resource == "componentstatuses":
             return await subresources.component_statuses(self, request, info)
+        if "metrics_server" in registry.extras:  # metrics.k8s.io (metrics_server/)
+            return await self._metrics(request, info, registry)
         if info.resource == "bindings":
             return await subresources.create_binding(self, request, info, None)
         if info.resource in reviews.RESOURCES and strategy.key_root == "":
@@ -191,6 +194,24 @@ class ResourceHandlers:
         if verb == "deletecollection":
             return await self.delete_collection(request, registry, namespace)
         raise errors.method_not_allowed()
+
+    async def _metrics(self, request: web.Request, info: RequestInfo,
+                       registry: Registry) -> web.Response:
+        """NodeMetrics/PodMetrics, computed from the last kubelet scrapes (JSON, or a Table
+        of names; metrics-server has no protobuf)."""
+        body = await metrics_api.handle(registry.extras["metrics_server"], request,
+                                        info.resource, info.namespace, info.name, info.verb)
+        accept = request.headers.get("Accept")
+        if accept:  # no protobuf: the client's other offers, or 406 if it has none
+            accept = ",".join(o for o in accept.split(",") if "protobuf" not in o)
+            if not accept.strip():
+                raise errors.not_acceptable(request.headers["Accept"])
+        output = output_format(accept or None)
+        if output is Output.TABLE:
+            items = body["items"] if "items" in body else [body]
+            body = render.table(registry.strategy.kind, items, {})
+        yaml = output is Output.YAML
+        return render.object_response(body, Output.YAML if yaml else Output.JSON)
 
     # -- reads --------------------------------------------------------------------------
     async def get(self, request: web.Request, registry: Registry, namespace: str,

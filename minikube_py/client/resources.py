@@ -58,6 +58,9 @@ STATEFULSETS = Resource("apps", "v1", "statefulsets", True, "StatefulSet")
 CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", True, "ControllerRevision")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", True,
                                   "PodDisruptionBudget")
+HORIZONTALPODAUTOSCALERS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True,
+                                    "HorizontalPodAutoscaler")
+POD_METRICS = Resource("metrics.k8s.io", "v1beta1", "pods", True, "PodMetrics")
 COMPONENTSTATUSES = Resource("", "v1", "componentstatuses", False, "ComponentStatus")
 PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", False, "PersistentVolume")
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", True,

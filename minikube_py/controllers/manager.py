@@ -50,6 +50,7 @@ CONTROLLERS: dict[str, str] = {
     "daemonset": "daemonset:DaemonSetsController",
     "statefulset": "statefulset:StatefulSetController",
     "disruption": "disruption:DisruptionController",
+    "horizontalpodautoscaling": "hpa:HorizontalController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

@@ -15,8 +15,8 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
-                   "csrapproving", "csrcleaner", "disruption", "daemonset",
-                   "statefulset")
+                   "csrapproving", "csrcleaner", "disruption", "horizontalpodautoscaling",
+                   "daemonset", "statefulset")
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,10 @@ class ControllerOptions:
     concurrent_serviceaccount_syncs: int = 5     # --concurrent-serviceaccount-token-syncs
     concurrent_resource_quota_syncs: int = 5     # --concurrent-resource-quota-syncs
     resource_quota_sync_period: float = 10.0     # --resource-quota-sync-period (v1.0: 10 s)
+    #: the HPA controller (hpa.py): upstream's flags and defaults
+    horizontal_pod_autoscaler_sync_period: float = 15.0             # 15 s
+    horizontal_pod_autoscaler_downscale_stabilization: float = 300.0  # 5 m
+    horizontal_pod_autoscaler_tolerance: float = 0.1
     node_monitor_period: float = 5.0             # --node-monitor-period
     node_monitor_grace_period: float = 40.0      # --node-monitor-grace-period
     node_startup_grace_period: float = 60.0      # --node-startup-grace-period

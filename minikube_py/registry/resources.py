@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api import hpa_v1
 from ..api.priority import SYSTEM_PRIORITY_CLASSES
+from ..api.validation import HPA_V1 as HPA_V1_VALIDATION
 from . import namespaces, pods, services
 from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .apiservices import APISERVICES
@@ -23,7 +25,7 @@ from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
 from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
-from .strategy import Strategy, SubresourceSpec, field_getter, field_names
+from .strategy import StoredAs, Strategy, SubresourceSpec, field_getter, field_names
 from .webhookconfigurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
@@ -170,6 +172,26 @@ REPLICASETS = Strategy(
     prepare_create=_reset_status({"replicas": 0}),
 )
 
+# -- autoscaling (issue 18, metrics branch) ---------------------------------------------------
+#: pkg/registry/autoscaling/horizontalpodautoscaler: status written by the HPA controller
+HORIZONTAL_POD_AUTOSCALERS = Strategy(
+    group="autoscaling", version="v2", resource="horizontalpodautoscalers",
+    kind="HorizontalPodAutoscaler", namespaced=True, key_root="horizontalpodautoscalers",
+    short_names=("hpa",), categories=("all",), subresources=(STATUS,), has_status=True,
+    # v2's desiredReplicas is the one status field without omitempty
+    prepare_create=_reset_status({"desiredReplicas": 0}),
+)
+#: autoscaling/v1: the same stored objects seen through pkg/apis/autoscaling/v1's conversion
+HORIZONTAL_POD_AUTOSCALERS_V1 = Strategy(
+    group="autoscaling", version="v1", resource="horizontalpodautoscalers",
+    kind="HorizontalPodAutoscaler", namespaced=True, key_root="horizontalpodautoscalers",
+    short_names=("hpa",), categories=("all",), subresources=(STATUS,), has_status=True,
+    prepare_create=_reset_status({"desiredReplicas": 0}), validation=HPA_V1_VALIDATION,
+    stored_as=StoredAs(storage=HORIZONTAL_POD_AUTOSCALERS, to_storage=hpa_v1.to_v2,
+                       from_storage=hpa_v1.from_v2, field_labels={}),
+)
+
+
 def _name_field(obj: dict[str, Any]) -> dict[str, str]:
     """metadata.name/namespace plus the legacy `name` field of PVs and PVCs (upstream
     PersistentVolume(Claim)ToSelectableFields: "a bug, but we need to support it")."""
@@ -224,6 +246,7 @@ STORED: tuple[Strategy, ...] = (
     *RBAC,
     *APPS_WORKLOADS,
     POD_DISRUPTION_BUDGETS,
+    HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 
