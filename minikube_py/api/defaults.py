@@ -505,6 +505,56 @@ def _persistent_volume_claim(pvc: Obj) -> None:
         _setdefault(status, "phase", "Pending")
 
 
+# apps/v1 DaemonSet and StatefulSet (pkg/apis/apps/v1/defaults.go SetDefaults_DaemonSet,
+# SetDefaults_StatefulSet; the claim templates get the PersistentVolumeClaim defaults through
+# the generated defaulter, which is why `kubectl get sts -o yaml` shows their
+# `status: {phase: Pending}`).
+
+
+def _daemon_set(ds: Obj) -> None:
+    spec = _child(ds, "spec", create=True)
+    if spec is None:
+        return
+    strategy = _child(spec, "updateStrategy", create=True)
+    if strategy is not None:
+        _setdefault(strategy, "type", "RollingUpdate")
+        if strategy.get("type") == "RollingUpdate":
+            rolling = _child(strategy, "rollingUpdate", create=True)
+            if rolling is not None:
+                if rolling.get("maxUnavailable") is None:
+                    rolling["maxUnavailable"] = 1
+                if rolling.get("maxSurge") is None:
+                    rolling["maxSurge"] = 0
+    if spec.get("revisionHistoryLimit") is None:
+        spec["revisionHistoryLimit"] = 10
+    _template(spec)
+
+
+def _stateful_set(sts: Obj) -> None:
+    spec = _child(sts, "spec", create=True)
+    if spec is None:
+        return
+    _setdefault(spec, "podManagementPolicy", "OrderedReady")
+    strategy = _child(spec, "updateStrategy", create=True)
+    if strategy is not None:
+        _setdefault(strategy, "type", "RollingUpdate")
+        if strategy.get("type") == "RollingUpdate":
+            rolling = _child(strategy, "rollingUpdate", create=True)
+            if rolling is not None and rolling.get("partition") is None:
+                rolling["partition"] = 0
+    retention = _child(spec, "persistentVolumeClaimRetentionPolicy", create=True)
+    if retention is not None:
+        _setdefault(retention, "whenDeleted", "Retain")
+        _setdefault(retention, "whenScaled", "Retain")
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    if spec.get("revisionHistoryLimit") is None:
+        spec["revisionHistoryLimit"] = 10
+    for claim in _dicts(spec, "volumeClaimTemplates"):
+        _persistent_volume_claim(claim)
+    _template(spec)
+
+
 def _priority_class(pc: Obj) -> None:
     """scheduling/v1 SetDefaults_PriorityClass: a class preempts lower priorities."""
     if pc.get("preemptionPolicy") is None:
@@ -530,6 +580,8 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "PersistentVolume": _persistent_volume,
     "PersistentVolumeClaim": _persistent_volume_claim,
     "PriorityClass": _priority_class,
+    "DaemonSet": _daemon_set,
+    "StatefulSet": _stateful_set,
     "ValidatingAdmissionPolicy": default_policy,
     "ValidatingAdmissionPolicyBinding": default_binding,
 }

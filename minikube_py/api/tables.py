@@ -688,6 +688,75 @@ for _kind in ("RoleBinding", "ClusterRoleBinding"):
     _ROWS[_kind] = _role_binding_row
 
 
+# apps/v1 DaemonSet, StatefulSet, ControllerRevision (upstream printDaemonSet,
+# printStatefulSet, printControllerRevision).
+def _daemon_set_row(obj: Obj, now: float) -> list:
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    template_spec = _d(_d(spec.get("template")).get("spec"))
+    return [_name(obj), _n(status.get("desiredNumberScheduled")),
+            _n(status.get("currentNumberScheduled")), _n(status.get("numberReady")),
+            _n(status.get("updatedNumberScheduled")), _n(status.get("numberAvailable")),
+            format_labels(template_spec.get("nodeSelector")), _age(obj, now),
+            *_containers_cells(template_spec), format_label_selector(spec.get("selector"))]
+
+
+def _stateful_set_row(obj: Obj, now: float) -> list:
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    template_spec = _d(_d(spec.get("template")).get("spec"))
+    ready = f"{_n(status.get('readyReplicas'))}/{_n(spec.get('replicas'))}"
+    return [_name(obj), ready, _age(obj, now), *_containers_cells(template_spec)]
+
+
+def _controller_revision_row(obj: Obj, now: float) -> list:
+    """The controller as `kind.group/name` in lower case (formatResourceName withKind)."""
+    controller = "<none>"
+    for ref in _l(_d(obj.get("metadata")).get("ownerReferences")):
+        ref = _d(ref)
+        if ref.get("controller"):
+            group = _s(ref.get("apiVersion")).rpartition("/")[0]
+            kind = _s(ref.get("kind")) + (f".{group}" if group else "")
+            controller = f"{kind.lower()}/{_s(ref.get('name'))}"
+            break
+    return [_name(obj), controller, _n(obj.get("revision")), _age(obj, now)]
+
+
+_COLUMNS["DaemonSet"] = [
+    _name_col(),
+    _col("Desired", "The total number of nodes that should be running the daemon pod "
+         "(including nodes correctly running the daemon pod).", "integer"),
+    _col("Current", "The number of nodes that are running at least 1 daemon pod and are "
+         "supposed to run the daemon pod.", "integer"),
+    _col("Ready", "numberReady is the number of nodes that should be running the daemon pod "
+         "and have one or more of the daemon pod running with a Ready Condition.", "integer"),
+    _col("Up-to-date", "The total number of nodes that are running updated daemon pod",
+         "integer"),
+    _col("Available", "The number of nodes that should be running the daemon pod and have one "
+         "or more of the daemon pod running and available (ready for at least "
+         "spec.minReadySeconds)", "integer"),
+    _col("Node Selector", "NodeSelector is a selector which must be true for the pod to fit "
+         "on a node. Selector which must match a node's labels for the pod to be scheduled on "
+         "that node."),
+    _age_col(),
+] + _template_cols("A label query over pods that are managed by the daemon set.")
+_ROWS["DaemonSet"] = _daemon_set_row
+_COLUMNS["StatefulSet"] = [
+    _name_col(),
+    _col("Ready", "Number of the pod with ready state"),
+    _age_col(),
+    _col("Containers", _CONTAINERS_DOC, priority=1),
+    _col("Images", _IMAGES_DOC, priority=1),
+]
+_ROWS["StatefulSet"] = _stateful_set_row
+_COLUMNS["ControllerRevision"] = [
+    _name_col(),
+    _col("Controller", "Controller of the object"),
+    _col("Revision", "Revision indicates the revision of the state represented by Data.",
+         "integer"),
+    _age_col(),
+]
+_ROWS["ControllerRevision"] = _controller_revision_row
+
+
 # policy/v1 PodDisruptionBudgets (upstream printPodDisruptionBudget): MIN AVAILABLE and MAX
 # UNAVAILABLE print the int or percent as written, `N/A` when unset.
 def _int_or_string(value: Any) -> str:

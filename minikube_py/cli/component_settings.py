@@ -176,7 +176,7 @@ CONTROLLER_MANAGER = (
             "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
             "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder, "
             "taint-eviction-controller, root-ca-cert-publisher, serviceaccount-token, "
-            "csrsigning)",
+            "csrsigning, daemonset, statefulset)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
@@ -184,6 +184,10 @@ CONTROLLER_MANAGER = (
             "replica sets synced at once", integer),
     Setting("concurrent-deployment-syncs", _CM.concurrent_deployment_syncs,
             "deployments synced at once", integer),
+    Setting("concurrent-daemonset-syncs", _CM.concurrent_daemonset_syncs,
+            "daemon sets synced at once", integer),
+    Setting("concurrent-statefulset-syncs", _CM.concurrent_statefulset_syncs,
+            "stateful sets synced at once", integer),
     Setting("concurrent-endpoint-syncs", _CM.concurrent_endpoint_syncs,
             "services' endpoints synced at once", integer),
     Setting("concurrent-namespace-syncs", _CM.concurrent_namespace_syncs,

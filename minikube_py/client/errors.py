@@ -38,3 +38,7 @@ def is_conflict(exc: BaseException) -> bool:
 
 def is_gone(exc: BaseException) -> bool:
     return isinstance(exc, StatusError) and exc.code == 410
+
+
+def is_already_exists(exc: BaseException) -> bool:
+    return isinstance(exc, StatusError) and exc.code == 409 and exc.reason == "AlreadyExists"

@@ -53,6 +53,9 @@ RESOURCE_QUOTAS = Resource("", "v1", "resourcequotas", True, "ResourceQuota")
 LIMIT_RANGES = Resource("", "v1", "limitranges", True, "LimitRange")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", True, "Deployment")
 REPLICASETS = Resource("apps", "v1", "replicasets", True, "ReplicaSet")
+DAEMONSETS = Resource("apps", "v1", "daemonsets", True, "DaemonSet")
+STATEFULSETS = Resource("apps", "v1", "statefulsets", True, "StatefulSet")
+CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", True, "ControllerRevision")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", True,
                                   "PodDisruptionBudget")
 HORIZONTALPODAUTOSCALERS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True,

@@ -101,6 +101,12 @@ class ControllerExpectations:
         keys = set(pod_keys)
         self._items[key] = _Expectee(0, len(keys), self.clock(), keys)
 
+    def expect(self, key: str, count: int, pod_keys: Iterable[str]) -> None:
+        """SetExpectations: creations and deletions at once (the DaemonSet controller's
+        syncNodes does both in one pass)."""
+        keys = set(pod_keys)
+        self._items[key] = _Expectee(count, len(keys), self.clock(), keys)
+
     def creation_observed(self, key: str) -> None:
         exp = self._items.get(key)
         if exp is not None:

@@ -47,6 +47,8 @@ CONTROLLERS: dict[str, str] = {
     "csrsigning": "csrsigning:CSRSigningController",
     "csrapproving": "csrapproving:CSRApprovingController",
     "csrcleaner": "csrcleaner:CSRCleanerController",
+    "daemonset": "daemonset:DaemonSetsController",
+    "statefulset": "statefulset:StatefulSetController",
     "disruption": "disruption:DisruptionController",
     "horizontalpodautoscaling": "hpa:HorizontalController",
 }

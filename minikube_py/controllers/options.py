@@ -15,7 +15,8 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
-                   "csrapproving", "csrcleaner", "disruption", "horizontalpodautoscaling")
+                   "csrapproving", "csrcleaner", "disruption", "horizontalpodautoscaling",
+                   "daemonset", "statefulset")
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,8 @@ class ControllerOptions:
     concurrent_rc_syncs: int = 5                 # --concurrent-rc-syncs
     concurrent_replicaset_syncs: int = 5         # --concurrent-replicaset-syncs
     concurrent_deployment_syncs: int = 5         # --concurrent-deployment-syncs
+    concurrent_daemonset_syncs: int = 2          # --concurrent-daemonset-syncs
+    concurrent_statefulset_syncs: int = 5        # --concurrent-statefulset-syncs
     concurrent_endpoint_syncs: int = 5           # --concurrent-endpoint-syncs
     concurrent_namespace_syncs: int = 2          # --concurrent-namespace-syncs
     concurrent_gc_syncs: int = 20                # --concurrent-gc-syncs

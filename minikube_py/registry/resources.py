@@ -17,6 +17,7 @@ from ..api.validation import HPA_V1 as HPA_V1_VALIDATION
 from . import namespaces, pods, services
 from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .apiservices import APISERVICES
+from .apps import STRATEGIES as APPS_WORKLOADS
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
@@ -243,6 +244,7 @@ STORED: tuple[Strategy, ...] = (
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
     *RBAC,
+    *APPS_WORKLOADS,
     POD_DISRUPTION_BUDGETS,
     HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
 )

@@ -28,6 +28,7 @@ from minikube_py.api import hpa, hpa_v1
 from minikube_py.api.errors import FieldError, invalid
 from minikube_py.api.validation import (
     apiservice,
+    apps,
     certificates,
     config,
     misc,
@@ -168,6 +169,9 @@ _CREATE: dict[str, Create] = {
     "RoleBinding": rbac.validate_role_binding,
     "ClusterRoleBinding": rbac.validate_cluster_role_binding,
     "CertificateSigningRequest": certificates.validate_csr,
+    "DaemonSet": apps.validate_daemon_set,
+    "StatefulSet": apps.validate_stateful_set,
+    "ControllerRevision": apps.validate_controller_revision,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget,
 }
 
@@ -204,6 +208,9 @@ _UPDATE: dict[str, Update] = {
     "RoleBinding": rbac.validate_role_binding_update,
     "ClusterRoleBinding": rbac.validate_cluster_role_binding_update,
     "CertificateSigningRequest": certificates.validate_csr_update,
+    "DaemonSet": apps.validate_daemon_set_update,
+    "StatefulSet": apps.validate_stateful_set_update,
+    "ControllerRevision": apps.validate_controller_revision_update,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget_update,
 }
 
@@ -224,6 +231,8 @@ _STATUS_UPDATE: dict[str, Update] = {
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_status_update,
     "APIService": apiservice.validate_apiservice_status_update,
     "CertificateSigningRequest": certificates.validate_csr_status_update,
+    "DaemonSet": apps.validate_daemon_set_status,
+    "StatefulSet": apps.validate_stateful_set_status,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget_status_update,
 }
 

@@ -216,6 +216,12 @@ def validate_persistent_volume_claim(pvc: dict[str, Any], errs: Errs) -> None:
     _pvc_spec(spec, "spec", errs)
 
 
+def pvc_template_spec(spec: dict[str, Any], path: str, errs: Errs) -> None:
+    """The spec of a claim template (a StatefulSet's volumeClaimTemplates[i].spec), checked
+    as a claim's spec is."""
+    _pvc_spec(spec, path, errs)
+
+
 def _pvc_spec(spec: dict[str, Any], path: str, errs: Errs) -> None:
     _access_modes(spec, path, errs, "at least 1 access mode is required")
     selector = get_dict(spec, "selector", path, errs)

@@ -23,7 +23,7 @@ from minikube_py.api.validation.meta import (
     validate_object_meta_update,
 )
 from minikube_py.api.validation.typed import Errs, get_dict, get_int
-from minikube_py.api.validation.workload import _int_or_percent as int_or_percent
+from minikube_py.api.validation.workload import int_or_percent
 
 UNHEALTHY_POD_EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
 _STATUS_COUNTS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods")

@@ -97,7 +97,7 @@ def validate_replica_counts_status(obj: dict[str, Any], old: dict[str, Any], err
     """ReplicationController and ReplicaSet status."""
     validate_object_meta_update(obj, old, errs)
     status = get_dict(obj, "status", "", errs) or {}
-    counts = _counts(status, ("replicas", "fullyLabeledReplicas", "readyReplicas",
+    counts = status_counts(status, ("replicas", "fullyLabeledReplicas", "readyReplicas",
                               "availableReplicas", "observedGeneration"), errs)
     for name in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
         if counts[name] > counts["replicas"]:
@@ -107,7 +107,7 @@ def validate_replica_counts_status(obj: dict[str, Any], old: dict[str, Any], err
                             "cannot be greater than readyReplicas"))
 
 
-def _counts(status: dict[str, Any], names: tuple[str, ...], errs: Errs) -> dict[str, int]:
+def status_counts(status: dict[str, Any], names: tuple[str, ...], errs: Errs) -> dict[str, int]:
     counts = {}
     for name in names:
         value = get_int(status, name, "status", errs)
@@ -120,8 +120,11 @@ def _counts(status: dict[str, Any], names: tuple[str, ...], errs: Errs) -> dict[
 # apps/v1 ReplicaSet and Deployment
 
 
-def _apps_selector_and_template(spec: dict[str, Any], owner: str, errs: Errs) -> None:
-    """Selector present, valid, non-empty and matching the template; then the template."""
+def apps_selector_and_template(spec: dict[str, Any], owner: str, errs: Errs,
+                               word: str = "deployment") -> None:
+    """Selector present, valid, non-empty and matching the template; then the template.
+    `word` names the kind in the empty-selector message (upstream says "deployment" for
+    ReplicaSets too)."""
     selector = get_dict(spec, "selector", "spec", errs)
     if spec.get("selector") is None:
         errs.append(required("spec.selector"))
@@ -129,7 +132,7 @@ def _apps_selector_and_template(spec: dict[str, Any], owner: str, errs: Errs) ->
         validate_label_selector(selector, "spec.selector", errs)
         if not selector.get("matchLabels") and not selector.get("matchExpressions"):
             errs.append(invalid("spec.selector", selector,
-                                "empty selector is invalid for deployment"))
+                                f"empty selector is invalid for {word}"))
     try:
         compiled = labels.selector_from_label_selector(selector)
     except Exception:  # noqa: BLE001 - any malformed selector; the details were reported above
@@ -142,7 +145,7 @@ def _apps_selector_and_template(spec: dict[str, Any], owner: str, errs: Errs) ->
                 template_labels if isinstance(template_labels, dict) else {}):
             errs.append(invalid("spec.template.metadata.labels", template_labels,
                                 SELECTOR_MISMATCH))
-    _template_rules(template, "ReplicaSet", errs)
+    _template_rules(template, owner if word != "deployment" else "ReplicaSet", errs)
 
 
 def validate_replica_set(rs: dict[str, Any], errs: Errs) -> None:
@@ -155,7 +158,7 @@ def _replica_set_spec(rs: dict[str, Any], errs: Errs) -> None:
     validate_nonnegative(get_int(spec, "replicas", "spec", errs), "spec.replicas", errs)
     validate_nonnegative(get_int(spec, "minReadySeconds", "spec", errs), "spec.minReadySeconds",
                          errs)
-    _apps_selector_and_template(spec, "ReplicaSet", errs)
+    apps_selector_and_template(spec, "ReplicaSet", errs)
 
 
 def _selector_immutable(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
@@ -177,7 +180,7 @@ def validate_deployment(deployment: dict[str, Any], errs: Errs) -> None:
 def _deployment_spec(deployment: dict[str, Any], errs: Errs) -> None:
     spec = get_dict(deployment, "spec", "", errs) or {}
     validate_nonnegative(get_int(spec, "replicas", "spec", errs), "spec.replicas", errs)
-    _apps_selector_and_template(spec, "Deployment", errs)
+    apps_selector_and_template(spec, "Deployment", errs)
     _strategy(spec, errs)
     min_ready = get_int(spec, "minReadySeconds", "spec", errs) or 0
     validate_nonnegative(min_ready, "spec.minReadySeconds", errs)
@@ -213,7 +216,7 @@ def _strategy(spec: dict[str, Any], errs: Errs) -> None:
         errs.append(not_supported("spec.strategy", strategy, ["Recreate", "RollingUpdate"]))
 
 
-def _int_or_percent(value: Any, path: str, errs: Errs) -> int:
+def int_or_percent(value: Any, path: str, errs: Errs) -> int:
     """ValidatePositiveIntOrPercent; returns the number (percent or count) for later checks."""
     if isinstance(value, str):
         msgs = is_valid_percent(value)
@@ -232,8 +235,8 @@ def _int_or_percent(value: Any, path: str, errs: Errs) -> int:
 
 def _rolling_update(rolling: dict[str, Any], errs: Errs) -> None:
     path = "spec.strategy.rollingUpdate"
-    unavailable = _int_or_percent(rolling.get("maxUnavailable"), f"{path}.maxUnavailable", errs)
-    surge = _int_or_percent(rolling.get("maxSurge"), f"{path}.maxSurge", errs)
+    unavailable = int_or_percent(rolling.get("maxUnavailable"), f"{path}.maxUnavailable", errs)
+    surge = int_or_percent(rolling.get("maxSurge"), f"{path}.maxSurge", errs)
     if unavailable == 0 and surge == 0:
         errs.append(invalid(f"{path}.maxUnavailable", rolling.get("maxUnavailable"),
                             "may not be 0 when `maxSurge` is 0"))
@@ -252,7 +255,7 @@ def validate_deployment_status_update(new: dict[str, Any], old: dict[str, Any],
                                       errs: Errs) -> None:
     validate_object_meta_update(new, old, errs)
     status = get_dict(new, "status", "", errs) or {}
-    counts = _counts(status, ("observedGeneration", "replicas", "updatedReplicas",
+    counts = status_counts(status, ("observedGeneration", "replicas", "updatedReplicas",
                               "readyReplicas", "availableReplicas", "unavailableReplicas"), errs)
     collisions = get_int(status, "collisionCount", "status", errs)
     validate_nonnegative(collisions, "status.collisionCount", errs)
