@@ -4,6 +4,10 @@ Kubernetes v1.0 piece: pkg/client/record (EventRecorder, EventBroadcaster) and t
 EventCorrelator of v1.2+: an event identical to a recent one (same object, type, reason,
 message, source) is not written again — the existing Event's `count` goes up and its
 `lastTimestamp` moves, as upstream aggregates repeats (kubectl describe shows `x5 over 2m`).
+Before that, the correlator's spam filter (EventSourceObjectSpamFilter): each source may
+write a burst of 25 events about one object, then one per 5 minutes (a token bucket per
+source + involved object, 4096 kept); the rest are dropped, so a DaemonSet creating a
+thousand pods writes 25 `SuccessfulCreate` events, not a thousand.
 Sending happens in background tasks: a component never waits for, nor fails on, an event.
 """
 
@@ -25,6 +29,35 @@ log = structlog.get_logger(component="client")
 
 Obj = dict[str, Any]
 CACHE_SIZE = 4096
+#: events_cache.go's defaultSpamBurst and defaultSpamQPS
+SPAM_BURST = 25
+SPAM_QPS = 1.0 / 300.0
+
+
+class SpamFilter:
+    """EventSourceObjectSpamFilter: a token bucket per (source, involved object), LRU-bounded.
+    Pure: the caller passes the time."""
+
+    def __init__(self, burst: int = SPAM_BURST, qps: float = SPAM_QPS,
+                 size: int = CACHE_SIZE) -> None:
+        self.burst, self.qps, self.size = burst, qps, size
+        self._buckets: collections.OrderedDict[tuple, list[float]] = collections.OrderedDict()
+
+    def allow(self, key: tuple, now: float) -> bool:
+        """Take a token for `key` (False: the event is dropped)."""
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = [float(self.burst), now]
+            if len(self._buckets) > self.size:
+                self._buckets.popitem(last=False)
+        else:
+            self._buckets.move_to_end(key)
+            bucket[0] = min(float(self.burst), bucket[0] + (now - bucket[1]) * self.qps)
+            bucket[1] = now
+        if bucket[0] < 1.0:
+            return False
+        bucket[0] -= 1.0
+        return True
 
 
 def object_reference(obj: Obj) -> Obj:
@@ -37,24 +70,42 @@ def object_reference(obj: Obj) -> Obj:
 
 
 class EventRecorder:
-    def __init__(self, client: Client, component: str, host: str = "") -> None:
+    def __init__(self, client: Client, component: str, host: str = "",
+                 clock: Any = time.monotonic) -> None:
         self.client = client
         self.source = {"component": component, **({"host": host} if host else {})}
+        self.clock = clock
+        self.spam = SpamFilter()
+        self.dropped = 0  # events the spam filter refused
         #: recent events by identity -> (event name, namespace, count): the correlator's memory
         self._recent: collections.OrderedDict[tuple, list] = collections.OrderedDict()
         self._pending: set[asyncio.Task] = set()
 
+    def _admitted(self, ref: Obj) -> bool:
+        """The spam filter's verdict for one more event about `ref` from this source."""
+        key = (ref.get("kind"), ref.get("namespace"), ref.get("name"), ref.get("uid"),
+               ref.get("apiVersion"))
+        if self.spam.allow(key, self.clock()):
+            return True
+        self.dropped += 1
+        return False
+
     def event(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
         """Record an event about `obj` (type Normal or Warning); returns at once."""
+        ref = object_reference(obj)
+        if not self._admitted(ref):
+            return
         task = asyncio.get_running_loop().create_task(
-            self._send(object_reference(obj), event_type, reason, message))
+            self._send(ref, event_type, reason, message))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
     async def record(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
         """Like `event`, but the caller awaits the write (for callers that bound their own
         concurrency, e.g. the kubelet pool's event writers); never raises."""
-        await self._send(object_reference(obj), event_type, reason, message)
+        ref = object_reference(obj)
+        if self._admitted(ref):
+            await self._send(ref, event_type, reason, message)
 
     async def flush(self) -> None:
         """Wait until every event recorded so far has been written (tests, shutdown)."""
