@@ -628,6 +628,8 @@ class Registry:
         policy = options.get("propagationPolicy")
         if options.get("orphanDependents") is True:
             policy = "Orphan"
+        if policy is None and options.get("orphanDependents") is None:
+            policy = self.strategy.default_gc_policy or None
         if self.gc_enabled and policy in ("Orphan", "Foreground"):
             extra = "orphan" if policy == "Orphan" else "foregroundDeletion"
             if extra not in finalizers:

@@ -13,7 +13,7 @@ ObjectMeta checks every resource receives upstream.
 
 Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volumes`, `scheduling`,
 `resources` (names and quantities), `service`, `node`, `namespace`, `workload` (RC, ReplicaSet,
-Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
+Deployment, Scale), `batch` (Job, CronJob), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
 PersistentVolumeClaim), `priorityclass`, `apiservice`, `certificates`
 (CertificateSigningRequest); `typed` and `common` are shared helpers.
@@ -27,6 +27,7 @@ from typing import Any
 from minikube_py.api.errors import FieldError, invalid
 from minikube_py.api.validation import (
     apiservice,
+    batch,
     certificates,
     config,
     misc,
@@ -131,6 +132,8 @@ _CREATE: dict[str, Create] = {
     "ReplicaSet": workload.validate_replica_set,
     "Deployment": workload.validate_deployment,
     "Scale": workload.validate_scale,
+    "Job": batch.validate_job,
+    "CronJob": batch.validate_cron_job,
     "Secret": config.validate_secret,
     "ConfigMap": config.validate_config_map,
     "ServiceAccount": config.validate_service_account,
@@ -164,6 +167,8 @@ _UPDATE: dict[str, Update] = {
     "ReplicaSet": workload.validate_replica_set_update,
     "Deployment": workload.validate_deployment_update,
     "Scale": _scale_update,
+    "Job": batch.validate_job_update,
+    "CronJob": batch.validate_cron_job_update,
     "Secret": config.validate_secret_update,
     "ConfigMap": config.validate_config_map_update,
     "ServiceAccount": config.validate_service_account_update,
@@ -196,6 +201,8 @@ _STATUS_UPDATE: dict[str, Update] = {
     "ReplicationController": workload.validate_replica_counts_status,
     "ReplicaSet": workload.validate_replica_counts_status,
     "Deployment": workload.validate_deployment_status_update,
+    "Job": batch.validate_job_status_update,
+    "CronJob": batch.validate_cron_job_status_update,
     "ResourceQuota": quota.validate_resource_quota_status_update,
     "PersistentVolume": persistentvolumes.validate_persistent_volume_status_update,
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_status_update,
