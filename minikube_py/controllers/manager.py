@@ -47,6 +47,9 @@ CONTROLLERS: dict[str, str] = {
     "csrsigning": "csrsigning:CSRSigningController",
     "csrapproving": "csrapproving:CSRApprovingController",
     "csrcleaner": "csrcleaner:CSRCleanerController",
+    "job": "job:JobController",
+    "ttl-after-finished": "ttl_after_finished:TTLAfterFinishedController",
+    "podgc": "podgc:PodGCController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

@@ -15,7 +15,7 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
-                   "csrapproving", "csrcleaner")
+                   "csrapproving", "csrcleaner", "job", "ttl-after-finished", "podgc")
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,12 @@ class ControllerOptions:
     concurrent_gc_syncs: int = 20                # --concurrent-gc-syncs
     concurrent_serviceaccount_syncs: int = 5     # --concurrent-serviceaccount-token-syncs
     concurrent_resource_quota_syncs: int = 5     # --concurrent-resource-quota-syncs
+    concurrent_job_syncs: int = 5                # --concurrent-job-syncs
+    concurrent_cron_job_syncs: int = 5           # --concurrent-cron-job-syncs
+    concurrent_ttl_after_finished_syncs: int = 5  # --concurrent-ttl-after-finished-syncs
+    #: --terminated-pod-gc-threshold: podgc deletes the oldest terminated pods above it
+    #: (0 disables that part)
+    terminated_pod_gc_threshold: int = 12500
     resource_quota_sync_period: float = 10.0     # --resource-quota-sync-period (v1.0: 10 s)
     node_monitor_period: float = 5.0             # --node-monitor-period
     node_monitor_grace_period: float = 40.0      # --node-monitor-grace-period
