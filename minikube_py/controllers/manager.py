@@ -48,6 +48,7 @@ CONTROLLERS: dict[str, str] = {
     "csrapproving": "csrapproving:CSRApprovingController",
     "csrcleaner": "csrcleaner:CSRCleanerController",
     "job": "job:JobController",
+    "cronjob": "cronjob:CronJobController",
     "ttl-after-finished": "ttl_after_finished:TTLAfterFinishedController",
     "podgc": "podgc:PodGCController",
 }

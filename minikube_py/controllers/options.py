@@ -15,7 +15,8 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
-                   "csrapproving", "csrcleaner", "job", "ttl-after-finished", "podgc")
+                   "csrapproving", "csrcleaner", "job", "cronjob", "ttl-after-finished",
+                   "podgc")
 
 
 @dataclass(frozen=True)
