@@ -30,7 +30,7 @@ from ..client.errors import is_conflict, is_not_found
 from ..client.resources import JOBS, PODS
 from . import job_util as ju
 from .base import Controller, ControllerContext, split_key
-from .conditions import get_condition
+from .conditions import get_condition, is_pod_ready
 from .controller_utils import (
     NAMESPACE_INDEXERS,
     ControllerExpectations,
@@ -38,7 +38,6 @@ from .controller_utils import (
     PodControl,
     controller_ref,
     get_controller_of,
-    in_namespace,
     label_selector,
     pod_key,
     recheck_deletion,
@@ -46,6 +45,19 @@ from .controller_utils import (
 )
 
 Obj = dict[str, Any]
+
+#: the pod index a sync reads instead of the whole namespace (upstream lists pods by the
+#: Job's selector; here: the pods a Job controls, plus the namespace's orphans it may adopt)
+CONTROLLER_INDEX = "job-controller"
+
+
+def controller_index(pod: Obj) -> list[str]:
+    """`<uid>` of the controlling Job, or `orphan/<namespace>` for a pod with no controller."""
+    ref = get_controller_of(pod)
+    if ref is None:
+        return [f"orphan/{(pod.get('metadata') or {}).get('namespace', '')}"]
+    return [ref.get("uid", "")] if ref.get("kind") == "Job" else []
+
 
 REMOVE_FINALIZER_PATCH = {"metadata": {
     "$deleteFromPrimitiveList/finalizers": [b.JOB_TRACKING_FINALIZER]}}
@@ -76,6 +88,24 @@ def _set_condition(conditions: list[Obj], cond: Obj) -> list[Obj]:
     return out
 
 
+def _pod_change_matters(old: Obj, cur: Obj) -> bool:
+    """Whether a pod update can change what a sync decides: its phase, readiness, deletion,
+    finalizers, labels or owners (a binding or a heartbeat of a running pod cannot). Upstream
+    syncs on every update; skipping the rest spares a sync per kubelet status write."""
+    old_md, cur_md = old.get("metadata") or {}, cur.get("metadata") or {}
+    return (ju.phase(old) != ju.phase(cur) or is_pod_ready(old) != is_pod_ready(cur)
+            or old_md.get("deletionTimestamp") != cur_md.get("deletionTimestamp")
+            or old_md.get("finalizers") != cur_md.get("finalizers")
+            or old_md.get("labels") != cur_md.get("labels")
+            or old_md.get("ownerReferences") != cur_md.get("ownerReferences")
+            or _restarts(old) != _restarts(cur))
+
+
+def _restarts(pod: Obj) -> int:
+    return sum(int((cs or {}).get("restartCount") or 0)
+               for cs in ju.status_of(pod).get("containerStatuses") or ())
+
+
 class JobController(Controller):
     """kube-controller-manager's `job` controller."""
 
@@ -97,7 +127,7 @@ class JobController(Controller):
         #: job key -> the Job as this controller last wrote it (the informer may lag)
         self.written: dict[str, Obj] = {}
         self.jobs = ctx.informers.informer(JOBS, indexers=NAMESPACE_INDEXERS)
-        self.pods = ctx.informers.informer(PODS, indexers=NAMESPACE_INDEXERS)
+        self.pods = ctx.informers.informer(PODS, indexers={CONTROLLER_INDEX: controller_index})
         self.jobs.add_event_handler(self._job_changed, self._job_updated, self._job_deleted)
         self.pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_deleted)
 
@@ -111,7 +141,12 @@ class JobController(Controller):
         self.queue.add(self.key_of(job))
 
     def _job_updated(self, old: Obj, cur: Obj) -> None:
-        self.queue.add(self.key_of(cur))
+        key = self.key_of(cur)
+        mine = self.written.get(key)
+        if mine is not None and (mine.get("metadata") or {}).get("resourceVersion") == \
+                (cur.get("metadata") or {}).get("resourceVersion"):
+            return  # the echo of this controller's own status write: nothing new
+        self.queue.add(key)
 
     def _job_deleted(self, job: Obj) -> None:
         key = self.key_of(job)
@@ -142,7 +177,7 @@ class JobController(Controller):
 
     def _pod_updated(self, old: Obj, cur: Obj) -> None:
         key = self._owner_key(cur) or self._owner_key(old)
-        if key is None:
+        if key is None or not _pod_change_matters(old, cur):
             return
         if (cur.get("metadata") or {}).get("deletionTimestamp") and \
                 not (old.get("metadata") or {}).get("deletionTimestamp"):
@@ -183,7 +218,9 @@ class JobController(Controller):
             self.finalizers_expected.pop(key, None)
             return
         job = with_kind(job, "batch/v1", "Job")
-        pods = await self._claim(job, in_namespace(self.pods, namespace))
+        candidates = (self.pods.indexer.by_index(CONTROLLER_INDEX, ju.uid_of(job))
+                      + self.pods.indexer.by_index(CONTROLLER_INDEX, f"orphan/{namespace}"))
+        pods = await self._claim(job, candidates)
         expected = self.finalizers_expected.setdefault(key, set())
         pods = [p for p in pods if ju.uid_of(p) not in expected or not ju.has_finalizer(p)]
         if b.is_job_finished(job):
