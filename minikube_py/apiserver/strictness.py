@@ -91,10 +91,13 @@ def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[st
     name = schema_name(strategy.group, strategy.version, strategy.kind)
     if name not in SCHEMAS or not body:
         return []
+    root = _compiled(name)
+    if _clean(body, root):  # the common case: no path strings built
+        return []
     unknown: list[str] = []
     found: list[tuple[dict, str]] = []
     wrong: list[tuple[str, str, str]] = []
-    _walk(body, _compiled(name), "", unknown, found, wrong)
+    _walk(body, root, "", unknown, found, wrong)
     if wrong:  # a decode error whatever the mode: the body cannot be this kind at all
         raise cannot_handle(strategy, f"json: cannot unmarshal {wrong[0][0]} into Go struct "
                                       f"field {strategy.kind}.{wrong[0][1]} of type {wrong[0][2]}")
@@ -198,6 +201,47 @@ def _shape_error(item: Any, node: _Node, path: str) -> tuple[str, str, str] | No
     else:
         return None
     return go_json_type(item), path, expected
+
+
+def _clean(value: Any, node: _Node) -> bool:
+    """True when `value` has neither an unknown field nor a value of the wrong shape — what
+    _walk would find nothing in, decided without building a path (every write of a
+    built-in kind asks: the bodies of components' status updates and events are clean)."""
+    if isinstance(value, dict):
+        props, extra = node.props, node.extra
+        if props is None and extra is None:
+            return True
+        for key, item in value.items():
+            child = props.get(key) if props is not None else None
+            if child is None:
+                child = extra
+                if child is None:
+                    if node.open:
+                        continue
+                    return False
+            if item is None:
+                continue
+            if child.props is not None or child.extra is not None:
+                if not isinstance(item, dict) or not _clean(item, child):
+                    return False
+            elif child.items is not None:
+                if not isinstance(item, list) or not _clean(item, child):
+                    return False
+        return True
+    if isinstance(value, list) and node.items is not None:
+        child = node.items
+        wants_object = child.props is not None or child.extra is not None
+        for item in value:
+            if item is None:
+                continue
+            if wants_object:
+                if not isinstance(item, dict) or not _clean(item, child):
+                    return False
+            elif child.items is not None:
+                if not isinstance(item, list) or not _clean(item, child):
+                    return False
+        return True
+    return True
 
 
 def _walk(value: Any, node: _Node, path: str, unknown: list[str],

@@ -385,6 +385,7 @@ async def test_stop_node_and_start_node(cluster: Cluster) -> None:
     await cluster.until("before", phase_is("Running"))
     await pool.stop_node("n-1")
     kubelet = pool.kubelet("n-1")
+    await asyncio.sleep(0.2)  # a heartbeat already in flight at the stop may still land
     beats = kubelet.heartbeats
     # meanwhile: the node controller marks the node and its pods not ready; a pod is bound
     # and another one deleted

@@ -139,9 +139,13 @@ async def test_rc_creates_pods_with_owner_references_and_replaces_deleted(cluste
     await cluster.client.delete(PODS, victim, NS)
     replaced = await wait_pods(cluster, "app=web", 3, without=victim)
     assert victim not in {p["metadata"]["name"] for p in replaced}
-    events = await cluster.events("SuccessfulCreate")
-    messages = {e["message"] for e in events}
-    assert all(f"Created pod: {p['metadata']['name']}" in messages for p in replaced)
+    wanted = {f"Created pod: {p['metadata']['name']}" for p in replaced}
+
+    async def all_recorded() -> list[Obj] | None:
+        """events are written in the background by the recorder"""
+        events = await cluster.events("SuccessfulCreate")
+        return events if wanted <= {e["message"] for e in events} else None
+    events = await eventually(all_recorded)
     assert events[0]["source"]["component"] == "replication-controller"
     assert events[0]["involvedObject"]["kind"] == "ReplicationController"
     assert len(await cluster.pods("app=web")) == 3  # no double creation while the cache lagged
