@@ -15,6 +15,7 @@ import glob
 import os
 import subprocess
 import time
+import urllib.error
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,25 @@ def test_python_client_batch_v1(cluster: ClusterProcesses, kubeconfig: Path,
         while core.list_namespaced_pod(namespace, _request_timeout=CALL_TIMEOUT).items:
             assert time.monotonic() < deadline + 20, "the Job's pods were not collected"
             time.sleep(0.2)
+
+
+def test_ttl_after_finished_removes_job_and_pods(cluster: ClusterProcesses, kubeconfig: Path,
+                                                 namespace: str, tmp_path: Path) -> None:
+    """ttl-after-finished (as its service account) deletes the finished Job in the foreground;
+    the garbage collector removes its pod first."""
+    job = PI_JOB.replace("name: pi", "name: short").replace("backoffLimit: 4",
+                                                            "backoffLimit: 4\n  "
+                                                            "ttlSecondsAfterFinished: 1")
+    kubectl(KUBECTLS[-1], kubeconfig, tmp_path, "-n", namespace, "apply", "-f", "-", stdin=job)
+    deadline = time.monotonic() + 30
+    path = f"/apis/batch/v1/namespaces/{namespace}/jobs/short"
+    while True:
+        try:
+            send(cluster, "GET", path)
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 404, exc
+            break
+        assert time.monotonic() < deadline, "the finished Job was not deleted"
+        time.sleep(0.2)
+    pods = send(cluster, "GET", f"/api/v1/namespaces/{namespace}/pods")
+    assert pods["items"] == []
