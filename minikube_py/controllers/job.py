@@ -59,6 +59,9 @@ def controller_index(pod: Obj) -> list[str]:
     return [ref.get("uid", "")] if ref.get("kind") == "Job" else []
 
 
+#: queue keys of pods whose finalizer has no Job to remove it
+ORPHAN_PREFIX = "orphan-pod:"
+
 REMOVE_FINALIZER_PATCH = {"metadata": {
     "$deleteFromPrimitiveList/finalizers": [b.JOB_TRACKING_FINALIZER]}}
 
@@ -153,6 +156,16 @@ class JobController(Controller):
         self.expectations.delete(key)
         self.written.pop(key, None)
         self.queue.add(key)
+        for pod in self.pods.indexer.by_index(CONTROLLER_INDEX, ju.uid_of(job)):
+            self._maybe_orphan(pod)
+
+    def _maybe_orphan(self, pod: Obj) -> None:
+        """A pod that still has the tracking finalizer but no Job to count it (the Job was
+        deleted, or released it): queue it so a sync removes the finalizer (upstream
+        enqueueOrphanPod / syncOrphanPod), or it would stay Terminating for ever."""
+        if ju.has_finalizer(pod) and self._owner_key(pod) is None:
+            md = pod.get("metadata") or {}
+            self.queue.add(f"{ORPHAN_PREFIX}{md.get('namespace', '')}/{md.get('name', '')}")
 
     def _owner_key(self, pod: Obj) -> str | None:
         ref = get_controller_of(pod)
@@ -174,10 +187,15 @@ class JobController(Controller):
         if key is not None:
             self.expectations.creation_observed(key)
             self.queue.add(key)
+        else:
+            self._maybe_orphan(pod)
 
     def _pod_updated(self, old: Obj, cur: Obj) -> None:
         key = self._owner_key(cur) or self._owner_key(old)
-        if key is None or not _pod_change_matters(old, cur):
+        if key is None:
+            self._maybe_orphan(cur)
+            return
+        if not _pod_change_matters(old, cur):
             return
         if (cur.get("metadata") or {}).get("deletionTimestamp") and \
                 not (old.get("metadata") or {}).get("deletionTimestamp"):
@@ -211,6 +229,9 @@ class JobController(Controller):
         return job
 
     async def sync(self, key: str) -> None:
+        if key.startswith(ORPHAN_PREFIX):
+            await self._sync_orphan_pod(key[len(ORPHAN_PREFIX):])
+            return
         namespace, _ = split_key(key)
         job = self._latest(key)
         if job is None:
@@ -252,6 +273,26 @@ class JobController(Controller):
         if finish is None:
             created = await self._manage(key, job, state, suspended)
         await self._flush(job, state, finish, created, suspended)
+
+    async def _sync_orphan_pod(self, pod_key_: str) -> None:
+        """Remove the finalizer of a pod whose Job is gone (checked with a GET: the informer
+        may not have seen a new Job yet) or that no Job controls any more."""
+        pod = self.pods.indexer.get(pod_key_)
+        if pod is None or not ju.has_finalizer(pod) or self._owner_key(pod) is not None:
+            return
+        ref = get_controller_of(pod)
+        if ref is not None and ref.get("kind") == "Job":
+            try:
+                job = await self.client.get(JOBS, ref.get("name", ""),
+                                            pod["metadata"].get("namespace"))
+            except StatusError as exc:
+                if not is_not_found(exc):
+                    raise
+            else:
+                if ju.uid_of(job) == ref.get("uid"):
+                    return  # it exists: its own sync counts the pod
+        await self._remove_finalizers(f"orphan/{pod_key_}", [pod])
+        self.finalizers_expected.pop(f"orphan/{pod_key_}", None)
 
     def _target(self, job: Obj) -> ju.Finish | None:
         for kind, failed in ((b.JOB_FAILURE_TARGET, True), (b.JOB_SUCCESS_CRITERIA_MET, False)):

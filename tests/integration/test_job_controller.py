@@ -334,3 +334,17 @@ async def test_podgc_terminated_threshold_and_orphans(tmp_path: Path) -> None:
                            (await h.client.list(PODS, NS))["items"])
             return names if names == ["t2", "t3"] else None
         assert await eventually(collected, message="podgc") == ["t2", "t3"]
+
+
+async def test_deleting_a_running_job_releases_its_pods(tmp_path: Path) -> None:
+    """kubectl delete job (Background): the garbage collector deletes the pod, and the pod's
+    tracking finalizer, with no Job left to count it, is removed so the pod can go."""
+    async with harness(tmp_path, JobController, GarbageCollector) as h:
+        await h.create_job("doomed")
+        [pod] = await h.active_pods("doomed", 1)
+        assert b.JOB_TRACKING_FINALIZER in pod["metadata"]["finalizers"]
+        await h.client.delete(JOBS, "doomed", NS, propagation_policy="Background")
+
+        async def pod_gone() -> bool:
+            return await h.pods("doomed") == []
+        await eventually(pod_gone, message="the running Job's pod to go")
