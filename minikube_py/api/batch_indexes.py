@@ -9,21 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-#: bound on the work of parsing a hostile string without a completions bound
-MAX_INTERVALS = 100_000
+#: the largest index count (validation's limit on an Indexed Job's completions); also the
+#: bound when no completions are known, so a hostile string cannot name billions of indexes
+MAX_INDEXES = 100_000
 
 
 def parse_indexes(text: str, completions: int) -> set[int]:
     """The set a `1,3-5` string names; ValueError with upstream-like wording when malformed
-    or out of range (`completions` 0 = no upper bound)."""
+    or out of range (`completions` 0: below MAX_INDEXES)."""
     if not isinstance(text, str):
         raise TypeError("must be a string")
     out: set[int] = set()
     if not text:
         return out
     last = -1
+    limit = min(completions, MAX_INDEXES) if completions > 0 else MAX_INDEXES
     parts = text.split(",")
-    if len(parts) > MAX_INTERVALS:
+    if len(parts) > MAX_INDEXES:
         raise ValueError("too many intervals")
     for part in parts:
         lo_text, sep, hi_text = part.partition("-")
@@ -38,9 +40,7 @@ def parse_indexes(text: str, completions: int) -> set[int]:
             raise ValueError(f"non-increasing order, previous: {lo}, current: {hi}")
         if lo <= last:
             raise ValueError(f"non-increasing order, previous: {last}, current: {lo}")
-        if completions and hi >= completions:
-            raise ValueError(f"too large: {hi}")
-        if not completions and hi - lo > MAX_INTERVALS:
+        if hi >= limit:
             raise ValueError(f"too large: {hi}")
         out.update(range(lo, hi + 1))
         last = hi

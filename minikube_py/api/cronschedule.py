@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
 DESCRIPTORS = {
     "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
@@ -51,10 +51,14 @@ def _zone(time_zone: str | None):
     return ZoneInfo(time_zone) if time_zone else UTC
 
 
-def next_after(schedule: str, time_zone: str | None, after: float) -> float:
-    """The first scheduled time strictly after `after` (epoch seconds)."""
+def next_after(schedule: str, time_zone: str | None, after: float) -> float | None:
+    """The first scheduled time strictly after `after` (epoch seconds); None for a schedule
+    that never fires (`0 0 30 2 *`: robfig's zero time)."""
     start = datetime.fromtimestamp(after, _zone(time_zone))
-    return croniter(_expression(schedule), start).get_next(float)
+    try:
+        return croniter(_expression(schedule), start).get_next(float)
+    except CroniterBadDateError:
+        return None
 
 
 def most_recent(schedule: str, time_zone: str | None, earliest: float,
@@ -66,7 +70,10 @@ def most_recent(schedule: str, time_zone: str | None, earliest: float,
     last: float | None = None
     missed = 0
     while True:
-        t = it.get_next(float)
+        try:
+            t = it.get_next(float)
+        except CroniterBadDateError:
+            return last, missed
         if t > now:
             return last, missed
         last = t

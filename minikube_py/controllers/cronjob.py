@@ -261,7 +261,8 @@ class CronJobController(Controller):
                                 f"unparseable schedule: {schedule!r} : {error}")
             return None, False
         now = self.clock()
-        following = cronschedule.next_after(schedule, tz, now) - now + NEXT_MARGIN
+        upcoming = cronschedule.next_after(schedule, tz, now)
+        following = None if upcoming is None else upcoming - now + NEXT_MARGIN
         scheduled, missed = cronschedule.most_recent(schedule, tz, earliest_time(cron_job, now),
                                                      now)
         if scheduled is None:

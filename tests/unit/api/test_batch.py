@@ -207,3 +207,13 @@ def test_table_rows() -> None:
     cj["status"] = {"active": [{"name": "x"}], "lastScheduleTime": "2024-01-01T00:00:30Z"}
     assert row_cells("CronJob", cj, 1704067260.0)[:7] == ["hello", "*/1 * * * *", "Etc/UTC", "False", 1,
                                                "30s", "60s"]
+
+
+def test_a_schedule_that_never_fires_and_hostile_index_strings() -> None:
+    assert cronschedule.schedule_error("0 0 30 2 *") is None  # robfig accepts it too
+    assert cronschedule.next_after("0 0 30 2 *", None, 1.7e9) is None
+    assert cronschedule.most_recent("0 0 30 2 *", None, 1.7e9, 1.8e9) == (None, 0)
+    # no completions known: indexes stay below 100000, so the set stays small
+    hostile = ",".join(f"{i * 200000}-{i * 200000 + 99999}" for i in range(1000))
+    with pytest.raises(ValueError, match="too large"):
+        parse_indexes(hostile, 0)
