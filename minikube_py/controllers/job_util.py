@@ -227,7 +227,8 @@ def build_state(job: Obj, pods: list[Obj], now: float, finishing: bool) -> JobSt
             if match.action == "FailJob" and not state.fail_job_message:
                 state.fail_job_message = match.message
             if indexed and (match.action == "FailIndex" or (
-                    per_index is not None and index_failure_count(pod) >= per_index)):
+                    per_index is not None and match.count_failed
+                    and recorded_index_failures(pod) >= per_index)):
                 state.failed_indexes.add(ix)
             if match.count_failed:
                 state.new_failed.append(uid)
@@ -235,12 +236,17 @@ def build_state(job: Obj, pods: list[Obj], now: float, finishing: bool) -> JobSt
     return state
 
 
-def index_failure_count(pod: Obj) -> int:
-    """Failures of the pod's index before it (its annotation), plus one if it failed."""
+def recorded_index_failures(pod: Obj) -> int:
+    """Failures of the pod's index before this pod (its annotation; upstream
+    getIndexFailureCount): a failed pod fails its index once this reaches the limit."""
     text = ((pod.get("metadata") or {}).get("annotations") or {}).get(
         b.JOB_INDEX_FAILURE_COUNT_ANNOTATION, "0")
-    base = int(text) if isinstance(text, str) and text.isdigit() else 0
-    return base + (1 if phase(pod) == "Failed" else 0)
+    return int(text) if isinstance(text, str) and text.isdigit() else 0
+
+
+def index_failure_count(pod: Obj) -> int:
+    """Failures of the pod's index including its own (the next pod's annotation)."""
+    return recorded_index_failures(pod) + (1 if phase(pod) == "Failed" else 0)
 
 
 # ---------------------------------------------------------------------------------------------

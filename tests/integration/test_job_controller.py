@@ -348,3 +348,26 @@ async def test_deleting_a_running_job_releases_its_pods(tmp_path: Path) -> None:
         async def pod_gone() -> bool:
             return await h.pods("doomed") == []
         await eventually(pod_gone, message="the running Job's pod to go")
+
+
+async def test_backoff_limit_per_index(tmp_path: Path) -> None:
+    async with harness(tmp_path, JobController) as h:
+        await h.create_job("per", completions=2, parallelism=2, completionMode="Indexed",
+                           backoffLimitPerIndex=1)
+        job = await h.job("per")
+        assert job["spec"]["backoffLimit"] == 2**31 - 1
+        pods = await h.active_pods("per", 2)
+        by_index = {p["metadata"]["annotations"][b.JOB_COMPLETION_INDEX_ANNOTATION]: p
+                    for p in pods}
+        assert by_index["1"]["metadata"]["annotations"][
+            b.JOB_INDEX_FAILURE_COUNT_ANNOTATION] == "0"
+        await h.finish(by_index["0"])
+        await h.finish(by_index["1"], code=1)
+        [retry] = await h.active_pods("per", 1)  # one retry of index 1
+        assert retry["metadata"]["annotations"][b.JOB_INDEX_FAILURE_COUNT_ANNOTATION] == "1"
+        await h.finish(retry, code=1)
+        failed = await h.condition("per", b.JOB_FAILED)
+        assert (failed["reason"], failed["message"]) == ("FailedIndexes", "Job has failed indexes")
+        status = (await h.job("per"))["status"]
+        assert (status["completedIndexes"], status["failedIndexes"]) == ("0", "1")
+        assert status["failed"] == 2
