@@ -117,6 +117,8 @@ class JobController(Controller):
     component = "job-controller"
     #: upstream DefaultJobPodFailureBackOff (a test may shorten it)
     pod_failure_backoff = ju.POD_FAILURE_BACKOFF
+    #: upstream syncJobBatchPeriod: how long pod events are gathered before a sync
+    sync_job_batch_period = 1.0
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
@@ -140,6 +142,11 @@ class JobController(Controller):
         md = obj.get("metadata") or {}
         return f"{md.get('namespace', '')}/{md.get('name', '')}"
 
+    def _batched(self, key: str) -> None:
+        """upstream enqueueSyncJobBatched: pod events and status updates of one Job within
+        the batch period make one sync."""
+        self.queue.add_after(key, self.sync_job_batch_period)
+
     def _job_changed(self, job: Obj) -> None:
         self.queue.add(self.key_of(job))
 
@@ -149,7 +156,11 @@ class JobController(Controller):
         if mine is not None and (mine.get("metadata") or {}).get("resourceVersion") == \
                 (cur.get("metadata") or {}).get("resourceVersion"):
             return  # the echo of this controller's own status write: nothing new
-        self.queue.add(key)
+        if (old.get("metadata") or {}).get("generation") != \
+                (cur.get("metadata") or {}).get("generation"):
+            self.queue.add(key)  # a spec change: at once
+        else:
+            self._batched(key)
 
     def _job_deleted(self, job: Obj) -> None:
         key = self.key_of(job)
@@ -186,7 +197,7 @@ class JobController(Controller):
         key = self._owner_key(pod)
         if key is not None:
             self.expectations.creation_observed(key)
-            self.queue.add(key)
+            self._batched(key)
         else:
             self._maybe_orphan(pod)
 
@@ -201,7 +212,7 @@ class JobController(Controller):
                 not (old.get("metadata") or {}).get("deletionTimestamp"):
             self.expectations.deletion_observed(key, pod_key(cur))
         self._finalizer_observed(key, cur)
-        self.queue.add(key)
+        self._batched(key)
 
     def _pod_deleted(self, pod: Obj) -> None:
         key = self._owner_key(pod)
@@ -211,7 +222,7 @@ class JobController(Controller):
         expected = self.finalizers_expected.get(key)
         if expected:
             expected.discard(ju.uid_of(pod))
-        self.queue.add(key)
+        self._batched(key)
 
     # -- sync -----------------------------------------------------------------------------
     def _latest(self, key: str) -> Obj | None:

@@ -74,6 +74,7 @@ async def cron_harness(tmp_path: Path) -> AsyncIterator[CronHarness]:
     ctx = ControllerContext(client, InformerFactory(client), ControllerOptions(), clock=clock)
     cron, job = CronJobController(ctx), JobController(ctx)
     job.pod_failure_backoff = 0.05
+    job.sync_job_batch_period = 0.01
     ctx.informers.start()
     tasks = [asyncio.create_task(c.run()) for c in (cron, job)]
     try:

@@ -114,6 +114,7 @@ async def harness(tmp_path: Path, *classes: type[Controller],
     for c in controllers:
         if isinstance(c, JobController):
             c.pod_failure_backoff = 0.05
+            c.sync_job_batch_period = 0.01
     ctx.informers.start()
     tasks = [asyncio.create_task(c.run()) for c in controllers]
     try:
