@@ -25,7 +25,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from minikube_py.api import quantity
+from minikube_py.api import hpa, quantity
 from minikube_py.api.admissionpolicy import default_binding, default_policy
 from minikube_py.api.batch import default_cron_job_spec, default_job_spec
 from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
@@ -537,6 +537,7 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Deployment": _deployment,
     "Job": _job,
     "CronJob": _cron_job,
+    "HorizontalPodAutoscaler": hpa.set_defaults,
     "Service": _service,
     "Endpoints": _endpoints,
     "Namespace": _namespace,

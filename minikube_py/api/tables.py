@@ -225,6 +225,15 @@ _COLUMNS: dict[str, list[dict[str, Any]]] = {
              "scheduled."),
         _age_col(),
     ] + _template_cols("A label query over pods that should match the pod count."),
+    "HorizontalPodAutoscaler": [
+        _name_col(),
+        _col("Reference", "reference is the reference of the scale target"),
+        _col("Targets", "the current and target metrics"),
+        _col("MinPods", "minReplicas is the lower limit for the number of replicas"),
+        _col("MaxPods", "maxReplicas is the upper limit for the number of replicas"),
+        _col("Replicas", "currentReplicas is the current number of replicas of pods"),
+        _age_col(),
+    ],
     "PodTemplate": [
         _name_col(),
         _col("Containers", _CONTAINERS_DOC),
@@ -549,6 +558,45 @@ def _cron_job_row(obj: Obj, now: float) -> list:
             *_containers_cells(template_spec), format_label_selector(job_spec.get("selector"))]
 
 
+def _hpa_targets(spec: Obj, status: Obj) -> str:
+    """printers.go formatHPAMetrics: `cpu: 45%/50%` per metric, `<unknown>` before the first
+    reading, the first three then `+ N more...`."""
+    specs, current = _l(spec.get("metrics")), _l(status.get("currentMetrics"))
+    if not specs:
+        return "<none>"
+    parts = []
+    for i, metric in enumerate(specs[:3]):
+        metric = _d(metric)
+        kind = _s(metric.get("type"))
+        field = kind[:1].lower() + kind[1:]
+        source = _d(metric.get(field))
+        target = _d(source.get("target"))
+        now = _d(_d(current[i]).get(field)) if i < len(current) else {}
+        now_value = _d(now.get("current"))
+        name = _s(source.get("name")) or _s(_d(source.get("metric")).get("name"))
+        if target.get("type") == "Utilization":
+            have = now_value.get("averageUtilization")
+            text = f"{'<unknown>' if have is None else str(have) + '%'}/{target.get('averageUtilization')}%"
+        elif target.get("type") == "AverageValue":
+            have = now_value.get("averageValue")
+            text = f"{'<unknown>' if have is None else have}/{target.get('averageValue')}"
+        else:
+            have = now_value.get("value")
+            text = f"{'<unknown>' if have is None else have}/{target.get('value')}"
+        parts.append(f"{name}: {text}" if kind in ("Resource", "ContainerResource") else text)
+    more = f" + {len(specs) - 3} more..." if len(specs) > 3 else ""
+    return ", ".join(parts) + more
+
+
+def _hpa_row(obj: Obj, now: float) -> list:
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    ref = _d(spec.get("scaleTargetRef"))
+    minimum = spec.get("minReplicas")
+    return [_name(obj), f"{_s(ref.get('kind'))}/{_s(ref.get('name'))}", _hpa_targets(spec, status),
+            "<unset>" if minimum is None else minimum, _n(spec.get("maxReplicas")),
+            _n(status.get("currentReplicas")), _age(obj, now)]
+
+
 def _pod_template_row(obj: Obj, _now: float) -> list:
     template = _d(obj.get("template"))
     labels = _d(template.get("metadata")).get("labels")
@@ -624,6 +672,7 @@ _ROWS: dict[str, Row] = {
     "Deployment": _deployment_row,
     "Job": _job_row,
     "CronJob": _cron_job_row,
+    "HorizontalPodAutoscaler": _hpa_row,
     "PodTemplate": _pod_template_row,
     "Secret": _secret_row,
     "ConfigMap": _configmap_row,
@@ -693,3 +742,24 @@ for _kind in ("RoleBinding", "ClusterRoleBinding"):
         _col("ServiceAccounts", f"ServiceAccounts in the {_kind[0].lower()}{_kind[1:]}",
              priority=1)]
     _ROWS[_kind] = _role_binding_row
+
+
+# policy/v1 PodDisruptionBudgets (upstream printPodDisruptionBudget): MIN AVAILABLE and MAX
+# UNAVAILABLE print the int or percent as written, `N/A` when unset.
+def _int_or_string(value: Any) -> str:
+    return "N/A" if value is None else str(value)
+
+
+def _pod_disruption_budget_row(obj: Obj, now: float) -> list:
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    return [_name(obj), _int_or_string(spec.get("minAvailable")),
+            _int_or_string(spec.get("maxUnavailable")), _n(status.get("disruptionsAllowed")),
+            _age(obj, now)]
+
+
+_COLUMNS["PodDisruptionBudget"] = [
+    _name_col(), _col("Min Available", "The minimum number of pods that must be available."),
+    _col("Max Unavailable", "The maximum number of pods that may be unavailable."),
+    _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this "
+         "time.", "integer"), _age_col()]
+_ROWS["PodDisruptionBudget"] = _pod_disruption_budget_row

@@ -28,9 +28,11 @@ from ..registry.generic import Registry, check_name
 from ..registry.request_context import requested_by
 from ..registry.strategy import Obj
 from . import protobuf_render, render, reviews, strictness, subresources
+from .metrics_server import api as metrics_api
 from .admission import Attributes
 from .authn import INSECURE_SUPERUSER
 from .authz.guard import USER
+from .deleteoptions import body_dry_run, check_delete_options, dry_run_values
 from .filters import WARNINGS
 from .negotiation import (
     Output,
@@ -64,15 +66,6 @@ _OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "Patc
                  "DELETE": "DeleteOptions"}
 _DRY_RUN: web.RequestKey[bool] | str = (
     web.RequestKey("dry_run", bool) if hasattr(web, "RequestKey") else "dry_run")
-
-
-def dry_run_values(values: list[str], options_kind: str) -> bool:
-    """Upstream's ValidateDryRun: `All` is the only value; anything else is a 422 on the
-    request's options kind (`CreateOptions.meta.k8s.io "" is invalid: dryRun: ...`)."""
-    if any(value != "All" for value in values):
-        raise errors.invalid_object(options_kind, "", [errors.not_supported(
-            "dryRun", errors.go_string_slice(values), ["All"])], group="meta.k8s.io")
-    return bool(values)
 
 
 def _operation_options(request: web.Request, operation: str) -> dict[str, Any] | None:
@@ -175,6 +168,8 @@ class ResourceHandlers:
             raise errors.method_not_allowed()
         if info.resource == "componentstatuses":
             return await subresources.component_statuses(self, request, info)
+        if "metrics_server" in registry.extras:  # metrics.k8s.io (metrics_server/)
+            return await self._metrics(request, info, registry)
         if info.resource == "bindings":
             return await subresources.create_binding(self, request, info, None)
         if info.resource in reviews.RESOURCES and strategy.key_root == "":
@@ -199,6 +194,24 @@ class ResourceHandlers:
         if verb == "deletecollection":
             return await self.delete_collection(request, registry, namespace)
         raise errors.method_not_allowed()
+
+    async def _metrics(self, request: web.Request, info: RequestInfo,
+                       registry: Registry) -> web.Response:
+        """NodeMetrics/PodMetrics, computed from the last kubelet scrapes (JSON, or a Table
+        of names; metrics-server has no protobuf)."""
+        body = await metrics_api.handle(registry.extras["metrics_server"], request,
+                                        info.resource, info.namespace, info.name, info.verb)
+        accept = request.headers.get("Accept")
+        if accept:  # no protobuf: the client's other offers, or 406 if it has none
+            accept = ",".join(o for o in accept.split(",") if "protobuf" not in o)
+            if not accept.strip():
+                raise errors.not_acceptable(request.headers["Accept"])
+        output = output_format(accept or None)
+        if output is Output.TABLE:
+            items = body["items"] if "items" in body else [body]
+            body = render.table(registry.strategy.kind, items, {})
+        yaml = output is Output.YAML
+        return render.object_response(body, Output.YAML if yaml else Output.JSON)
 
     # -- reads --------------------------------------------------------------------------
     async def get(self, request: web.Request, registry: Registry, namespace: str,
@@ -482,9 +495,7 @@ class ResourceHandlers:
         data = await read_body(request)
         if data.strip():
             options = decode_json_object(data, body_type(request))
-            dry_run = options.get("dryRun") or []
-            if not isinstance(dry_run, list) or not all(isinstance(v, str) for v in dry_run):
-                raise errors.bad_request("dryRun must be a list of strings")
+            dry_run = body_dry_run(options)
         else:
             query = request.query
             options = {}
@@ -496,21 +507,7 @@ class ResourceHandlers:
             if "orphanDependents" in query:
                 options["orphanDependents"] = parse_bool(query["orphanDependents"])
             dry_run = query.getall("dryRun", [])
-        policy = options.get("propagationPolicy")
-        if options.get("orphanDependents") is not None and policy is not None:
-            raise errors.invalid_object("DeleteOptions", "", [errors.invalid(
-                "propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set")],
-                group="meta.k8s.io")
-        if policy not in (None, "Orphan", "Background", "Foreground"):
-            raise errors.invalid_object("DeleteOptions", "", [errors.not_supported(
-                "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])],
-                group="meta.k8s.io")
-        request[_DRY_RUN] = dry_run_values(dry_run, "DeleteOptions")
-        grace = options.get("gracePeriodSeconds")
-        if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
-            raise errors.bad_request("gracePeriodSeconds must be an integer")
-        if grace is not None and grace < 0:
-            options["gracePeriodSeconds"] = 1  # upstream BeforeDelete: a negative grace is 1 s
+        options, request[_DRY_RUN] = check_delete_options(options, dry_run)
         return options
 
     async def delete(self, request: web.Request, registry: Registry, namespace: str,

@@ -42,6 +42,8 @@ _SCALE = ("autoscaling", "v1", "Scale")
 _BINDING = ("", "v1", "Binding")
 #: serviceaccounts/{name}/token's body and answer (apiserver/serviceaccount/tokenrequest.py)
 _TOKEN_REQUEST = ("authentication.k8s.io", "v1", "TokenRequest")
+#: pods/{name}/eviction's body (apiserver/eviction.py)
+_EVICTION = ("policy", "v1", "Eviction")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,6 +169,8 @@ def _build_document(group: str, version: str, resources: tuple[ResourceSpec, ...
             extra.update(schemas.generic_kind_schemas(group, version, resource.kind))
         if "token" in resource.subresources:  # TokenRequest: described from its protobuf
             extra.update(schemas.generic_kind_schemas(*_TOKEN_REQUEST))
+        if "eviction" in resource.subresources:  # policy/v1 Eviction, likewise
+            extra.update(schemas.generic_kind_schemas(*_EVICTION))
         paths.update(resource_paths(group, version, resource))
     return {
         "openapi": "3.0.0",
@@ -303,6 +307,10 @@ class _Operations:
         if sub == "token":
             gvk = schemas.gvk(*_TOKEN_REQUEST)
             ref = schemas.ref(schemas.schema_name(*_TOKEN_REQUEST))
+            return {"post": self.write("create", "post", (200, 201, 202), suffix, ref, gvk)}
+        if sub == "eviction":
+            gvk = schemas.gvk(*_EVICTION)
+            ref = schemas.ref(schemas.schema_name(*_EVICTION))
             return {"post": self.write("create", "post", (200, 201, 202), suffix, ref, gvk)}
         if sub == "log":
             text = {"200": {"description": "OK", "content": {"text/plain": {

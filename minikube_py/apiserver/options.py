@@ -86,6 +86,11 @@ class APIServerOptions:
     proxy_client_key_file: str | None = None
     #: how often every non-local APIService is probed (upstream's 30 s resync; not a flag)
     apiservice_resync_seconds: float = 30.0
+    #: --enable-metrics-server (not upstream's: metrics-server is a separate server there):
+    #: serve metrics.k8s.io/v1beta1 from the built-in scraper (metrics_server/); `start` sets it
+    enable_metrics_server: bool = False
+    #: --metric-resolution (metrics-server's flag): the shortest time between kubelet scrapes
+    metric_resolution: float = 15.0
     # -- the v1.0 APIServer struct's extras (bootstrap.py, cors.py, profiling.py,
     # runtime_config.py) ------------------------------------------------------------------
     #: --cors-allowed-origins: comma list of origin regexes (empty: no CORS headers at all)

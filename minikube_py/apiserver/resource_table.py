@@ -112,6 +112,18 @@ class ResourceTable:
                 await cacher.start()
         self._changed()
 
+    def serve_virtual(self, strategies: Iterable[Strategy]) -> dict[GVR, Registry]:
+        """Serve resources that store nothing (the metrics API): routes and discovery, no
+        watch cache. Returns their registries (where the serving component is attached)."""
+        out = {}
+        for strategy in strategies:
+            gvr = (strategy.group, strategy.version, strategy.resource)
+            self.registries[gvr] = self.served[gvr] = out[gvr] = self._registry(strategy)
+            versions = self.groups.setdefault(strategy.group, {})
+            versions.setdefault(strategy.version, []).append(strategy)
+        self._changed()
+        return out
+
     async def unserve(self, strategies: list[Strategy]) -> None:
         """Stop serving these versions: routes answer 404 and the watches end."""
         for strategy in strategies:

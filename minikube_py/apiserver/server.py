@@ -25,6 +25,7 @@ from ..api.rbac import GROUP as RBAC_GROUP
 from ..registry.allocators import NodePortAllocator, ServiceIPAllocator
 from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
+from ..registry.metrics import STRATEGIES as METRICS_STRATEGIES
 from ..registry.priorityclasses import ensure_system_priority_classes
 from ..storage import Store
 from . import discovery, healthz, render
@@ -47,6 +48,7 @@ from .crd_controller import CRDController
 from .filters import INFO, filter_chain
 from .handlers import ResourceHandlers
 from .metrics import metrics as process_metrics
+from .metrics_server.api import MetricsServer
 from .openapi_service import OpenAPIDocuments
 from .options import APIServerOptions
 from .profiling import Profiling
@@ -76,6 +78,11 @@ class APIServer:
         #: read (ValueError at startup on a bad --runtime-config)
         self.resources = ResourceTable(store, options, self._leases)
         self.registries = self.resources.registries
+        if options.enable_metrics_server:  # metrics.k8s.io/v1beta1, scraped from kubelets
+            self.metrics_server = MetricsServer(self.registries["", "v1", "nodes"],
+                                                self.registries["", "v1", "pods"], options)
+            for registry in self.resources.serve_virtual(METRICS_STRATEGIES).values():
+                registry.extras["metrics_server"] = self.metrics_server
         self.cachers = self.resources.cachers
         self.resource_config = self.resources.resource_config
         self.cors = CORS(parse_origins(options.cors_allowed_origins)) \

@@ -25,6 +25,7 @@ from ..registry.generic import Registry
 from ..registry.strategy import Obj
 from . import kubelet_client, proxy, render, streaming
 from .connection import client_left, while_connected
+from .eviction import create_eviction
 from .filters import WARNINGS
 from .negotiation import (
     Output,
@@ -78,6 +79,8 @@ async def handle(handlers: Verbs, request: web.Request, info: RequestInfo,
         return await create_token(handlers, request, info, registry, handlers.serving.tokens)
     if sub == "scale":
         return await scale(handlers, request, registry, namespace, name, verb)
+    if sub == "eviction":
+        return await create_eviction(handlers, request, info, registry)
     if sub == "log":
         return await pod_log(handlers, request, registry, namespace, name)
     raise errors.not_found_path()

@@ -98,6 +98,11 @@ APISERVER = (
             "aggregated API servers (APIServices) with the X-Remote-User/-Group headers (start: "
             "CN front-proxy-client, generated into --cert-dir)", metavar="FILE"),
     Setting("proxy-client-key-file", None, "its private key", metavar="FILE"),
+    Setting("enable-metrics-server", False, "serve metrics.k8s.io/v1beta1 (kubectl top, the "
+            "HPA) from a built-in metrics-server that scrapes the kubelets' /metrics/resource "
+            "(start: on)", boolean),
+    Setting("metric-resolution", 15.0, "the built-in metrics-server scrapes kubelets at most "
+            "this often", duration, metavar="DURATION"),
     Setting("service-account-issuer", "", "issuer (`iss`) of service-account tokens; a comma "
             "list accepts them all, the first is put in new tokens (start on the secure port: "
             "https://kubernetes.default.svc.cluster.local)", metavar="URL"),
@@ -197,6 +202,15 @@ CONTROLLER_MANAGER = (
             "kept before podgc deletes the oldest (0: no limit)", integer),
     Setting("resource-quota-sync-period", _CM.resource_quota_sync_period, "how often every "
             "quota's usage is recalculated", duration, metavar="DURATION"),
+    Setting("horizontal-pod-autoscaler-sync-period",
+            _CM.horizontal_pod_autoscaler_sync_period, "how often every HorizontalPodAutoscaler "
+            "is reconciled", duration, metavar="DURATION"),
+    Setting("horizontal-pod-autoscaler-downscale-stabilization",
+            _CM.horizontal_pod_autoscaler_downscale_stabilization, "the scale-down "
+            "stabilization window of HPAs that do not set their own", duration,
+            metavar="DURATION"),
+    Setting("horizontal-pod-autoscaler-tolerance", _CM.horizontal_pod_autoscaler_tolerance,
+            "the least change of the usage ratio the HPA acts on", number),
     Setting("node-monitor-period", _CM.node_monitor_period, "how often node status is checked",
             duration, metavar="DURATION"),
     Setting("node-monitor-grace-period", _CM.node_monitor_grace_period, "a node silent this "

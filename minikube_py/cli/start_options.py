@@ -44,7 +44,7 @@ COMPONENTS = ("scheduler", "controller-manager", "kubelet")
 #: defaults): the secure port authorizes like a 1.31 cluster built by kubeadm — the Node
 #: authorizer for kubelets, RBAC for everyone else (the admin kubeconfig is in system:masters,
 #: which the bootstrap policy binds to cluster-admin)
-START_DEFAULTS = {"authorization-mode": "Node,RBAC"}
+START_DEFAULTS = {"authorization-mode": "Node,RBAC", "enable-metrics-server": True}
 APISERVER = tuple(dataclasses.replace(s, default=START_DEFAULTS[s.name])
                   if s.name in START_DEFAULTS else s for s in APISERVER_DEFAULTS)
 DEFAULT_KUBECONFIG = "~/.minikube-py/kubeconfig"

@@ -55,6 +55,11 @@ DEPLOYMENTS = Resource("apps", "v1", "deployments", True, "Deployment")
 REPLICASETS = Resource("apps", "v1", "replicasets", True, "ReplicaSet")
 JOBS = Resource("batch", "v1", "jobs", True, "Job")
 CRONJOBS = Resource("batch", "v1", "cronjobs", True, "CronJob")
+POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", True,
+                                  "PodDisruptionBudget")
+HORIZONTALPODAUTOSCALERS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True,
+                                    "HorizontalPodAutoscaler")
+POD_METRICS = Resource("metrics.k8s.io", "v1beta1", "pods", True, "PodMetrics")
 COMPONENTSTATUSES = Resource("", "v1", "componentstatuses", False, "ComponentStatus")
 PERSISTENT_VOLUMES = Resource("", "v1", "persistentvolumes", False, "PersistentVolume")
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", True,

@@ -51,6 +51,8 @@ CONTROLLERS: dict[str, str] = {
     "cronjob": "cronjob:CronJobController",
     "ttl-after-finished": "ttl_after_finished:TTLAfterFinishedController",
     "podgc": "podgc:PodGCController",
+    "disruption": "disruption:DisruptionController",
+    "horizontalpodautoscaling": "hpa:HorizontalController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

@@ -16,7 +16,7 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
                    "csrapproving", "csrcleaner", "job", "cronjob", "ttl-after-finished",
-                   "podgc")
+                   "podgc", "disruption", "horizontalpodautoscaling")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,10 @@ class ControllerOptions:
     #: (0 disables that part)
     terminated_pod_gc_threshold: int = 12500
     resource_quota_sync_period: float = 10.0     # --resource-quota-sync-period (v1.0: 10 s)
+    #: the HPA controller (hpa.py): upstream's flags and defaults
+    horizontal_pod_autoscaler_sync_period: float = 15.0             # 15 s
+    horizontal_pod_autoscaler_downscale_stabilization: float = 300.0  # 5 m
+    horizontal_pod_autoscaler_tolerance: float = 0.1
     node_monitor_period: float = 5.0             # --node-monitor-period
     node_monitor_grace_period: float = 40.0      # --node-monitor-grace-period
     node_startup_grace_period: float = 60.0      # --node-startup-grace-period

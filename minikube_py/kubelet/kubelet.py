@@ -16,6 +16,7 @@ bounded writer tasks — never a task of its own.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ from .pod_status import PodRecord, generate
 from .shell import Sandbox
 from .podworker import PodWorkers, rv_of
 from .timers import Timers
+from .usage import Meter
 from .volumes import VolumeReader
 
 if TYPE_CHECKING:
@@ -61,6 +63,9 @@ class Kubelet:
         self.pod_cidr = pod_cidr
         self.boot_id = str(uuid.uuid4())
         self.timers = Timers()
+        #: the simulated usage counters (usage.py) and when this node came up
+        self.meter = Meter()
+        self.started_at = time.time()
         #: the API as this node (system:node:<name> in-process; the pool's client otherwise)
         self.client = pool.client_for(name)
         self.workers = PodWorkers(self._node_object(), config, host_ip=pool.node_ip,

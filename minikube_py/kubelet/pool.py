@@ -40,6 +40,7 @@ from .pod_status import generate
 from .podworker import pod_key
 from .server import Serving, build_app
 from .token_manager import TokenManager
+from .usage import NodeUsage, measure
 
 log = structlog.get_logger(component="kubelet")
 
@@ -274,6 +275,11 @@ class KubeletPool:
                 out.append({**record.pod, "status": generate(record, self.node_ip, now)
                             if record.handled else record.pod.get("status") or {}})
         return out
+
+    def usage(self, node: str, now: float) -> NodeUsage:
+        """What node `node` and its running containers use at `now` (usage.py's model)."""
+        kubelet = self.kubelets[node]
+        return measure(kubelet.meter, node, kubelet.started_at, self.pods(node), now)
 
     # -- writers -----------------------------------------------------------------------------
     def pod_dirty(self, key: str) -> None:

@@ -6,7 +6,9 @@ one port, so `/pods` takes `?node=` to pick one. Two additions that no upstream 
 for learning: `GET /nodes` (the simulated nodes and their state) and
 `POST /nodes/{name}/stop` / `POST /nodes/{name}/start`, the failure toggle (a stopped node
 stops posting status and handling pods, so the node controller's grace periods and evictions
-can be watched).
+can be watched). The resource metrics — `/metrics/resource` (Prometheus text, what
+metrics-server scrapes) and `/stats/summary` — are upstream's, over the simulated usage of
+usage.py; being per node, they take `?node=` too when the pool has more than one.
 
 Secured (`Serving` with a TLS context and a KubeletAuth, see auth.py), the port is HTTPS and
 every route goes through the authentication/authorization filter, as upstream's
@@ -16,12 +18,15 @@ open, as v1.0's kubelet was (the pool logs which at startup).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import orjson
 from aiohttp import web
 
+from ..api import quantity
+from . import resource_metrics
 from .auth import KubeletAuth, middleware
 from .logs import LogServer
 from .streaming import StreamingServer
@@ -80,6 +85,36 @@ def build_app(pool: KubeletPool, *, log_interval: float = 1.0,
         return web.Response(body=generate_latest(REGISTRY),
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
 
+    def _node_of(request: web.Request) -> str | web.Response:
+        """The simulated node a per-node endpoint is about: `?node=`, or the pool's only one
+        (a pool serves many nodes from one port, upstream's kubelet one)."""
+        node = request.query.get("node")
+        if node is None and len(pool.kubelets) == 1:
+            return next(iter(pool.kubelets))
+        if node is None:
+            return _json({"message": "this kubelet pool serves several nodes: "
+                                     "pick one with ?node=NAME"}, 400)
+        if node not in pool.kubelets:
+            return _json({"message": f"no simulated node {node!r}"}, 404)
+        return node
+
+    async def metrics_resource(request: web.Request) -> web.Response:
+        node = _node_of(request)
+        if isinstance(node, web.Response):
+            return node
+        now = round(time.time(), 3)  # the samples' millisecond timestamps are exact
+        return web.Response(text=resource_metrics.prometheus_text(pool.usage(node, now), now),
+                            content_type="text/plain", charset="utf-8",
+                            headers={"X-Content-Type-Options": "nosniff"})
+
+    async def stats_summary(request: web.Request) -> web.Response:
+        node = _node_of(request)
+        if isinstance(node, web.Response):
+            return node
+        now = round(time.time(), 3)  # the samples' millisecond timestamps are exact
+        memory = int(quantity.parse_quantity(str(pool.kubelet(node).config.memory)))
+        return _json(resource_metrics.summary(node, pool.usage(node, now), now, memory))
+
     async def toggle(request: web.Request) -> web.Response:
         name, action = request.match_info["name"], request.match_info["action"]
         if name not in pool.kubelets:
@@ -97,6 +132,8 @@ def build_app(pool: KubeletPool, *, log_interval: float = 1.0,
         web.get("/pods", pods),
         web.get("/nodes", nodes),
         web.get("/metrics", metrics),
+        web.get("/metrics/resource", metrics_resource),
+        web.get("/stats/summary", stats_summary),
         web.post(r"/nodes/{name}/{action:stop|start}", toggle),
     ])
     return app

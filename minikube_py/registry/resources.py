@@ -11,17 +11,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api import hpa_v1
 from ..api.priority import SYSTEM_PRIORITY_CLASSES
+from ..api.validation import HPA_V1 as HPA_V1_VALIDATION
 from . import namespaces, pods, services
 from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .apiservices import APISERVICES
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
+from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
 from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
-from .strategy import Strategy, SubresourceSpec, field_getter, field_names, field_text
+from .strategy import (
+    StoredAs,
+    Strategy,
+    SubresourceSpec,
+    field_getter,
+    field_names,
+    field_text,
+)
 from .webhookconfigurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
@@ -62,6 +72,7 @@ PODS = Strategy(
         SubresourceSpec("attach", CONNECT_VERBS, kind="PodAttachOptions"),
         SubresourceSpec("portforward", CONNECT_VERBS, kind="PodPortForwardOptions"),
         SubresourceSpec("proxy", PROXY_VERBS, kind="PodProxyOptions"),
+        EVICTION,  # policy/v1 Eviction (apiserver/eviction.py)
     ),
     has_status=True,
     field_attrs=field_getter(*_POD_FIELDS), selectable_fields=field_names(*_POD_FIELDS),
@@ -202,6 +213,26 @@ CRONJOBS = Strategy(
 BATCH = (CRONJOBS, JOBS)
 
 
+# -- autoscaling (issue 18, metrics branch) ---------------------------------------------------
+#: pkg/registry/autoscaling/horizontalpodautoscaler: status written by the HPA controller
+HORIZONTAL_POD_AUTOSCALERS = Strategy(
+    group="autoscaling", version="v2", resource="horizontalpodautoscalers",
+    kind="HorizontalPodAutoscaler", namespaced=True, key_root="horizontalpodautoscalers",
+    short_names=("hpa",), categories=("all",), subresources=(STATUS,), has_status=True,
+    # v2's desiredReplicas is the one status field without omitempty
+    prepare_create=_reset_status({"desiredReplicas": 0}),
+)
+#: autoscaling/v1: the same stored objects seen through pkg/apis/autoscaling/v1's conversion
+HORIZONTAL_POD_AUTOSCALERS_V1 = Strategy(
+    group="autoscaling", version="v1", resource="horizontalpodautoscalers",
+    kind="HorizontalPodAutoscaler", namespaced=True, key_root="horizontalpodautoscalers",
+    short_names=("hpa",), categories=("all",), subresources=(STATUS,), has_status=True,
+    prepare_create=_reset_status({"desiredReplicas": 0}), validation=HPA_V1_VALIDATION,
+    stored_as=StoredAs(storage=HORIZONTAL_POD_AUTOSCALERS, to_storage=hpa_v1.to_v2,
+                       from_storage=hpa_v1.from_v2, field_labels={}),
+)
+
+
 def _name_field(obj: dict[str, Any]) -> dict[str, str]:
     """metadata.name/namespace plus the legacy `name` field of PVs and PVCs (upstream
     PersistentVolume(Claim)ToSelectableFields: "a bug, but we need to support it")."""
@@ -254,6 +285,8 @@ STORED: tuple[Strategy, ...] = (
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
     *RBAC, *BATCH,
+    POD_DISRUPTION_BUDGETS,
+    HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

@@ -16,7 +16,7 @@ Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volume
 Deployment, Scale), `batch` (Job, CronJob), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
 PersistentVolumeClaim), `priorityclass`, `apiservice`, `certificates`
-(CertificateSigningRequest); `typed` and `common` are shared helpers.
+(CertificateSigningRequest), `policy` (PodDisruptionBudget); `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from minikube_py.api import hpa, hpa_v1
 from minikube_py.api.errors import FieldError, invalid
 from minikube_py.api.validation import (
     apiservice,
@@ -36,6 +37,7 @@ from minikube_py.api.validation import (
     persistentvolumes,
     pod,
     pod_status,
+    policy,
     priorityclass,
     quota,
     rbac,
@@ -49,11 +51,14 @@ from minikube_py.api.validation.meta import (
 )
 from minikube_py.api.validation.typed import Errs, type_name
 
-__all__ = ["CLUSTER_SCOPED", "CUSTOM_RESOURCE", "CUSTOM_RESOURCE_CLUSTER", "EVENTS_V1", "validate_create", "validate_status_update", "validate_update"]
+__all__ = ["CLUSTER_SCOPED", "CUSTOM_RESOURCE", "CUSTOM_RESOURCE_CLUSTER", "EVENTS_V1", "HPA_V1", "validate_create", "validate_status_update", "validate_update"]
 
 #: the validation key of events.k8s.io/v1 Events (registry Strategy.validation): they are
 #: stored as core/v1 Events but held to the strict rules of their request version
 EVENTS_V1 = "events.k8s.io/v1 Event"
+#: autoscaling/v1 HPAs are validated as the v2 object they convert to (upstream validates
+#: the internal, v2-shaped type), so messages name v2's paths
+HPA_V1 = "autoscaling/v1 HorizontalPodAutoscaler"
 
 Create = Callable[[dict[str, Any], Errs], None]
 Update = Callable[[dict[str, Any], dict[str, Any], Errs], None]
@@ -119,6 +124,18 @@ def _custom_cluster_update(new: dict[str, Any], old: dict[str, Any], errs: Errs)
 CUSTOM_RESOURCE = "custom-resource"
 CUSTOM_RESOURCE_CLUSTER = "cluster-scoped custom-resource"
 
+
+def _hpa_create(obj: dict[str, Any], errs: Errs) -> None:
+    """autoscaling ValidateHorizontalPodAutoscaler (api/hpa.py)."""
+    validate_object_meta(obj, True, name_is_dns_subdomain, errs)
+    hpa.validate(obj, errs)
+
+
+def _hpa_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
+    validate_object_meta_update(new, old, errs)
+    hpa.validate(new, errs)
+
+
 _CREATE: dict[str, Create] = {
     CLUSTER_SCOPED: _cluster_create,
     CUSTOM_RESOURCE: _custom_create,
@@ -131,6 +148,8 @@ _CREATE: dict[str, Create] = {
     "ReplicationController": workload.validate_replication_controller,
     "ReplicaSet": workload.validate_replica_set,
     "Deployment": workload.validate_deployment,
+    "HorizontalPodAutoscaler": _hpa_create,
+    HPA_V1: lambda obj, errs: _hpa_create(hpa_v1.to_v2(obj), errs),
     "Scale": workload.validate_scale,
     "Job": batch.validate_job,
     "CronJob": batch.validate_cron_job,
@@ -152,6 +171,7 @@ _CREATE: dict[str, Create] = {
     "RoleBinding": rbac.validate_role_binding,
     "ClusterRoleBinding": rbac.validate_cluster_role_binding,
     "CertificateSigningRequest": certificates.validate_csr,
+    "PodDisruptionBudget": policy.validate_pod_disruption_budget,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -166,6 +186,8 @@ _UPDATE: dict[str, Update] = {
     "ReplicationController": workload.validate_replication_controller_update,
     "ReplicaSet": workload.validate_replica_set_update,
     "Deployment": workload.validate_deployment_update,
+    "HorizontalPodAutoscaler": _hpa_update,
+    HPA_V1: lambda new, old, errs: _hpa_update(hpa_v1.to_v2(new), hpa_v1.to_v2(old), errs),
     "Scale": _scale_update,
     "Job": batch.validate_job_update,
     "CronJob": batch.validate_cron_job_update,
@@ -187,6 +209,7 @@ _UPDATE: dict[str, Update] = {
     "RoleBinding": rbac.validate_role_binding_update,
     "ClusterRoleBinding": rbac.validate_cluster_role_binding_update,
     "CertificateSigningRequest": certificates.validate_csr_update,
+    "PodDisruptionBudget": policy.validate_pod_disruption_budget_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
@@ -208,6 +231,7 @@ _STATUS_UPDATE: dict[str, Update] = {
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_status_update,
     "APIService": apiservice.validate_apiservice_status_update,
     "CertificateSigningRequest": certificates.validate_csr_status_update,
+    "PodDisruptionBudget": policy.validate_pod_disruption_budget_status_update,
 }
 
 

@@ -44,6 +44,8 @@ BUILT_IN: dict[tuple[str, str], Priority] = {
     ("node.k8s.io", "v1"): Priority(16300, 15),
     ("discovery.k8s.io", "v1"): Priority(16200, 15),
     ("flowcontrol.apiserver.k8s.io", "v1"): Priority(16100, 21),
+    # not kube-apiserver's: metrics-server's own APIService manifest (the built-in one here)
+    ("metrics.k8s.io", "v1beta1"): Priority(100, 100),
 }
 #: a CRD's group version (crdregistration_controller.go)
 CUSTOM = Priority(1000, 100)
