@@ -27,6 +27,7 @@ from typing import Any
 
 from minikube_py.api import hpa, quantity
 from minikube_py.api.admissionpolicy import default_binding, default_policy
+from minikube_py.api.batch import default_cron_job_spec, default_job_spec
 from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
 from minikube_py.api.rbac import default_binding as default_rbac_binding
 
@@ -326,6 +327,21 @@ def _deployment(deployment: Obj) -> None:
     _template(spec)
 
 
+def _job(job: Obj) -> None:
+    """batch/v1 SetDefaults_Job (api/batch.py) plus the template's PodSpec defaults."""
+    default_job_spec(job)
+    _template(_child(job, "spec"))
+
+
+def _cron_job(cron_job: Obj) -> None:
+    """batch/v1 SetDefaults_CronJob; the job template's spec gets the PodSpec defaults (the
+    Job's own defaults are applied when the controller creates the Job, as upstream)."""
+    default_cron_job_spec(cron_job)
+    spec = _child(cron_job, "spec")
+    job_template = _child(spec, "jobTemplate") if spec is not None else None
+    _template(_child(job_template, "spec") if job_template is not None else None)
+
+
 # ---------------------------------------------------------------------------------------------
 # Services and endpoints
 
@@ -569,6 +585,8 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "ReplicationController": _replication_controller,
     "ReplicaSet": _replica_set,
     "Deployment": _deployment,
+    "Job": _job,
+    "CronJob": _cron_job,
     "HorizontalPodAutoscaler": hpa.set_defaults,
     "Service": _service,
     "Endpoints": _endpoints,

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from minikube_py.api import errors
+from minikube_py.api.batch import job_status_text
 from minikube_py.api.duration import human_duration, parse_timestamp
 from minikube_py.api.labels import selector_from_label_selector
 from minikube_py.api.meta import rfc3339
@@ -205,6 +206,25 @@ _COLUMNS: dict[str, list[dict[str, Any]]] = {
              "minReadySeconds) targeted by this deployment."),
         _age_col(),
     ] + _template_cols("Label selector for pods."),
+    "Job": [
+        _name_col(),
+        _col("Status", "Status of the job."),
+        _col("Completions", "The desired number of successfully finished pods the job should "
+             "be run with."),
+        _col("Duration", "Time required to complete the job."),
+        _age_col(),
+    ] + _template_cols("A label query over pods that should match the pod count."),
+    "CronJob": [
+        _name_col(),
+        _col("Schedule", "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+        _col("Timezone", "The time zone name for the given schedule, see "
+             "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones."),
+        _col("Suspend", "This flag tells the controller to suspend subsequent executions."),
+        _col("Active", "A list of pointers to currently running jobs.", "integer"),
+        _col("Last Schedule", "Information when was the last time the job was successfully "
+             "scheduled."),
+        _age_col(),
+    ] + _template_cols("A label query over pods that should match the pod count."),
     "HorizontalPodAutoscaler": [
         _name_col(),
         _col("Reference", "reference is the reference of the scale target"),
@@ -504,6 +524,40 @@ def _deployment_row(obj: Obj, now: float) -> list:
             *_containers_cells(template_spec), "<invalid>" if selector is None else selector]
 
 
+def _job_row(obj: Obj, now: float) -> list:
+    """printers.go printJob: STATUS from the conditions, `succeeded/completions` (or `n/1 of
+    <parallelism>` for a work queue), DURATION from startTime to completionTime (or now)."""
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    succeeded = _n(status.get("succeeded"))
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{_n(spec.get('completions'))}"
+    elif _n(spec.get("parallelism")) > 1:
+        completions = f"{succeeded}/1 of {_n(spec.get('parallelism'))}"
+    else:
+        completions = f"{succeeded}/1"
+    started = parse_timestamp(status.get("startTime"))
+    finished = parse_timestamp(status.get("completionTime"))
+    duration = "" if started is None else human_duration((finished or now) - started)
+    template_spec = _d(_d(spec.get("template")).get("spec"))
+    return [_name(obj), job_status_text(obj), completions, duration, _age(obj, now),
+            *_containers_cells(template_spec), format_label_selector(spec.get("selector"))]
+
+
+def _cron_job_row(obj: Obj, now: float) -> list:
+    """printers.go printCronJob."""
+    spec, status = _d(obj.get("spec")), _d(obj.get("status"))
+    last = parse_timestamp(status.get("lastScheduleTime"))
+    suspend = spec.get("suspend")
+    job_spec = _d(_d(spec.get("jobTemplate")).get("spec"))
+    template_spec = _d(_d(job_spec.get("template")).get("spec"))
+    return [_name(obj), _s(spec.get("schedule")),
+            _s(spec.get("timeZone")) if spec.get("timeZone") is not None else "<none>",
+            "<unset>" if not isinstance(suspend, bool) else str(suspend),
+            len(_l(status.get("active"))),
+            "<none>" if last is None else human_duration(now - last), _age(obj, now),
+            *_containers_cells(template_spec), format_label_selector(job_spec.get("selector"))]
+
+
 def _hpa_targets(spec: Obj, status: Obj) -> str:
     """printers.go formatHPAMetrics: `cpu: 45%/50%` per metric, `<unknown>` before the first
     reading, the first three then `+ N more...`."""
@@ -616,6 +670,8 @@ _ROWS: dict[str, Row] = {
     "ReplicationController": _replication_controller_row,
     "ReplicaSet": _replica_set_row,
     "Deployment": _deployment_row,
+    "Job": _job_row,
+    "CronJob": _cron_job_row,
     "HorizontalPodAutoscaler": _hpa_row,
     "PodTemplate": _pod_template_row,
     "Secret": _secret_row,

@@ -517,6 +517,10 @@ class ResourceHandlers:
                          options={"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
                                   **options, **({"dryRun": ["All"]} if _dry_run(request) else {})})
         obj, deleted = await registry.delete(namespace, name, options, dry_run=_dry_run(request))
+        if (registry.strategy.default_gc_warning and options.get("propagationPolicy") is None
+                and options.get("orphanDependents") is None):
+            request[WARNINGS] = [*(request.get(WARNINGS) or []),
+                                 registry.strategy.default_gc_warning]
         if deleted and not registry.strategy.return_deleted_object:
             obj = deleted_status(registry.strategy, obj)
         return await self.respond(request, obj, 200)

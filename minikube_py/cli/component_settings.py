@@ -176,7 +176,8 @@ CONTROLLER_MANAGER = (
             "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
             "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder, "
             "taint-eviction-controller, root-ca-cert-publisher, serviceaccount-token, "
-            "csrsigning, daemonset, statefulset)",
+            "csrsigning, csrapproving, csrcleaner, job, cronjob, ttl-after-finished, podgc, "
+            "disruption, horizontalpodautoscaling, daemonset, statefulset)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
@@ -197,6 +198,13 @@ CONTROLLER_MANAGER = (
             "binder re-examines every claim and volume", duration, metavar="DURATION"),
     Setting("concurrent-resource-quota-syncs", _CM.concurrent_resource_quota_syncs,
             "resource quotas recalculated at once", integer),
+    Setting("concurrent-job-syncs", _CM.concurrent_job_syncs, "jobs synced at once", integer),
+    Setting("concurrent-cron-job-syncs", _CM.concurrent_cron_job_syncs,
+            "cron jobs synced at once", integer),
+    Setting("concurrent-ttl-after-finished-syncs", _CM.concurrent_ttl_after_finished_syncs,
+            "finished jobs checked for their TTL at once", integer),
+    Setting("terminated-pod-gc-threshold", _CM.terminated_pod_gc_threshold, "terminated pods "
+            "kept before podgc deletes the oldest (0: no limit)", integer),
     Setting("resource-quota-sync-period", _CM.resource_quota_sync_period, "how often every "
             "quota's usage is recalculated", duration, metavar="DURATION"),
     Setting("horizontal-pod-autoscaler-sync-period",

@@ -36,6 +36,11 @@ def is_conflict(exc: BaseException) -> bool:
     return isinstance(exc, StatusError) and exc.code == 409
 
 
+def is_already_exists(exc: BaseException) -> bool:
+    """A create of a name that is taken (409 AlreadyExists, not a write Conflict)."""
+    return isinstance(exc, StatusError) and exc.code == 409 and exc.reason == "AlreadyExists"
+
+
 def is_gone(exc: BaseException) -> bool:
     return isinstance(exc, StatusError) and exc.code == 410
 

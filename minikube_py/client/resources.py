@@ -56,6 +56,8 @@ REPLICASETS = Resource("apps", "v1", "replicasets", True, "ReplicaSet")
 DAEMONSETS = Resource("apps", "v1", "daemonsets", True, "DaemonSet")
 STATEFULSETS = Resource("apps", "v1", "statefulsets", True, "StatefulSet")
 CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", True, "ControllerRevision")
+JOBS = Resource("batch", "v1", "jobs", True, "Job")
+CRONJOBS = Resource("batch", "v1", "cronjobs", True, "CronJob")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", True,
                                   "PodDisruptionBudget")
 HORIZONTALPODAUTOSCALERS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True,

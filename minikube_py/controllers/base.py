@@ -40,6 +40,9 @@ class ControllerContext:
     informers: InformerFactory
     options: ControllerOptions = field(default_factory=ControllerOptions)
     clients: Callable[[str], Client] | None = None
+    #: wall-clock time (epoch seconds) for controllers whose decisions depend on it (Job
+    #: deadlines, CronJob schedules, TTLs); a test passes one it can advance
+    clock: Callable[[], float] = time.time
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
 
     def client_for(self, service_account: str | None) -> Client:

@@ -309,8 +309,12 @@ class PodControl:
         self.client = client
         self.recorder = recorder
 
-    async def create_pod(self, namespace: str, template: Obj, owner: Obj, ref: Obj) -> Obj:
+    async def create_pod(self, namespace: str, template: Obj, owner: Obj, ref: Obj,
+                         generate_name: str | None = None) -> Obj:
+        """`generate_name`: instead of `<owner>-` (an Indexed Job's `<job>-<index>-`)."""
         pod = pod_from_template(template, owner, ref)
+        if generate_name:
+            pod["metadata"]["generateName"] = generate_name
         if not pod["metadata"].get("labels"):
             raise ValueError("unable to create pods, no labels")
         try:

@@ -71,7 +71,7 @@ Obj = dict[str, Any]
 #: resources whose objects carry (or are) owners here; all of them are watched
 MONITORED = (known.PODS, known.REPLICATION_CONTROLLERS, known.REPLICASETS, known.DEPLOYMENTS,
              known.SERVICES, known.ENDPOINTS, known.CONFIGMAPS, known.SECRETS,
-             known.SERVICEACCOUNTS)
+             known.SERVICEACCOUNTS, known.JOBS, known.CRONJOBS)
 ABSENT_CACHE_SIZE = 500
 CONFLICT_RETRIES = 5
 #: the least time between two resyncs that unwatched owner kinds or CRD deletions asked for

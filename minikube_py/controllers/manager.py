@@ -49,6 +49,10 @@ CONTROLLERS: dict[str, str] = {
     "csrcleaner": "csrcleaner:CSRCleanerController",
     "daemonset": "daemonset:DaemonSetsController",
     "statefulset": "statefulset:StatefulSetController",
+    "job": "job:JobController",
+    "cronjob": "cronjob:CronJobController",
+    "ttl-after-finished": "ttl_after_finished:TTLAfterFinishedController",
+    "podgc": "podgc:PodGCController",
     "disruption": "disruption:DisruptionController",
     "horizontalpodautoscaling": "hpa:HorizontalController",
 }

@@ -15,8 +15,9 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "nodelifecycle", "namespace", "garbagecollector", "serviceaccount",
                    "resourcequota", "persistentvolume-binder", "taint-eviction-controller",
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
-                   "csrapproving", "csrcleaner", "disruption", "horizontalpodautoscaling",
-                   "daemonset", "statefulset")
+                   "csrapproving", "csrcleaner", "job", "cronjob", "ttl-after-finished",
+                   "podgc", "disruption", "horizontalpodautoscaling", "daemonset",
+                   "statefulset")
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,12 @@ class ControllerOptions:
     concurrent_gc_syncs: int = 20                # --concurrent-gc-syncs
     concurrent_serviceaccount_syncs: int = 5     # --concurrent-serviceaccount-token-syncs
     concurrent_resource_quota_syncs: int = 5     # --concurrent-resource-quota-syncs
+    concurrent_job_syncs: int = 5                # --concurrent-job-syncs
+    concurrent_cron_job_syncs: int = 5           # --concurrent-cron-job-syncs
+    concurrent_ttl_after_finished_syncs: int = 5  # --concurrent-ttl-after-finished-syncs
+    #: --terminated-pod-gc-threshold: podgc deletes the oldest terminated pods above it
+    #: (0 disables that part)
+    terminated_pod_gc_threshold: int = 12500
     resource_quota_sync_period: float = 10.0     # --resource-quota-sync-period (v1.0: 10 s)
     #: the HPA controller (hpa.py): upstream's flags and defaults
     horizontal_pod_autoscaler_sync_period: float = 15.0             # 15 s

@@ -451,6 +451,7 @@ class Registry:
             else:
                 body = await _call(produce, self.served(codec.decode(kv)))
             self._check_identity(body, namespace, name)
+            _omit_empty_finalizers(body)
             precondition = (body.get("metadata") or {}).get("resourceVersion")
             if precondition not in (None, ""):
                 if parse_resource_version(str(precondition)) != kv.mod_revision:
@@ -628,6 +629,8 @@ class Registry:
         policy = options.get("propagationPolicy")
         if options.get("orphanDependents") is True:
             policy = "Orphan"
+        if policy is None and options.get("orphanDependents") is None:
+            policy = self.strategy.default_gc_policy or None
         if self.gc_enabled and policy in ("Orphan", "Foreground"):
             extra = "orphan" if policy == "Orphan" else "foregroundDeletion"
             if extra not in finalizers:
@@ -696,6 +699,15 @@ class Registry:
                 raise
             deleted.append(item)
         return deleted
+
+
+def _omit_empty_finalizers(obj: Obj) -> None:
+    """`metadata.finalizers: []` is no finalizers: upstream's ObjectMeta omits the empty list
+    (`omitempty`), so a patch that deletes the last finalizer (the job controller's
+    `$deleteFromPrimitiveList/finalizers`) leaves no `finalizers` key behind."""
+    md = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(md, dict) and md.get("finalizers") == []:
+        del md["finalizers"]
 
 
 def _defaulted_create_errors(strategy: Strategy, obj: Obj) -> list:

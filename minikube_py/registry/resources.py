@@ -25,7 +25,14 @@ from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
 from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
-from .strategy import StoredAs, Strategy, SubresourceSpec, field_getter, field_names
+from .strategy import (
+    StoredAs,
+    Strategy,
+    SubresourceSpec,
+    field_getter,
+    field_names,
+    field_text,
+)
 from .webhookconfigurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
@@ -172,6 +179,41 @@ REPLICASETS = Strategy(
     prepare_create=_reset_status({"replicas": 0}),
 )
 
+# -- batch/v1 (pkg/registry/batch/job, pkg/registry/batch/cronjob) ---------------------------
+
+#: upstream job REST's deleteWarning for a delete that relies on the Orphan default
+JOB_DELETE_WARNING = ("child pods are preserved by default when jobs are deleted; set "
+                      "propagationPolicy=Background to remove them or set "
+                      "propagationPolicy=Orphan to suppress this warning")
+
+def _job_fields(obj: dict[str, Any]) -> dict[str, str]:
+    """Upstream JobToSelectableFields: `status.successful` is the succeeded count."""
+    attrs = field_getter()(obj)
+    succeeded = ((obj.get("status") or {}) if isinstance(obj.get("status"), dict) else {}
+                 ).get("succeeded")
+    attrs["status.successful"] = field_text(succeeded if isinstance(succeeded, int) else 0)
+    return attrs
+
+
+#: Jobs: status written by the job controller; the selector and template labels are generated
+#: at create (api/batch.py generate_selector, run with the defaults once uid and name are set);
+#: a delete without a propagation policy orphans the pods, as batch/v1 always has
+JOBS = Strategy(
+    group="batch", version="v1", resource="jobs", kind="Job", namespaced=True,
+    key_root="jobs", categories=("all",), subresources=(STATUS,), has_status=True,
+    field_attrs=_job_fields, selectable_fields=("status.successful",),
+    prepare_create=_reset_status({}), default_gc_policy="Orphan",
+    default_gc_warning=JOB_DELETE_WARNING,
+)
+
+CRONJOBS = Strategy(
+    group="batch", version="v1", resource="cronjobs", kind="CronJob", namespaced=True,
+    key_root="cronjobs", short_names=("cj",), categories=("all",), subresources=(STATUS,),
+    has_status=True, prepare_create=_reset_status({}),
+)
+BATCH = (CRONJOBS, JOBS)
+
+
 # -- autoscaling (issue 18, metrics branch) ---------------------------------------------------
 #: pkg/registry/autoscaling/horizontalpodautoscaler: status written by the HPA controller
 HORIZONTAL_POD_AUTOSCALERS = Strategy(
@@ -243,7 +285,7 @@ STORED: tuple[Strategy, ...] = (
     RESOURCEQUOTAS, SECRETS, SERVICEACCOUNTS, SERVICES, DEPLOYMENTS, REPLICASETS, EVENTS_V1,
     PRIORITY_CLASSES, CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, *ADMISSION_POLICIES,
     VALIDATING_WEBHOOK_CONFIGURATIONS, APISERVICES, *REVIEWS, CERTIFICATE_SIGNING_REQUESTS,
-    *RBAC,
+    *RBAC, *BATCH,
     *APPS_WORKLOADS,
     POD_DISRUPTION_BUDGETS,
     HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,

@@ -216,6 +216,12 @@ class Strategy:
     conversion: Converter | None = None
     #: the `Warning` every request to this version gets (a CRD version marked deprecated)
     deprecation_warning: str = ""
+    #: upstream's DefaultGarbageCollectionPolicy: the propagation a delete without
+    #: propagationPolicy/orphanDependents gets ("" = Background; batch/v1 Jobs: "Orphan")
+    default_gc_policy: str = ""
+    #: the `Warning` a delete that relied on that default gets (upstream job REST's
+    #: deleteWarning)
+    default_gc_warning: str = ""
 
     @property
     def group_version(self) -> str:

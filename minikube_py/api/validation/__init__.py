@@ -13,7 +13,7 @@ ObjectMeta checks every resource receives upstream.
 
 Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volumes`, `scheduling`,
 `resources` (names and quantities), `service`, `node`, `namespace`, `workload` (RC, ReplicaSet,
-Deployment, Scale), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
+Deployment, Scale), `batch` (Job, CronJob), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
 PersistentVolumeClaim), `priorityclass`, `apiservice`, `certificates`
 (CertificateSigningRequest), `policy` (PodDisruptionBudget); `typed` and `common` are shared helpers.
@@ -29,6 +29,7 @@ from minikube_py.api.errors import FieldError, invalid
 from minikube_py.api.validation import (
     apiservice,
     apps,
+    batch,
     certificates,
     config,
     misc,
@@ -151,6 +152,8 @@ _CREATE: dict[str, Create] = {
     "HorizontalPodAutoscaler": _hpa_create,
     HPA_V1: lambda obj, errs: _hpa_create(hpa_v1.to_v2(obj), errs),
     "Scale": workload.validate_scale,
+    "Job": batch.validate_job,
+    "CronJob": batch.validate_cron_job,
     "Secret": config.validate_secret,
     "ConfigMap": config.validate_config_map,
     "ServiceAccount": config.validate_service_account,
@@ -190,6 +193,8 @@ _UPDATE: dict[str, Update] = {
     "HorizontalPodAutoscaler": _hpa_update,
     HPA_V1: lambda new, old, errs: _hpa_update(hpa_v1.to_v2(new), hpa_v1.to_v2(old), errs),
     "Scale": _scale_update,
+    "Job": batch.validate_job_update,
+    "CronJob": batch.validate_cron_job_update,
     "Secret": config.validate_secret_update,
     "ConfigMap": config.validate_config_map_update,
     "ServiceAccount": config.validate_service_account_update,
@@ -226,6 +231,8 @@ _STATUS_UPDATE: dict[str, Update] = {
     "ReplicationController": workload.validate_replica_counts_status,
     "ReplicaSet": workload.validate_replica_counts_status,
     "Deployment": workload.validate_deployment_status_update,
+    "Job": batch.validate_job_status_update,
+    "CronJob": batch.validate_cron_job_status_update,
     "ResourceQuota": quota.validate_resource_quota_status_update,
     "PersistentVolume": persistentvolumes.validate_persistent_volume_status_update,
     "PersistentVolumeClaim": persistentvolumes.validate_persistent_volume_claim_status_update,
