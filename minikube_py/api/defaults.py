@@ -43,10 +43,16 @@ DEFAULT_CLIENT_IP_TIMEOUT = 10800
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
-def apply_defaults(kind: str, obj: Obj) -> None:
-    """Default `obj` (a decoded `kind` object) in place; unknown kinds are left untouched."""
-    fn = _DEFAULTERS.get(kind)
-    if fn is not None and isinstance(obj, dict):
+def apply_defaults(kind: str, obj: Obj, group: str | None = None) -> None:
+    """Default `obj` (a decoded `kind` object) in place; unknown kinds are left untouched.
+    `group`: the API group the object is served in, when the caller serves any group (a
+    custom resource's kind may be `Job` or `Deployment` in its own group, and gets none of
+    batch's or apps' defaults); None for callers that only ever pass built-in kinds."""
+    entry = _DEFAULTERS.get(kind)
+    if entry is None or not isinstance(obj, dict):
+        return
+    own_group, fn = entry
+    if group is None or group == own_group:
         fn(obj)
 
 
@@ -577,31 +583,32 @@ def _priority_class(pc: Obj) -> None:
         pc["preemptionPolicy"] = PREEMPT_LOWER_PRIORITY
 
 
-_DEFAULTERS: dict[str, Callable[[Obj], None]] = {
-    "RoleBinding": default_rbac_binding,
-    "ClusterRoleBinding": default_rbac_binding,
-    "Pod": _pod,
-    "PodTemplate": _pod_template,
-    "ReplicationController": _replication_controller,
-    "ReplicaSet": _replica_set,
-    "Deployment": _deployment,
-    "Job": _job,
-    "CronJob": _cron_job,
-    "HorizontalPodAutoscaler": hpa.set_defaults,
-    "Service": _service,
-    "Endpoints": _endpoints,
-    "Namespace": _namespace,
-    "Node": _node,
-    "Secret": _secret,
-    "LimitRange": _limit_range,
-    "ResourceQuota": _resource_quota,
-    "PersistentVolume": _persistent_volume,
-    "PersistentVolumeClaim": _persistent_volume_claim,
-    "PriorityClass": _priority_class,
-    "DaemonSet": _daemon_set,
-    "StatefulSet": _stateful_set,
-    "ValidatingAdmissionPolicy": default_policy,
-    "ValidatingAdmissionPolicyBinding": default_binding,
+#: kind -> (its API group, its defaulter)
+_DEFAULTERS: dict[str, tuple[str, Callable[[Obj], None]]] = {
+    "RoleBinding": ("rbac.authorization.k8s.io", default_rbac_binding),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io", default_rbac_binding),
+    "Pod": ("", _pod),
+    "PodTemplate": ("", _pod_template),
+    "ReplicationController": ("", _replication_controller),
+    "ReplicaSet": ("apps", _replica_set),
+    "Deployment": ("apps", _deployment),
+    "Job": ("batch", _job),
+    "CronJob": ("batch", _cron_job),
+    "HorizontalPodAutoscaler": ("autoscaling", hpa.set_defaults),
+    "Service": ("", _service),
+    "Endpoints": ("", _endpoints),
+    "Namespace": ("", _namespace),
+    "Node": ("", _node),
+    "Secret": ("", _secret),
+    "LimitRange": ("", _limit_range),
+    "ResourceQuota": ("", _resource_quota),
+    "PersistentVolume": ("", _persistent_volume),
+    "PersistentVolumeClaim": ("", _persistent_volume_claim),
+    "PriorityClass": ("scheduling.k8s.io", _priority_class),
+    "DaemonSet": ("apps", _daemon_set),
+    "StatefulSet": ("apps", _stateful_set),
+    "ValidatingAdmissionPolicy": ("admissionregistration.k8s.io", default_policy),
+    "ValidatingAdmissionPolicyBinding": ("admissionregistration.k8s.io", default_binding),
 }
 
 

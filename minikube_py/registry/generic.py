@@ -535,7 +535,7 @@ class Registry:
             else:
                 md.pop(field, None)
         md["resourceVersion"] = str(revision)  # the precondition held; encode() drops it
-        apply_defaults(strategy.kind, new)
+        apply_defaults(strategy.kind, new, strategy.group)
         if strategy.has_status:
             if "status" in old:
                 new["status"] = old["status"]
@@ -713,7 +713,7 @@ def _omit_empty_finalizers(obj: Obj) -> None:
 def _defaulted_create_errors(strategy: Strategy, obj: Obj) -> list:
     """Defaults applied to a new object, then its validation errors (the pure part of create,
     run on the worker for a big object)."""
-    apply_defaults(strategy.kind, obj)
+    apply_defaults(strategy.kind, obj, strategy.group)
     return validate_create(strategy.validation or strategy.kind, obj)
 
 

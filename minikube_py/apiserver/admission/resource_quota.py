@@ -105,7 +105,7 @@ class ResourceQuota:
         if not isinstance(attrs.obj, dict):
             return
         obj = codec.clone(attrs.obj)
-        apply_defaults(strategy.kind, obj)  # charge what will be stored (requests <- limits)
+        apply_defaults(strategy.kind, obj, strategy.group)  # charge what will be stored (requests <- limits)
         delta = (qu.update_delta(strategy.group, strategy.resource, old, obj) if old is not None
                  else qu.usage(strategy.group, strategy.resource, obj))
         if not delta:

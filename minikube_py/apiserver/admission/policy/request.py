@@ -71,7 +71,7 @@ class PolicyAttributes:
             obj = self.attrs.obj
             if isinstance(obj, dict) and not self.attrs.subresource:
                 obj = codec.clone(obj)
-                apply_defaults(self.attrs.strategy.kind, obj)
+                apply_defaults(self.attrs.strategy.kind, obj, self.attrs.strategy.group)
             self._full = dataclasses.replace(self.bare, obj=obj, old_obj=old)
         return self._full
 

@@ -98,11 +98,11 @@ class WebhookAttributes:
         if not self._defaulted and self.obj is not None:
             self._defaulted = True
             obj = self.obj
-            kind = self.kind_of(self.resource)["kind"]  # a subresource's own kind (Scale, ...)
+            gvk = self.kind_of(self.resource)  # a subresource's own kind (Scale, ...)
 
             def prepare() -> Obj:
                 copy = codec.clone(obj)
-                apply_defaults(kind, copy)
+                apply_defaults(gvk["kind"], copy, gvk["group"])
                 return copy
             self.obj = await offload.run(prepare)
         return self.obj
