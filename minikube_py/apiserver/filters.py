@@ -30,7 +30,7 @@ from ..loopwatch import DESCRIPTIONS as DOING
 from ..loopwatch import current_task
 from . import render
 from .authn import UserInfo
-from .authz.guard import USER
+from .authz.guard import USER, authorization_view
 from .connection import IN_PROCESS_PEER as IN_PROCESS
 from .connection import client_left
 from .hostcheck import HostCheck
@@ -279,7 +279,7 @@ def filter_chain(metrics: APIServerMetrics, *, readonly: int, mutating: int,
                 hosts.check(request)  # DNS rebinding: 403 for a foreign Host (hostcheck.py)
                 # only the in-process transport sets a user before this point
                 if authorize_asserted is not None and (user := request.get(USER)) is not None:
-                    authorize_asserted(user, info)
+                    authorize_asserted(user, authorization_view(request, info))
             kind = in_flight.kind(info)
             if kind is not None:
                 in_flight.enter(kind, refusable=request.remote != IN_PROCESS)

@@ -374,3 +374,35 @@ async def test_impersonation_is_authorized_by_rbac(secure: Secure) -> None:
 async def _not_alice(call) -> tuple[int, Any] | None:
     status, body = await call
     return None if 'User "alice"' in str(body) else (status, body)
+
+
+async def test_a_list_or_watch_of_one_name_is_authorized_by_that_name(secure: Secure) -> None:
+    """fieldSelector=metadata.name=<name> names the object for authorization (upstream's
+    RequestInfoFactory), so a resourceNames rule allows `kubectl wait`'s single-object
+    list/watch, and only of that name."""
+    only_web = [{"apiGroups": [""], "resources": ["pods"], "resourceNames": ["web"],
+                 "verbs": ["get", "list", "watch"]}]
+    assert (await secure.call("POST", f"{RBAC}/namespaces/default/roles", "admin-token",
+                              role("web-only", only_web)))[0] == 201
+    assert (await secure.call("POST", f"{RBAC}/namespaces/default/rolebindings", "admin-token",
+                              binding("alice-web", "Role", "web-only",
+                                      [{"kind": "User", "name": "alice"}])))[0] == 201
+    assert (await secure.call("POST", PODS, "admin-token", pod("web")))[0] == 201
+
+    async def allowed() -> bool:
+        return (await secure.call("GET", f"{PODS}?fieldSelector=metadata.name%3Dweb",
+                                  "alice-token"))[0] == 200
+    assert await eventually(allowed)
+    status, listed = await secure.call("GET", f"{PODS}?fieldSelector=metadata.name%3Dweb",
+                                       "alice-token")
+    assert [p["metadata"]["name"] for p in listed["items"]] == ["web"]  # still a list
+    status, _ = await secure.call(
+        "GET", f"{PODS}?watch=true&timeoutSeconds=1&fieldSelector=metadata.name%3Dweb",
+        "alice-token")
+    assert status == 200
+    assert (await secure.call("GET", PODS, "alice-token"))[0] == 403
+    status, body = await secure.call("GET", f"{PODS}?fieldSelector=metadata.name%3Dother",
+                                     "alice-token")
+    assert status == 403 and 'cannot list resource "pods"' in body["message"]
+    assert (await secure.call("GET", f"{PODS}?fieldSelector=metadata.name!%3Dweb",
+                              "alice-token"))[0] == 403
