@@ -22,7 +22,7 @@ Obj = dict[str, Any]
 
 #: upstream DefaultJobPodFailureBackOff / MaxJobPodFailureBackOff
 POD_FAILURE_BACKOFF = 10.0
-MAX_POD_FAILURE_BACKOFF = 360.0
+MAX_POD_FAILURE_BACKOFF = 600.0  # 10 min in upstream's code (its docs say 6 min)
 UNKNOWN_INDEX = -1
 
 

@@ -144,7 +144,7 @@ def test_pod_failure_backoff() -> None:
     last = 1704067210.0  # finishedAt
     assert ju.pod_failure_backoff(failed, 1, last + 3, 10.0) == pytest.approx(7.0)
     assert ju.pod_failure_backoff(failed, 3, last, 10.0) == pytest.approx(40.0)
-    assert ju.pod_failure_backoff(failed, 20, last, 10.0) == pytest.approx(360.0)
+    assert ju.pod_failure_backoff(failed, 20, last, 10.0) == pytest.approx(600.0)
     assert ju.pod_failure_backoff(failed, 0, last, 10.0) == 0.0
 
 
