@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from minikube_py.controllers.node_lifecycle import NodeLifecycleController
 from minikube_py.controllers.options import ControllerOptions
 from minikube_py.controllers.serviceaccount import ServiceAccountsController
 from tests.apiserver.conftest import start_api
+from tests.polling import eventually  # noqa: F401 - re-exported to other suites
 
 Obj = dict[str, Any]
 
@@ -86,16 +87,6 @@ async def running(client: Client, *classes: type[Controller],
                 raise AssertionError(f"controller stopped: {result!r}")
 
 
-async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 5.0) -> Any:
-    """Poll until `check()` returns something truthy (and return it)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s: {check.__doc__ or check}")
-        await asyncio.sleep(0.02)
 
 
 async def get_or_none(client: Client, resource, name: str, namespace: str | None = None):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from minikube_py.controllers.job import JobController
 from minikube_py.controllers.options import ControllerOptions
 from minikube_py.controllers.podgc import PodGCController
 from minikube_py.controllers.ttl_after_finished import TTLAfterFinishedController
+from tests import polling
 from tests.apiserver.conftest import start_api
 
 Obj = dict[str, Any]
@@ -39,16 +41,8 @@ class Clock:
         return time.time() + self.offset
 
 
-async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 10.0,
-                     message: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting: {message or check}")
-        await asyncio.sleep(0.02)
+#: Jobs batch pod events for a second (syncJobBatchPeriod): a longer wait than elsewhere
+eventually = functools.partial(polling.eventually, timeout=10.0)
 
 
 class Harness:

@@ -6,6 +6,7 @@ controller scaling a custom resource through its scale subresource."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from fractions import Fraction
 from pathlib import Path
@@ -26,6 +27,7 @@ from minikube_py.controllers.base import ControllerContext
 from minikube_py.controllers.hpa import HorizontalController
 from minikube_py.controllers.options import ControllerOptions
 from minikube_py.kubelet.usage import CPU_ANNOTATION, MEMORY_ANNOTATION
+from tests import polling
 from tests.apiserver.test_crd_serving import crd
 from tests.apiserver.test_crds import CRDS, established
 from tests.apiserver.test_rbac import TOKENS, binding
@@ -70,15 +72,8 @@ async def busy_pod(cluster: Cluster, name: str, cpu: str = "300m", *,
     raise AssertionError(f"pod {name} never ran")
 
 
-async def eventually(check, timeout: float = 10.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.05)
+#: metrics are scraped at --metric-resolution: a longer, slower poll than elsewhere
+eventually = functools.partial(polling.eventually, timeout=10.0, interval=0.05)
 
 
 async def test_the_kubelet_resource_endpoints_need_nodes_metrics_and_stats(

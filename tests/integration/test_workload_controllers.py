@@ -28,22 +28,12 @@ from minikube_py.controllers.options import ControllerOptions
 from minikube_py.controllers.replicaset import ReplicaSetController
 from minikube_py.controllers.replication import ReplicationManager
 from tests.apiserver.conftest import start_api
+from tests.polling import eventually  # noqa: F401 - re-exported to other suites
 
 Obj = dict[str, Any]
 NS = "default"
 
 
-async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 5.0,
-                     message: str = "") -> Any:
-    """Poll `check` until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting: {message or check}")
-        await asyncio.sleep(0.02)
 
 
 class Cluster:
