@@ -832,3 +832,13 @@ _COLUMNS["PodDisruptionBudget"] = [
     _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this "
          "time.", "integer"), _age_col()]
 _ROWS["PodDisruptionBudget"] = _pod_disruption_budget_row
+
+
+# coordination.k8s.io/v1 Leases (upstream printLease): the holder as written, empty when unset.
+def _lease_row(obj: Obj, now: float) -> list:
+    holder = _d(obj.get("spec")).get("holderIdentity")
+    return [_name(obj), holder if isinstance(holder, str) else "", _age(obj, now)]
+
+
+_COLUMNS["Lease"] = [_name_col(), _col("Holder", "The holder of the lease"), _age_col()]
+_ROWS["Lease"] = _lease_row

@@ -19,6 +19,7 @@ from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .apiservices import APISERVICES
 from .apps import STRATEGIES as APPS_WORKLOADS
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
+from .coordination import LEASES
 from .crds import CRDS
 from .events import EVENTS, EVENTS_V1
 from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
@@ -289,6 +290,7 @@ STORED: tuple[Strategy, ...] = (
     *APPS_WORKLOADS,
     POD_DISRUPTION_BUDGETS,
     HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
+    LEASES,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 
