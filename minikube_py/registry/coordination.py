@@ -36,7 +36,6 @@ async def _prepare_create(registry: Any, obj: dict[str, Any]) -> None:
 
 async def _prepare_update(registry: Any, new: dict[str, Any], old: dict[str, Any]) -> None:
     drop_gated_fields(new.get("spec"), old.get("spec"))
-    return None
 
 
 LEASES = Strategy(
