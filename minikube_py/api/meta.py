@@ -39,6 +39,14 @@ def now_rfc3339() -> str:
     return rfc3339(time.time())
 
 
+def rfc3339_micro(epoch: float) -> str:
+    """`2026-11-21T10:00:00.123456Z`: a metav1.MicroTime (Lease renewTime, Event eventTime)
+    as upstream marshals it, always six fraction digits, UTC."""
+    micros = round(epoch * 1_000_000)
+    second, fraction = divmod(micros, 1_000_000)
+    return f"{rfc3339(second)[:-1]}.{fraction:06d}Z"
+
+
 def parse_rfc3339(text: str) -> float:
     """Seconds since the epoch; raises ValueError on bad input."""
     if text.endswith("Z"):

@@ -6,7 +6,8 @@ Kubernetes v1.0 piece: the shared tail of plugin/cmd/kube-scheduler/app/server.g
 cmd/kube-controller-manager/app/controllermanager.go — build a client from --master or
 --kubeconfig, `go http.ListenAndServe(--address:--port)` for healthz and metrics, then run
 forever — plus the v1.1+ leader-election wrapper (`leaderelection.RunOrDie`) with its lock
-object in kube-system. Written once for the scheduler and the controller manager.
+object in kube-system (a Lease by default, client/resourcelock.py). Written once for the
+scheduler and the controller manager.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ async def run_work(client: "Client", settings: dict[str, Any], lock_name: str,
 
     elector = LeaderElector(client, name=lock_name,
                             identity=f"{socket.gethostname()}_{id(work):x}",
+                            lock_type=settings.get("leader_elect_resource_lock") or "leases",
                             lease_duration=settings["leader_elect_lease_duration"],
                             renew_deadline=settings["leader_elect_renew_deadline"],
                             retry_period=settings["leader_elect_retry_period"])

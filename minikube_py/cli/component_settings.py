@@ -11,6 +11,7 @@ thing everywhere. In `start`, a component's own port is prefixed with its name
 
 from __future__ import annotations
 
+from ..client.resourcelock import LEASES_LOCK, LOCK_TYPES
 from ..controllers.options import ControllerOptions
 from .settings import (
     Resolved,
@@ -260,6 +261,10 @@ LEADER_ELECTION = (
             "stops leading", duration, metavar="DURATION"),
     Setting("leader-elect-retry-period", 2.0, "between acquire/renew attempts", duration,
             metavar="DURATION"),
+    Setting("leader-elect-resource-lock", LEASES_LOCK, "the lock object: a Lease (upstream's "
+            "default), v1.3's leader annotation on an Endpoints or ConfigMap, or both "
+            "(endpointsleases, configmapsleases: the 1.17-1.25 migration locks)",
+            choices=LOCK_TYPES),
 )
 
 KUBELET = (

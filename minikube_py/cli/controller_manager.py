@@ -26,8 +26,9 @@ log = structlog.get_logger(component="controller-manager")
 OWN = (
     Setting("port", 10252, "healthz/metrics port (0 disables it)", port),
     Setting("address", "127.0.0.1", "address to serve --port on", metavar="IP"),
-    Setting("lock-object-name", "kube-controller-manager", "the Endpoints object in "
-            "kube-system used as the leader-election lock"),
+    Setting("lock-object-name", "kube-controller-manager",
+            "the object in kube-system used as the leader-election lock (a Lease, or the "
+            "Endpoints/ConfigMap of --leader-elect-resource-lock)"),
 )
 SETTINGS = (*API_CLIENT, *OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION, *runtime.LOOP_WATCH)
 

@@ -26,8 +26,9 @@ OWN = (
     Setting("address", "127.0.0.1", "address to serve --port on", metavar="IP"),
     Setting("scheduler-name", "default-scheduler", "schedule only pods whose "
             "spec.schedulerName is this"),
-    Setting("lock-object-name", "kube-scheduler", "the Endpoints object in kube-system used as "
-            "the leader-election lock"),
+    Setting("lock-object-name", "kube-scheduler", "the object in kube-system used as the "
+            "leader-election lock (a Lease, or the Endpoints/ConfigMap of "
+            "--leader-elect-resource-lock)"),
 )
 SETTINGS = (*API_CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *runtime.LOOP_WATCH)
 

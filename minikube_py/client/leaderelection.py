@@ -1,11 +1,17 @@
 """Leader election: one active instance among several, through a lock object in the API.
 
-Kubernetes piece: pkg/client/leaderelection (v1.3+) with the EndpointsLock of that era — the
-record `{holderIdentity, leaseDurationSeconds, acquireTime, renewTime, leaderTransitions}` is
-the JSON value of the annotation `control-plane.alpha.kubernetes.io/leader` on an Endpoints
-object in kube-system. Every write is a compare-and-swap on the object's resourceVersion, so
-two candidates can never both believe they acquired it. A leader that cannot renew within
-`renew_deadline` stops leading before its lease can be taken over.
+Kubernetes piece: client-go tools/leaderelection (leaderelection.go: LeaderElector.Run,
+acquire, renew, tryAcquireOrRenew, release) over the locks of resourcelock.py — a Lease by
+default (`--leader-elect-resource-lock=leases`), or v1.3's annotation on an Endpoints or
+ConfigMap object. Every write is a compare-and-swap on the lock object's resourceVersion, so
+two candidates can never both believe they acquired it.
+
+Expiry is judged by our own clock, never the holder's: a lease is valid until
+leaseDurationSeconds after we last saw the record *change* (upstream observedTime), so clock
+skew between candidates does not matter. A leader that cannot renew within `renew_deadline`
+stops leading before its lease can be taken over. As upstream, a leader first tries the
+optimistic fast path (update the object it read last, no GET); leaderTransitions counts every
+acquisition by a new holder.
 """
 
 from __future__ import annotations
@@ -13,19 +19,22 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
-import orjson
 import structlog
 
-from ..api import meta
 from ..api.errors import StatusError
-from .resources import ENDPOINTS
+from .resourcelock import (
+    LEADER_ANNOTATION,
+    LEASES_LOCK,
+    LeaderElectionRecord,
+    ResourceLock,
+    new_lock,
+)
 from .rest import Client
 
 log = structlog.get_logger(component="client")
 
-LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
+__all__ = ["LEADER_ANNOTATION", "LeaderElector"]
 
 
 class LeaderElector:
@@ -36,104 +45,148 @@ class LeaderElector:
         name: str,
         identity: str,
         namespace: str = "kube-system",
+        lock_type: str = LEASES_LOCK,
         lease_duration: float = 15.0,
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
+        release_on_cancel: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.client = client
         self.name = name
         self.namespace = namespace
         self.identity = identity
+        self.lock: ResourceLock = new_lock(lock_type, client, namespace, name, identity)
+        self.lock_type = lock_type
         self.lease_duration = lease_duration
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period
+        self.release_on_cancel = release_on_cancel
         self.clock = clock
-        self.is_leader = False
-        #: the lock record last seen (holder, renewTime) and when, by our clock: a lease
-        #: expires lease_duration after we saw it last change (upstream: observedTime), so
-        #: clock skew between candidates does not matter
-        self._observed_record: tuple[str, Any] = ("", None)
+        #: the record last seen and when, by our clock (upstream observedRecord/observedTime)
+        self.observed = LeaderElectionRecord()
+        self._observed_raw = b""
         self._observed_at = 0.0
+
+    @property
+    def is_leader(self) -> bool:
+        return self.observed.holder_identity == self.identity
+
+    def _lease_valid(self, now: float) -> bool:
+        return self._observed_at + self.observed.lease_duration_seconds > now
+
+    def _observe(self, record: LeaderElectionRecord) -> None:
+        self.observed = record
+        self._observed_at = self.clock()
 
     async def run(self, lead: Callable[[], Awaitable[None]]) -> None:
         """Campaign until elected, run `lead()` while leading; return when leadership is
         lost (the caller exits, as upstream components do) or `lead()` returns."""
-        while not await self.try_acquire_or_renew():
+        while not await self._try_quietly():
             await asyncio.sleep(self.retry_period)
-        self.is_leader = True
-        log.info("became leader", lock=f"{self.namespace}/{self.name}", identity=self.identity)
+        log.info("became leader", lock=self.lock.describe(), lock_type=self.lock_type,
+                 identity=self.identity)
         leading = asyncio.create_task(lead())
         try:
             while not leading.done():
                 deadline = self.clock() + self.renew_deadline
-                while not await self._renew_quietly():
+                while not await self._try_quietly():
                     if self.clock() >= deadline:
                         log.warning("lost leadership", identity=self.identity)
+                        self.observed = LeaderElectionRecord()
                         return
                     await asyncio.sleep(self.retry_period)
                 await asyncio.wait({leading}, timeout=self.retry_period)
         finally:
-            self.is_leader = False
             if not leading.done():
                 leading.cancel()
                 try:
                     await leading
                 except asyncio.CancelledError:
                     pass
+            if self.release_on_cancel and self.is_leader:
+                await asyncio.shield(self.release())
 
-    async def _renew_quietly(self) -> bool:
+    async def _try_quietly(self) -> bool:
         try:
             return await self.try_acquire_or_renew()
-        except Exception as exc:  # a failed renewal is retried until the renew deadline
-            log.warning("leader lock renewal failed", error=str(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - retried until the renew deadline
+            log.warning("leader lock acquire/renew failed", lock=self.lock.describe(),
+                        error=str(exc))
             return False
 
     async def try_acquire_or_renew(self) -> bool:
+        """upstream tryAcquireOrRenew: True when we hold the lock after this call."""
         now = self.clock()
-        record = {"holderIdentity": self.identity,
-                  "leaseDurationSeconds": int(self.lease_duration),
-                  "acquireTime": meta.rfc3339(now), "renewTime": meta.rfc3339(now),
-                  "leaderTransitions": 0}
+        record = LeaderElectionRecord(
+            holder_identity=self.identity, lease_duration_seconds=int(self.lease_duration),
+            acquire_time=now, renew_time=now)
+        # 1. the leader's fast path: update the object read last, assuming it is current
+        if self.is_leader and self._lease_valid(now):
+            renewed = LeaderElectionRecord(
+                holder_identity=self.identity, lease_duration_seconds=int(self.lease_duration),
+                acquire_time=self.observed.acquire_time, renew_time=now,
+                leader_transitions=self.observed.leader_transitions)
+            try:
+                await self.lock.update(renewed)
+                self._observe(renewed)
+                return True
+            except StatusError as exc:
+                log.debug("optimistic lock update failed, falling back to the slow path",
+                          error=str(exc))
+        # 2. read the record, or create it
         try:
-            lock = await self.client.get(ENDPOINTS, self.name, self.namespace)
+            current, raw = await self.lock.get()
         except StatusError as exc:
             if exc.code != 404:
                 raise
-            body = {"apiVersion": "v1", "kind": "Endpoints",
-                    "metadata": {"name": self.name, "namespace": self.namespace,
-                                 "annotations": {LEADER_ANNOTATION: orjson.dumps(record).decode()}}}
             try:
-                await self.client.create(ENDPOINTS, body, self.namespace)
-                return True
+                await self.lock.create(record)
             except StatusError as race:
                 if race.code == 409:
                     return False
                 raise
-        annotations = lock["metadata"].setdefault("annotations", {})
-        try:
-            current = orjson.loads(annotations.get(LEADER_ANNOTATION) or "{}")
-        except orjson.JSONDecodeError:
-            current = {}
-        holder = current.get("holderIdentity", "")
-        if self._observed_record != (holder, current.get("renewTime")):
-            self._observed_record = (holder, current.get("renewTime"))
-            self._observed_at = now
-        expired = now >= self._observed_at + float(current.get("leaseDurationSeconds") or 0)
-        if holder and holder != self.identity and not expired:
+            self._observe(record)
+            return True
+        # 3. someone else's unexpired lease: wait
+        if raw != self._observed_raw:
+            self._observe(current)
+            self._observed_raw = raw
+        if current.holder_identity and self._lease_valid(now) and not self.is_leader:
             return False
-        if holder == self.identity:
-            record["acquireTime"] = current.get("acquireTime", record["acquireTime"])
-            record["leaderTransitions"] = current.get("leaderTransitions", 0)
+        # 4. take it (or renew it)
+        if self.is_leader:
+            record = LeaderElectionRecord(
+                holder_identity=self.identity, lease_duration_seconds=int(self.lease_duration),
+                acquire_time=current.acquire_time, renew_time=now,
+                leader_transitions=current.leader_transitions)
         else:
-            record["leaderTransitions"] = int(current.get("leaderTransitions", 0)) + (1 if holder else 0)
-        annotations[LEADER_ANNOTATION] = orjson.dumps(record).decode()
+            record = LeaderElectionRecord(
+                holder_identity=self.identity, lease_duration_seconds=int(self.lease_duration),
+                acquire_time=now, renew_time=now,
+                leader_transitions=current.leader_transitions + 1)
         try:
-            await self.client.update(ENDPOINTS, lock)  # CAS on the resourceVersion
+            await self.lock.update(record)
         except StatusError as exc:
             if exc.code == 409:
                 return False
             raise
-        self._observed_record = (self.identity, record["renewTime"])
-        self._observed_at = now
+        self._observe(record)
+        return True
+
+    async def release(self) -> bool:
+        """upstream release (ReleaseOnCancel): an empty holder with a 1 s lease, so another
+        candidate takes over at once instead of waiting out the lease."""
+        if not self.is_leader:
+            return True
+        now = self.clock()
+        record = LeaderElectionRecord(lease_duration_seconds=1, acquire_time=now, renew_time=now,
+                                      leader_transitions=self.observed.leader_transitions)
+        try:
+            await self.lock.update(record)
+        except StatusError as exc:
+            log.warning("failed to release lock", lock=self.lock.describe(), error=str(exc))
+            return False
+        self._observe(record)
         return True

@@ -103,9 +103,10 @@ def test_leader_election_between_two_scheduler_processes(tmp_path: Path):
         assert _wait_line(first, '"became leader"', 20)
         second = _start_scheduler(server, free_port())
         assert not _wait_line(second, '"became leader"', 2)  # the lease is held and renewed
-        status, lock = http("GET", f"{server.url}/api/v1/namespaces/kube-system/endpoints/kube-scheduler")
-        record = json.loads(lock["metadata"]["annotations"]["control-plane.alpha.kubernetes.io/leader"])
-        assert record["leaseDurationSeconds"] == 2
+        # the default lock (--leader-elect-resource-lock=leases): a Lease whose spec is the record
+        status, lock = http("GET", f"{server.url}/apis/coordination.k8s.io/v1/namespaces/"
+                            "kube-system/leases/kube-scheduler")
+        assert status == 200 and lock["spec"]["leaseDurationSeconds"] == 2
         first.kill()  # the leader dies without releasing the lock
         first.wait()
         assert _wait_line(second, '"became leader"', 10)  # once the 2 s lease has expired
