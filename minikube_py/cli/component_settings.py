@@ -11,6 +11,8 @@ thing everywhere. In `start`, a component's own port is prefixed with its name
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..client.resourcelock import LEASES_LOCK, LOCK_TYPES
 from ..controllers.options import ControllerOptions
 from .settings import (
@@ -268,8 +270,21 @@ LEADER_ELECTION = (
 )
 
 KUBELET = (
-    Setting("node-status-update-frequency", 10.0, "how often each kubelet posts its node's "
-            "status", duration, metavar="DURATION"),
+    Setting("node-status-update-frequency", 10.0, "how often each kubelet computes its node's "
+            "status (and posts it, with --node-heartbeat-mode=status)", duration,
+            metavar="DURATION"),
+    # kubelet/node_lease.py's LEASE_MODE, HEARTBEAT_MODES and DEFAULT_LEASE_DURATION_SECONDS,
+    # spelled out: importing the kubelet package here would load it for every command
+    Setting("node-heartbeat-mode", "lease", "lease: renew a Lease in kube-node-lease and "
+            "post the status only on change or every --node-status-report-frequency (upstream "
+            "1.17+); status: post the full status every --node-status-update-frequency (v1.0)",
+            choices=("lease", "status")),
+    Setting("node-lease-duration-seconds", 40, "the node Lease's "
+            "leaseDurationSeconds", integer),
+    Setting("node-lease-renew-interval", 10.0, "how often each kubelet renews its node Lease "
+            "(upstream: a quarter of the lease duration)", duration, metavar="DURATION"),
+    Setting("node-status-report-frequency", 300.0, "lease mode: post the node status at least "
+            "this often even when it has not changed", duration, metavar="DURATION"),
     Setting("image-pull-duration", 0.2, "simulated image pull per container", duration,
             metavar="DURATION"),
     Setting("container-start-duration", 0.1, "simulated container start", duration,
@@ -277,6 +292,25 @@ KUBELET = (
     Setting("max-termination-grace-period", None, "cap on a deleted pod's grace period (default: "
             "the pod's own)", duration, metavar="DURATION"),
 )
+
+
+def kubelet_heartbeat(values: Resolved) -> dict[str, Any]:
+    """The KubeletConfig fields of the heartbeat settings (ConfigError when out of range:
+    upstream's ValidateKubeletConfiguration wants a positive lease duration)."""
+    if values["node_lease_duration_seconds"] <= 0:
+        from .storage_target import ConfigError
+
+        raise ConfigError(f"{values.where('node_lease_duration_seconds')}: must be greater "
+                          "than 0")
+    for name in ("node_lease_renew_interval", "node_status_report_frequency"):
+        if values[name] <= 0:
+            from .storage_target import ConfigError
+
+            raise ConfigError(f"{values.where(name)}: must be positive")
+    return {"heartbeat_mode": values["node_heartbeat_mode"],
+            "node_lease_duration_seconds": values["node_lease_duration_seconds"],
+            "node_lease_renew_interval": values["node_lease_renew_interval"],
+            "node_status_report_frequency": values["node_status_report_frequency"]}
 
 
 def controller_options(values: Resolved) -> ControllerOptions:

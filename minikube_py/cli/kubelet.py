@@ -25,7 +25,7 @@ import structlog
 
 from .. import loopwatch
 from . import runtime
-from .component_settings import KUBELET
+from .component_settings import KUBELET, kubelet_heartbeat
 from .node_pools import TAINT_EFFECTS
 from .settings import add_flags, boolean, resolve
 from .storage_target import CommandError, ConfigError
@@ -136,7 +136,8 @@ def _config(args: argparse.Namespace):
         node_status_update_frequency=timings["node_status_update_frequency"],
         image_pull_seconds=timings["image_pull_duration"],
         container_start_seconds=timings["container_start_duration"],
-        max_termination_grace_seconds=timings["max_termination_grace_period"])
+        max_termination_grace_seconds=timings["max_termination_grace_period"],
+        **kubelet_heartbeat(timings))
 
 
 def serving_of(args: argparse.Namespace):

@@ -386,7 +386,8 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
             node_status_update_frequency=options.node_status_update_frequency,
             image_pull_seconds=options.image_pull_duration,
             container_start_seconds=options.container_start_duration,
-            max_termination_grace_seconds=options.max_termination_grace_period)
+            max_termination_grace_seconds=options.max_termination_grace_period,
+            **options.node_heartbeat)
         pool.add_nodes(spec.name, spec.count, config)
     try:
         await pool.start()

@@ -8,9 +8,11 @@ API server, the scheduler, the controller manager and the simulated nodes.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..apiserver.options import APIServerOptions, public_endpoint
 from ..controllers.options import ControllerOptions
@@ -21,6 +23,7 @@ from .component_settings import (
     SCHEDULER,
     STORAGE,
     controller_options,
+    kubelet_heartbeat,
 )
 from .config import load_config
 from .node_pools import NodePool, default_pools, parse_pools
@@ -123,6 +126,8 @@ class StartOptions:
     loop_stall_threshold: float = LOOP_WATCH[0].default
     kubelet_anonymous_auth: bool = False
     kubelet_authorization_mode: str = "Webhook"
+    #: KubeletConfig's heartbeat fields (component_settings.kubelet_heartbeat)
+    node_heartbeat: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def runs(self, component: str) -> bool:
         return component not in self.disabled
@@ -199,6 +204,7 @@ class StartOptions:
             loop_stall_threshold=v["loop_stall_threshold"],
             kubelet_anonymous_auth=bool(v["kubelet_anonymous_auth"]),
             kubelet_authorization_mode=str(v["kubelet_authorization_mode"]),
+            node_heartbeat=kubelet_heartbeat(v),
         )
 
 

@@ -2,10 +2,13 @@
 its own clock, and what it writes when the kubelet has gone quiet.
 
 Kubernetes v1.0 piece: pkg/cloudprovider/nodecontroller's tryUpdateNodeStatus and the
-eviction checks of monitorNodeStatus (later pkg/controller/nodelifecycle). The controller
-does not trust the kubelet's clock: it only notices that the Ready condition's
+eviction checks of monitorNodeStatus (later pkg/controller/nodelifecycle's tryUpdateNodeHealth).
+The controller does not trust the kubelet's clock: it only notices that the Ready condition's
 lastHeartbeatTime *changed*, and stamps that moment with its own time (nodeStatusData's
-probeTimestamp and readyTransitionTimestamp). Pure functions over (saved health, node, now).
+probeTimestamp and readyTransitionTimestamp). Since 1.14 the node's Lease in kube-node-lease
+counts too: a renewTime later than the one saved also moves the probe timestamp (a kubelet in
+lease mode posts its status only every 5 minutes), so a node is stale only when *neither* has
+moved for the grace period. Pure functions over (saved health, node, lease, now).
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ class NodeHealth:
     ready_transition_timestamp: float
     heartbeat: str | None = None     # Ready.lastHeartbeatTime as last seen (None: no Ready)
     transition: str | None = None    # Ready.lastTransitionTime as last seen
+    #: the node Lease as last seen: seen at all, and its renewTime (seconds; None: unset)
+    lease_seen: bool = False
+    lease_renew_time: float | None = None
 
 
 def creation_time(node: Obj) -> float:
@@ -57,16 +63,45 @@ def observe(saved: NodeHealth | None, node: Obj, now: float) -> NodeHealth:
     - heartbeat unchanged: nothing happened on that node; keep the record."""
     ready = get_condition(node, "Ready")
     if ready is None:
+        if saved is not None:  # keep our times (a renewed lease may have moved them)
+            return replace(saved, heartbeat=None, transition=None)
         created = creation_time(node)
         return NodeHealth(created, created)
     heartbeat = ready.get("lastHeartbeatTime")
     transition = ready.get("lastTransitionTime")
     if saved is None or saved.heartbeat is None:
-        return NodeHealth(now, now, heartbeat, transition)
+        return NodeHealth(now, now, heartbeat, transition, *_lease_of(saved))
     if saved.heartbeat != heartbeat:
         moved = now if saved.transition != transition else saved.ready_transition_timestamp
-        return NodeHealth(now, moved, heartbeat, transition)
+        return NodeHealth(now, moved, heartbeat, transition, *_lease_of(saved))
     return saved
+
+
+def _lease_of(saved: NodeHealth | None) -> tuple[bool, float | None]:
+    return (False, None) if saved is None else (saved.lease_seen, saved.lease_renew_time)
+
+
+def lease_renew_time(lease: Obj) -> float | None:
+    text = (lease.get("spec") or {}).get("renewTime")
+    if not isinstance(text, str):
+        return None
+    try:
+        return meta.parse_rfc3339(text)
+    except ValueError:
+        return None
+
+
+def observe_lease(health: NodeHealth, lease: Obj | None, now: float) -> NodeHealth:
+    """tryUpdateNodeHealth's "always update the probe time if node lease is renewed": a Lease
+    seen for the first time, or renewed later than the one saved, is a heartbeat. A kubelet
+    that renews its lease but never posted a status is thus taken as healthy, as upstream."""
+    if lease is None:
+        return health
+    renewed = lease_renew_time(lease)
+    if not health.lease_seen or (health.lease_renew_time is not None and renewed is not None
+                                 and health.lease_renew_time < renewed):
+        return replace(health, probe_timestamp=now, lease_seen=True, lease_renew_time=renewed)
+    return health
 
 
 def grace_period(node: Obj, monitor_grace: float, startup_grace: float) -> float:

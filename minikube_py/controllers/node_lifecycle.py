@@ -8,7 +8,8 @@ node that no longer exists are deleted for good, as no kubelet will ever finish 
 
 Every --node-monitor-period it looks at every node in the shared informer's cache. The
 judgement (node_health) uses the controller's own clock: a node whose Ready heartbeat has not
-changed for --node-monitor-grace-period (--node-startup-grace-period if it never posted Ready)
+changed, and whose Lease in kube-node-lease (a second shared informer) has not been renewed,
+for --node-monitor-grace-period (--node-startup-grace-period if it never posted Ready)
 gets its conditions set to Unknown through nodes/{name}/status, a NodeNotReady event, and its
 pods' Ready condition set False. A node NotReady or Unknown for longer than
 --pod-eviction-timeout has its pods deleted, one node per token of a bucket refilled at
@@ -29,7 +30,7 @@ from typing import Any
 
 from ..api import meta
 from ..api.errors import StatusError
-from ..client.resources import NODES, PODS
+from ..client.resources import LEASES, NODES, PODS
 from .base import Controller, ControllerContext
 from .conditions import get_condition
 from .node_health import (
@@ -41,6 +42,7 @@ from .node_health import (
     grace_period,
     no_execute_taint_key,
     observe,
+    observe_lease,
     stale,
     with_no_execute_taint,
 )
@@ -49,6 +51,8 @@ from .rate_limited_queue import RateLimitedTimedQueue, TokenBucket
 Obj = dict[str, Any]
 
 NODE_NAME_INDEX = "spec.nodeName"
+#: where kubelets keep their node leases (upstream v1.NamespaceNodeLease)
+NODE_LEASE_NAMESPACE = "kube-node-lease"
 #: upstream nodeStatusUpdateRetry
 STATUS_UPDATE_RETRY = 5
 #: upstream nodeEvictionPeriod: how often the eviction queue is looked at
@@ -76,6 +80,8 @@ class NodeLifecycleController(Controller):
         self.options = opts = ctx.options
         self.nodes = ctx.informers.informer(NODES)
         self.pods = ctx.informers.informer(PODS, indexers={NODE_NAME_INDEX: pod_node_name})
+        #: upstream's leaseLister: the kubelets' heartbeats in lease mode
+        self.leases = ctx.informers.informer(LEASES, namespace=NODE_LEASE_NAMESPACE)
         self.recorder = ctx.recorder("node-controller")
         self.clock = time.time
         self.health: dict[str, NodeHealth] = {}
@@ -161,7 +167,9 @@ class NodeLifecycleController(Controller):
         """upstream tryUpdateNodeStatus: returns the Ready status observed and the one after
         our change (both "Unknown" for a node that never posted Ready)."""
         name = node["metadata"]["name"]
-        health = self.health[name] = observe(self.health.get(name), node, now)
+        health = observe(self.health.get(name), node, now)
+        health = self.health[name] = observe_lease(
+            health, self.leases.indexer.get(f"{NODE_LEASE_NAMESPACE}/{name}"), now)
         ready = get_condition(node, "Ready")
         observed = (ready or {}).get("status") or "Unknown"
         opts = self.options

@@ -5,7 +5,11 @@ Kubernetes piece: pkg/kubelet/kubelet.go's Kubelet as the API sees it — regist
 updateNodeStatus every --node-status-update-frequency (v1.20 PATCHes nodes/{name}/status with
 a strategic merge patch of the conditions; registration happens once per kubelet run, so a
 Node deleted later stays deleted — its heartbeats fail with NotFound — until the kubelet
-restarts, which `start_node` stands for), and pkg/kubelet/status's manager (syncPod: write the
+restarts, which `start_node` stands for), the node lease controller of 1.17+
+(--node-heartbeat-mode=lease, the default: the Lease kube-node-lease/<node> is renewed every
+--node-lease-renew-interval with a PUT of the Lease written last, and the status is written
+only when the Node in the pool's node cache differs from what the kubelet would post, or every
+--node-status-report-frequency; node_lease.py), and pkg/kubelet/status's manager (syncPod: write the
 pod's status when it differs from the API server's, then, for a pod whose containers are gone
 after a graceful deletion, DELETE it with grace 0 and a uid precondition).
 
@@ -26,11 +30,12 @@ from ..api import meta
 from ..api.errors import StatusError
 from ..client.cache import strip_managed_fields
 from ..client.record import EventRecorder
-from ..client.resources import NODES, PODS
+from ..client.resources import LEASES, NODES, PODS
 from .config import KubeletConfig
 from .containers import Container
 from .environment import load_sandbox
 from .ipam import PodIPAllocator
+from .node_lease import NODE_LEASE_NAMESPACE, STATUS_MODE, renewed_lease, status_differs
 from .node_status import (
     heartbeat_patch,
     node_object,
@@ -52,6 +57,8 @@ log = structlog.get_logger(component="kubelet")
 
 Obj = dict[str, Any]
 MAX_STATUS_CONFLICTS = 5
+#: upstream lease controller maxUpdateRetries
+MAX_LEASE_RETRIES = 5
 
 
 class Kubelet:
@@ -78,7 +85,14 @@ class Kubelet:
         self.running = True
         self.conditions: list[Obj] = []  # as last posted
         self.last_heartbeat = ""
-        self.heartbeats = 0
+        self.heartbeats = 0  # node status posts
+        #: the node lease as written last (upstream latestLease: renewals PUT it, no GET)
+        self.lease: Obj | None = None
+        self.lease_renewals = 0
+        # when (loop clock) the next lease renewal / status check is due, the last status post
+        self._lease_due = 0.0
+        self._status_check_due = 0.0
+        self._status_posted_at = 0.0
         self.status_writes = 0  # pod status PUTs (the status manager's writes)
         self._started_event_sent = False
         #: set once registered and a Ready status is posted; cleared by stop()
@@ -124,15 +138,79 @@ class Kubelet:
             self.pool.emit(self.recorder, ref, "Normal", reason, message)
 
     # -- node registration and status ------------------------------------------------------
+    @property
+    def beat_period(self) -> float:
+        """How often the pool calls sync_node: every status update in status mode; in lease
+        mode often enough for both the lease renewal and the status check."""
+        config = self.config
+        if config.heartbeat_mode == STATUS_MODE:
+            return config.node_status_update_frequency
+        return min(config.node_status_update_frequency, config.node_lease_renew_interval)
+
     async def sync_node(self) -> None:
-        """Register if not registered yet, else post a heartbeat."""
+        """Register if not registered yet, else heartbeat: post the status (status mode), or
+        renew the lease and post the status only when due (lease mode)."""
         if not self.running:
             return
         if not self.registered:
             await self.register()
             return
+        if self.config.heartbeat_mode == STATUS_MODE:
+            await self.post_status_heartbeat()
+            return
+        now = time.monotonic()
+        slack = self.beat_period / 2  # a beat a little early still counts
+        if now >= self._lease_due and not self.node_deleted:
+            self._lease_due = now + self.config.node_lease_renew_interval - slack
+            await self.renew_lease()
+        if now >= self._status_check_due:
+            self._status_check_due = now + self.config.node_status_update_frequency - slack
+            await self._check_status(now)
+
+    async def _check_status(self, now: float) -> None:
+        """tryUpdateNodeStatus in lease mode, against the pool's node cache instead of a GET:
+        write when the Node differs from what we would post (or is missing from a synced
+        cache: the write tells whether it was deleted) or the report frequency has passed."""
+        synced, node = self.pool.cached_node(self.name)
+        missing = synced and node is None
+        if self.node_deleted and (missing or not synced):
+            return  # still gone: registration happens once per kubelet run
+        if node is not None and status_differs(node):
+            await self.post_status_heartbeat((node.get("status") or {}).get("conditions") or [])
+        elif missing or now - self._status_posted_at >= self.config.node_status_report_frequency:
+            await self.post_status_heartbeat()
+
+    async def renew_lease(self) -> None:
+        """The node lease controller's sync: PUT the Lease written last with a new renewTime;
+        on a conflict read it again, on NotFound create it (ensureLease)."""
+        config = self.config
+        uid = ((self.workers.info.node or {}).get("metadata") or {}).get("uid")
+        client = self.client
+        for _ in range(MAX_LEASE_RETRIES):
+            if self.lease is None:
+                self.lease = await client.get_or_none(LEASES, self.name, NODE_LEASE_NAMESPACE)
+            lease = renewed_lease(self.lease, self.name, uid, config.node_lease_duration_seconds,
+                                  time.time())
+            try:
+                if self.lease is None:
+                    self.lease = await client.create(LEASES, lease, NODE_LEASE_NAMESPACE)
+                else:
+                    self.lease = await client.update(LEASES, lease)
+            except StatusError as exc:
+                if exc.code not in (404, 409):
+                    raise
+                self.lease = None  # re-read it (conflict) or create it again (deleted)
+                continue
+            self.lease_renewals += 1
+            return
+        raise StatusError(409, "Conflict", f"node lease {self.name}: kept conflicting")
+
+    async def post_status_heartbeat(self, seen: list[Obj] | None = None) -> None:
+        """PATCH the conditions with a fresh lastHeartbeatTime (updateNodeStatus). `seen`:
+        the conditions the Node has in the API server when they differ from ours (a
+        transition back to healthy then moves lastTransitionTime and records NodeReady)."""
         now = meta.now_rfc3339()
-        patch = heartbeat_patch(now, self.conditions)
+        patch = heartbeat_patch(now, self.conditions if seen is None else seen)
         try:
             node = await self.client.patch(NODES, self.name, patch, patch_type="strategic",
                                                 subresource="status")
@@ -147,9 +225,12 @@ class Kubelet:
             self.ready_event.clear()
             return
         self.node_deleted = False
+        for reason in transitions(seen) if seen is not None else ():
+            self._node_event(reason, f"Node {self.name} status is now: {reason}")
         self._posted(node, patch["status"]["conditions"], now)
 
     def _posted(self, node: Obj, conditions: list[Obj], now: str) -> None:
+        self._status_posted_at = time.monotonic()
         self.conditions = conditions
         self.last_heartbeat = now
         self.heartbeats += 1
@@ -303,7 +384,8 @@ class Kubelet:
                 "podCIDR": self.pod_cidr, "pods": len(records),
                 "activePods": len(self.workers.info.pods),
                 "lastHeartbeatTime": self.last_heartbeat or None,
-                "heartbeats": self.heartbeats, "statusWrites": self.status_writes,
+                "heartbeats": self.heartbeats, "heartbeatMode": self.config.heartbeat_mode,
+                "leaseRenewals": self.lease_renewals, "statusWrites": self.status_writes,
                 "pendingSteps": len(self.timers)}
 
 

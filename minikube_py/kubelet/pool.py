@@ -14,7 +14,11 @@ process so 5000 nodes and 50,000 pods cost one watch and a few tasks:
   node look dead. Events are best effort through a bounded queue (dropped when full, as
   upstream's broadcaster drops);
 - ONE heartbeat ticker: each node's next heartbeat is spread over the period (golden-ratio
-  phases), so 5000 nodes at 10 s make 500 small PATCHes a second, evenly;
+  phases), so 5000 nodes at 10 s make 500 small requests a second, evenly — in lease mode
+  (the default) PUTs of ~300-byte Leases, in status mode PATCHes of the Node's conditions;
+- ONE node cache in lease mode (the shared node informer, else one watch of the pool's
+  nodes): each kubelet compares its Node there instead of GETting it (upstream
+  tryUpdateNodeStatus reads the Node every --node-status-update-frequency);
 - every simulated step is a timer (timers.py), never a task.
 """
 
@@ -32,10 +36,11 @@ from ..api import meta
 from ..client import Client
 from ..client.cache import FilteredInformer, Informer, InformerFactory
 from ..client.record import EventRecorder
-from ..client.resources import PODS
+from ..client.resources import NODES, PODS
 from ..client.workqueue import WorkQueue
 from .config import KubeletConfig
 from .kubelet import Kubelet
+from .node_lease import STATUS_MODE
 from .pod_status import generate
 from .podworker import pod_key
 from .server import Serving, build_app
@@ -98,6 +103,10 @@ class KubeletPool:
         self._scheduled: set[str] = set()
         self._tasks: list[asyncio.Task] = []
         self._informer: Informer | FilteredInformer | None = None
+        #: the nodes as the API server has them (lease mode's status check); owned when not
+        #: the shared informer
+        self._nodes: Informer | None = None
+        self._own_nodes = False
         self._selector = ""
         self._runner: web.AppRunner | None = None
         self._started = False
@@ -120,6 +129,8 @@ class KubeletPool:
         self.kubelets[name] = kubelet
         if self._started:
             self._node_queue.add(name)
+            if self._nodes is None:
+                self._start_node_cache()
             if self._shared is None and self._selector != self._wanted_selector():
                 asyncio.get_running_loop().create_task(self._restart_watch())
         return kubelet
@@ -158,6 +169,7 @@ class KubeletPool:
         for name in self.kubelets:
             self._node_queue.add(name)
         self._start_watch()
+        self._start_node_cache()
         log.info("kubelet pool started", nodes=len(self.kubelets), port=self.port,
                  selector=self._selector, scheme=self.serving.scheme,
                  authentication="required" if self.serving.secured else
@@ -180,6 +192,24 @@ class KubeletPool:
                                    on_delete=self._pod_deleted)
         informer.start()
         self._informer = informer
+
+    def _start_node_cache(self) -> None:
+        """The node cache lease-mode kubelets read; none when every node posts full status."""
+        if all(k.config.heartbeat_mode == STATUS_MODE for k in self.kubelets.values()):
+            return
+        if self._shared is not None:
+            self._nodes = self._shared.informer(NODES)
+            return
+        self._nodes = Informer(self.client, NODES)
+        self._nodes.start()
+        self._own_nodes = True
+
+    def cached_node(self, name: str) -> tuple[bool, Obj | None]:
+        """(whether the node cache has listed, node `name` in it)."""
+        nodes = self._nodes
+        if nodes is None or not nodes.has_synced:
+            return False, None
+        return True, nodes.indexer.get(name)
 
     def _on_our_node(self, pod: Obj) -> bool:
         return ((pod.get("spec") or {}).get("nodeName") or "") in self.kubelets
@@ -206,6 +236,9 @@ class KubeletPool:
         if self._informer is not None:
             await self._informer.stop()
             self._informer = None
+        if self._nodes is not None and self._own_nodes:
+            await self._nodes.stop()
+        self._nodes, self._own_nodes = None, False
         for kubelet in self.kubelets.values():
             kubelet.shutdown()
         self._node_queue.shutdown()
@@ -343,7 +376,7 @@ class KubeletPool:
         if name in self._scheduled:
             return
         kubelet = self.kubelets[name]
-        period = kubelet.config.node_status_update_frequency
+        period = kubelet.beat_period
         if after is None:
             self._beat_seq += 1
             after = period * max((self._beat_seq * _GOLDEN) % 1.0, 0.05)
@@ -363,11 +396,11 @@ class KubeletPool:
                 if kubelet is None or not kubelet.running:
                     continue  # start_node schedules it again
                 self._node_queue.add(name)
-                period = kubelet.config.node_status_update_frequency
+                period = kubelet.beat_period
                 self._schedule_beat(name, max(due + period - now, period / 2))
             self._beat_wake.clear()
             if self._beats:
-                period = self.kubelets[self._beats[0][2]].config.node_status_update_frequency \
+                period = self.kubelets[self._beats[0][2]].beat_period \
                     if self._beats[0][2] in self.kubelets else 1.0
                 delay = max(self._beats[0][0] - loop.time(), min(0.02, period / 4))
                 try:

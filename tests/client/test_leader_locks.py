@@ -58,7 +58,7 @@ async def stored_records(client: Client, lock_type: str) -> dict[str, dict]:
 async def test_two_candidates_contend_and_the_second_takes_over_after_expiry(
         client: Client, lock_type: str) -> None:
     clock = Clock()
-    kw = dict(name="kube-scheduler", lock_type=lock_type, lease_duration=15.0, clock=clock)
+    kw = {"name": "kube-scheduler", "lock_type": lock_type, "lease_duration": 15.0, "clock": clock}
     a = LeaderElector(client, identity="a", **kw)
     b = LeaderElector(client, identity="b", **kw)
     assert await a.try_acquire_or_renew()
@@ -91,7 +91,7 @@ async def test_two_candidates_contend_and_the_second_takes_over_after_expiry(
 async def test_release_lets_the_other_candidate_in_at_once(client: Client,
                                                            lock_type: str) -> None:
     clock = Clock()
-    kw = dict(name="kube-scheduler", lock_type=lock_type, lease_duration=15.0, clock=clock)
+    kw = {"name": "kube-scheduler", "lock_type": lock_type, "lease_duration": 15.0, "clock": clock}
     a = LeaderElector(client, identity="a", **kw)
     b = LeaderElector(client, identity="b", **kw)
     assert await a.try_acquire_or_renew()
@@ -105,7 +105,7 @@ async def test_migration_lock_and_old_lock_exclude_each_other(client: Client) ->
     """endpointsleases writes both objects, so a candidate still on `endpoints` (an old
     component) sees its leader, and the other way round."""
     clock = Clock()
-    kw = dict(name="kube-scheduler", lease_duration=15.0, clock=clock)
+    kw = {"name": "kube-scheduler", "lease_duration": 15.0, "clock": clock}
     new = LeaderElector(client, identity="new", lock_type="endpointsleases", **kw)
     old = LeaderElector(client, identity="old", lock_type="endpoints", **kw)
     leases_only = LeaderElector(client, identity="lease-only", lock_type="leases", **kw)
@@ -116,7 +116,7 @@ async def test_migration_lock_and_old_lock_exclude_each_other(client: Client) ->
 
 async def test_run_leads_then_a_standby_takes_over_when_the_leader_stops(
         client: Client) -> None:
-    kw = dict(name="kube-scheduler", lease_duration=1.0, renew_deadline=0.6, retry_period=0.1)
+    kw = {"name": "kube-scheduler", "lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1}
     a = LeaderElector(client, identity="a", **kw)
     b = LeaderElector(client, identity="b", **kw)
     a_leads, b_leads = asyncio.Event(), asyncio.Event()

@@ -31,7 +31,8 @@ CLI = [sys.executable, "-m", "minikube_py.cli.main"]
 REPO = Path(__file__).resolve().parents[2]
 
 TIMINGS = [
-    "--node-status-update-frequency", "200ms", "--image-pull-duration", "0",
+    "--node-status-update-frequency", "200ms", "--node-lease-renew-interval", "200ms",
+    "--image-pull-duration", "0",
     "--container-start-duration", "0", "--max-termination-grace-period", "500ms",
 ]
 CONTROLLER_TIMINGS = [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import time
+from dataclasses import replace
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -132,13 +133,17 @@ async def test_node_registers_with_upstream_fields_and_heartbeats(cluster: Clust
     assert conditions["MemoryPressure"]["reason"] == "KubeletHasSufficientMemory"
     assert conditions["DiskPressure"]["status"] == "False"
     assert conditions["PIDPressure"]["reason"] == "KubeletHasSufficientPID"
-    # heartbeats: the counter moves at the configured frequency, lastHeartbeatTime (second
-    # precision) moves once a second has passed, lastTransitionTime does not
-    kubelet = cluster.pool.kubelet("n-1")
+    # status heartbeats (--node-heartbeat-mode=status, v1.0): the counter moves at the
+    # configured frequency, lastHeartbeatTime (second precision) moves once a second has
+    # passed, lastTransitionTime does not (lease mode: test_node_lease.py)
+    kubelet = cluster.pool.add_node("s-0", replace(FAST, heartbeat_mode="status"))
+    await cluster.pool.wait_ready(5)
+    conditions = {c["type"]: c for c in
+                  (await cluster.client.get(NODES, "s-0"))["status"]["conditions"]}
     beats = kubelet.heartbeats
     await asyncio.sleep(1.1)
     assert kubelet.heartbeats >= beats + 5
-    later = {c["type"]: c for c in (await cluster.client.get(NODES, "n-1"))["status"]["conditions"]}
+    later = {c["type"]: c for c in (await cluster.client.get(NODES, "s-0"))["status"]["conditions"]}
     assert later["Ready"]["lastHeartbeatTime"] > conditions["Ready"]["lastHeartbeatTime"]
     assert later["Ready"]["lastTransitionTime"] == conditions["Ready"]["lastTransitionTime"]
     reasons = [r for _, r, _ in await cluster.events("n-1")]
