@@ -77,3 +77,26 @@ async def test_table_discovery_and_node_lease_namespace(api: API) -> None:
             "leaseTransitions"} <= set(spec["properties"])
     assert spec["properties"]["leaseDurationSeconds"]["description"].startswith(
         "leaseDurationSeconds is a duration that candidates for a lease need to wait")
+
+
+async def test_protobuf_as_client_go_asks(api: API) -> None:
+    """kubelets and leader electors of upstream ask client-go's protobuf: Google's runtime
+    parses our answer as a coordination.k8s.io/v1 Lease, MicroTime included."""
+    from tests.protobuf_descriptors import message_class
+
+    code, body = await api.post(LEASES, lease("pb", holderIdentity="n",
+                                               leaseDurationSeconds=40,
+                                               renewTime="2024-05-01T10:00:00.123456Z"))
+    assert code == 201, body
+    async with api.session.get(f"{api.url}{LEASES}/pb", headers={
+            "Accept": "application/vnd.kubernetes.protobuf, application/json"}) as resp:
+        assert resp.status == 200
+        assert resp.headers["Content-Type"] == "application/vnd.kubernetes.protobuf"
+        raw = await resp.read()
+    unknown = message_class("k8s.io.apimachinery.pkg.runtime.Unknown").FromString(raw[4:])
+    assert (unknown.typeMeta.apiVersion, unknown.typeMeta.kind) == (
+        "coordination.k8s.io/v1", "Lease")
+    parsed = message_class("k8s.io.api.coordination.v1.Lease").FromString(unknown.raw)
+    assert parsed.spec.holderIdentity == "n" and parsed.spec.leaseDurationSeconds == 40
+    assert (parsed.spec.renewTime.seconds, parsed.spec.renewTime.nanos) == (1714557600,
+                                                                          123456000)
