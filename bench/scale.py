@@ -103,18 +103,30 @@ async def kubectl_seconds(url: str, args: list[str], home: str, times: int = 3) 
     return common.median(walls), lines
 
 
-async def settle(store: Any, nodes: int, limit: float = 300.0) -> float:
-    """Seconds until the cluster is quiet: the kubelets' event backlog (Pulled, Created,
-    Started... for every pod, written by a few writers) drained, so the store's revision grows
-    at about the heartbeat rate alone (nodes / 10 s) for three seconds in a row."""
+async def settle(client: Any, limit: float = 300.0, quiet: float = 3.0) -> float:
+    """Seconds until the cluster is quiet: the kubelets' event backlog (Starting, NodeReady...
+    for every node, Pulled, Created, Started... for every pod, written by a few writers)
+    drained — no Event written for `quiet` seconds. (A store write rate near the heartbeat
+    rate is no sign: at 5000 nodes the backlog drains at ~200 events/s beside 500 heartbeats/s,
+    and a saturated process writes fewer heartbeats than asked.)"""
+    from minikube_py.client.resources import EVENTS
+
     began = time.perf_counter()
-    quiet_rate = nodes / 10.0 * 1.5 + 20
-    revision, calm = await store.current_revision(), 0
-    while calm < 3 and time.perf_counter() - began < limit:
-        await asyncio.sleep(1.0)
-        now = await store.current_revision()
-        calm = calm + 1 if now - revision <= quiet_rate else 0
-        revision = now
+    last = time.perf_counter()
+    rv = (await client.list(EVENTS, limit=1))["metadata"]["resourceVersion"]
+
+    async def follow() -> None:
+        nonlocal last
+        async for _ in client.watch(EVENTS, resource_version=rv, allow_bookmarks=False):
+            last = time.perf_counter()
+
+    watcher = asyncio.create_task(follow())
+    try:
+        while time.perf_counter() - began < limit and time.perf_counter() - last < quiet:
+            await asyncio.sleep(0.25)
+    finally:
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
     return time.perf_counter() - began
 
 
@@ -201,7 +213,7 @@ async def _measure(data: Path, nodes: int, pods: int, idle: float, mode: str,
             await watcher
             watcher = None
 
-            result["settle_s"] = await settle(store, nodes)
+            result["settle_s"] = await settle(client)
             mem = proc_status()
             result["rss_gib"] = mem["VmRSS"] / 2**30
             result["hwm_gib"] = mem["VmHWM"] / 2**30
