@@ -177,7 +177,8 @@ CONTROLLER_MANAGER = (
             "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder, "
             "taint-eviction-controller, root-ca-cert-publisher, serviceaccount-token, "
             "csrsigning, csrapproving, csrcleaner, job, cronjob, ttl-after-finished, podgc, "
-            "disruption, horizontalpodautoscaling, daemonset, statefulset)",
+            "disruption, horizontalpodautoscaling, daemonset, statefulset, endpointslice, "
+            "endpointslicemirroring)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
@@ -191,6 +192,15 @@ CONTROLLER_MANAGER = (
             "stateful sets synced at once", integer),
     Setting("concurrent-endpoint-syncs", _CM.concurrent_endpoint_syncs,
             "services' endpoints synced at once", integer),
+    Setting("concurrent-service-endpoint-syncs", _CM.concurrent_service_endpoint_syncs,
+            "services' EndpointSlices synced at once", integer),
+    Setting("max-endpoints-per-slice", _CM.max_endpoints_per_slice, "endpoints the "
+            "endpointslice controller puts in one EndpointSlice (at most 1000)", integer),
+    Setting("mirroring-concurrent-service-endpoint-syncs",
+            _CM.mirroring_concurrent_service_endpoint_syncs, "Endpoints mirrored to "
+            "EndpointSlices at once", integer),
+    Setting("mirroring-max-endpoints-per-subset", _CM.mirroring_max_endpoints_per_subset,
+            "addresses of one Endpoints subset mirrored to an EndpointSlice", integer),
     Setting("concurrent-namespace-syncs", _CM.concurrent_namespace_syncs,
             "namespaces emptied at once", integer),
     Setting("concurrent-gc-syncs", _CM.concurrent_gc_syncs, "garbage collector workers", integer),
