@@ -117,7 +117,7 @@ def finalize(plan: Plan, owner: Obj) -> Plan:
         if creates and doomed.get("addressType") == creates[-1].get("addressType") and \
                 owned_by(doomed, owner):
             fresh = creates.pop()
-            md = {k: v for k, v in fresh["metadata"].items() if k != "generateName"}
+            md = dict(fresh["metadata"])  # generateName kept, as upstream only sets Name
             dmd = doomed["metadata"]
             md.update(name=dmd["name"], resourceVersion=dmd.get("resourceVersion"),
                       uid=dmd.get("uid"))
