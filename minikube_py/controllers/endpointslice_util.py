@@ -42,6 +42,8 @@ def endpoint_key(endpoint: Obj) -> tuple:
 
 def endpoints_equal_beyond_key(a: Obj, b: Obj) -> bool:
     """Upstream EndpointsEqualBeyondHash: node, zone, the three conditions and the target."""
+    if a == b:  # the common case, compared in C: the endpoint is as it was
+        return True
     ca, cb = a.get("conditions") or {}, b.get("conditions") or {}
     return (a.get("nodeName") == b.get("nodeName") and a.get("zone") == b.get("zone")
             and all(ca.get(c) == cb.get(c) for c in ("ready", "serving", "terminating"))
