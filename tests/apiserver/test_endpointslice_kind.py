@@ -107,3 +107,8 @@ async def test_table_discovery_and_openapi(api: API) -> None:
     assert set(schemas["io.k8s.api.discovery.v1.EndpointSlice"]["properties"]) >= {
         "addressType", "endpoints", "ports", "metadata"}
     assert "conditions" in schemas["io.k8s.api.discovery.v1.Endpoint"]["properties"]
+    # upstream's words for `kubectl explain`, not just the shape
+    assert schemas["io.k8s.api.discovery.v1.EndpointSlice"]["description"].startswith(
+        "EndpointSlice represents a subset of the endpoints that implement a service.")
+    assert schemas["io.k8s.api.discovery.v1.EndpointSlice"]["required"] == [
+        "addressType", "endpoints"]
