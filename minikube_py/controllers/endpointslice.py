@@ -19,15 +19,17 @@ Not built: the `endpoints.kubernetes.io/last-change-trigger-time` annotation, th
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from .. import offload
 from ..client.cache import NAMESPACE_INDEX, meta_namespace_index
 from ..client.resources import ENDPOINT_SLICES, NODES, PODS, SERVICES
 from .base import Controller, ControllerContext, enqueue_key, split_key
 from .controller_utils import in_namespace
 from .endpoints import _selects
 from .endpoints_util import pod_endpoint_view
-from .endpointslice_hints import TopologyHints, hints_enabled
+from .endpointslice_hints import Event, TopologyHints, hints_enabled
 from .endpointslice_metrics import endpointslice_metrics
 from .endpointslice_reconciler import reconcile
 from .endpointslice_tracker import EndpointSliceTracker, StaleInformerCache
@@ -44,6 +46,9 @@ Obj = dict[str, Any]
 #: index of EndpointSlices by `namespace/<service-name label>`, shared with the mirroring
 #: controller (the same function object, so the shared informer accepts it twice)
 SERVICE_INDEX = "service"
+#: offload weight of one pod: a sync costs ~20 us per pod, so services of more than 256 pods
+#: (offload.HEAVY_BYTES / 128, ~5 ms of work) are reconciled on the offload worker thread
+POD_WEIGHT = 128
 
 
 def slice_service_index(slice_: Obj) -> list[str]:
@@ -70,7 +75,7 @@ class EndpointSliceController(Controller):
         self.tracker = EndpointSliceTracker(LABEL_SERVICE_NAME)
         self.metrics = endpointslice_metrics()
         self.recorder = ctx.recorder(self.component)
-        self.topology = TopologyHints(self.recorder)
+        self.topology = TopologyHints()
         self.services.add_event_handler(on_add=self._enqueue,
                                         on_update=lambda old, new: self._enqueue(new),
                                         on_delete=self._enqueue)
@@ -177,9 +182,15 @@ class EndpointSliceController(Controller):
             s for s in self.slices.indexer.by_index(SERVICE_INDEX, key) if self._ours(s))
         if self.tracker.stale_slices(key, slices):
             raise StaleInformerCache("EndpointSlice informer cache is out of date")
-        plan, skipped = reconcile(service, pods, self.nodes.indexer, slices,
-                                  max_endpoints_per_slice=self.max_per_slice,
-                                  hints=self.topology.apply)
+        events: list[Event] = []
+        # the pure work of a big service's sync runs off the loop (events come back here)
+        plan, skipped = await offload.run(
+            reconcile, service, pods, self.nodes.indexer, slices,
+            max_endpoints_per_slice=self.max_per_slice,
+            hints=functools.partial(self.topology.apply, events=events),
+            weight=len(pods) * POD_WEIGHT)
+        for event in events:
+            self.recorder.event(*event)
         self.metrics.added.observe(plan.added)
         self.metrics.removed.observe(plan.removed)
         await write_plan(self.client, plan, self.tracker, self.metrics, namespace,

@@ -19,7 +19,6 @@ import math
 from typing import Any
 
 from ..api.quantity import parse_quantity
-from ..client.record import EventRecorder
 from .conditions import get_condition
 from .endpointslice_reconciler import remove_hints
 from .endpointslice_util import ZONE_LABEL
@@ -110,12 +109,17 @@ def _one_zone_hint(endpoint: Obj) -> str | None:
     return zones[0].get("name") if len(zones) == 1 else None
 
 
+#: an event to record on the Service: (service, type, reason, message)
+Event = tuple[Obj, str, str, str]
+
+
 class TopologyHints:
     """The topology cache: zone CPU ratios (recomputed on node events) and which services'
-    slices carry hints (so turning them off is announced once)."""
+    slices carry hints (so turning them off is announced once). `apply` may run on a worker
+    thread (the reconciler is offloaded for big services), so it returns its events in the
+    caller's list instead of recording them: the controller records them on the loop."""
 
-    def __init__(self, recorder: EventRecorder) -> None:
-        self.recorder = recorder
+    def __init__(self) -> None:
         self.ratios: dict[str, float] | None = None
         self.populated: dict[str, set[str]] = {}  # service key -> address types with hints
 
@@ -129,18 +133,18 @@ class TopologyHints:
         self.populated.pop(key, None)
 
     def apply(self, service: Obj, address_type: str, create: list[Obj], update: list[Obj],
-              unchanged: list[Obj]) -> tuple[list[Obj], list[Obj]]:
-        """The reconciler's hints hook: add hints when the service asks for them, else make
-        sure none are left."""
+              unchanged: list[Obj], *, events: list[Event]) -> tuple[list[Obj], list[Obj]]:
+        """The reconciler's hints hook (bind `events` with functools.partial): add hints when
+        the service asks for them, else make sure none are left."""
         md = service.get("metadata") or {}
         key = f"{md.get('namespace', '')}/{md.get('name', '')}"
         if not hints_enabled(service):
             if address_type in self.populated.get(key, set()):
-                self._event(service, "Warning", "TopologyAwareHintsDisabled", HINTS_DISABLED,
-                            address_type)
+                events.append(_event(service, "Warning", "TopologyAwareHintsDisabled",
+                                     HINTS_DISABLED, address_type))
                 self._drop(key, address_type)
             return remove_hints(service, address_type, create, update, unchanged)
-        return self._add(service, key, address_type, create, update, unchanged)
+        return self._add(service, key, address_type, create, update, unchanged, events)
 
     def _drop(self, key: str, address_type: str) -> None:
         types = self.populated.get(key, set())
@@ -148,24 +152,23 @@ class TopologyHints:
         if not types:
             self.populated.pop(key, None)
 
-    def _event(self, service: Obj, kind: str, reason: str, message: str,
-               address_type: str) -> None:
-        self.recorder.event(service, kind, reason, f"{message}, addressType: {address_type}")
-
     def _disable(self, service: Obj, key: str, address_type: str, message: str,
-                 create: list[Obj], update: list[Obj],
-                 unchanged: list[Obj]) -> tuple[list[Obj], list[Obj]]:
-        self._event(service, "Warning", "TopologyAwareHintsDisabled", message, address_type)
+                 create: list[Obj], update: list[Obj], unchanged: list[Obj],
+                 events: list[Event]) -> tuple[list[Obj], list[Obj]]:
+        events.append(_event(service, "Warning", "TopologyAwareHintsDisabled", message,
+                             address_type))
         self._drop(key, address_type)
         return remove_hints(service, address_type, create, update, unchanged)
 
     def _add(self, service: Obj, key: str, address_type: str, create: list[Obj],
-             update: list[Obj], unchanged: list[Obj]) -> tuple[list[Obj], list[Obj]]:
+             update: list[Obj], unchanged: list[Obj],
+             events: list[Event]) -> tuple[list[Obj], list[Obj]]:
         total = sum(1 for s in create + update + unchanged for e in s.get("endpoints") or ()
                     if _ready(e))
         allocs, why = allocations(self.ratios, total)
         if allocs is None:
-            return self._disable(service, key, address_type, why, create, update, unchanged)
+            return self._disable(service, key, address_type, why, create, update, unchanged,
+                                 events)
         # unchanged slices whose hints still fit are kept as they are (getAllocatedHintsByZone)
         allocated: dict[str, int] = {}
         update = list(update)
@@ -187,7 +190,7 @@ class TopologyHints:
                 zone = endpoint.get("zone")
                 if not zone:
                     return self._disable(service, key, address_type, NO_ZONE_SPECIFIED, create,
-                                         update, unchanged)
+                                         update, unchanged, events)
                 allocated[zone] = allocated.get(zone, 0) + 1
                 endpoint["hints"] = {"forZones": [{"name": zone}]}
         # steps 2 and 3: zones over their maximum give hints to zones under their minimum
@@ -212,12 +215,17 @@ class TopologyHints:
                 allocated[zone] -= 1
         if not allocated:
             return self._disable(service, key, address_type, NO_ALLOCATED_HINTS, create, update,
-                                 unchanged)
+                                 unchanged, events)
         if key not in self.populated:
-            self._event(service, "Normal", "TopologyAwareHintsEnabled", HINTS_ENABLED,
-                        address_type)
+            events.append(_event(service, "Normal", "TopologyAwareHintsEnabled", HINTS_ENABLED,
+                                 address_type))
         self.populated.setdefault(key, set()).add(address_type)
         return slices[:len(create)], slices[len(create):]
+
+
+def _event(service: Obj, kind: str, reason: str, message: str, address_type: str) -> Event:
+    """FormatWithAddressType."""
+    return service, kind, reason, f"{message}, addressType: {address_type}"
 
 
 def _hints_by_zone(slice_: Obj, allocated: dict[str, int],

@@ -5,6 +5,7 @@ from named targetPorts, labels, topology hints, the tracker, and mirroring."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 from minikube_py.controllers.endpointslice_hints import TopologyHints, allocations
@@ -194,14 +195,6 @@ def test_tracker_detects_stale_cache() -> None:
     assert not tracker.handle_deletion(written)  # our own delete: nothing to do
 
 
-class _Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str]] = []
-
-    def event(self, obj, kind, reason, message) -> None:
-        self.events.append((reason, message))
-
-
 def _ready_node(name: str, zone: str, cpu: str) -> dict:
     return {"metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}},
             "status": {"allocatable": {"cpu": cpu},
@@ -211,24 +204,27 @@ def _ready_node(name: str, zone: str, cpu: str) -> dict:
 def test_topology_hints_proportional_to_zone_cpu() -> None:
     assert allocations({"a": 0.5, "b": 0.5}, 1)[1] == (
         "Insufficient number of endpoints (1 endpoints, 2 zones)")
-    recorder = _Recorder()
-    hints = TopologyHints(recorder)
+    events: list = []
+    hints = TopologyHints()
     hints.nodes_changed([_ready_node("n1", "z1", "3"), _ready_node("n2", "z2", "1")])
     service = svc()
     service["metadata"]["annotations"] = {"service.kubernetes.io/topology-mode": "Auto"}
     pods = [pod(i, node="n1") for i in range(4)] + [pod(i, node="n2") for i in range(4, 8)]
-    plan, _ = reconcile(service, pods, NODES, [], hints=hints.apply)
+    plan, _ = reconcile(service, pods, NODES, [],
+                        hints=functools.partial(hints.apply, events=events))
     zones = [e["hints"]["forZones"][0]["name"] for e in plan.create[0]["endpoints"]]
     # 3:1 CPU over 8 endpoints: z1 wants 6 (at least ceil(6 / 1.2) = 5), z2 at most 2 + 1
     # slack = 3; z2 has 4, so it hands one hint to z1
     assert zones.count("z1") == 5 and zones.count("z2") == 3
-    assert recorder.events == [("TopologyAwareHintsEnabled",
-                                "Topology Aware Hints has been enabled, addressType: IPv4")]
+    assert [e[2:] for e in events] == [("TopologyAwareHintsEnabled",
+                                        ("Topology Aware Hints has been enabled, addressType: "
+                                        "IPv4"))]
     # one zone only: hints removed, with upstream's reason
     hints.nodes_changed([_ready_node("n1", "z1", "3")])
-    plan, _ = reconcile(service, pods, NODES, [], hints=hints.apply)
+    plan, _ = reconcile(service, pods, NODES, [],
+                        hints=functools.partial(hints.apply, events=events))
     assert all("hints" not in e for e in plan.create[0]["endpoints"])
-    assert recorder.events[-1] == (
+    assert events[-1][2:] == (
         "TopologyAwareHintsDisabled", ("Insufficient Node information: allocatable CPU or zone "
         "not specified on one or more nodes, addressType: IPv4"))
 
