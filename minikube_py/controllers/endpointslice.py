@@ -172,6 +172,7 @@ class EndpointSliceController(Controller):
         if service is None:
             self.tracker.delete_service(key)
             self.topology.forget(key)
+            self.metrics.delete_service(key)
             return
         spec = service.get("spec") or {}
         if spec.get("type") == "ExternalName" or not spec.get("selector"):
@@ -196,6 +197,9 @@ class EndpointSliceController(Controller):
         await write_plan(self.client, plan, self.tracker, self.metrics, namespace,
                          allow_create=not (service.get("metadata") or {}).get(
                              "deletionTimestamp"))
+        self.metrics.set_service(key, plan.desired,
+                                 len(slices) + len(plan.create) - len(plan.delete),
+                                 self.max_per_slice)
         topology = "Auto" if hints_enabled(service) else "Disabled"
         self.metrics.slices_changed.labels(topology).observe(plan.changes)
         if plan.changes:

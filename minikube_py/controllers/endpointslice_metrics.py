@@ -2,19 +2,21 @@
 
 Kubernetes pieces: staging/src/k8s.io/endpointslice/metrics (subsystem
 `endpoint_slice_controller`: endpoints_added_per_sync, endpoints_removed_per_sync,
-endpointslices_changed_per_sync{topology}, changes{operation}, syncs{result}) and
+endpointslices_changed_per_sync{topology}, changes{operation}, syncs{result}, and the gauges
+endpoints_desired, num_endpoint_slices, desired_endpoint_slices that upstream's metrics cache
+sums over services) and
 pkg/controller/endpointslicemirroring/metrics (subsystem
 `endpoint_slice_mirroring_controller`: endpoints_added/updated/removed_per_sync,
-addresses_skipped_per_sync, changes{operation}). The per-service gauges upstream keeps
-(endpoints_desired, num_endpoint_slices, desired_endpoint_slices) are not kept here. One
-instance per process: prometheus_client refuses a name twice.
+addresses_skipped_per_sync, changes{operation}). One instance per process:
+prometheus_client refuses a name twice.
 """
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 #: upstream's ExponentialBuckets(2, 2, 15)
 _BUCKETS = tuple(2.0 * 2 ** i for i in range(15))
@@ -47,6 +49,37 @@ class SliceMetrics:
                                             "sync", ("topology",))
             self.syncs = Counter(f"{subsystem}_syncs",
                                  "Number of EndpointSlice syncs", ["result"])
+            self.endpoints_desired = Gauge(f"{subsystem}_endpoints_desired",
+                                           "Number of endpoints desired")
+            self.num_slices = Gauge(f"{subsystem}_num_endpoint_slices",
+                                    "Number of EndpointSlices")
+            self.desired_slices = Gauge(f"{subsystem}_desired_endpoint_slices",
+                                        "Number of EndpointSlices that would exist with "
+                                        "perfect endpoint allocation")
+            self._by_service: dict[str, tuple[int, int, int]] = {}
+
+    def set_service(self, key: str, endpoints_by_ports: list[int], slices: int,
+                    max_per_slice: int) -> None:
+        """Upstream's metrics cache (UpdateServicePortCache): one service's desired endpoints,
+        actual slices and ideal slices (ceil(endpoints / max) per port set, at least one);
+        the gauges are the sums over services."""
+        ideal = sum(max(1, math.ceil(n / max_per_slice)) for n in endpoints_by_ports) or 1
+        self._by_service[key] = (sum(endpoints_by_ports), slices, ideal)
+        self._publish()
+
+    def service(self, key: str) -> tuple[int, int, int] | None:
+        """(desired endpoints, slices, ideal slices) last recorded for one service."""
+        return self._by_service.get(key)
+
+    def delete_service(self, key: str) -> None:
+        if self._by_service.pop(key, None) is not None:
+            self._publish()
+
+    def _publish(self) -> None:
+        totals = [sum(v[i] for v in self._by_service.values()) for i in range(3)]
+        self.endpoints_desired.set(totals[0])
+        self.num_slices.set(totals[1])
+        self.desired_slices.set(totals[2])
 
     @classmethod
     def instance(cls, subsystem: str, *, mirroring: bool = False) -> SliceMetrics:

@@ -221,6 +221,7 @@ def _reconcile_address_type(service: Obj, pods: list[Obj], nodes: NodeLister,
         endpoint = pod_to_endpoint(pod, node, service, address_type)
         if endpoint["addresses"]:
             endpoints.setdefault(endpoint_key(endpoint), endpoint)
+    plan.desired = [len(endpoints) for endpoints in desired.values()]
     for key, endpoints in desired.items():
         plan.extend(_reconcile_port_mapping(service, existing_by_ports.get(key, []), endpoints,
                                             desired_ports[key], address_type, max_per_slice))

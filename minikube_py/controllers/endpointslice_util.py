@@ -90,13 +90,15 @@ def strip_hints(endpoints: Iterable[Obj]) -> list[Obj]:
 class Plan:
     """What a reconcile decided: slices to create (generateName set, no name), to update
     (complete objects, resourceVersion kept for the compare-and-swap) and to delete, plus the
-    endpoint counts upstream's per-sync histograms observe."""
+    endpoint counts upstream's per-sync histograms observe and the desired endpoints per port
+    set (its metrics cache)."""
 
     create: list[Obj] = field(default_factory=list)
     update: list[Obj] = field(default_factory=list)
     delete: list[Obj] = field(default_factory=list)
     added: int = 0
     removed: int = 0
+    desired: list[int] = field(default_factory=list)
 
     def extend(self, other: Plan) -> None:
         self.create += other.create
@@ -104,6 +106,7 @@ class Plan:
         self.delete += other.delete
         self.added += other.added
         self.removed += other.removed
+        self.desired += other.desired
 
     @property
     def changes(self) -> int:
@@ -126,7 +129,7 @@ def finalize(plan: Plan, owner: Obj) -> Plan:
             updates.append({**fresh, "metadata": md})
         else:
             deletes.append(doomed)
-    return Plan(creates, updates, deletes, plan.added, plan.removed)
+    return Plan(creates, updates, deletes, plan.added, plan.removed, plan.desired)
 
 
 def drop_pending_deletion(slices: Iterable[Obj]) -> list[Obj]:

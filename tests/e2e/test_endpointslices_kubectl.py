@@ -108,6 +108,11 @@ def test_kubectl_get_and_describe_endpointslices(cluster: ClusterProcesses, kube
     kubectl(newest, kubeconfig, tmp_path, *ns, "scale", "deployment/web", "--replicas=1")
     [after] = ready_slices(cluster, namespace, 1)
     assert after["metadata"]["name"] == name  # updated in place, not replaced
+    # the Service goes: the garbage collector deletes its slices (owner reference)
+    kubectl(newest, kubeconfig, tmp_path, *ns, "delete", "service", "web")
+    path = (f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices"
+            "?labelSelector=kubernetes.io/service-name=web")
+    cluster.wait(lambda: not cluster.get(path)["items"], 30, "the slices garbage-collected")
 
 
 def test_python_client_discovery_v1(cluster: ClusterProcesses, kubeconfig: Path,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY, generate_latest
 
 from minikube_py.apiserver.authn import identities
 from minikube_py.cli.start import InProcessClients
@@ -33,6 +34,7 @@ from minikube_py.client.resources import (
 )
 from minikube_py.controllers.base import ControllerContext
 from minikube_py.controllers.endpointslice import EndpointSliceController
+from minikube_py.controllers.endpointslice_metrics import endpointslice_metrics
 from minikube_py.controllers.endpointslicemirroring import (
     EndpointSliceMirroringController,
 )
@@ -151,6 +153,12 @@ async def test_pods_become_endpoints_in_packed_slices(cluster: Client) -> None:
     await eventually(lambda: _has(client, lambda s: addresses(
         s, ready=False, serving=False, terminating=False) == {"10.1.0.7"}),
         message="web-7 not ready")
+    # upstream's gauges (summed over every service this process synced): this one wants 5
+    # endpoints (web-2..5, web-7), ideally in 3 slices of 2
+    slices = await slices_of(client, "web")
+    assert endpointslice_metrics().service("default/web") == (5, len(slices), 3)
+    exposed = generate_latest(REGISTRY).decode()
+    assert "\nendpoint_slice_controller_desired_endpoint_slices " in exposed
 
 
 async def _has(client: Client, check) -> bool:

@@ -73,6 +73,7 @@ def test_packs_into_slices_of_max_size_with_labels_and_owner() -> None:
     plan, slices, _ = run(svc(), [pod(i) for i in range(250)])
     assert [len(s["endpoints"]) for s in plan.create] == [100, 100, 50]
     assert plan.added == 250 and not plan.update and not plan.delete
+    assert plan.desired == [250]  # per port set, for the desired_endpoint_slices gauge
     first = plan.create[0]
     assert first["metadata"]["generateName"] == "web-"
     assert first["metadata"]["labels"] == {"team": "a", LABEL_SERVICE_NAME: "web",
