@@ -184,7 +184,9 @@ class EndpointSliceController(Controller):
         if self.tracker.stale_slices(key, slices):
             raise StaleInformerCache("EndpointSlice informer cache is out of date")
         events: list[Event] = []
-        # the pure work of a big service's sync runs off the loop (events come back here)
+        # the pure work of a big service's sync runs off the loop (events come back here);
+        # each sync is judged by its own size (begin: a flag left by the last one is cleared)
+        offload.begin()
         plan, skipped = await offload.run(
             reconcile, service, pods, self.nodes.indexer, slices,
             max_endpoints_per_slice=self.max_per_slice,
