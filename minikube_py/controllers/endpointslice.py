@@ -29,7 +29,7 @@ from .base import Controller, ControllerContext, enqueue_key, split_key
 from .controller_utils import in_namespace
 from .endpoints import _selects
 from .endpoints_util import pod_endpoint_view
-from .endpointslice_hints import Event, TopologyHints, hints_enabled
+from .endpointslice_hints import Event, TopologyHints, hints_enabled, node_topology_view
 from .endpointslice_metrics import endpointslice_metrics
 from .endpointslice_reconciler import reconcile
 from .endpointslice_tracker import EndpointSliceTracker, StaleInformerCache
@@ -81,8 +81,7 @@ class EndpointSliceController(Controller):
                                         on_delete=self._enqueue)
         self.pods.add_event_handler(on_add=self._pod_changed,
                                     on_update=self._pod_updated, on_delete=self._pod_changed)
-        self.nodes.add_event_handler(on_add=self._node_changed,
-                                     on_update=lambda old, new: self._node_changed(new),
+        self.nodes.add_event_handler(on_add=self._node_changed, on_update=self._node_updated,
                                      on_delete=self._node_changed)
         self.slices.add_event_handler(on_add=self._slice_changed,
                                       on_update=self._slice_updated,
@@ -116,6 +115,12 @@ class EndpointSliceController(Controller):
             services.update((id(s), s) for s in self._services_for(old))
         for svc in services.values():
             self._enqueue(svc)
+
+    def _node_updated(self, old: Obj, new: Obj) -> None:
+        """Only a change of readiness, zone or allocatable CPU matters (upstream updateNode):
+        heartbeats, the bulk of node events, cost nothing here."""
+        if node_topology_view(old) != node_topology_view(new):
+            self._node_changed(new)
 
     def _node_changed(self, node: Obj) -> None:
         """checkNodeTopologyDistribution: node capacity or zones changed, so services with

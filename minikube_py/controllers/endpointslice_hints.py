@@ -51,6 +51,15 @@ def hints_enabled(service: Obj) -> bool:
     return False
 
 
+def node_topology_view(node: Obj) -> tuple:
+    """What of a node the topology cache reads: Ready, zone, allocatable CPU, exclusion."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    ready = get_condition(node, "Ready") or {}
+    return (ready.get("status"), labels.get(ZONE_LABEL),
+            ((node.get("status") or {}).get("allocatable") or {}).get("cpu"),
+            any(label in labels for label in _EXCLUDED_NODE_LABELS))
+
+
 def cpu_ratios_by_zone(nodes: list[Obj]) -> dict[str, float] | None:
     """SetNodes: each zone's share of the ready nodes' allocatable CPU; None when a ready node
     lacks a zone or CPU, or fewer than two zones have any."""

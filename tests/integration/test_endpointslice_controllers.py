@@ -28,6 +28,7 @@ from minikube_py.client.cache import InformerFactory
 from minikube_py.client.resources import (
     ENDPOINT_SLICES,
     ENDPOINTS,
+    EVENTS,
     NODES,
     PODS,
     SERVICES,
@@ -213,3 +214,64 @@ async def test_mirroring_selectorless_service(cluster: Client) -> None:
         return not await slices_of(client, "ext")
 
     await eventually(gone, message="mirrored slices deleted on skip-mirror")
+
+
+async def zoned_node(client: Client, name: str, zone: str, cpu: str) -> None:
+    node = await client.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": name, "labels": {"topology.kubernetes.io/zone": zone}}})
+    node["status"] = {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+                      "conditions": [{"type": "Ready", "status": "True"}]}
+    await client.update_status(NODES, node)
+
+
+async def test_topology_hints_with_topology_mode_auto(cluster: Client) -> None:
+    client = cluster
+    await zoned_node(client, "n1", "zone-a", "2")
+    await zoned_node(client, "n2", "zone-b", "2")
+    await client.create(SERVICES, {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "web", "namespace": NS,
+                     "annotations": {"service.kubernetes.io/topology-mode": "Auto"}},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080}]}})
+    for i, node in ((1, "n1"), (2, "n2")):
+        pod = await client.create(PODS, {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"web-{i}", "namespace": NS, "labels": {"app": "web"}},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}]}})
+        pod["status"] = {**pod["status"], "phase": "Running", "podIP": f"10.1.0.{i}",
+                         "conditions": [{"type": "Ready", "status": "True"}]}
+        await client.update_status(PODS, pod)
+
+    async def hinted() -> dict | None:
+        endpoints = [e for s in await slices_of(client, "web") for e in s.get("endpoints") or ()]
+        hints = {e["addresses"][0]: [z["name"] for z in e.get("hints", {}).get("forZones", [])]
+                 for e in endpoints}
+        return hints if len(hints) == 2 and all(hints.values()) else None
+
+    assert await eventually(hinted, message="zone hints") == {"10.1.0.1": ["zone-a"],
+                                                              "10.1.0.2": ["zone-b"]}
+    # the annotation removed: hints go
+    service = await client.get(SERVICES, "web", NS)
+    service["metadata"]["annotations"] = {}
+    await client.update(SERVICES, service)
+
+    async def unhinted() -> bool:
+        slices = await slices_of(client, "web")
+        return bool(slices) and all("hints" not in e for s in slices
+                                    for e in s.get("endpoints") or ())
+
+    await eventually(unhinted, message="hints removed")
+
+    # events on the Service, upstream's words (with one ready endpoint for two zones at first,
+    # hints were refused as "Insufficient number of endpoints (1 endpoints, 2 zones)")
+    wanted = {("TopologyAwareHintsEnabled",
+               "Topology Aware Hints has been enabled, addressType: IPv4"),
+              ("TopologyAwareHintsDisabled",
+               "Topology Aware Hints has been disabled, addressType: IPv4")}
+
+    async def reasons() -> bool:
+        listed = (await client.list(EVENTS, NS))["items"]
+        return wanted <= {(e["reason"], e["message"]) for e in listed
+                          if e["involvedObject"].get("name") == "web"}
+
+    await eventually(reasons, message="the topology events")
