@@ -13,8 +13,9 @@ owner reference (the garbage collector). Runs as `kube-system:endpointslice-cont
 (system:controller:endpointslice-controller: read pods, services, nodes; write endpointslices
 and events).
 
-Not built: the `endpoints.kubernetes.io/last-change-trigger-time` annotation, the
-`--endpoint-updates-batch-period` batching, trafficDistribution.
+Created and updated slices carry `endpoints.kubernetes.io/last-change-trigger-time`
+(endpointslice_trigger_time.py). Not built: the `--endpoint-updates-batch-period` batching,
+trafficDistribution.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .endpointslice_hints import Event, TopologyHints, hints_enabled, node_topol
 from .endpointslice_metrics import endpointslice_metrics
 from .endpointslice_reconciler import reconcile
 from .endpointslice_tracker import EndpointSliceTracker, StaleInformerCache
+from .endpointslice_trigger_time import TriggerTimeTracker, with_trigger_time
 from .endpointslice_util import (
     CONTROLLER_NAME,
     LABEL_MANAGED_BY,
@@ -73,6 +75,7 @@ class EndpointSliceController(Controller):
         self.slices = ctx.informers.informer(ENDPOINT_SLICES,
                                              indexers={SERVICE_INDEX: slice_service_index})
         self.tracker = EndpointSliceTracker(LABEL_SERVICE_NAME)
+        self.trigger_times = TriggerTimeTracker()
         self.metrics = endpointslice_metrics()
         self.recorder = ctx.recorder(self.component)
         self.topology = TopologyHints()
@@ -176,6 +179,7 @@ class EndpointSliceController(Controller):
         service = self.services.indexer.get(key)
         if service is None:
             self.tracker.delete_service(key)
+            self.trigger_times.delete_service(key)
             self.topology.forget(key)
             self.metrics.delete_service(key)
             return
@@ -188,6 +192,8 @@ class EndpointSliceController(Controller):
             s for s in self.slices.indexer.by_index(SERVICE_INDEX, key) if self._ours(s))
         if self.tracker.stale_slices(key, slices):
             raise StaleInformerCache("EndpointSlice informer cache is out of date")
+        # computed even when nothing is written, so the tracker's state stays current
+        trigger_time = self.trigger_times.compute(key, service, pods)
         events: list[Event] = []
         # the pure work of a big service's sync runs off the loop (events come back here);
         # each sync is judged by its own size (begin: a flag left by the last one is cleared)
@@ -199,6 +205,8 @@ class EndpointSliceController(Controller):
             weight=len(pods) * POD_WEIGHT)
         for event in events:
             self.recorder.event(*event)
+        plan.create = [with_trigger_time(s, trigger_time) for s in plan.create]
+        plan.update = [with_trigger_time(s, trigger_time) for s in plan.update]
         self.metrics.added.observe(plan.added)
         self.metrics.removed.observe(plan.removed)
         await write_plan(self.client, plan, self.tracker, self.metrics, namespace,

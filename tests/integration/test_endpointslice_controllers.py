@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY, generate_latest
 
+from minikube_py.api import meta
 from minikube_py.apiserver.authn import identities
 from minikube_py.cli.start import InProcessClients
 from minikube_py.client import Client, InProcessTransport
@@ -46,6 +47,7 @@ from tests.polling import eventually
 Obj = dict[str, Any]
 NS = "default"
 MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
+TRIGGER = "endpoints.kubernetes.io/last-change-trigger-time"
 
 
 @pytest.fixture
@@ -98,7 +100,8 @@ async def ready_pod(client: Client, i: int, *, ready: bool = True) -> Obj:
             {"name": "http", "containerPort": 8080}]}]}})
     pod["status"] = {**pod["status"], "phase": "Running", "podIP": f"10.1.0.{i}",
                      "podIPs": [{"ip": f"10.1.0.{i}"}],
-                     "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+                     "conditions": [{"type": "Ready", "status": "True" if ready else "False",
+                                     "lastTransitionTime": meta.now_rfc3339()}]}
     return await client.update_status(PODS, pod)
 
 
@@ -139,6 +142,8 @@ async def test_pods_become_endpoints_in_packed_slices(cluster: Client) -> None:
     endpoint = first["endpoints"][0]
     assert endpoint["zone"] == "zone-a" and endpoint["nodeName"] == "n1"
     assert endpoint["targetRef"]["kind"] == "Pod"
+    # the pods' Ready transitions are the trigger of the last write (a second in the past)
+    assert any(s["metadata"].get("annotations", {}).get(TRIGGER) for s in slices)
 
     # a pod deleted at once: its endpoint leaves its slice
     await client.delete(PODS, "web-1", NS, grace_period_seconds=0)

@@ -11,6 +11,11 @@ import itertools
 from minikube_py.controllers.endpointslice_hints import TopologyHints, allocations
 from minikube_py.controllers.endpointslice_reconciler import reconcile, remove_hints
 from minikube_py.controllers.endpointslice_tracker import EndpointSliceTracker
+from minikube_py.controllers.endpointslice_trigger_time import (
+    ANNOTATION,
+    TriggerTimeTracker,
+    with_trigger_time,
+)
 from minikube_py.controllers.endpointslice_util import (
     CONTROLLER_NAME,
     LABEL_MANAGED_BY,
@@ -266,3 +271,23 @@ def test_mirroring_caps_addresses_per_subset() -> None:
                                            for i in range(12)], "ports": [{"port": 80}]}])
     result = mirror(endpoints, [], max_per_subset=10)
     assert len(result.plan.create[0]["endpoints"]) == 10 and result.skipped == 2
+
+
+def test_trigger_time_is_the_earliest_change_since_the_last_sync() -> None:
+    tracker = TriggerTimeTracker()
+    service = svc()
+    service["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+
+    def ready_at(i: int, when: str) -> dict:
+        p = pod(i)
+        p["status"]["conditions"][0]["lastTransitionTime"] = when
+        return p
+
+    pods = [ready_at(1, "2026-01-01T00:00:05Z"), ready_at(2, "2026-01-01T00:00:07Z")]
+    assert tracker.compute("ns/web", service, pods) == "2026-01-01T00:00:00Z"  # first sync
+    assert tracker.compute("ns/web", service, pods) == ""  # nothing moved
+    pods = [ready_at(1, "2026-01-01T00:01:00Z"), ready_at(2, "2026-01-01T00:00:59Z")]
+    assert tracker.compute("ns/web", service, pods) == "2026-01-01T00:00:59Z"
+    annotated = with_trigger_time({"metadata": {"annotations": {"a": "b"}}}, "t")
+    assert annotated["metadata"]["annotations"] == {"a": "b", ANNOTATION: "t"}
+    assert with_trigger_time(annotated, "")["metadata"]["annotations"] == {"a": "b"}
