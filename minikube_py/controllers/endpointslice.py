@@ -167,8 +167,12 @@ class EndpointSliceController(Controller):
 
     # -- reconcile ----------------------------------------------------------------------
     async def sync(self, key: str) -> None:
+        """trackSync: syncs{result} is success, stale (the cache was behind) or error."""
         try:
             await self._sync(key)
+        except StaleInformerCache:
+            self.metrics.syncs.labels("stale").inc()
+            raise
         except Exception:
             self.metrics.syncs.labels("error").inc()
             raise
