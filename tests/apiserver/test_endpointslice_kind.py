@@ -1,10 +1,12 @@
 """discovery.k8s.io/v1 EndpointSlice through HTTP: defaults (port name "" and protocol TCP),
 generation bumps on endpoint changes only, upstream's validation messages (address per type,
-immutable addressType, limits), the Table columns kubectl prints, discovery and OpenAPI."""
+immutable addressType, limits), the Table columns kubectl prints, discovery and OpenAPI, protobuf as client-go sends it."""
 
 from __future__ import annotations
 
 from tests.apiserver.conftest import API
+from tests.apiserver.test_protobuf_responses import CLIENT_GO, PB, _google, _request
+from tests.protobuf_descriptors import google_envelope, message_class
 
 SLICES = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -112,3 +114,28 @@ async def test_table_discovery_and_openapi(api: API) -> None:
         "EndpointSlice represents a subset of the endpoints that implement a service.")
     assert schemas["io.k8s.api.discovery.v1.EndpointSlice"]["required"] == [
         "addressType", "endpoints"]
+
+
+async def test_protobuf_round_trip_as_client_go(api: API) -> None:
+    """client-go's controllers (kube-proxy, CoreDNS) speak protobuf: a slice written and read
+    back in it, checked with Google's runtime on upstream's descriptors."""
+    message = message_class("k8s.io.api.discovery.v1.EndpointSlice")()
+    message.metadata.name = "pb"
+    message.addressType = "IPv4"
+    endpoint = message.endpoints.add()
+    endpoint.addresses.append("10.0.0.9")
+    endpoint.conditions.ready = True
+    endpoint.zone = "z1"
+    port = message.ports.add()
+    port.port = 53
+    port.protocol = "UDP"
+    status, ctype, body = await _request(api, "POST", SLICES, CLIENT_GO,
+                                         google_envelope("discovery.k8s.io/v1", "EndpointSlice",
+                                                         message), PB)
+    assert (status, ctype) == (201, PB), body
+    status, ctype, body = await _request(api, "GET", f"{SLICES}/pb", CLIENT_GO)
+    type_meta, read = _google(body, "k8s.io.api.discovery.v1.EndpointSlice")
+    assert (type_meta.apiVersion, type_meta.kind) == ("discovery.k8s.io/v1", "EndpointSlice")
+    assert (read.addressType, list(read.endpoints[0].addresses), read.endpoints[0].zone) == (
+        "IPv4", ["10.0.0.9"], "z1")
+    assert (read.ports[0].name, read.ports[0].port, read.ports[0].protocol) == ("", 53, "UDP")
