@@ -28,8 +28,7 @@ from ..client.cache import NAMESPACE_INDEX, meta_namespace_index
 from ..client.resources import ENDPOINT_SLICES, NODES, PODS, SERVICES
 from .base import Controller, ControllerContext, enqueue_key, split_key
 from .controller_utils import in_namespace
-from .endpoints import _selects
-from .endpoints_util import pod_endpoint_view
+from .endpoints_util import pod_endpoint_view, service_selects
 from .endpointslice_hints import Event, TopologyHints, hints_enabled, node_topology_view
 from .endpointslice_metrics import endpointslice_metrics
 from .endpointslice_reconciler import reconcile
@@ -98,7 +97,7 @@ class EndpointSliceController(Controller):
         md = pod.get("metadata") or {}
         labels = md.get("labels") or {}
         return [svc for svc in in_namespace(self.services, md.get("namespace", ""))
-                if _selects(svc, labels)]
+                if service_selects(svc, labels)]
 
     def _pod_changed(self, pod: Obj) -> None:
         for svc in self._services_for(pod):
@@ -191,7 +190,7 @@ class EndpointSliceController(Controller):
         if spec.get("type") == "ExternalName" or not spec.get("selector"):
             return  # no endpoints from us (ExternalName: issue 105986; no selector: mirroring)
         pods = [p for p in in_namespace(self.pods, namespace)
-                if _selects(service, (p.get("metadata") or {}).get("labels") or {})]
+                if service_selects(service, (p.get("metadata") or {}).get("labels") or {})]
         slices = drop_pending_deletion(
             s for s in self.slices.indexer.by_index(SERVICE_INDEX, key) if self._ours(s))
         if self.tracker.stale_slices(key, slices):
