@@ -197,7 +197,7 @@ def _reconcile_address_type(service: Obj, pods: list[Obj], nodes: NodeLister,
     plan = Plan()
     existing_by_ports: dict[tuple, list[Obj]] = {}
     for slice_ in existing:
-        if owned_by(slice_, service):
+        if owned_by(slice_, service, "Service"):
             existing_by_ports.setdefault(port_map_key(slice_.get("ports") or ()), []).append(
                 slice_)
         else:
@@ -238,7 +238,7 @@ def _reconcile_address_type(service: Obj, pods: list[Obj], nodes: NodeLister,
     if hints is not None:
         plan.create, plan.update = hints(service, address_type, plan.create, plan.update,
                                          unchanged)
-    return finalize(plan, service), skipped
+    return finalize(plan, service, "Service"), skipped
 
 
 def _same_placeholder(current: Obj, placeholder: Obj) -> bool:

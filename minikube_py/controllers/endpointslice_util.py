@@ -75,10 +75,12 @@ def slice_prefix(name: str) -> str:
     return name if name_is_dns_subdomain(prefix, True) else prefix
 
 
-def owned_by(slice_: Obj, owner: Obj) -> bool:
-    """ownedBy: a controller reference to this very object (uid), not just its name."""
+def owned_by(slice_: Obj, owner: Obj, kind: str) -> bool:
+    """ownedBy: an owner reference to this very object (a core/v1 `kind` with its uid), not
+    just one of the same name (a Service deleted and re-created is another owner)."""
     uid = (owner.get("metadata") or {}).get("uid")
-    return any(ref.get("controller") and ref.get("uid") == uid
+    return any(ref.get("uid") == uid and ref.get("kind") == kind and
+               ref.get("apiVersion") == "v1"
                for ref in (slice_.get("metadata") or {}).get("ownerReferences") or ())
 
 
@@ -113,14 +115,14 @@ class Plan:
         return len(self.create) + len(self.update) + len(self.delete)
 
 
-def finalize(plan: Plan, owner: Obj) -> Plan:
+def finalize(plan: Plan, owner: Obj, kind: str) -> Plan:
     """Upstream finalize: while there are both slices to create and to delete, reuse a doomed
     slice (same addressType, owned by this owner) for a new one — one update instead of a
     delete and a create."""
     creates, updates, deletes = list(plan.create), list(plan.update), []
     for doomed in plan.delete:
         if creates and doomed.get("addressType") == creates[-1].get("addressType") and \
-                owned_by(doomed, owner):
+                owned_by(doomed, owner, kind):
             fresh = creates.pop()
             md = dict(fresh["metadata"])  # generateName kept, as upstream only sets Name
             dmd = doomed["metadata"]

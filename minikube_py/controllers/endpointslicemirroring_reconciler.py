@@ -150,7 +150,7 @@ def reconcile(endpoints: Obj, existing: list[Obj], *,
     for key, slices in by_key.items():
         if key not in desired:
             plan.delete.extend(slices)
-    result.plan = finalize(plan, endpoints)
+    result.plan = finalize(plan, endpoints, "Endpoints")
     return result
 
 
