@@ -146,3 +146,36 @@ def test_python_client_discovery_v1(cluster: ClusterProcesses, kubeconfig: Path,
         every = discovery.list_endpoint_slice_for_all_namespaces(_request_timeout=CALL_TIMEOUT)
         assert time.monotonic() - started < CALL_TIMEOUT
         assert any(s.metadata.namespace == namespace for s in every.items)
+
+
+MANUAL = """\
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: manual
+  labels:
+    kubernetes.io/service-name: external
+addressType: IPv4
+ports:
+- name: http
+  port: {port}
+endpoints:
+- addresses: ["192.0.2.1"]
+  conditions: {{ready: true}}
+"""
+
+
+@pytest.mark.parametrize("mode", [(), ("--server-side",)], ids=["client-side", "server-side"])
+def test_kubectl_apply_a_hand_written_slice(cluster: ClusterProcesses, kubeconfig: Path,
+                                            namespace: str, tmp_path: Path,
+                                            mode: tuple[str, ...]) -> None:
+    ns = ("-n", namespace)
+    newest = KUBECTLS[-1]
+    out = kubectl(newest, kubeconfig, tmp_path, *ns, "apply", *mode, "-f", "-",
+                  stdin=MANUAL.format(port=80)).stdout
+    assert "endpointslice.discovery.k8s.io/manual" in out
+    kubectl(newest, kubeconfig, tmp_path, *ns, "apply", *mode, "-f", "-",
+            stdin=MANUAL.format(port=8080))
+    got = kubectl(newest, kubeconfig, tmp_path, *ns, "get", "endpointslice", "manual", "-o",
+                  "jsonpath={.ports[0].port} {.ports[0].protocol} {.metadata.generation}").stdout
+    assert got == "8080 TCP 2"
