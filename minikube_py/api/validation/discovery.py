@@ -4,7 +4,7 @@ Kubernetes piece: pkg/apis/discovery/validation (ValidateEndpointSlice, validate
 validatePorts, validateAddressType, validateHints) as the endpointslice strategy calls them
 (1.31): addressType is IPv4, IPv6 or FQDN and immutable; at most 1000 endpoints, each with 1 to
 100 addresses valid for the type (IPs neither unspecified, loopback nor link-local, as
-ValidateEndpointIP); at most 20000 ports (upstream raised the limit from 100 in 1.26), with
+ValidateEndpointIP); at most 20000 ports (upstream raised the limit from 100 in 1.21), with
 unique names, a protocol and a qualified appProtocol; zone hints at most 8, unique, label values.
 """
 
