@@ -291,3 +291,21 @@ def test_trigger_time_is_the_earliest_change_since_the_last_sync() -> None:
     annotated = with_trigger_time({"metadata": {"annotations": {"a": "b"}}}, "t")
     assert annotated["metadata"]["annotations"] == {"a": "b", ANNOTATION: "t"}
     assert with_trigger_time(annotated, "")["metadata"]["annotations"] == {"a": "b"}
+
+
+def test_headless_and_dual_stack() -> None:
+    headless = svc([], clusterIP="None")
+    plan, _, _ = run(headless, [pod(1)])
+    [slice_] = plan.create
+    assert "ports" not in slice_ and len(slice_["endpoints"]) == 1
+    assert slice_["metadata"]["labels"]["service.kubernetes.io/headless"] == ""
+    dual = svc(ipFamilies=["IPv4", "IPv6"])
+    both = pod(1)
+    both["status"]["podIPs"] = [{"ip": "10.1.0.2"}, {"ip": "fd00::2"}]
+    plan, _, _ = run(dual, [both])
+    assert {s["addressType"]: s["endpoints"][0]["addresses"] for s in plan.create} == {
+        "IPv4": ["10.1.0.2"], "IPv6": ["fd00::2"]}
+    # the service goes single-stack: its IPv6 slice is deleted
+    _, slices, _ = run(dual, [both])
+    plan, _, _ = run(svc(), [both], slices)
+    assert [s["addressType"] for s in plan.delete] == ["IPv6"] and not plan.create
