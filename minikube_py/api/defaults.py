@@ -583,6 +583,14 @@ def _priority_class(pc: Obj) -> None:
         pc["preemptionPolicy"] = PREEMPT_LOWER_PRIORITY
 
 
+def _endpoint_slice(slice_: Obj) -> None:
+    """discovery/v1 SetDefaults_EndpointPort: a port's name defaults to "" and its protocol
+    to TCP."""
+    for port in _dicts(slice_, "ports"):
+        _setdefault(port, "name", "")
+        _setdefault(port, "protocol", "TCP")
+
+
 #: kind -> (its API group, its defaulter)
 _DEFAULTERS: dict[str, tuple[str, Callable[[Obj], None]]] = {
     "RoleBinding": ("rbac.authorization.k8s.io", default_rbac_binding),
@@ -609,6 +617,7 @@ _DEFAULTERS: dict[str, tuple[str, Callable[[Obj], None]]] = {
     "StatefulSet": ("apps", _stateful_set),
     "ValidatingAdmissionPolicy": ("admissionregistration.k8s.io", default_policy),
     "ValidatingAdmissionPolicyBinding": ("admissionregistration.k8s.io", default_binding),
+    "EndpointSlice": ("discovery.k8s.io", _endpoint_slice),
 }
 
 

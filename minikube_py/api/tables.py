@@ -832,3 +832,43 @@ _COLUMNS["PodDisruptionBudget"] = [
     _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this "
          "time.", "integer"), _age_col()]
 _ROWS["PodDisruptionBudget"] = _pod_disruption_budget_row
+
+
+# discovery.k8s.io/v1 EndpointSlices (upstream printEndpointSlice, formatDiscoveryPorts,
+# formatDiscoveryEndpoints, listWithMoreString): the first three ports (`*` for "all ports")
+# and addresses, then `+ N more...`; `<unset>` when there are none.
+def _list_with_more(items: list[str], limit: int = 3) -> str:
+    if len(items) > limit:
+        return ",".join(items[:limit]) + f" + {len(items) - limit} more..."
+    return ",".join(items) or "<unset>"
+
+
+def _discovery_port(port: Obj) -> str:
+    if port.get("port") is not None:
+        return str(port["port"])
+    return str(port["name"]) if port.get("name") is not None else "*"
+
+
+def _endpoint_slice_row(obj: Obj, now: float) -> list:
+    ports = [_discovery_port(p) for p in (obj.get("ports") or ()) if isinstance(p, dict)]
+    addresses = [a for e in (obj.get("endpoints") or ()) if isinstance(e, dict)
+                 for a in (e.get("addresses") or ())]
+    return [_name(obj), obj.get("addressType", ""), _list_with_more(ports),
+            _list_with_more(addresses), _age(obj, now)]
+
+
+_COLUMNS["EndpointSlice"] = [
+    _name_col(),
+    _col("AddressType", "addressType specifies the type of address carried by this "
+         "EndpointSlice. All addresses in this slice must be the same type. This field is "
+         "immutable after creation. The following address types are currently supported: * "
+         "IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 Address. * FQDN: "
+         "Represents a Fully Qualified Domain Name."),
+    _col("Ports", "ports specifies the list of network ports exposed by each endpoint in this "
+         "slice. Each port must have a unique name. When ports is empty, it indicates that "
+         "there are no defined ports. When a port is defined with a nil port value, it "
+         "indicates \"all ports\". Each slice may include a maximum of 100 ports."),
+    _col("Endpoints", "endpoints is a list of unique endpoints in this slice. Each slice may "
+         "include a maximum of 1000 endpoints."),
+    _age_col()]
+_ROWS["EndpointSlice"] = _endpoint_slice_row

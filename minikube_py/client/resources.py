@@ -60,6 +60,7 @@ JOBS = Resource("batch", "v1", "jobs", True, "Job")
 CRONJOBS = Resource("batch", "v1", "cronjobs", True, "CronJob")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", True,
                                   "PodDisruptionBudget")
+ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", True, "EndpointSlice")
 HORIZONTALPODAUTOSCALERS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True,
                                     "HorizontalPodAutoscaler")
 POD_METRICS = Resource("metrics.k8s.io", "v1beta1", "pods", True, "PodMetrics")

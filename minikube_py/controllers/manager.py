@@ -55,6 +55,8 @@ CONTROLLERS: dict[str, str] = {
     "podgc": "podgc:PodGCController",
     "disruption": "disruption:DisruptionController",
     "horizontalpodautoscaling": "hpa:HorizontalController",
+    "endpointslice": "endpointslice:EndpointSliceController",
+    "endpointslicemirroring": "endpointslicemirroring:EndpointSliceMirroringController",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

@@ -20,6 +20,7 @@ from .apiservices import APISERVICES
 from .apps import STRATEGIES as APPS_WORKLOADS
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
 from .crds import CRDS
+from .endpointslices import ENDPOINT_SLICES
 from .events import EVENTS, EVENTS_V1
 from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
 from .rbac import STRATEGIES as RBAC
@@ -289,6 +290,7 @@ STORED: tuple[Strategy, ...] = (
     *APPS_WORKLOADS,
     POD_DISRUPTION_BUDGETS,
     HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
+    ENDPOINT_SLICES,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

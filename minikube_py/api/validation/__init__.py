@@ -16,7 +16,7 @@ Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volume
 Deployment, Scale), `batch` (Job, CronJob), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
 PersistentVolumeClaim), `priorityclass`, `apiservice`, `certificates`
-(CertificateSigningRequest), `policy` (PodDisruptionBudget); `typed` and `common` are shared helpers.
+(CertificateSigningRequest), `policy` (PodDisruptionBudget), `discovery` (EndpointSlice); `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from minikube_py.api.validation import (
     batch,
     certificates,
     config,
+    discovery,
     misc,
     namespace,
     node,
@@ -176,6 +177,7 @@ _CREATE: dict[str, Create] = {
     "StatefulSet": apps.validate_stateful_set,
     "ControllerRevision": apps.validate_controller_revision,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget,
+    "EndpointSlice": discovery.validate_endpoint_slice,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -217,6 +219,7 @@ _UPDATE: dict[str, Update] = {
     "StatefulSet": apps.validate_stateful_set_update,
     "ControllerRevision": apps.validate_controller_revision_update,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget_update,
+    "EndpointSlice": discovery.validate_endpoint_slice_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
