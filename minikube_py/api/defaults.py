@@ -25,7 +25,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from minikube_py.api import hpa, quantity
+from minikube_py.api import flowcontrol, hpa, networking, quantity
 from minikube_py.api.admissionpolicy import default_binding, default_policy
 from minikube_py.api.batch import default_cron_job_spec, default_job_spec
 from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
@@ -610,6 +610,9 @@ _DEFAULTERS: dict[str, tuple[str, Callable[[Obj], None]]] = {
     "ValidatingAdmissionPolicy": ("admissionregistration.k8s.io", default_policy),
     "ValidatingAdmissionPolicyBinding": ("admissionregistration.k8s.io", default_binding),
 }
+# networking.k8s.io and flowcontrol.apiserver.k8s.io (issue 19): their modules own the defaults
+_DEFAULTERS.update(networking.DEFAULTERS)
+_DEFAULTERS.update(flowcontrol.DEFAULTERS)
 
 
 # ---------------------------------------------------------------------------------------------
