@@ -253,8 +253,8 @@ def _ingress_spec(ingress: dict[str, Any], errs: Errs, *, allow_bad_secret: bool
                                            "specified"))
     if default is not None:
         _backend(default, "spec.defaultBackend", errs, relaxed)
-    _rules(spec, "spec.rules", errs, allow_wildcard_rules, relaxed)
-    _tls(spec, "spec.tls", errs, allow_bad_secret)
+    _rules(spec, "spec", errs, allow_wildcard_rules, relaxed)
+    _tls(spec, "spec", errs, allow_bad_secret)
     class_name = spec.get("ingressClassName")
     if isinstance(class_name, str):
         for msg in name_is_dns_subdomain(class_name, False):
