@@ -68,9 +68,9 @@ def default_priority_level(plc: Obj) -> None:
             limited["nominalConcurrencyShares"] = 30
         if limited.get("lendablePercent") is None:
             limited["lendablePercent"] = 0
-        queuing = _dict(_dict(limited.get("limitResponse")).get("queuing"))
+        queuing = _dict(limited.get("limitResponse")).get("queuing")
         for name, value in (("queues", 64), ("handSize", 8), ("queueLengthLimit", 50)):
-            if queuing and not queuing.get(name):
+            if isinstance(queuing, dict) and not queuing.get(name):
                 queuing[name] = value
 
 
