@@ -16,7 +16,7 @@ event; a missing or oddly typed field must give a blank or `<none>`, never a 500
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from minikube_py.api import errors
@@ -381,6 +381,13 @@ def column_definitions(kind: str) -> list[dict]:
 
     Cached: the same list object is returned every call; callers must not mutate it."""
     return _COLUMNS.get(kind, _UNKNOWN_COLUMNS)
+
+
+def list_order(kind: str, objects: Iterable[dict]) -> Iterable[dict]:
+    """The order a printed list's rows come in: as listed, except for kinds whose upstream list
+    printer sorts (printFlowSchemaList: by matchingPrecedence, then name)."""
+    key = _LIST_ORDER.get(kind)
+    return objects if key is None else sorted(objects, key=key)
 
 
 def row_cells(kind: str, obj: dict, now: float) -> list:
@@ -916,3 +923,7 @@ _COLUMNS["PriorityLevelConfiguration"] = [
     _col("QueueLengthLimit", "`queueLengthLimit` is the maximum number of requests allowed to "
          "be waiting in a given queue of this priority level at a time"), _age_col()]
 _ROWS["PriorityLevelConfiguration"] = _priority_level_row
+#: kinds whose list printer sorts its rows (apihelpers.FlowSchemaSequence)
+_LIST_ORDER: dict[str, Callable[[dict], Any]] = {
+    "FlowSchema": lambda fs: (_n(_d(fs.get("spec")).get("matchingPrecedence")), _name(fs)),
+}
