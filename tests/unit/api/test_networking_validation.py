@@ -7,7 +7,11 @@ import pytest
 
 from minikube_py.api.defaults import apply_defaults
 from minikube_py.api.networking import default_class
-from minikube_py.api.validation import validate_create, validate_status_update, validate_update
+from minikube_py.api.validation import (
+    validate_create,
+    validate_status_update,
+    validate_update,
+)
 
 
 def ingress(spec: dict, **meta: object) -> dict:
@@ -39,13 +43,13 @@ def test_valid_ingress_with_tls_and_wildcard_host() -> None:
 
 
 @pytest.mark.parametrize("spec,expected", [
-    ({}, "spec: Invalid value: []networking.IngressRule(nil): either `defaultBackend` or "
-         "`rules` must be specified"),
+    ({}, ("spec: Invalid value: []networking.IngressRule(nil): either `defaultBackend` or "
+         "`rules` must be specified")),
     ({"rules": [rule(path_type=None)]},
      "spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified"),
     ({"rules": [rule(path_type="Regex")]},
-     'spec.rules[0].http.paths[0].pathType: Unsupported value: "Regex": supported values: '
-     '"Exact", "ImplementationSpecific", "Prefix"'),
+     ('spec.rules[0].http.paths[0].pathType: Unsupported value: "Regex": supported values: '
+     '"Exact", "ImplementationSpecific", "Prefix"')),
     ({"rules": [rule(path="api")]},
      'spec.rules[0].http.paths[0].path: Invalid value: "api": must be an absolute path'),
     ({"rules": [rule(path="/a//b")]},
@@ -55,11 +59,11 @@ def test_valid_ingress_with_tls_and_wildcard_host() -> None:
     ({"rules": [rule(host="10.0.0.1")]},
      'spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address'),
     ({"rules": [rule(host="foo.*.com")]},
-     'spec.rules[0].host: Invalid value: "foo.*.com": a wildcard DNS-1123 subdomain must start '
+     ('spec.rules[0].host: Invalid value: "foo.*.com": a wildcard DNS-1123 subdomain must start '
      "with '*.', followed by a valid DNS subdomain, which must consist of lower case "
      "alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. "
      "'*.example.com', regex used for validation is "
-     "'\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
+     "'\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")),
     ({"defaultBackend": {"service": {"name": "web", "port": {"number": 80}},
                          "resource": {"kind": "Bucket", "name": "b"}}},
      'spec.defaultBackend: Invalid value: "": cannot set both resource and service backends'),
@@ -70,15 +74,15 @@ def test_valid_ingress_with_tls_and_wildcard_host() -> None:
     ({"defaultBackend": {"service": {"name": "web", "port": {"name": "http", "number": 80}}}},
      'spec.defaultBackend: Invalid value: "": cannot set both port name & port number'),
     ({"defaultBackend": {"service": {"name": "web", "port": {"number": 70000}}}},
-     "spec.defaultBackend.service.port.number: Invalid value: 70000: must be between 1 and "
-     "65535, inclusive"),
+     ("spec.defaultBackend.service.port.number: Invalid value: 70000: must be between 1 and "
+     "65535, inclusive")),
     ({"defaultBackend": {"resource": {"kind": "Bucket"}}},
      "spec.defaultBackend.resource.name: Required value"),
     ({"rules": [rule()], "tls": [{"secretName": "Bad_Name"}]},
-     'spec.tls[0].secretName: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must '
+     ('spec.tls[0].secretName: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must '
      "consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
      "alphanumeric character (e.g. 'example.com', regex used for validation is "
-     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
+     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")),
 ])
 def test_ingress_errors(spec: dict, expected: str) -> None:
     assert expected in messages("Ingress", ingress(spec))
@@ -88,8 +92,8 @@ def test_class_annotation_must_match_class_name() -> None:
     obj = ingress({"rules": [rule()], "ingressClassName": "a"},
                   annotations={"kubernetes.io/ingress.class": "b"})
     assert messages("Ingress", obj) == [
-        'annotations.kubernetes.io/ingress.class: Invalid value: "b": must match '
-        "`ingressClassName` when both are specified"]
+        ('annotations.kubernetes.io/ingress.class: Invalid value: "b": must match '
+        "`ingressClassName` when both are specified")]
 
 
 def test_update_keeps_a_stored_invalid_secret_name() -> None:
@@ -119,8 +123,8 @@ def ingress_class(spec: dict, **annotations: str) -> dict:
 @pytest.mark.parametrize("spec,expected", [
     ({}, "spec.controller: Required value"),
     ({"controller": "nginx"},
-     'spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as '
-     '"acme.io/foo")'),
+     ('spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as '
+     '"acme.io/foo")')),
     ({"controller": "a.io/x", "parameters": {"kind": "K", "name": "n", "scope": "Namespace"}},
      "spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace'"),
     ({"controller": "a.io/x", "parameters": {"kind": "K", "name": "n", "namespace": "x"}},
@@ -171,31 +175,31 @@ def test_network_policy_defaults() -> None:
 
 @pytest.mark.parametrize("spec,expected", [
     ({"ingress": [{"ports": [{"port": 80, "endPort": 70}]}]},
-     "spec.ingress[0].ports[0].endPort: Invalid value: 70: must be greater than or equal to "
-     "`port`"),
+     ("spec.ingress[0].ports[0].endPort: Invalid value: 70: must be greater than or equal to "
+     "`port`")),
     ({"ingress": [{"ports": [{"port": "http", "endPort": 90}]}]},
-     "spec.ingress[0].ports[0].endPort: Invalid value: 90: may not be specified when `port` is "
-     "non-numeric"),
+     ("spec.ingress[0].ports[0].endPort: Invalid value: 90: may not be specified when `port` is "
+     "non-numeric")),
     ({"ingress": [{"ports": [{"endPort": 90}]}]},
-     "spec.ingress[0].ports[0].endPort: Invalid value: 90: may not be specified when `port` is "
-     "not specified"),
+     ("spec.ingress[0].ports[0].endPort: Invalid value: 90: may not be specified when `port` is "
+     "not specified")),
     ({"ingress": [{"ports": [{"port": 80, "protocol": "ICMP"}]}]},
-     'spec.ingress[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", '
-     '"UDP", "SCTP"'),
-    ({"ingress": [{"from": [{}]}]}, "spec.ingress[0].from[0]: Required value: must specify a "
-                                    "peer"),
+     ('spec.ingress[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", '
+     '"UDP", "SCTP"')),
+    ({"ingress": [{"from": [{}]}]}, ("spec.ingress[0].from[0]: Required value: must specify a "
+                                    "peer")),
     ({"egress": [{"to": [{"ipBlock": {"cidr": "10.0.0.0/16"}, "podSelector": {}}]}]},
      "spec.egress[0].to[0]: Forbidden: may not specify both ipBlock and another peer"),
     ({"egress": [{"to": [{"ipBlock": {"cidr": "10.0.0.0/16", "except": ["10.1.0.0/24"]}}]}]},
-     'spec.egress[0].to[0].ipBlock.except[0]: Invalid value: "10.1.0.0/24": must be a strict '
-     "subset of `cidr`"),
+     ('spec.egress[0].to[0].ipBlock.except[0]: Invalid value: "10.1.0.0/24": must be a strict '
+     "subset of `cidr`")),
     ({"egress": [{"to": [{"ipBlock": {"cidr": "nope"}}]}]},
      'spec.egress[0].to[0].ipBlock.cidr: Invalid value: "nope": not a valid CIDR'),
     ({"egress": [{"to": [{"ipBlock": {}}]}]},
      "spec.egress[0].to[0].ipBlock.cidr: Required value"),
     ({"policyTypes": ["Ingress", "Sideways"]},
-     'spec.policyTypes[1]: Unsupported value: "Sideways": supported values: "Ingress", '
-     '"Egress"'),
+     ('spec.policyTypes[1]: Unsupported value: "Sideways": supported values: "Ingress", '
+     '"Egress"')),
 ])
 def test_network_policy_errors(spec: dict, expected: str) -> None:
     assert expected in messages("NetworkPolicy", policy({"podSelector": {}, **spec}))
