@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.apiserver.conftest import API, pod, start_api
+from tests.polling import eventually
 
 NET = "/apis/networking.k8s.io/v1"
 INGRESSES = f"{NET}/namespaces/default/ingresses"
@@ -149,13 +150,6 @@ async def test_runtime_class_admission(api: API) -> None:
     assert table["rows"][0]["cells"][:2] == ["kata", "kata"]
 
 
-async def _eventually(check, timeout: float = 5.0):  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = await check()
-        if result or asyncio.get_running_loop().time() > deadline:
-            return result
-        await asyncio.sleep(0.05)
 
 
 async def test_flowcontrol_bootstrap_objects(api: API) -> None:
@@ -184,7 +178,7 @@ async def test_flowcontrol_bootstrap_objects(api: API) -> None:
     async def restored() -> bool:
         code, _ = await api.get(f"{APF}/flowschemas/exempt")
         return code == 200
-    assert await _eventually(restored)
+    assert await eventually(restored)
     code, _ = await api.patch(f"{APF}/prioritylevelconfigurations/catch-all",
                               {"spec": {"limited": {"nominalConcurrencyShares": 1}}})
     assert code == 200
@@ -192,7 +186,7 @@ async def test_flowcontrol_bootstrap_objects(api: API) -> None:
     async def undone() -> bool:
         _, plc = await api.get(f"{APF}/prioritylevelconfigurations/catch-all")
         return plc["spec"]["limited"]["nominalConcurrencyShares"] == 5
-    assert await _eventually(undone)
+    assert await eventually(undone)
 
 
 async def test_flow_schema_dangling_condition(api: API) -> None:
@@ -211,7 +205,7 @@ async def test_flow_schema_dangling_condition(api: API) -> None:
             _, fs = await api.get(f"{APF}/flowschemas/mine")
             conditions = (fs.get("status") or {}).get("conditions") or []
             return any(c["type"] == "Dangling" and c["status"] == status for c in conditions)
-        return await _eventually(check)
+        return await eventually(check)
 
     assert await dangling("True")
     code, body = await api.post(f"{APF}/prioritylevelconfigurations", {

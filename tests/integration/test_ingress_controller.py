@@ -8,7 +8,6 @@ rules are checked table-driven first."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import aiohttp
@@ -22,6 +21,7 @@ from minikube_py.client import Client, InProcessTransport
 from minikube_py.client.resources import DEPLOYMENTS, INGRESSES, SERVICES
 from minikube_py.controllers.ingress_routing import host_rank, path_score, route
 from tests.etcd_server import free_port
+from tests.polling import eventually
 
 
 # -- pure ------------------------------------------------------------------------------------
@@ -98,13 +98,6 @@ INGRESS = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": 
                 "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}
 
 
-async def _eventually(check, timeout: float = 20.0):  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = await check()
-        if result or asyncio.get_running_loop().time() > deadline:
-            return result
-        await asyncio.sleep(0.1)
 
 
 async def test_ingress_routes_to_the_backend_pods(tmp_path: Path) -> None:
@@ -131,7 +124,7 @@ async def _exercise(cluster) -> None:  # type: ignore[no-untyped-def]
             ingress = await client.get(INGRESSES, "web", "default")
             return (ingress.get("status") or {}).get("loadBalancer") == {
                 "ingress": [{"ip": "127.0.0.1"}]}
-        assert await _eventually(addressed)
+        assert await eventually(addressed, 20)
 
         async with aiohttp.ClientSession() as session:
             async def answered() -> str | None:
@@ -139,7 +132,7 @@ async def _exercise(cluster) -> None:  # type: ignore[no-untyped-def]
                                        headers={"Host": "web.example.com"}) as resp:
                     text = await resp.text()
                     return text if resp.status == 200 else None
-            text = await _eventually(answered)
+            text = await eventually(answered, 20)
             assert text is not None and text.startswith("pod web-"), text
             assert text.rstrip().endswith("GET /hello?x=1"), text
             async with session.get(f"{url}/", headers={"Host": "other.example.com"}) as resp:
