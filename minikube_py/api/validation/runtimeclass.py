@@ -56,8 +56,9 @@ def validate_runtime_class(rc: dict[str, Any], errs: Errs) -> None:
 
 
 def validate_runtime_class_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
-    """Upstream checks only metadata and the handler on update (overhead and scheduling are
-    validated on create alone)."""
+    """The strategy's ValidateUpdate: the whole class again, plus metadata and an immutable
+    handler."""
+    validate_runtime_class(new, errs)
     validate_object_meta_update(new, old, errs)
     validate_immutable(sub(new, "handler"), sub(old, "handler"), "handler", errs)
 
