@@ -160,8 +160,10 @@ def test_documented_examples(binary: str, server: ServerThread, tmp_path: Path) 
     assert "networking.k8s.io" in explained and "host" in explained, explained
     assert "rules is a list of host rules used to configure the Ingress" in " ".join(
         explained.split()), explained
-    assert "handler" in run("explain", "runtimeclass")
-    assert "matchingPrecedence" in run("explain", "flowschema.spec")
+    assert "handler specifies the underlying runtime" in " ".join(
+        run("explain", "runtimeclass").split())
+    explained = " ".join(run("explain", "flowschema.spec").split())
+    assert "matchingPrecedence" in explained and "must be ranged in [1,10000]" in explained
     out = run("get", "flowschemas")
     assert columns(out) == ["NAME", "PRIORITYLEVEL", "MATCHINGPRECEDENCE",
                             "DISTINGUISHERMETHOD", "AGE", "MISSINGPL"]
