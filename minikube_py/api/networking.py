@@ -4,7 +4,7 @@ and what an Ingress's Table row prints.
 Kubernetes pieces: pkg/apis/networking/v1/defaults.go (SetDefaults_NetworkPolicyPort,
 SetDefaults_NetworkPolicy, SetDefaults_IngressClass), the DefaultIngressClass admission plugin's
 choice of class (plugin/pkg/admission/network/defaultingressclass: the annotated classes, the
-newest winning since 1.30 when several are annotated) and pkg/printers' formatHosts /
+newest winning when several are annotated, as 1.31 does) and pkg/printers' formatHosts /
 formatPorts / loadBalancerStatusStringer for Ingress rows. Kept apart from admission and the
 registry so the admission plugin, the ingress controller and tests share one definition.
 """

@@ -4,7 +4,7 @@ Kubernetes piece: plugin/pkg/admission/network/defaultingressclass (on by defaul
 an Ingress (not a subresource) that has neither `spec.ingressClassName` nor the legacy
 `kubernetes.io/ingress.class` annotation, the IngressClass annotated
 `ingressclass.kubernetes.io/is-default-class: "true"` names the class; with several annotated,
-the newest wins (1.30+; earlier releases refused the Ingress). No default: nothing changes.
+the newest wins, ties by name (1.31; older releases refused the Ingress with 403). No default: nothing changes.
 Which class is the default is api/networking.py's `default_class`.
 """
 
