@@ -170,47 +170,59 @@ def _annotations(obj: Obj) -> Obj:
     return _dict(_dict(obj.get("metadata")).get("annotations"))
 
 
+_GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
+def parse_bool(value: Any) -> bool | None:
+    """Go's strconv.ParseBool; None where it would fail."""
+    return _GO_BOOLS.get(value) if isinstance(value, str) else None
+
+
 def should_update_spec(current: Obj) -> bool:
-    """shouldUpdateSpec for a suggested object: the annotation's boolean when it parses (Go's
-    strconv.ParseBool), else only an object never edited (generation 1)."""
-    value = _annotations(current).get(AUTO_UPDATE_ANNOTATION)
-    parsed = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
-              "0": False, "f": False, "F": False, "FALSE": False, "false": False,
-              "False": False}.get(value if isinstance(value, str) else "")
+    """shouldUpdateSpec for a suggested object: the annotation's boolean when it parses, else
+    only an object never edited (generation 1)."""
+    parsed = parse_bool(_annotations(current).get(AUTO_UPDATE_ANNOTATION))
     if parsed is not None:
         return parsed
     return _dict(current.get("metadata")).get("generation") == 1
 
 
-def wanted_spec(bootstrap: Obj, current: Obj) -> Obj:
-    """The spec the server wants: the bootstrap's, except that users own the `exempt` section
-    of the mandatory `exempt` level (upstream lets them tune its concurrency)."""
-    spec = copy.deepcopy(bootstrap["spec"])
+def spec_equalish(bootstrap: Obj, current: Obj) -> bool:
+    """plcSpecEqualish / the FlowSchema one: the stored spec is the bootstrap's, except that the
+    `exempt` level's concurrency settings are the user's to tune and not compared."""
+    expected = bootstrap["spec"]
+    actual = _dict(current.get("spec"))
     if bootstrap["kind"] == "PriorityLevelConfiguration" and \
             bootstrap["metadata"]["name"] == EXEMPT:
-        existing = _dict(current.get("spec")).get("exempt")
-        if isinstance(existing, dict):
-            spec["exempt"] = copy.deepcopy(existing)
-    return spec
+        exempt = actual.get("exempt")
+        if not isinstance(exempt, dict):
+            return False
+        expected = copy.deepcopy(expected)
+        for name in ("nominalConcurrencyShares", "lendablePercent"):
+            expected["exempt"][name] = exempt.get(name)
+    return actual == expected
 
 
 def ensure_update(bootstrap: Obj, current: Obj, mandatory: bool) -> Obj | None:
-    """The updated object the ensurer writes over `current`, or None when it leaves it alone:
-    a mandatory object is always brought back to its spec; a suggested one only while
-    should_update_spec; either way the annotation ends up "true" when the spec is written."""
-    if not mandatory and not should_update_spec(current):
+    """ReviseIfNeeded: the object the ensurer writes over `current`, or None to leave it. A
+    mandatory object always has its spec brought back; a suggested one only while
+    should_update_spec. Either way the annotation is made to say which (`"true"`/`"false"`):
+    a suggested object a user edited without the annotation becomes `"false"`, kept as is."""
+    auto = mandatory or should_update_spec(current)
+    update_annotation = parse_bool(_annotations(current).get(AUTO_UPDATE_ANNOTATION)) != auto
+    spec_changed = auto and not spec_equalish(bootstrap, current)
+    if not (update_annotation or spec_changed):
         return None
-    spec = wanted_spec(bootstrap, current)
-    annotated = _annotations(current).get(AUTO_UPDATE_ANNOTATION) == "true"
-    if current.get("spec") == spec and annotated:
-        return None
-    updated = copy.deepcopy(current)
-    meta = updated.setdefault("metadata", {})
-    if not isinstance(meta.get("annotations"), dict):
-        meta["annotations"] = {}
-    meta["annotations"][AUTO_UPDATE_ANNOTATION] = "true"
-    updated["spec"] = spec
-    return updated
+    revised = copy.deepcopy(current)
+    if spec_changed:
+        revised["spec"] = copy.deepcopy(bootstrap["spec"])
+    if update_annotation:
+        meta = revised.setdefault("metadata", {})
+        if not isinstance(meta.get("annotations"), dict):
+            meta["annotations"] = {}
+        meta["annotations"][AUTO_UPDATE_ANNOTATION] = "true" if auto else "false"
+    return revised
 
 
 def is_dangling_bootstrap_object(obj: Obj, bootstrap_names: frozenset[str]) -> bool:
@@ -218,7 +230,7 @@ def is_dangling_bootstrap_object(obj: Obj, bootstrap_names: frozenset[str]) -> b
     bootstrap configuration is the server's to delete."""
     name = _dict(obj.get("metadata")).get("name")
     return name not in bootstrap_names and \
-        _annotations(obj).get(AUTO_UPDATE_ANNOTATION) == "true"
+        parse_bool(_annotations(obj).get(AUTO_UPDATE_ANNOTATION)) is True
 
 
 # ---------------------------------------------------------------------------------------------

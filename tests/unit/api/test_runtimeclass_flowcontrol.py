@@ -87,6 +87,7 @@ def _stored(obj: dict, generation: int, annotation: str | None) -> dict:
 
 
 def test_ensurer_respects_the_autoupdate_annotation() -> None:
+    """Upstream ensurer ReviseIfNeeded (pkg/registry/flowcontrol/ensurer/strategy.go)."""
     boot = apf.load_bootstrap()
     system = boot.suggested_levels[0]
     edited = _stored(system, 2, "false")
@@ -94,9 +95,17 @@ def test_ensurer_respects_the_autoupdate_annotation() -> None:
     assert apf.ensure_update(system, edited, mandatory=False) is None  # user opted out
     restored = apf.ensure_update(system, _stored(edited, 2, "true"), mandatory=False)
     assert restored is not None and restored["spec"] == system["spec"]
-    # no annotation: only a never-edited object (generation 1) is updated
-    assert apf.ensure_update(system, _stored(edited, 3, None), mandatory=False) is None
-    assert apf.ensure_update(system, _stored(edited, 1, None), mandatory=False) is not None
+    assert apf.ensure_update(system, _stored(edited, 2, "True"), mandatory=False)["spec"] \
+        == system["spec"]  # Go's ParseBool
+    # no annotation and edited (generation > 1): the edit is kept, marked "false"
+    marked = apf.ensure_update(system, _stored(edited, 3, None), mandatory=False)
+    assert marked["spec"] == edited["spec"]
+    assert marked["metadata"]["annotations"] == {apf.AUTO_UPDATE_ANNOTATION: "false"}
+    # never edited (generation 1): brought back and marked "true"
+    fresh = apf.ensure_update(system, _stored(edited, 1, None), mandatory=False)
+    assert fresh["spec"] == system["spec"]
+    assert fresh["metadata"]["annotations"] == {apf.AUTO_UPDATE_ANNOTATION: "true"}
+    assert apf.ensure_update(system, _stored(system, 5, "true"), mandatory=False) is None
     # a mandatory object is always brought back, whatever the annotation says
     catch_all = boot.mandatory_levels[0]
     changed = _stored(catch_all, 2, "false")
@@ -104,11 +113,29 @@ def test_ensurer_respects_the_autoupdate_annotation() -> None:
     fixed = apf.ensure_update(catch_all, changed, mandatory=True)
     assert fixed is not None and fixed["spec"] == catch_all["spec"]
     assert fixed["metadata"]["annotations"][apf.AUTO_UPDATE_ANNOTATION] == "true"
-    # users own the exempt level's concurrency settings
+    # users own the exempt level's concurrency settings (not compared)...
     exempt = boot.mandatory_levels[1]
     tuned = _stored(exempt, 2, "true")
     tuned["spec"]["exempt"]["nominalConcurrencyShares"] = 10
     assert apf.ensure_update(exempt, tuned, mandatory=True) is None
+    # ...but a spec that differs otherwise is replaced whole, as plcReplaceSpec does
+    broken = _stored(exempt, 2, "true")
+    del broken["spec"]["exempt"]
+    assert apf.ensure_update(exempt, broken, mandatory=True)["spec"] == exempt["spec"]
+
+
+def test_removal_of_objects_no_longer_bootstrapped() -> None:
+    names = frozenset({"kept"})
+
+    def obj(name: str, annotation: str | None) -> dict:
+        annotations = {} if annotation is None else {apf.AUTO_UPDATE_ANNOTATION: annotation}
+        return {"metadata": {"name": name, "annotations": annotations}}
+    assert apf.is_dangling_bootstrap_object(obj("old", "true"), names)
+    assert apf.is_dangling_bootstrap_object(obj("old", "1"), names)
+    assert not apf.is_dangling_bootstrap_object(obj("old", "false"), names)
+    assert not apf.is_dangling_bootstrap_object(obj("old", "yes"), names)  # malformed: kept
+    assert not apf.is_dangling_bootstrap_object(obj("mine", None), names)
+    assert not apf.is_dangling_bootstrap_object(obj("kept", "true"), names)
 
 
 def test_dangling_condition() -> None:
