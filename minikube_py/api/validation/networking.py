@@ -137,11 +137,7 @@ def _typed_local_ref(ref: dict[str, Any], path: str, errs: Errs) -> None:
                 errs.append(invalid(child(path, name), value, msg))
 
 
-def _service_name_ok(name: str, relaxed: bool) -> list[str]:
-    return name_is_dns_label(name, False) if relaxed else name_is_dns1035_label(name, False)
-
-
-def _backend(backend: dict[str, Any], path: str, errs: Errs, relaxed: bool) -> None:
+def _backend(backend: dict[str, Any], path: str, errs: Errs) -> None:
     """validateIngressBackend: exactly one of service and resource."""
     resource = get_dict(backend, "resource", path, errs)
     service = get_dict(backend, "service", path, errs)
@@ -159,7 +155,7 @@ def _backend(backend: dict[str, Any], path: str, errs: Errs, relaxed: bool) -> N
     if not name:
         errs.append(required(child(svc_path, "name")))
     else:
-        for msg in _service_name_ok(name, relaxed):
+        for msg in name_is_dns1035_label(name, False):
             errs.append(invalid(child(svc_path, "name"), name, msg))
     port = get_dict(service, "port", svc_path, errs) or {}
     port_path = child(svc_path, "port")
@@ -177,7 +173,7 @@ def _backend(backend: dict[str, Any], path: str, errs: Errs, relaxed: bool) -> N
         errs.append(required(path, "port name or number is required"))
 
 
-def _http_path(item: dict[str, Any], path: str, errs: Errs, relaxed: bool) -> None:
+def _http_path(item: dict[str, Any], path: str, errs: Errs) -> None:
     """validateHTTPIngressPath: pathType required; Exact/Prefix paths absolute and clean."""
     path_type = item.get("pathType")
     if path_type is None:
@@ -201,10 +197,10 @@ def _http_path(item: dict[str, Any], path: str, errs: Errs, relaxed: bool) -> No
     else:
         errs.append(not_supported(child(path, "pathType"), path_type, PATH_TYPES))
     backend = get_dict(item, "backend", path, errs) or {}
-    _backend(backend, child(path, "backend"), errs, relaxed)
+    _backend(backend, child(path, "backend"), errs)
 
 
-def _rule_value(rule: dict[str, Any], path: str, errs: Errs, relaxed: bool) -> None:
+def _rule_value(rule: dict[str, Any], path: str, errs: Errs) -> None:
     http = get_dict(rule, "http", path, errs)
     if http is None:
         return
@@ -212,11 +208,10 @@ def _rule_value(rule: dict[str, Any], path: str, errs: Errs, relaxed: bool) -> N
     if not get_list(http, "paths", http_path, errs):
         errs.append(required(child(http_path, "paths")))
     for _, item, item_path in iter_dicts(http, "paths", http_path, errs):
-        _http_path(item, item_path, errs, relaxed)
+        _http_path(item, item_path, errs)
 
 
-def _rules(spec: dict[str, Any], path: str, errs: Errs, allow_wildcard_rules: bool,
-           relaxed: bool) -> None:
+def _rules(spec: dict[str, Any], path: str, errs: Errs, allow_wildcard_rules: bool) -> None:
     for _, rule, rule_path in iter_dicts(spec, "rules", path, errs):
         host = get_str(rule, "host", rule_path, errs)
         wildcard = False
@@ -226,7 +221,7 @@ def _rules(spec: dict[str, Any], path: str, errs: Errs, allow_wildcard_rules: bo
                                     "must be a DNS name, not an IP address"))
             wildcard = _host(host, child(rule_path, "host"), errs)
         if not wildcard or not allow_wildcard_rules:
-            _rule_value(rule, rule_path, errs, relaxed)
+            _rule_value(rule, rule_path, errs)
 
 
 def _tls(spec: dict[str, Any], path: str, errs: Errs, allow_bad_secret: bool) -> None:
@@ -241,7 +236,7 @@ def _tls(spec: dict[str, Any], path: str, errs: Errs, allow_bad_secret: bool) ->
 
 
 def _ingress_spec(ingress: dict[str, Any], errs: Errs, *, allow_bad_secret: bool = False,
-                  allow_wildcard_rules: bool = False, relaxed: bool = False) -> None:
+                  allow_wildcard_rules: bool = False) -> None:
     """ValidateIngressSpec."""
     spec = get_dict(ingress, "spec", "", errs) or {}
     rules = get_list(spec, "rules", "spec", errs)
@@ -252,33 +247,13 @@ def _ingress_spec(ingress: dict[str, Any], errs: Errs, *, allow_bad_secret: bool
         errs.append(invalid("spec", shown, "either `defaultBackend` or `rules` must be "
                                            "specified"))
     if default is not None:
-        _backend(default, "spec.defaultBackend", errs, relaxed)
-    _rules(spec, "spec", errs, allow_wildcard_rules, relaxed)
+        _backend(default, "spec.defaultBackend", errs)
+    _rules(spec, "spec", errs, allow_wildcard_rules)
     _tls(spec, "spec", errs, allow_bad_secret)
     class_name = spec.get("ingressClassName")
     if isinstance(class_name, str):
         for msg in name_is_dns_subdomain(class_name, False):
             errs.append(invalid("spec.ingressClassName", class_name, msg))
-
-
-def _backends(ingress: dict[str, Any]) -> list[dict[str, Any]]:
-    spec = ingress.get("spec") if isinstance(ingress.get("spec"), dict) else {}
-    found = [spec.get("defaultBackend")]
-    for rule in spec.get("rules") or []:
-        for item in sub(rule, "http", "paths") or []:
-            found.append(item.get("backend") if isinstance(item, dict) else None)
-    return [b for b in found if isinstance(b, dict)]
-
-
-def _relaxed_service_names(old: dict[str, Any]) -> bool:
-    """allowRelaxedServiceNameValidation (gate off in 1.31): a stored DNS-label (not DNS-1035)
-    backend service name keeps being accepted."""
-    for backend in _backends(old):
-        name = sub(backend, "service", "name")
-        if isinstance(name, str) and not name_is_dns_label(name, False) \
-                and name_is_dns1035_label(name, False):
-            return True
-    return False
 
 
 def validate_ingress(ingress: dict[str, Any], errs: Errs) -> None:
@@ -304,11 +279,10 @@ def validate_ingress_update(new: dict[str, Any], old: dict[str, Any], errs: Errs
     for rule in sub(old, "spec", "rules") or []:
         if isinstance(rule, dict) and "*" in str(rule.get("host") or ""):
             probe: Errs = []
-            _rule_value(rule, "", probe, False)
+            _rule_value(rule, "", probe)
             wildcard_rules = wildcard_rules or bool(probe)
     validate_object_meta(new, True, name_is_dns_subdomain, errs)
-    _ingress_spec(new, errs, allow_bad_secret=bad_secret, allow_wildcard_rules=wildcard_rules,
-                  relaxed=_relaxed_service_names(old))
+    _ingress_spec(new, errs, allow_bad_secret=bad_secret, allow_wildcard_rules=wildcard_rules)
 
 
 def validate_ingress_status_update(new: dict[str, Any], old: dict[str, Any], errs: Errs) -> None:
@@ -423,6 +397,9 @@ def _policy_port(port: dict[str, Any], path: str, errs: Errs) -> None:
 
 
 def _network(value: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    """Go's ParseCIDR: an address with a prefix length (a bare address is not a CIDR)."""
+    if "/" not in value:
+        return None
     try:
         return ipaddress.ip_network(value, strict=False)
     except ValueError:

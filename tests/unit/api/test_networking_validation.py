@@ -76,6 +76,11 @@ def test_valid_ingress_with_tls_and_wildcard_host() -> None:
     ({"defaultBackend": {"service": {"name": "web", "port": {"number": 70000}}}},
      ("spec.defaultBackend.service.port.number: Invalid value: 70000: must be between 1 and "
      "65535, inclusive")),
+    ({"defaultBackend": {"service": {"name": "1web", "port": {"number": 80}}}},
+     ('spec.defaultBackend.service.name: Invalid value: "1web": a DNS-1035 label must consist '
+     "of lower case alphanumeric characters or '-', start with an alphabetic character, and end "
+     "with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation "
+     "is '[a-z]([-a-z0-9]*[a-z0-9])?')")),
     ({"defaultBackend": {"resource": {"kind": "Bucket"}}},
      "spec.defaultBackend.resource.name: Required value"),
     ({"rules": [rule()], "tls": [{"secretName": "Bad_Name"}]},
@@ -195,6 +200,8 @@ def test_network_policy_defaults() -> None:
      "subset of `cidr`")),
     ({"egress": [{"to": [{"ipBlock": {"cidr": "nope"}}]}]},
      'spec.egress[0].to[0].ipBlock.cidr: Invalid value: "nope": not a valid CIDR'),
+    ({"egress": [{"to": [{"ipBlock": {"cidr": "10.0.0.1"}}]}]},
+     'spec.egress[0].to[0].ipBlock.cidr: Invalid value: "10.0.0.1": not a valid CIDR'),
     ({"egress": [{"to": [{"ipBlock": {}}]}]},
      "spec.egress[0].to[0].ipBlock.cidr: Required value"),
     ({"policyTypes": ["Ingress", "Sideways"]},
