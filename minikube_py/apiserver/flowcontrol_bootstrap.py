@@ -96,9 +96,13 @@ class FlowControlBootstrap:
         self._tasks: list[asyncio.Task] = []
 
     async def start(self) -> None:
-        done = await ensure_configuration(self.levels, self.schemas)
-        if any(done.values()):
-            log.info("flowcontrol bootstrap configuration ensured", **done)
+        try:
+            done = await ensure_configuration(self.levels, self.schemas)
+        except errors.StatusError as exc:  # the loop retries; the server still serves
+            log.warning("flowcontrol bootstrap ensure failed", error=exc.message)
+        else:
+            if any(done.values()):
+                log.info("flowcontrol bootstrap configuration ensured", **done)
         for informer in (self._level_informer, self._schema_informer):
             informer.listeners.append(self._dirty.set)
             await informer.start()
