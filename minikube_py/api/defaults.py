@@ -25,7 +25,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from minikube_py.api import hpa, quantity
+from minikube_py.api import flowcontrol, hpa, networking, quantity
 from minikube_py.api.admissionpolicy import default_binding, default_policy
 from minikube_py.api.batch import default_cron_job_spec, default_job_spec
 from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
@@ -619,6 +619,9 @@ _DEFAULTERS: dict[str, tuple[str, Callable[[Obj], None]]] = {
     "ValidatingAdmissionPolicyBinding": ("admissionregistration.k8s.io", default_binding),
     "EndpointSlice": ("discovery.k8s.io", _endpoint_slice),
 }
+# networking.k8s.io and flowcontrol.apiserver.k8s.io (issue 19): their modules own the defaults
+_DEFAULTERS.update(networking.DEFAULTERS)
+_DEFAULTERS.update(flowcontrol.DEFAULTERS)
 
 
 # ---------------------------------------------------------------------------------------------

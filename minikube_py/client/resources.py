@@ -74,3 +74,6 @@ CERTIFICATE_SIGNING_REQUESTS = Resource("certificates.k8s.io", "v1", "certificat
 #: whether spec.user may do spec.resourceAttributes (the csrapproving controller asks it)
 SUBJECT_ACCESS_REVIEWS = Resource("authorization.k8s.io", "v1", "subjectaccessreviews", False,
                                   "SubjectAccessReview")
+# networking.k8s.io/v1 (issue 19): the simulated ingress controller's informers
+INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", True, "Ingress")
+INGRESS_CLASSES = Resource("networking.k8s.io", "v1", "ingressclasses", False, "IngressClass")

@@ -33,8 +33,10 @@ from minikube_py.api.validation import (
     certificates,
     config,
     discovery,
+    flowcontrol,
     misc,
     namespace,
+    networking,
     node,
     persistentvolumes,
     pod,
@@ -43,6 +45,7 @@ from minikube_py.api.validation import (
     priorityclass,
     quota,
     rbac,
+    runtimeclass,
     service,
     workload,
 )
@@ -245,6 +248,14 @@ _STATUS_UPDATE: dict[str, Update] = {
     "StatefulSet": apps.validate_stateful_set_status,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget_status_update,
 }
+
+
+# networking.k8s.io, node.k8s.io, flowcontrol.apiserver.k8s.io (issue 19, netnode): each
+# module exports its kinds' validators
+for _module in (networking, runtimeclass, flowcontrol):
+    _CREATE.update(_module.CREATE)
+    _UPDATE.update(_module.UPDATE)
+    _STATUS_UPDATE.update(getattr(_module, "STATUS_UPDATE", {}))
 
 
 def _unique(errs: Errs) -> list[FieldError]:
