@@ -27,6 +27,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from minikube_py.api.flowcontrol import load_bootstrap
 from minikube_py.apiserver.authz.rbac import bootstrap
 from minikube_py.cli.main import main
 from minikube_py.storage import EmbeddedStore
@@ -434,10 +435,14 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
         policy = bootstrap.policy()
         rbac = sum(len(objects) for objects in policy.values())
         aggregated = sum("aggregationRule" in role for role in policy["clusterroles"])
-        base = 9 + 2 * local + rbac
+        # and API Priority and Fairness' bootstrap priority levels and FlowSchemas, each
+        # FlowSchema then written once more with its `Dangling` status condition
+        apf = load_bootstrap()
+        apf_objects = len(apf.levels()) + len(apf.schemas())
+        base = 9 + 2 * local + rbac + apf_objects + len(apf.schemas())
         assert ready["data_dir"] == str(data)
         assert base + aggregated <= ready["revision"] <= base + 2 * aggregated
-        assert ready["keys"] == 8 + local + rbac
+        assert ready["keys"] == 8 + local + rbac + apf_objects
         assert ready["inspect"] == f"minikube-py storage ls --data-dir {data}"
         assert _http(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
         status, metrics = _http(f"http://127.0.0.1:{port}/metrics")
