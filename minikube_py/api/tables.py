@@ -832,3 +832,16 @@ _COLUMNS["PodDisruptionBudget"] = [
     _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this "
          "time.", "integer"), _age_col()]
 _ROWS["PodDisruptionBudget"] = _pod_disruption_budget_row
+
+
+# storage.k8s.io/v1 (api/tables_storage.py: printStorageClass, printCSIDriver, ...)
+def _register_storage() -> None:
+    from minikube_py.api.tables_storage import TABLES
+
+    for kind, (columns, row) in TABLES.items():
+        _COLUMNS[kind] = [_name_col()] + [_col(name, doc or _AGE_DOC, type_)
+                                          for name, doc, type_ in columns]
+        _ROWS[kind] = row
+
+
+_register_storage()

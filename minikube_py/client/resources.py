@@ -73,3 +73,11 @@ CERTIFICATE_SIGNING_REQUESTS = Resource("certificates.k8s.io", "v1", "certificat
 #: whether spec.user may do spec.resourceAttributes (the csrapproving controller asks it)
 SUBJECT_ACCESS_REVIEWS = Resource("authorization.k8s.io", "v1", "subjectaccessreviews", False,
                                   "SubjectAccessReview")
+#: storage.k8s.io/v1 (the provisioner, the attach/detach controller, kubelets' CSINodes)
+STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", False, "StorageClass")
+CSI_DRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", False, "CSIDriver")
+CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", False, "CSINode")
+VOLUME_ATTACHMENTS = Resource("storage.k8s.io", "v1", "volumeattachments", False,
+                              "VolumeAttachment")
+CSI_STORAGE_CAPACITIES = Resource("storage.k8s.io", "v1", "csistoragecapacities", True,
+                                  "CSIStorageCapacity")

@@ -25,6 +25,7 @@ from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
 from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
+from .storage import STRATEGIES as STORAGE
 from .strategy import (
     StoredAs,
     Strategy,
@@ -289,6 +290,7 @@ STORED: tuple[Strategy, ...] = (
     *APPS_WORKLOADS,
     POD_DISRUPTION_BUDGETS,
     HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
+    *STORAGE,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

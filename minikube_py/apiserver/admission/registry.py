@@ -21,6 +21,7 @@ from .certificates import (
     CertificateSubjectRestriction,
 )
 from .chain import AdmissionChain, Plugin
+from .default_storage_class import DefaultStorageClass
 from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
 from .lookup import Lookup, RegistryLookup, registry_lookup  # noqa: F401 (re-exported)
@@ -75,6 +76,11 @@ def _priority(lookup: Lookup, options: Any) -> Plugin:
     return Priority(lambda: _list_all(classes, ""), lambda name: classes.get("", name), pods.get)
 
 
+def _default_storage_class(lookup: Lookup, options: Any) -> Plugin:
+    classes = _required(lookup, "storage.k8s.io", "storageclasses")
+    return DefaultStorageClass(lambda: _list_all(classes, ""))
+
+
 def _validating_admission_policy(lookup: Lookup, options: Any) -> Plugin:
     if not isinstance(lookup, RegistryLookup):
         raise TypeError("admission: ValidatingAdmissionPolicy needs the server's registry table")
@@ -115,6 +121,7 @@ PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "SecurityContextDeny": lambda lookup, options: SecurityContextDeny(),
     "Priority": _priority,
     "DefaultTolerationSeconds": _default_toleration_seconds,
+    "DefaultStorageClass": _default_storage_class,
     "CertificateApproval": lambda lookup, options: CertificateApproval(),
     "CertificateSigning": lambda lookup, options: CertificateSigning(),
     "CertificateSubjectRestriction": lambda lookup, options: CertificateSubjectRestriction(),

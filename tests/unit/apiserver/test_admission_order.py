@@ -23,7 +23,7 @@ def test_every_plugin_we_have_has_its_upstream_place() -> None:
 
 def test_the_default_chain_is_1_31s_in_upstream_order() -> None:
     assert enabled(PLUGINS) == ("NamespaceLifecycle", "LimitRanger", "ServiceAccount",
-                                "Priority", "DefaultTolerationSeconds", *CSR_PLUGINS,
+                                "Priority", "DefaultTolerationSeconds", "DefaultStorageClass", *CSR_PLUGINS,
                                 "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy",
                                 "ValidatingAdmissionWebhook", "ResourceQuota")
 
@@ -31,7 +31,7 @@ def test_the_default_chain_is_1_31s_in_upstream_order() -> None:
 def test_enable_and_disable_keep_upstream_order_whatever_the_flag_order() -> None:
     chain = enabled(PLUGINS, ["AlwaysDeny", "NamespaceExists"], ["ResourceQuota", "PodSecurity"])
     assert chain == ("NamespaceLifecycle", "NamespaceExists", "LimitRanger", "ServiceAccount",
-                     "Priority", "DefaultTolerationSeconds", *CSR_PLUGINS,
+                     "Priority", "DefaultTolerationSeconds", "DefaultStorageClass", *CSR_PLUGINS,
                      "MutatingAdmissionWebhook",
                      "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "AlwaysDeny")
     assert "Priority" in enabled(PLUGINS, ["Priority"], ["Priority"])  # both: enabled
@@ -53,7 +53,8 @@ def test_flags_select_1_31_by_default_and_v1_0_on_request() -> None:
         .admission_control == ("ServiceAccount", "NamespaceLifecycle")  # as written: v1.0
     assert _options("--disable-admission-plugins=ServiceAccount").apiserver \
         .admission_control == ("NamespaceLifecycle", "LimitRanger", "Priority",
-                               "DefaultTolerationSeconds", *CSR_PLUGINS,
+                               "DefaultTolerationSeconds", "DefaultStorageClass",
+                               *CSR_PLUGINS,
                                "MutatingAdmissionWebhook",
                                "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
                                "ResourceQuota")
