@@ -74,52 +74,52 @@ def csi_storage_capacity_row(obj: Obj, _now: float) -> list:
 TABLES: dict[str, tuple[list[Column], Callable[[Obj, float], list]]] = {
     "StorageClass": ([
         ("Provisioner", "provisioner indicates the type of the provisioner.", "string"),
-        ("ReclaimPolicy", "reclaimPolicy controls the reclaimPolicy for dynamically "
-         "provisioned PersistentVolumes of this storage class. Defaults to Delete.", "string"),
-        ("VolumeBindingMode", "volumeBindingMode indicates how PersistentVolumeClaims should "
+        ("ReclaimPolicy", ("reclaimPolicy controls the reclaimPolicy for dynamically "
+         "provisioned PersistentVolumes of this storage class. Defaults to Delete."), "string"),
+        ("VolumeBindingMode", ("volumeBindingMode indicates how PersistentVolumeClaims should "
          "be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field "
-         "is only honored by servers that enable the VolumeScheduling feature.", "string"),
-        ("AllowVolumeExpansion", "allowVolumeExpansion shows whether the storage class allow "
-         "volume expand.", "string"),
+         "is only honored by servers that enable the VolumeScheduling feature."), "string"),
+        ("AllowVolumeExpansion", ("allowVolumeExpansion shows whether the storage class allow "
+         "volume expand."), "string"),
         AGE], storage_class_row),
     "CSIDriver": ([
-        ("AttachRequired", "attachRequired indicates this CSI volume driver requires an "
-         "attach operation.", "boolean"),
-        ("PodInfoOnMount", "podInfoOnMount indicates this CSI volume driver requires "
+        ("AttachRequired", ("attachRequired indicates this CSI volume driver requires an "
+         "attach operation."), "boolean"),
+        ("PodInfoOnMount", ("podInfoOnMount indicates this CSI volume driver requires "
          "additional pod information (like podName, podUID, etc.) during mount operations, "
-         "if set to true.", "boolean"),
-        ("StorageCapacity", "storageCapacity indicates that the CSI volume driver wants pod "
+         "if set to true."), "boolean"),
+        ("StorageCapacity", ("storageCapacity indicates that the CSI volume driver wants pod "
          "scheduling to consider the storage capacity that the driver deployment will report "
-         "by creating CSIStorageCapacity objects with capacity information, if set to true.",
+         "by creating CSIStorageCapacity objects with capacity information, if set to true."),
          "boolean"),
-        ("TokenRequests", "tokenRequests indicates the CSI driver needs pods' service "
-         "account tokens it is mounting volume for to do necessary authentication.", "string"),
-        ("RequiresRepublish", "requiresRepublish indicates the CSI driver wants "
+        ("TokenRequests", ("tokenRequests indicates the CSI driver needs pods' service "
+         "account tokens it is mounting volume for to do necessary authentication."), "string"),
+        ("RequiresRepublish", ("requiresRepublish indicates the CSI driver wants "
          "`NodePublishVolume` being periodically called to reflect any possible change in "
-         "the mounted volume.", "boolean"),
-        ("Modes", "volumeLifecycleModes defines what kind of volumes this CSI volume driver "
-         "supports.", "string"),
+         "the mounted volume."), "boolean"),
+        ("Modes", ("volumeLifecycleModes defines what kind of volumes this CSI volume driver "
+         "supports."), "string"),
         AGE], csi_driver_row),
     "CSINode": ([
         ("Drivers", "Drivers indicates the number of CSI drivers registered on the node",
          "integer"),
         AGE], csi_node_row),
     "VolumeAttachment": ([
-        ("Attacher", "attacher indicates the name of the volume driver that MUST handle "
-         "this request. This is the name returned by GetPluginName().", "string"),
-        ("PV", "persistentVolumeName represents the name of the persistent volume to "
-         "attach.", "string"),
+        ("Attacher", ("attacher indicates the name of the volume driver that MUST handle "
+         "this request. This is the name returned by GetPluginName()."), "string"),
+        ("PV", ("persistentVolumeName represents the name of the persistent volume to "
+         "attach."), "string"),
         ("Node", "nodeName represents the node that the volume should be attached to.",
          "string"),
-        ("Attached", "attached indicates the volume is successfully attached. This field "
+        ("Attached", ("attached indicates the volume is successfully attached. This field "
          "must only be set by the entity completing the attach operation, i.e. the "
-         "external-attacher.", "boolean"),
+         "external-attacher."), "boolean"),
         AGE], volume_attachment_row),
     "CSIStorageCapacity": ([
-        ("StorageClassName", "storageClassName represents the name of the StorageClass that "
-         "the reported capacity applies to.", "string"),
-        ("Capacity", "capacity is the value reported by the CSI driver in its "
+        ("StorageClassName", ("storageClassName represents the name of the StorageClass that "
+         "the reported capacity applies to."), "string"),
+        ("Capacity", ("capacity is the value reported by the CSI driver in its "
          "GetCapacityResponse for a GetCapacityRequest with topology and parameters that "
-         "match the previous fields.", "string"),
+         "match the previous fields."), "string"),
     ], csi_storage_capacity_row),
 }

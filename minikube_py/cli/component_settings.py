@@ -177,7 +177,8 @@ CONTROLLER_MANAGER = (
             "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder, "
             "taint-eviction-controller, root-ca-cert-publisher, serviceaccount-token, "
             "csrsigning, csrapproving, csrcleaner, job, cronjob, ttl-after-finished, podgc, "
-            "disruption, horizontalpodautoscaling, daemonset, statefulset)",
+            "disruption, horizontalpodautoscaling, daemonset, statefulset, attachdetach, "
+            "csi-hostpath-provisioner, csi-hostpath-attacher)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),

@@ -71,6 +71,9 @@ ALL_IN_ONE = (
             "(empty: do not write one)", metavar="FILE"),
     Setting("ready-timeout", 60, "seconds to wait for nodes Ready and components Healthy",
             integer),
+    Setting("default-storage-class", True, "create the default StorageClass `standard` "
+            "(provisioner hostpath.csi.minikube-py.io), as minikube's and kind's clusters ship "
+            "one", boolean, metavar="BOOL"),
 )
 
 SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE,
@@ -123,6 +126,7 @@ class StartOptions:
     loop_stall_threshold: float = LOOP_WATCH[0].default
     kubelet_anonymous_auth: bool = False
     kubelet_authorization_mode: str = "Webhook"
+    default_storage_class: bool = True
 
     def runs(self, component: str) -> bool:
         return component not in self.disabled
@@ -199,6 +203,7 @@ class StartOptions:
             loop_stall_threshold=v["loop_stall_threshold"],
             kubelet_anonymous_auth=bool(v["kubelet_anonymous_auth"]),
             kubelet_authorization_mode=str(v["kubelet_authorization_mode"]),
+            default_storage_class=bool(v["default_storage_class"]),
         )
 
 

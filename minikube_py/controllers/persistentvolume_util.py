@@ -25,6 +25,7 @@ from typing import Any
 
 from ..api import errors
 from ..api.labels import selector_from_label_selector
+from ..api.storage import ANN_PROVISIONED_BY
 from ..api.volume_helpers import (
     access_modes,
     access_modes_text,
@@ -36,7 +37,7 @@ Obj = dict[str, Any]
 
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-ANN_DYNAMICALLY_PROVISIONED = "pv.kubernetes.io/provisioned-by"
+ANN_DYNAMICALLY_PROVISIONED = ANN_PROVISIONED_BY
 
 # phases (core/v1 PersistentVolumePhase, PersistentVolumeClaimPhase)
 VOLUME_PENDING, VOLUME_AVAILABLE, VOLUME_BOUND = "Pending", "Available", "Bound"
@@ -122,9 +123,12 @@ def _claim_selector(claim: Obj) -> Any:
         return False  # validation keeps these out; a broken one matches nothing
 
 
-def find_matching_volume(claim: Obj, volumes: Iterable[Obj]) -> Obj | None:
-    """FindMatchingVolume for the PV controller (no node, nothing excluded, immediate
-    binding): the volume pre-bound to the claim, else the smallest Available fit."""
+def find_matching_volume(claim: Obj, volumes: Iterable[Obj],
+                         delay_binding: bool = False) -> Obj | None:
+    """FindMatchingVolume for the PV controller (no node, nothing excluded): the volume
+    pre-bound to the claim, else the smallest Available fit. With `delay_binding` (the
+    claim's class is WaitForFirstConsumer) only a pre-bound volume matches: choosing one is
+    the scheduler's job, which knows the node."""
     requested = requested_storage(claim)
     requested_class = storage_class_of(claim)
     selector = _claim_selector(claim)
@@ -142,6 +146,8 @@ def find_matching_volume(claim: Obj, volumes: Iterable[Obj]) -> Obj | None:
             continue
         if is_volume_bound_to_claim(volume, claim):
             return volume
+        if delay_binding:
+            continue
         if phase(volume) != VOLUME_AVAILABLE:
             continue
         if selector is False or (selector is not None and not selector.matches(
@@ -154,7 +160,8 @@ def find_matching_volume(claim: Obj, volumes: Iterable[Obj]) -> Obj | None:
     return smallest
 
 
-def find_best_match(claim: Obj, volumes: Iterable[Obj]) -> Obj | None:
+def find_best_match(claim: Obj, volumes: Iterable[Obj],
+                    delay_binding: bool = False) -> Obj | None:
     """persistentVolumeOrderedIndex.findByClaim: try the access-mode groups that contain all
     the claim's modes, fewest modes first (ties in the groups' printed order)."""
     groups: dict[str, list[Obj]] = {}
@@ -164,7 +171,7 @@ def find_best_match(claim: Obj, volumes: Iterable[Obj]) -> Obj | None:
     candidates = [(len(key.split(",")) if key else 0, key) for key, group in groups.items()
                   if wanted <= access_modes(spec(group[0]).get("accessModes"))]
     for _, key in sorted(candidates):
-        found = find_matching_volume(claim, groups[key])
+        found = find_matching_volume(claim, groups[key], delay_binding)
         if found is not None:
             return found
     return None

@@ -26,9 +26,10 @@ from ..api import meta
 from ..api.errors import StatusError
 from ..client.cache import strip_managed_fields
 from ..client.record import EventRecorder
-from ..client.resources import NODES, PODS
+from ..client.resources import CSI_NODES, NODES, PODS
 from .config import KubeletConfig
 from .containers import Container
+from .csi import csi_node_object
 from .environment import load_sandbox
 from .ipam import PodIPAllocator
 from .node_status import (
@@ -188,6 +189,17 @@ class Kubelet:
         self._posted(node, conditions, now)
         self._mark_ready()
         log.debug("node registered", node=self.name)
+        await self._publish_csi_node(node)
+
+    async def _publish_csi_node(self, node: Obj) -> None:
+        """The CSINode of the simulated driver (csi.py); an existing one (a restart, a
+        re-registration) is kept. A failure is logged, never fatal: the node still runs pods
+        without CSI volumes."""
+        try:
+            await self.client.create(CSI_NODES, csi_node_object(node))
+        except StatusError as exc:
+            if exc.code != 409:
+                log.warning("CSINode not published", node=self.name, error=exc.message)
 
     def _adopt_cidr(self, existing: Obj) -> None:
         """The API server's spec.podCIDR wins (the kubelet reads it from its Node), as long as
