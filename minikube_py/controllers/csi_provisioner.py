@@ -76,6 +76,12 @@ class CSIProvisioner(Controller):
         if self.volumes.indexer.get(name) is not None:
             return  # provisioned already; the binder binds it
         assert storage_class is not None
+        if (claim.get("spec") or {}).get("selector") is not None:
+            # external-provisioner's Provision refuses claims that select volumes by label
+            self.recorder.event(claim, "Warning", "ProvisioningFailed",
+                                f"failed to provision volume with StorageClass "
+                                f'"{storage_class_of(claim)}": claim Selector is not supported')
+            return
         self.recorder.event(claim, "Normal", "Provisioning",
                             f'External provisioner is provisioning volume for claim '
                             f'"{claim_key(claim)}"')
