@@ -105,7 +105,8 @@ def test_web_statefulset_runs_on_provisioned_volumes(cluster: ClusterProcesses) 
 
 
 def test_python_client_lists_the_storage_kinds(cluster: ClusterProcesses) -> None:
-    kubernetes = pytest.importorskip("kubernetes")
+    kubernetes = pytest.importorskip(
+        "kubernetes", reason="the kubernetes client is not installed: pip install -e '.[test]'")
     config = kubernetes.client.Configuration()
     config.host = cluster.url
     with kubernetes.client.ApiClient(config) as api_client:

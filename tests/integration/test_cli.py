@@ -434,10 +434,13 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
         policy = bootstrap.policy()
         rbac = sum(len(objects) for objects in policy.values())
         aggregated = sum("aggregationRule" in role for role in policy["clusterroles"])
-        base = 9 + 2 * local + rbac
+        # and start's storage addon (cli/storage_addon.py): the CSI driver's ServiceAccount,
+        # ClusterRole and binding, its CSIDriver, and the default StorageClass
+        addon = 5
+        base = 9 + 2 * local + rbac + addon
         assert ready["data_dir"] == str(data)
         assert base + aggregated <= ready["revision"] <= base + 2 * aggregated
-        assert ready["keys"] == 8 + local + rbac
+        assert ready["keys"] == 8 + local + rbac + addon
         assert ready["inspect"] == f"minikube-py storage ls --data-dir {data}"
         assert _http(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
         status, metrics = _http(f"http://127.0.0.1:{port}/metrics")
