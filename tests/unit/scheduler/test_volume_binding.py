@@ -14,8 +14,17 @@ from minikube_py.scheduler.algorithm.predicates_volume_zone import (
     check_volume_binding,
     no_volume_zone_conflict,
 )
-from minikube_py.scheduler.algorithm.volume_listers import ERR_UNBOUND_CLAIMS, resolve_claim
-from tests.unit.scheduler.test_volume_predicates import Lister, claim, node, pod, verdicts
+from minikube_py.scheduler.algorithm.volume_listers import (
+    ERR_UNBOUND_CLAIMS,
+    resolve_claim,
+)
+from tests.unit.scheduler.test_volume_predicates import (
+    Lister,
+    claim,
+    node,
+    pod,
+    verdicts,
+)
 
 Obj = dict[str, Any]
 ZONE = "topology.kubernetes.io/zone"
