@@ -7,7 +7,6 @@ lifecycle (attach/detach controller + the driver's attacher)."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from minikube_py.kubelet import KubeletConfig, KubeletPool
 from minikube_py.scheduler.factory import from_provider
 from minikube_py.scheduler.scheduler import Scheduler
 from tests.apiserver.conftest import start_api
+from tests.polling import eventually
 
 Obj = dict[str, Any]
 DRIVER = "hostpath.csi.minikube-py.io"
@@ -63,17 +63,14 @@ class Cluster:
 
     async def until(self, read: Callable[[], Any], check: Callable[[Any], bool],
                     timeout: float = 8.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
+        """`read()` once `check` holds for it (a read that fails with a Status is retried)."""
+        async def attempt() -> Any:
             try:
                 value = await read()
-            except StatusError as exc:
-                value = exc
-            if not isinstance(value, StatusError) and check(value):
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"condition never held; last: {value!r}")
-            await asyncio.sleep(0.02)
+            except StatusError:
+                return None
+            return value if check(value) else None
+        return await eventually(attempt, timeout, f"{read!r} to satisfy {check!r}")
 
     async def claim(self, name: str, check: Callable[[Obj], bool]) -> Obj:
         return await self.until(
@@ -84,16 +81,16 @@ class Cluster:
             items = (await self.client.list(
                 EVENTS, "default", field_selector=f"involvedObject.name={name}"))["items"]
             return [e for e in items if e["reason"] == reason]
-        return await self.until(read, bool)
+        return await eventually(read, 8.0, f"a {reason} event about {name}")
 
     async def gone(self, resource: Any, name: str, namespace: str | None = None) -> None:
-        async def read() -> Any:
+        async def deleted() -> bool:
             try:
                 await self.client.get(resource, name, namespace)
             except StatusError as exc:
-                return exc.code
-            return None
-        await self.until(read, lambda code: code == 404)
+                return exc.code == 404
+            return False
+        await eventually(deleted, 8.0, f"{resource.plural}/{name} deleted")
 
 
 @pytest.fixture
