@@ -189,17 +189,17 @@ class Kubelet:
         self._posted(node, conditions, now)
         self._mark_ready()
         log.debug("node registered", node=self.name)
-        await self._publish_csi_node(node)
 
-    async def _publish_csi_node(self, node: Obj) -> None:
-        """The CSINode of the simulated driver (csi.py); an existing one (a restart, a
-        re-registration) is kept. A failure is logged, never fatal: the node still runs pods
-        without CSI volumes."""
+    async def publish_csi_node(self) -> None:
+        """Register the simulated CSI node plugin: create this node's CSINode (csi.py), owned
+        by the Node as registered; an existing one (a restart) is kept. The pool calls it
+        after registration, off the registration path."""
+        node = self.workers.info.node
         try:
             await self.client.create(CSI_NODES, csi_node_object(node))
         except StatusError as exc:
             if exc.code != 409:
-                log.warning("CSINode not published", node=self.name, error=exc.message)
+                raise
 
     def _adopt_cidr(self, existing: Obj) -> None:
         """The API server's spec.podCIDR wins (the kubelet reads it from its Node), as long as
