@@ -43,7 +43,7 @@ from ..client.resources import (
     SERVICES,
     STORAGE_CLASSES,
 )
-from .algorithm.predicates_volume_binding import claims_to_annotate
+from .algorithm.predicates_volume_binding import bind_plan
 from .algorithm.predicates_volumes import pod_claims
 from .algorithm.priorities import PriorityContext
 from .algorithm.priorities_spreading import controller_selector, service_selector
@@ -219,7 +219,7 @@ class Scheduler:
         for informer in self.volume_informers:
             informer.start()
         self.volumes.bind(lambda namespace, name: pvcs.indexer.get(f"{namespace}/{name}"),
-                          pvs.indexer.get, classes.indexer.get)
+                          pvs.indexer.get, classes.indexer.get, pvs.indexer.list)
 
     async def _volumes_ready(self, pod: Obj) -> None:
         """Before the first decision that reads volumes, start the PV/PVC informers and wait
@@ -428,9 +428,17 @@ class Scheduler:
             return
         namespace = pod["metadata"].get("namespace", "")
         claims = [claim for _volume, claim, _read_only in pod_claims(pod)]
-        for name, patch in claims_to_annotate(self.volumes, namespace, claims, node):
-            await self.client.patch(PERSISTENT_VOLUME_CLAIMS, name, patch, namespace)
-            log.info("claim node selected", claim=f"{namespace}/{name}", node=node)
+        info = self.cache.nodes.get(node)
+        if not claims or info is None or info.node is None:
+            return
+        for write in bind_plan(self.volumes, namespace, claims, info.node):
+            if write.kind == "volume":
+                await self.client.update(PERSISTENT_VOLUMES, write.body)
+                log.info("volume pre-bound", volume=write.name, node=node)
+            else:
+                await self.client.patch(PERSISTENT_VOLUME_CLAIMS, write.name, write.body,
+                                        namespace)
+                log.info("claim node selected", claim=f"{namespace}/{write.name}", node=node)
 
     def _remember(self, pod: Obj, result: str, node: str, message: str, feasible: int,
                   total: int, seconds: float, failures: Failures | None = None,

@@ -235,3 +235,38 @@ async def test_every_node_publishes_its_csinode(cluster: Cluster) -> None:
         assert csinode["spec"]["drivers"] == [{
             "name": DRIVER, "nodeID": name, "topologyKeys": ["kubernetes.io/hostname"],
             "allocatable": {"count": 256}}]
+
+
+def local_pv(name: str, node: str, size: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"],
+                     "storageClassName": "local-disks", "local": {"path": "/mnt/disk"},
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": "kubernetes.io/hostname", "operator": "In",
+                          "values": [node]}]}]}}}}
+
+
+async def test_local_volumes_bind_where_the_scheduler_places_the_pod(cluster: Cluster) -> None:
+    c = cluster.client
+    await c.create(STORAGE_CLASSES, {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "local-disks"}, "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "WaitForFirstConsumer"})
+    await c.create(PERSISTENT_VOLUMES, local_pv("small-on-0", "n-0", "1Gi"))
+    await c.create(PERSISTENT_VOLUMES, local_pv("big-on-1", "n-1", "10Gi"))
+    await c.create(PERSISTENT_VOLUME_CLAIMS, pvc("db", "5Gi", storageClassName="local-disks"))
+    await cluster.events("db", "WaitForFirstConsumer")
+    await c.create(PODS, pod("db", "db"))
+    running = await cluster.until(lambda: c.get(PODS, "db", "default"),
+                                  lambda p: p["status"].get("phase") == "Running")
+    assert running["spec"]["nodeName"] == "n-1"  # the only node with a volume that fits
+    claim = await cluster.claim("db", lambda c: c["status"].get("phase") == "Bound")
+    assert claim["spec"]["volumeName"] == "big-on-1"
+    volume = await c.get(PERSISTENT_VOLUMES, "big-on-1")
+    assert volume["spec"]["claimRef"]["uid"] == claim["metadata"]["uid"]
+    assert (await c.get(PERSISTENT_VOLUMES, "small-on-0"))["status"]["phase"] == "Available"
+    # no volume big enough anywhere and nothing to provision: the pod stays Pending
+    await c.create(PERSISTENT_VOLUME_CLAIMS, pvc("huge", "1Ti", storageClassName="local-disks"))
+    await c.create(PODS, pod("huge", "huge"))
+    failed = (await cluster.events("huge", "FailedScheduling"))[0]
+    assert "node(s) didn't find available persistent volumes to bind" in failed["message"]

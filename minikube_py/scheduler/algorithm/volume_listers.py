@@ -61,6 +61,10 @@ class VolumeLister(Protocol):
         """The StorageClass `name`, or None (also for "", no class)."""
         ...
 
+    def volumes(self) -> list[Obj]:
+        """Every PersistentVolume (the volume binding step matches delayed claims to them)."""
+        ...
+
 
 def _nothing(*_key: str) -> Obj | None:
     return None
@@ -76,11 +80,14 @@ class VolumeListers:
         self._claim: Callable[[str, str], Obj | None] = _nothing
         self._volume: Callable[[str], Obj | None] = _nothing
         self._class: Callable[[str], Obj | None] = _nothing
+        self._volumes: Callable[[], list[Obj]] = list
 
     def bind(self, claim: Callable[[str, str], Obj | None],
              volume: Callable[[str], Obj | None],
-             storage_class: Callable[[str], Obj | None] = _nothing) -> None:
+             storage_class: Callable[[str], Obj | None] = _nothing,
+             volumes: Callable[[], list[Obj]] = list) -> None:
         self._claim, self._volume, self._class = claim, volume, storage_class
+        self._volumes = volumes
 
     def claim(self, namespace: str, name: str) -> Obj | None:
         return self._claim(namespace, name)
@@ -90,6 +97,9 @@ class VolumeListers:
 
     def storage_class(self, name: str) -> Obj | None:
         return self._class(name) if name else None
+
+    def volumes(self) -> list[Obj]:
+        return self._volumes()
 
 
 def resolve_claim(lister: VolumeLister, namespace: str, claim: str) -> tuple[Obj | None, str]:

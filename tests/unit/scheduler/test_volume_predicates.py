@@ -62,6 +62,9 @@ class Lister:
     def storage_class(self, name: str) -> Obj | None:
         return self.classes.get(name)
 
+    def volumes(self) -> list[Obj]:
+        return list(self.pvs.values())
+
 
 def pv(name: str, source: Obj | None = None, **labels: str) -> Obj:
     return {"metadata": {"name": name, "labels": labels},
