@@ -32,8 +32,9 @@ claim whose class is WaitForFirstConsumer is left to the scheduler (event
 (`volume.kubernetes.io/selected-node`). A claim of a class that finds no volume is handed to
 the class's provisioner, which is always external here (there are no in-tree volume plugins):
 the claim gets the `volume.kubernetes.io/storage-provisioner` annotations (and the beta one) and
-an `ExternalProvisioning` event, as upstream's provisionClaimOperationExternal; a missing class
-is `ProvisioningFailed`. A Released volume with reclaim policy Delete that a provisioner made
+an `ExternalProvisioning` event, as upstream's provisionClaimOperationExternal; a missing class,
+or an in-tree provisioner name (`kubernetes.io/...`, e.g. `kubernetes.io/no-provisioner` of
+local volumes), is `ProvisioningFailed`. A Released volume with reclaim policy Delete that a provisioner made
 (`pv.kubernetes.io/provisioned-by`) is that provisioner's to delete, as upstream leaves it to
 the external deleter.
 """
@@ -263,6 +264,12 @@ class PersistentVolumeController(Controller):
                                 f'storageclass.storage.k8s.io "{class_name}" not found')
             return claim
         provisioner = provisioner_of(storage_class)
+        if provisioner.startswith("kubernetes.io/"):
+            # findProvisionablePlugin: an in-tree name is never external, and there are no
+            # in-tree provisioners here (kubernetes.io/no-provisioner among them)
+            self.recorder.event(claim, WARNING, "ProvisioningFailed",
+                                f"no volume plugin matched name: {provisioner}")
+            return claim
         notes = annotations(claim)
         if notes.get(ANN_STORAGE_PROVISIONER) != provisioner or \
                 notes.get(ANN_BETA_STORAGE_PROVISIONER) != provisioner:

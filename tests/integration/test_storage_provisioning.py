@@ -270,3 +270,17 @@ async def test_local_volumes_bind_where_the_scheduler_places_the_pod(cluster: Cl
     await c.create(PODS, pod("huge", "huge"))
     failed = (await cluster.events("huge", "FailedScheduling"))[0]
     assert "node(s) didn't find available persistent volumes to bind" in failed["message"]
+
+
+async def test_an_immediate_claim_of_an_in_tree_provisioner_fails_as_upstream(
+        cluster: Cluster) -> None:
+    c = cluster.client
+    await c.create(STORAGE_CLASSES, {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "manual"},
+        "provisioner": "kubernetes.io/no-provisioner"})
+    await c.create(PERSISTENT_VOLUME_CLAIMS, pvc("manual", storageClassName="manual"))
+    failed = (await cluster.events("manual", "ProvisioningFailed"))[0]
+    assert failed["message"] == "no volume plugin matched name: kubernetes.io/no-provisioner"
+    claim = await c.get(PERSISTENT_VOLUME_CLAIMS, "manual", "default")
+    assert "volume.kubernetes.io/storage-provisioner" not in (
+        claim["metadata"].get("annotations") or {})
