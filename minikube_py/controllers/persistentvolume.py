@@ -34,7 +34,9 @@ the class's provisioner, which is always external here (there are no in-tree vol
 the claim gets the `volume.kubernetes.io/storage-provisioner` annotations (and the beta one) and
 an `ExternalProvisioning` event, as upstream's provisionClaimOperationExternal; a missing class,
 or an in-tree provisioner name (`kubernetes.io/...`, e.g. `kubernetes.io/no-provisioner` of
-local volumes), is `ProvisioningFailed`. A Released volume with reclaim policy Delete that a provisioner made
+local volumes), is `ProvisioningFailed`. A claim created with no class at all (storageClassName unset, not
+"") before any default class existed gets the default class once one appears (the retroactive
+assignment of 1.28+). A Released volume with reclaim policy Delete that a provisioner made
 (`pv.kubernetes.io/provisioned-by`) is that provisioner's to delete, as upstream leaves it to
 the external deleter.
 """
@@ -49,6 +51,7 @@ from ..api.storage import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_PROVISIONED_BY,
     ANN_STORAGE_PROVISIONER,
+    default_class,
     is_delayed,
     provisioner_of,
     selected_node,
@@ -218,6 +221,8 @@ class PersistentVolumeController(Controller):
             if volume is not None:
                 await self.bind(volume, claim)
                 return
+            if await self._assign_default_class(claim):
+                return  # the claim's update comes back through the informer and is synced
             if delayed and not selected_node(claim):
                 # the scheduler picks the node (and a volume) when a pod uses the claim
                 self.recorder.event(claim, NORMAL, "WaitForFirstConsumer",
@@ -248,6 +253,21 @@ class PersistentVolumeController(Controller):
             raise RuntimeError(f'invalid binding of claim "{claim_key(claim)}" to volume '
                                f'"{wanted}": volume already claimed by '
                                f'"{claim_ref_key(volume)}"')
+
+    async def _assign_default_class(self, claim: Obj) -> bool:
+        """assignDefaultStorageClass (retroactive default class, GA in 1.28): a claim whose
+        storageClassName is unset (not "") and that found no volume gets today's default
+        class; True when the claim was updated."""
+        if spec(claim).get("storageClassName") is not None:
+            return False
+        chosen = default_class(self.class_informer.indexer.list())
+        if chosen is None:
+            return False
+        await self._write_claim({**claim, "spec": {**spec(claim),
+                                                    "storageClassName": chosen["metadata"]["name"]}})
+        self.log.info("default storage class assigned", claim=claim_key(claim),
+                      storage_class=chosen["metadata"]["name"])
+        return True
 
     def _class(self, name: str) -> Obj | None:
         if not name:

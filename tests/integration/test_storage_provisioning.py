@@ -284,3 +284,22 @@ async def test_an_immediate_claim_of_an_in_tree_provisioner_fails_as_upstream(
     claim = await c.get(PERSISTENT_VOLUME_CLAIMS, "manual", "default")
     assert "volume.kubernetes.io/storage-provisioner" not in (
         claim["metadata"].get("annotations") or {})
+
+
+async def test_a_default_class_created_later_is_assigned_retroactively(cluster: Cluster) -> None:
+    c = cluster.client
+    await c.delete(STORAGE_CLASSES, "standard")
+    await cluster.gone(STORAGE_CLASSES, "standard")
+    created = await c.create(PERSISTENT_VOLUME_CLAIMS, pvc("early"))
+    assert "storageClassName" not in created["spec"]  # no default class to admit it with
+    await c.create(PERSISTENT_VOLUME_CLAIMS, pvc("classless", storageClassName=""))
+    await cluster.events("early", "FailedBinding")
+    await c.create(STORAGE_CLASSES, {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "fresh", "annotations": {
+            "storageclass.kubernetes.io/is-default-class": "true"}}, "provisioner": DRIVER})
+    claim = await cluster.claim("early", lambda c: c["status"].get("phase") == "Bound")
+    assert claim["spec"]["storageClassName"] == "fresh"
+    await asyncio.sleep(0.3)  # "" means no class: never given one
+    kept = await c.get(PERSISTENT_VOLUME_CLAIMS, "classless", "default")
+    assert kept["spec"]["storageClassName"] == "" and kept["status"]["phase"] == "Pending"
