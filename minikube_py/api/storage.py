@@ -118,22 +118,6 @@ def claim_provisioner(claim: Obj) -> str:
     return ""
 
 
-def topology_allows(storage_class: Obj | None, node_labels: Obj) -> bool:
-    """Whether a class's allowedTopologies admit a node: no terms admit every node; otherwise
-    some term's every matchLabelExpression has the node's label value among its values
-    (upstream's topology selector terms, ORed terms of ANDed expressions)."""
-    terms = _d(storage_class).get("allowedTopologies")
-    if not isinstance(terms, list) or not terms:
-        return True
-    for term in terms:
-        exprs = _d(term).get("matchLabelExpressions")
-        exprs = exprs if isinstance(exprs, list) else []
-        if all(node_labels.get(_d(e).get("key")) in (_d(e).get("values") or [])
-               for e in exprs):
-            return True
-    return False
-
-
 # -- defaults (pkg/apis/storage/v1/defaults.go) --------------------------------------------
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from minikube_py.api.defaults import apply_defaults
-from minikube_py.api.storage import default_class, is_default_class, topology_allows
+from minikube_py.api.storage import default_class, is_default_class
 from minikube_py.api.tables import column_definitions, row_cells
 from minikube_py.api.validation import (
     validate_create,
@@ -189,17 +189,6 @@ def test_newest_default_class_wins_ties_by_name() -> None:
     assert default_class([plain]) is None
     assert not is_default_class(sc("off", {"storageclass.kubernetes.io/is-default-class":
                                            "false"}))
-
-
-def test_allowed_topologies_or_terms_and_expressions() -> None:
-    zoned = sc(allowedTopologies=[
-        {"matchLabelExpressions": [{"key": "zone", "values": ["a", "b"]},
-                                   {"key": "rack", "values": ["1"]}]},
-        {"matchLabelExpressions": [{"key": "zone", "values": ["c"]}]}])
-    assert topology_allows(zoned, {"zone": "a", "rack": "1"})
-    assert topology_allows(zoned, {"zone": "c"})
-    assert not topology_allows(zoned, {"zone": "a"})
-    assert topology_allows(sc(), {})
 
 
 def test_storage_class_table_marks_the_default() -> None:
