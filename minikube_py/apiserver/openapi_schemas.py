@@ -45,13 +45,15 @@ _PACKAGES = {
     "autoscaling": "io.k8s.api.autoscaling.v1",
     "batch": "io.k8s.api.batch.v1",
     "policy": "io.k8s.api.policy.v1",
+    "storage": "io.k8s.api.storage.v1",
     "meta": "io.k8s.apimachinery.pkg.apis.meta.v1",
     "resource": "io.k8s.apimachinery.pkg.api.resource",
     "intstr": "io.k8s.apimachinery.pkg.util.intstr",
 }
 # The group/version each package's kinds belong to (for x-kubernetes-group-version-kind).
 _PACKAGE_GV = {"core": ("", "v1"), "apps": ("apps", "v1"), "autoscaling": ("autoscaling", "v1"),
-               "batch": ("batch", "v1"), "policy": ("policy", "v1")}
+               "batch": ("batch", "v1"), "policy": ("policy", "v1"),
+               "storage": ("storage.k8s.io", "v1")}
 _ALIASES = {
     "Time": "meta.Time", "MicroTime": "meta.MicroTime", "ObjectMeta": "meta.ObjectMeta",
     "ListMeta": "meta.ListMeta", "LabelSelector": "meta.LabelSelector",

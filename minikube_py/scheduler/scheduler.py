@@ -217,6 +217,10 @@ class Scheduler:
             classes = Informer(self.client, STORAGE_CLASSES)
         self.volume_informers = [pvs, pvcs, classes]
         for informer in self.volume_informers:
+            # upstream VolumeBinding's cluster events: a claim, volume or class that appears
+            # or changes may make an unschedulable pod fit (each still waits its backoff)
+            informer.add_event_handler(on_add=self._volume_object_changed,
+                                       on_update=lambda old, new: self._volume_object_changed(new))
             informer.start()
         self.volumes.bind(lambda namespace, name: pvcs.indexer.get(f"{namespace}/{name}"),
                           pvs.indexer.get, classes.indexer.get, pvs.indexer.list)
@@ -236,6 +240,10 @@ class Scheduler:
             except TimeoutError:
                 log.warning("persistent volume informers not synced; claims are unknown "
                             "until they list", timeout_s=VOLUME_SYNC_TIMEOUT)
+
+    def _volume_object_changed(self, obj: Obj) -> None:
+        if self.queue is not None:
+            self.queue.move_all_to_active()
 
     def _node_changed(self, node: Obj) -> None:
         self.cache.add_node(node)
