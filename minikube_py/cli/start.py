@@ -231,6 +231,8 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
             started.append(await start_scheduler(options, apiserver, app, informers))
         if options.runs("kubelet") and options.node_pools:
             started.append(await start_kubelets(options, app, informers))
+        if options.ingress:
+            started.append(await start_ingress(options, app))
         informers.start()
     except BaseException:
         for component in reversed(started):
@@ -351,6 +353,36 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
     task = asyncio.create_task(manager.run(), name="controller-manager")
     return Component("controller-manager", url, _stopper(task, runner, client, accounts),
                      f"{len(options.controllers.controllers)} controllers")
+
+
+async def start_ingress(options: StartOptions, app: "web.Application") -> Component:
+    """--ingress: install the simulated ingress controller's IngressClass and RBAC (as an
+    addon manifest would, with the loopback identity), then run it as its service account."""
+    from ..controllers.ingress import SERVICE_ACCOUNT, IngressController, install
+
+    admin = in_process_client(app, "minikube-py-addons")
+    try:
+        await install(admin)
+    finally:
+        await admin.close()
+    client = in_process_client(app, "ingress-controller",
+                               identities.service_account_user("kube-system", SERVICE_ACCOUNT))
+    controller = IngressController(client, address=options.address,
+                                   port=options.ingress_port)
+    try:
+        await controller.start()
+    except OSError as exc:
+        await controller.stop()
+        await client.close()
+        raise CommandError(f"the ingress controller cannot listen on {options.address}:"
+                           f"{options.ingress_port} ({exc.strerror}); see --ingress-port") from None
+
+    async def stop() -> None:
+        await controller.stop()
+        await client.close()
+
+    return Component("ingress", f"http://{options.address}:{controller.port}", stop,
+                     "IngressClass minikube-py")
 
 
 def scheduler_config(options: StartOptions) -> dict:

@@ -55,6 +55,8 @@ CONTROLLERS: dict[str, str] = {
     "podgc": "podgc:PodGCController",
     "disruption": "disruption:DisruptionController",
     "horizontalpodautoscaling": "hpa:HorizontalController",
+    "endpointslice": "endpointslice:EndpointSliceController",
+    "endpointslicemirroring": "endpointslicemirroring:EndpointSliceMirroringController",
     "attachdetach": "attachdetach:AttachDetachController",
     "csi-hostpath-provisioner": "csi_provisioner:CSIProvisioner",
     "csi-hostpath-attacher": "csi_attacher:CSIAttacher",

@@ -69,9 +69,11 @@ class Kubelet:
         self.started_at = time.time()
         #: the API as this node (system:node:<name> in-process; the pool's client otherwise)
         self.client = pool.client_for(name)
+        #: ConfigMaps, Secrets and Services its pods name (the shared caches, else GETs)
+        self.reads = pool.reads_for(self.client)
         self.workers = PodWorkers(self._node_object(), config, host_ip=pool.node_ip,
                                   pod_cidr=pod_cidr, timers=self.timers, hooks=self,
-                                  volumes=VolumeReader(self.client), sandboxes=self.sandbox)
+                                  volumes=VolumeReader(self.reads), sandboxes=self.sandbox)
         self.recorder = EventRecorder(self.client, "kubelet", name)
         self.registered = False
         #: the Node was deleted after registration: heartbeats fail until a restart
@@ -112,7 +114,7 @@ class Kubelet:
         """What a container's command sees (env, files), read through the API server."""
         config = self.config
         return await load_sandbox(
-            self.client, record.pod, container.spec, pod_ip=record.ip or "",
+            self.reads, record.pod, container.spec, pod_ip=record.ip or "",
             host_ip=self.pool.node_ip,
             allocatable={"cpu": config.cpu, "memory": config.memory,
                          "ephemeral-storage": config.ephemeral_storage},

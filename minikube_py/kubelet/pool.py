@@ -38,6 +38,7 @@ from .config import KubeletConfig
 from .kubelet import Kubelet
 from .pod_status import generate
 from .podworker import pod_key
+from .reads import ClusterReads
 from .server import Serving, build_app
 from .token_manager import TokenManager
 from .usage import NodeUsage, measure
@@ -108,6 +109,11 @@ class KubeletPool:
         """The client node `node_name`'s requests go through (upstream: each kubelet has its
         own credentials, `system:node:<name>`)."""
         return self.client if self._node_clients is None else self._node_clients(node_name)
+
+    def reads_for(self, client: Client) -> ClusterReads:
+        """What a node reads besides its pods, as `client`: through the shared informers when
+        the pool has them (reads.py), else GETs."""
+        return ClusterReads(client, self._shared)
 
     # -- building the pool -------------------------------------------------------------------
     @property

@@ -39,6 +39,7 @@ from ..client.resources import (
     PERSISTENT_VOLUMES,
     SECRETS,
 )
+from .reads import ClusterReads
 from .timers import Step, Timers
 
 log = structlog.get_logger(component="kubelet")
@@ -161,9 +162,10 @@ def retry_delay(attempt: int) -> float:
 
 
 class VolumeReader:
-    """The I/O: read the objects a pod's volumes name, through the API server."""
+    """The I/O: read the objects a pod's volumes name (through reads.ClusterReads: the shared
+    caches in the all-in-one process, the API server otherwise)."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client | ClusterReads) -> None:
         self.client = client
 
     async def _get(self, resource: Any, name: str, namespace: str | None) -> Obj | None:

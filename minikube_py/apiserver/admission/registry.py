@@ -21,6 +21,7 @@ from .certificates import (
     CertificateSubjectRestriction,
 )
 from .chain import AdmissionChain, Plugin
+from .default_ingress_class import DefaultIngressClass
 from .default_storage_class import DefaultStorageClass
 from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
@@ -30,6 +31,7 @@ from .namespace_lifecycle import NamespaceLifecycle
 from .policy.plugin import ValidatingAdmissionPolicy
 from .priority import Priority
 from .resource_quota import ResourceQuota
+from .runtime_class import RuntimeClass
 from .security_context_deny import SecurityContextDeny
 from .service_account import ServiceAccount
 from .webhook import (
@@ -74,6 +76,16 @@ def _priority(lookup: Lookup, options: Any) -> Plugin:
     classes = _required(lookup, "scheduling.k8s.io", "priorityclasses")
     pods = _required(lookup, "", "pods")
     return Priority(lambda: _list_all(classes, ""), lambda name: classes.get("", name), pods.get)
+
+
+def _default_ingress_class(lookup: Lookup, options: Any) -> Plugin:
+    classes = _required(lookup, "networking.k8s.io", "ingressclasses")
+    return DefaultIngressClass(lambda: _list_all(classes, ""))
+
+
+def _runtime_class(lookup: Lookup, options: Any) -> Plugin:
+    classes = _required(lookup, "node.k8s.io", "runtimeclasses")
+    return RuntimeClass(lambda name: classes.get("", name))
 
 
 def _default_storage_class(lookup: Lookup, options: Any) -> Plugin:
@@ -125,6 +137,8 @@ PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "CertificateApproval": lambda lookup, options: CertificateApproval(),
     "CertificateSigning": lambda lookup, options: CertificateSigning(),
     "CertificateSubjectRestriction": lambda lookup, options: CertificateSubjectRestriction(),
+    "DefaultIngressClass": _default_ingress_class,
+    "RuntimeClass": _runtime_class,
     "MutatingAdmissionWebhook": _webhooks(MutatingAdmissionWebhook,
                                           "mutatingwebhookconfigurations"),
     "ValidatingAdmissionPolicy": _validating_admission_policy,
