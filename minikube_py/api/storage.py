@@ -103,6 +103,12 @@ def provisioner_of(storage_class: Obj | None) -> str:
     return value if isinstance(value, str) else ""
 
 
+def unique_volume_name(driver: str, handle: str) -> str:
+    """A CSI volume's name in node.status.volumesAttached / volumesInUse (the csi plugin's
+    GetUniqueVolumeName: `kubernetes.io/csi/<driver>^<volumeHandle>`)."""
+    return f"kubernetes.io/csi/{driver}^{handle}"
+
+
 def selected_node(claim: Obj) -> str:
     value = annotations(claim).get(ANN_SELECTED_NODE)
     return value if isinstance(value, str) else ""

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.errors import StatusError
+from ..api.storage import unique_volume_name
 from ..client.resources import (
     CSI_DRIVERS,
     NODES,
@@ -29,12 +30,7 @@ from ..client.resources import (
     PODS,
     VOLUME_ATTACHMENTS,
 )
-from .attachdetach_util import (
-    desired_attachments,
-    pod_claim_names,
-    unique_volume_name,
-    volume_attachment,
-)
+from .attachdetach_util import desired_attachments, pod_claim_names, volume_attachment
 from .base import Controller, ControllerContext
 
 Obj = dict[str, Any]

@@ -36,11 +36,6 @@ def attachment_name(handle: str, driver: str, node: str) -> str:
     return "csi-" + hashlib.sha256(f"{handle}{driver}{node}".encode()).hexdigest()
 
 
-def unique_volume_name(driver: str, handle: str) -> str:
-    """The name node.status.volumesAttached lists (`kubernetes.io/csi/<driver>^<handle>`)."""
-    return f"kubernetes.io/csi/{driver}^{handle}"
-
-
 def pod_claim_names(pod: Obj) -> list[str]:
     return [claim["claimName"] for v in _d(pod.get("spec")).get("volumes") or ()
             if isinstance(claim := _d(v).get("persistentVolumeClaim"), dict)

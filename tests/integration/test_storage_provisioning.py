@@ -303,3 +303,32 @@ async def test_a_default_class_created_later_is_assigned_retroactively(cluster: 
     await asyncio.sleep(0.3)  # "" means no class: never given one
     kept = await c.get(PERSISTENT_VOLUME_CLAIMS, "classless", "default")
     assert kept["spec"]["storageClassName"] == "" and kept["status"]["phase"] == "Pending"
+
+
+async def test_the_kubelet_mounts_a_csi_volume_only_once_it_is_attached(cluster: Cluster) -> None:
+    """A driver nobody attaches for: its VolumeAttachment stays unattached and the pod waits
+    (FailedMount, "unattached volumes"); once the attachment is marked attached (what its
+    attacher would do) the node lists the volume and the pod runs."""
+    c = cluster.client
+    driver = "ext.csi.example.com"
+    await c.create(PERSISTENT_VOLUMES, {
+        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "ext-pv"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "csi": {"driver": driver, "volumeHandle": "h-ext"}}})
+    await c.create(PERSISTENT_VOLUME_CLAIMS, pvc("ext", storageClassName=""))
+    await cluster.claim("ext", lambda c: c["status"].get("phase") == "Bound")
+    body = pod("ext", "ext")
+    body["spec"]["nodeName"] = "n-0"
+    await c.create(PODS, body)
+    name = attachment_name("h-ext", driver, "n-0")
+    va = await cluster.until(lambda: c.get(VOLUME_ATTACHMENTS, name), bool)
+    assert not (va.get("status") or {}).get("attached")
+    waiting = (await cluster.events("ext", "FailedMount"))[0]
+    assert waiting["message"] == (
+        "Unable to attach or mount volumes: unmounted volumes=[data], unattached "
+        "volumes=[data], failed to process volumes=[]: timed out waiting for the condition")
+    assert (await c.get(PODS, "ext", "default"))["status"]["phase"] == "Pending"
+    await c.patch(VOLUME_ATTACHMENTS, name, {"status": {"attached": True}},
+                  subresource="status")
+    await cluster.until(lambda: c.get(PODS, "ext", "default"),
+                        lambda p: p["status"].get("phase") == "Running")

@@ -7,10 +7,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from minikube_py.api.storage import unique_volume_name
 from minikube_py.controllers.attachdetach_util import (
     attachment_name,
     desired_attachments,
-    unique_volume_name,
 )
 from minikube_py.controllers.csi_provisioning import (
     provisioned_volume,
