@@ -25,11 +25,12 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from minikube_py.api import hpa, quantity
+from minikube_py.api import flowcontrol, hpa, networking, quantity
 from minikube_py.api.admissionpolicy import default_binding, default_policy
 from minikube_py.api.batch import default_cron_job_spec, default_job_spec
 from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
 from minikube_py.api.rbac import default_binding as default_rbac_binding
+from minikube_py.api.storage import set_defaults_csi_driver, set_defaults_storage_class
 
 __all__ = ["apply_defaults", "pod_initial_status", "qos_class"]
 
@@ -583,6 +584,14 @@ def _priority_class(pc: Obj) -> None:
         pc["preemptionPolicy"] = PREEMPT_LOWER_PRIORITY
 
 
+def _endpoint_slice(slice_: Obj) -> None:
+    """discovery/v1 SetDefaults_EndpointPort: a port's name defaults to "" and its protocol
+    to TCP."""
+    for port in _dicts(slice_, "ports"):
+        _setdefault(port, "name", "")
+        _setdefault(port, "protocol", "TCP")
+
+
 #: kind -> (its API group, its defaulter)
 _DEFAULTERS: dict[str, tuple[str, Callable[[Obj], None]]] = {
     "RoleBinding": ("rbac.authorization.k8s.io", default_rbac_binding),
@@ -609,7 +618,13 @@ _DEFAULTERS: dict[str, tuple[str, Callable[[Obj], None]]] = {
     "StatefulSet": ("apps", _stateful_set),
     "ValidatingAdmissionPolicy": ("admissionregistration.k8s.io", default_policy),
     "ValidatingAdmissionPolicyBinding": ("admissionregistration.k8s.io", default_binding),
+    "EndpointSlice": ("discovery.k8s.io", _endpoint_slice),
+    "StorageClass": ("storage.k8s.io", set_defaults_storage_class),
+    "CSIDriver": ("storage.k8s.io", set_defaults_csi_driver),
 }
+# networking.k8s.io and flowcontrol.apiserver.k8s.io (issue 19): their modules own the defaults
+_DEFAULTERS.update(networking.DEFAULTERS)
+_DEFAULTERS.update(flowcontrol.DEFAULTERS)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ event; a missing or oddly typed field must give a blank or `<none>`, never a 500
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from minikube_py.api import errors
@@ -24,6 +24,7 @@ from minikube_py.api.batch import job_status_text
 from minikube_py.api.duration import human_duration, parse_timestamp
 from minikube_py.api.labels import selector_from_label_selector
 from minikube_py.api.meta import rfc3339
+from minikube_py.api.networking import ingress_address, ingress_hosts, ingress_ports
 from minikube_py.api.table_rows import (
     Obj,
     endpoints_row,
@@ -380,6 +381,13 @@ def column_definitions(kind: str) -> list[dict]:
 
     Cached: the same list object is returned every call; callers must not mutate it."""
     return _COLUMNS.get(kind, _UNKNOWN_COLUMNS)
+
+
+def list_order(kind: str, objects: Iterable[dict]) -> Iterable[dict]:
+    """The order a printed list's rows come in: as listed, except for kinds whose upstream list
+    printer sorts (printFlowSchemaList: by matchingPrecedence, then name)."""
+    key = _LIST_ORDER.get(kind)
+    return objects if key is None else sorted(objects, key=key)
 
 
 def row_cells(kind: str, obj: dict, now: float) -> list:
@@ -832,6 +840,144 @@ _COLUMNS["PodDisruptionBudget"] = [
     _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this "
          "time.", "integer"), _age_col()]
 _ROWS["PodDisruptionBudget"] = _pod_disruption_budget_row
+
+
+# discovery.k8s.io/v1 EndpointSlices (upstream printEndpointSlice, formatDiscoveryPorts,
+# formatDiscoveryEndpoints, listWithMoreString): the first three ports (`*` for "all ports")
+# and addresses, then `+ N more...`; `<unset>` when there are none.
+def _list_with_more(items: list[str], limit: int = 3) -> str:
+    if len(items) > limit:
+        return ",".join(items[:limit]) + f" + {len(items) - limit} more..."
+    return ",".join(items) or "<unset>"
+
+
+def _discovery_port(port: Obj) -> str:
+    if port.get("port") is not None:
+        return str(port["port"])
+    return str(port["name"]) if port.get("name") is not None else "*"
+
+
+def _endpoint_slice_row(obj: Obj, now: float) -> list:
+    ports = [_discovery_port(p) for p in (obj.get("ports") or ()) if isinstance(p, dict)]
+    addresses = [a for e in (obj.get("endpoints") or ()) if isinstance(e, dict)
+                 for a in (e.get("addresses") or ())]
+    return [_name(obj), obj.get("addressType", ""), _list_with_more(ports),
+            _list_with_more(addresses), _age(obj, now)]
+
+
+_COLUMNS["EndpointSlice"] = [
+    _name_col(),
+    _col("AddressType", "addressType specifies the type of address carried by this "
+         "EndpointSlice. All addresses in this slice must be the same type. This field is "
+         "immutable after creation. The following address types are currently supported: * "
+         "IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 Address. * FQDN: "
+         "Represents a Fully Qualified Domain Name."),
+    _col("Ports", "ports specifies the list of network ports exposed by each endpoint in this "
+         "slice. Each port must have a unique name. When ports is empty, it indicates that "
+         "there are no defined ports. When a port is defined with a nil port value, it "
+         "indicates \"all ports\". Each slice may include a maximum of 100 ports."),
+    _col("Endpoints", "endpoints is a list of unique endpoints in this slice. Each slice may "
+         "include a maximum of 1000 endpoints."),
+    _age_col()]
+_ROWS["EndpointSlice"] = _endpoint_slice_row
+# networking.k8s.io/v1, node.k8s.io/v1 and flowcontrol.apiserver.k8s.io/v1 (issue 19; upstream
+# printIngress, printIngressClass, printNetworkPolicy, printRuntimeClass, printFlowSchema,
+# printPriorityLevelConfiguration). Ingress cells come from api/networking.py.
+def _ingress_row(obj: Obj, now: float) -> list:
+    class_name = _d(obj.get("spec")).get("ingressClassName")
+    return [_name(obj), _s(class_name) if isinstance(class_name, str) else "<none>",
+            ingress_hosts(obj), ingress_address(obj), ingress_ports(obj), _age(obj, now)]
+
+
+def _ingress_class_row(obj: Obj, now: float) -> list:
+    spec = _d(obj.get("spec"))
+    params, parameters = spec.get("parameters"), "<none>"
+    if isinstance(params, dict):
+        parameters = _s(params.get("kind"))
+        if isinstance(params.get("apiGroup"), str):
+            parameters += "." + params["apiGroup"]
+        parameters += "/" + _s(params.get("name"))
+    return [_name(obj), _s(spec.get("controller")), parameters, _age(obj, now)]
+
+
+def _flow_schema_row(obj: Obj, now: float) -> list:
+    spec = _d(obj.get("spec"))
+    method = _d(spec.get("distinguisherMethod")).get("type")
+    missing = "Unknown"
+    for cond in _l(_d(obj.get("status")).get("conditions")):
+        if _d(cond).get("type") == "Dangling":
+            missing = _s(_d(cond).get("status"))
+    return [_name(obj), _s(_d(spec.get("priorityLevelConfiguration")).get("name")),
+            _n(spec.get("matchingPrecedence")), _s(method) if method else "<none>",
+            _age(obj, now), missing]
+
+
+def _priority_level_row(obj: Obj, now: float) -> list:
+    spec = _d(obj.get("spec"))
+    cells: list = ["<none>"] * 4
+    limited = spec.get("limited")
+    if isinstance(limited, dict):
+        cells[0] = _n(limited.get("nominalConcurrencyShares"))
+        queuing = _d(limited.get("limitResponse")).get("queuing")
+        if isinstance(queuing, dict):
+            cells[1:] = [_n(queuing.get(k)) for k in ("queues", "handSize", "queueLengthLimit")]
+    return [_name(obj), _s(spec.get("type")), *cells, _age(obj, now)]
+
+
+_COLUMNS["Ingress"] = [
+    _name_col(), _col("Class", "The name of the IngressClass resource that should be used for "
+                      "additional configuration"),
+    _col("Hosts", "Hosts that incoming requests are matched against before the ingress rule"),
+    _col("Address", "Address is a list containing ingress points for the load-balancer"),
+    _col("Ports", "Ports of TLS configurations that open"), _age_col()]
+_ROWS["Ingress"] = _ingress_row
+_COLUMNS["IngressClass"] = [
+    _name_col(), _col("Controller", "Controller that is responsible for handling this class"),
+    _col("Parameters", "A reference to a resource with additional parameters"), _age_col()]
+_ROWS["IngressClass"] = _ingress_class_row
+_COLUMNS["NetworkPolicy"] = [_name_col(), _col("Pod-Selector", "Pod selector"), _age_col()]
+_ROWS["NetworkPolicy"] = lambda obj, now: [
+    _name(obj), format_label_selector(_d(obj.get("spec")).get("podSelector") or {}),
+    _age(obj, now)]
+_COLUMNS["RuntimeClass"] = [_name_col(), _col("Handler", "RuntimeClass Handler"), _age_col()]
+_ROWS["RuntimeClass"] = lambda obj, now: [_name(obj), _s(obj.get("handler")), _age(obj, now)]
+_COLUMNS["FlowSchema"] = [
+    _name_col(), _col("PriorityLevel", "`name` is the name of the priority level configuration "
+                      "being referenced Required."),
+    _col("MatchingPrecedence", "`matchingPrecedence` is used to choose among the FlowSchemas "
+         "that match a given request."),
+    _col("DistinguisherMethod", "`distinguisherMethod` defines how to compute the flow "
+         "distinguisher for requests that match this schema."),
+    _age_col(), _col("MissingPL", "indicates if the referenced priority level exists")]
+_ROWS["FlowSchema"] = _flow_schema_row
+_COLUMNS["PriorityLevelConfiguration"] = [
+    _name_col(), _col("Type", "`type` indicates whether this priority level is subject to "
+                      "limitation on request execution."),
+    _col("NominalConcurrencyShares", "`nominalConcurrencyShares` (NCS) contributes to the "
+         "computation of the NominalConcurrencyLimit (NominalCL) of this level."),
+    _col("Queues", "`queues` is the number of queues for this priority level."),
+    _col("HandSize", "`handSize` is a small positive number that configures the shuffle "
+         "sharding of requests into queues."),
+    _col("QueueLengthLimit", "`queueLengthLimit` is the maximum number of requests allowed to "
+         "be waiting in a given queue of this priority level at a time"), _age_col()]
+_ROWS["PriorityLevelConfiguration"] = _priority_level_row
+#: kinds whose list printer sorts its rows (apihelpers.FlowSchemaSequence)
+_LIST_ORDER: dict[str, Callable[[dict], Any]] = {
+    "FlowSchema": lambda fs: (_n(_d(fs.get("spec")).get("matchingPrecedence")), _name(fs)),
+}
+
+
+# storage.k8s.io/v1 (api/tables_storage.py: printStorageClass, printCSIDriver, ...)
+def _register_storage() -> None:
+    from minikube_py.api.tables_storage import TABLES
+
+    for kind, (columns, row) in TABLES.items():
+        _COLUMNS[kind] = [_name_col()] + [_col(name, doc or _AGE_DOC, type_)
+                                          for name, doc, type_ in columns]
+        _ROWS[kind] = row
+
+
+_register_storage()
 
 
 # coordination.k8s.io/v1 Leases (upstream printLease): the holder as written, empty when unset.

@@ -13,7 +13,8 @@ and extensions with one-line descriptions. A type is `short name -> (description
 required)`; a field is `(code, description[, merge key[, patch strategy]])`, where the code
 is a scalar (`string`, `int32`, `int64`, `boolean`, `number`, `byte`), a schema's short name
 (`core.PodSpec`, `Time`), `[code` for a list or `{code` for a map. The tables live in
-openapi_types_{apps,batch,core,pod,cluster,policy,storage,coordination}.py; this module turns them into OpenAPI once, at
+openapi_types_{apps,batch,core,pod,cluster,policy,storage,discovery,networking,nodeflow,
+coordination}.py; this module turns them into OpenAPI once, at
 import.
 """
 
@@ -30,6 +31,9 @@ from minikube_py.apiserver import (
     openapi_types_cluster,
     openapi_types_coordination,
     openapi_types_core,
+    openapi_types_discovery,
+    openapi_types_networking,
+    openapi_types_nodeflow,
     openapi_types_pod,
     openapi_types_policy,
     openapi_types_storage,
@@ -46,6 +50,11 @@ _PACKAGES = {
     "autoscaling": "io.k8s.api.autoscaling.v1",
     "batch": "io.k8s.api.batch.v1",
     "policy": "io.k8s.api.policy.v1",
+    "discovery": "io.k8s.api.discovery.v1",
+    "networking": "io.k8s.api.networking.v1",
+    "node": "io.k8s.api.node.v1",
+    "flowcontrol": "io.k8s.api.flowcontrol.v1",
+    "storage": "io.k8s.api.storage.v1",
     "coordination": "io.k8s.api.coordination.v1",
     "meta": "io.k8s.apimachinery.pkg.apis.meta.v1",
     "resource": "io.k8s.apimachinery.pkg.api.resource",
@@ -54,6 +63,10 @@ _PACKAGES = {
 # The group/version each package's kinds belong to (for x-kubernetes-group-version-kind).
 _PACKAGE_GV = {"core": ("", "v1"), "apps": ("apps", "v1"), "autoscaling": ("autoscaling", "v1"),
                "batch": ("batch", "v1"), "policy": ("policy", "v1"),
+               "discovery": ("discovery.k8s.io", "v1"),
+               "networking": ("networking.k8s.io", "v1"), "node": ("node.k8s.io", "v1"),
+               "flowcontrol": ("flowcontrol.apiserver.k8s.io", "v1"),
+               "storage": ("storage.k8s.io", "v1"),
                "coordination": ("coordination.k8s.io", "v1")}
 _ALIASES = {
     "Time": "meta.Time", "MicroTime": "meta.MicroTime", "ObjectMeta": "meta.ObjectMeta",
@@ -211,7 +224,8 @@ def _compile_all() -> Mapping[str, Schema]:
     compiled: dict[str, Schema] = {}
     tables = (openapi_types_apps, openapi_types_batch, openapi_types_cluster,
               openapi_types_core, openapi_types_pod, openapi_types_policy,
-              openapi_types_storage, openapi_types_coordination)
+              openapi_types_storage, openapi_types_discovery, openapi_types_networking,
+              openapi_types_nodeflow, openapi_types_coordination)
     for table in tables:
         for short, entry in table.TYPES.items():
             is_kind = short in table.KINDS

@@ -107,6 +107,9 @@ class APIServerOptions:
     #: how often the `kubernetes` service and its endpoints are reconciled (upstream's
     #: EndpointReconcilerInterval, 10 s; not a flag upstream either)
     endpoint_reconciler_interval: float = 10.0
+    #: how often the API Priority and Fairness bootstrap objects are re-ensured (upstream's
+    #: config producer: every minute; not a flag upstream either)
+    apf_config_interval: float = 60.0
 
 
 def public_endpoint(advertise_address: str | None, bind_address: str, secure_port: int,

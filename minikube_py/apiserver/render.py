@@ -114,6 +114,8 @@ def table(kind: str, objects: Iterable[Obj], md: dict[str, Any], include: str = 
           now: float | None = None, convertor: TableConvertor | None = None) -> dict[str, Any]:
     now = time.time() if now is None else now
     rows = []
+    if convertor is None:
+        objects = tables.list_order(kind, objects)
     for obj in objects:
         cells = (convertor.row_cells(obj, now) if convertor is not None
                  else tables.row_cells(kind, obj, now))

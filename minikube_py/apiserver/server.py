@@ -21,6 +21,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from .. import __version__
 from ..api import errors
+from ..api.flowcontrol import GROUP as FLOWCONTROL
 from ..api.rbac import GROUP as RBAC_GROUP
 from ..registry.allocators import NodePortAllocator, ServiceIPAllocator
 from ..registry.generic import Registry
@@ -34,6 +35,7 @@ from .admission.chain import PluginContext
 from .aggregator import Aggregator
 from .authz import node_authorizer
 from .authz.guard import build_guard
+from .authz.node import RESOURCE_GROUPS as NODE_RESOURCE_GROUPS
 from .authz.node import RESOURCES as NODE_RESOURCES
 from .authz.rbac import RESOURCES as RBAC_RESOURCES
 from .authz.rbac.aggregation import AggregationController
@@ -46,6 +48,7 @@ from .connection import APIRunner
 from .cors import CORS, parse_origins
 from .crd_controller import CRDController
 from .filters import INFO, filter_chain
+from .flowcontrol_bootstrap import FlowControlBootstrap
 from .handlers import ResourceHandlers
 from .metrics import metrics as process_metrics
 from .metrics_server.api import MetricsServer
@@ -106,7 +109,7 @@ class APIServer:
                                                                         self._lookup),
             {resource: (store, self.registries[group, "v1", resource].root)
              for group, resource in (*((RBAC_GROUP, r) for r in RBAC_RESOURCES),
-                                     *(("", r) for r in NODE_RESOURCES))
+                                     *((NODE_RESOURCE_GROUPS[r], r) for r in NODE_RESOURCES))
              if (group, "v1", resource) in self.registries})
         #: the Node authorizer (--authorization-mode Node), its informers started with RBAC's
         self.node_authorizer = node_authorizer(self.guard.authorizer) if self.guard else None
@@ -116,6 +119,7 @@ class APIServer:
                                                              self.guard.authorizer))
         #: ClusterRole aggregation, with RBAC only (set at start)
         self.rbac_aggregation: AggregationController | None = None
+        self.flowcontrol: FlowControlBootstrap | None = None
         self.component_statuses = ComponentStatuses(self._probes())
         self.watch_clock = WatchClock(min(0.25, options.bookmark_interval / 2))
         self.handlers = ResourceHandlers(Serving(
@@ -201,12 +205,19 @@ class APIServer:
         # the post-start hook scheduling/bootstrap-system-priority-classes
         await ensure_system_priority_classes(
             self.registries["scheduling.k8s.io", "v1", "priorityclasses"])
+        # the post-start hook priority-and-fairness-config-producer
+        self.flowcontrol = FlowControlBootstrap(
+            self.registries[FLOWCONTROL, "v1", "prioritylevelconfigurations"],
+            self.registries[FLOWCONTROL, "v1", "flowschemas"], self.options.apf_config_interval)
+        await self.flowcontrol.start()
 
     def close_watchers(self) -> None:
         for cacher in set(self.cachers.values()):
             cacher.close_watchers()
 
     async def stop(self) -> None:
+        if self.flowcontrol is not None:
+            await self.flowcontrol.stop()
         await self.aggregator.stop()
         await self.crd_controller.stop()
         await self.admission.stop()

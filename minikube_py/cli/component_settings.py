@@ -174,13 +174,26 @@ SCHEDULER = (
             "default $KUBE_MAX_PD_VOLS, else 16)", integer, metavar="N"),
 )
 
+def _slice_size(value: object) -> int:
+    """EndpointSliceControllerOptions.Validate: between 1 and 1000 (a slice's validation
+    limit)."""
+    number = integer(value)
+    if number < 1:
+        raise ValueError(f"must be at least 1, got {number}")
+    if number > 1000:
+        raise ValueError(f"must be less than or equal to 1000, got {number}")
+    return number
+
+
 CONTROLLER_MANAGER = (
     Setting("controllers", "*", "controllers to run: * = all, name enables, -name disables "
             "(replicationcontroller, replicaset, deployment, endpoint, nodelifecycle, namespace, "
             "garbagecollector, serviceaccount, resourcequota, persistentvolume-binder, "
             "taint-eviction-controller, root-ca-cert-publisher, serviceaccount-token, "
             "csrsigning, csrapproving, csrcleaner, job, cronjob, ttl-after-finished, podgc, "
-            "disruption, horizontalpodautoscaling, daemonset, statefulset)",
+            "disruption, horizontalpodautoscaling, daemonset, statefulset, endpointslice, "
+            "endpointslicemirroring, attachdetach, csi-hostpath-provisioner, "
+            "csi-hostpath-attacher)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),
@@ -194,6 +207,16 @@ CONTROLLER_MANAGER = (
             "stateful sets synced at once", integer),
     Setting("concurrent-endpoint-syncs", _CM.concurrent_endpoint_syncs,
             "services' endpoints synced at once", integer),
+    Setting("concurrent-service-endpoint-syncs", _CM.concurrent_service_endpoint_syncs,
+            "services' EndpointSlices synced at once", integer),
+    Setting("max-endpoints-per-slice", _CM.max_endpoints_per_slice, "endpoints the "
+            "endpointslice controller puts in one EndpointSlice (1-1000)", _slice_size),
+    Setting("mirroring-concurrent-service-endpoint-syncs",
+            _CM.mirroring_concurrent_service_endpoint_syncs, "Endpoints mirrored to "
+            "EndpointSlices at once", integer),
+    Setting("mirroring-max-endpoints-per-subset", _CM.mirroring_max_endpoints_per_subset,
+            "addresses of one Endpoints subset mirrored to an EndpointSlice (1-1000)",
+            _slice_size),
     Setting("concurrent-namespace-syncs", _CM.concurrent_namespace_syncs,
             "namespaces emptied at once", integer),
     Setting("concurrent-gc-syncs", _CM.concurrent_gc_syncs, "garbage collector workers", integer),

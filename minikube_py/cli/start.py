@@ -224,18 +224,32 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
 
     started: list[Component] = [Component("informers", None, stop_informers, listed=False)]
     try:
+        await install_storage(options, app)
         if options.runs("controller-manager"):
             started.append(await start_controller_manager(options, apiserver, app, informers))
         if options.runs("scheduler"):
             started.append(await start_scheduler(options, apiserver, app, informers))
         if options.runs("kubelet") and options.node_pools:
             started.append(await start_kubelets(options, app, informers))
+        if options.ingress:
+            started.append(await start_ingress(options, app))
         informers.start()
     except BaseException:
         for component in reversed(started):
             await component.stop()
         raise
     return started
+
+
+async def install_storage(options: StartOptions, app: "web.Application") -> None:
+    """minikube's storage addons (storage_addon.py), as the API server's trusted loopback."""
+    from . import storage_addon
+
+    client = in_process_client(app, "minikube-py-addons")
+    try:
+        await storage_addon.install(client, default_class=options.default_storage_class)
+    finally:
+        await client.close()
 
 
 def in_process_client(app: "web.Application", user_agent: str,
@@ -339,6 +353,36 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
     task = asyncio.create_task(manager.run(), name="controller-manager")
     return Component("controller-manager", url, _stopper(task, runner, client, accounts),
                      f"{len(options.controllers.controllers)} controllers")
+
+
+async def start_ingress(options: StartOptions, app: "web.Application") -> Component:
+    """--ingress: install the simulated ingress controller's IngressClass and RBAC (as an
+    addon manifest would, with the loopback identity), then run it as its service account."""
+    from ..controllers.ingress import SERVICE_ACCOUNT, IngressController, install
+
+    admin = in_process_client(app, "minikube-py-addons")
+    try:
+        await install(admin)
+    finally:
+        await admin.close()
+    client = in_process_client(app, "ingress-controller",
+                               identities.service_account_user("kube-system", SERVICE_ACCOUNT))
+    controller = IngressController(client, address=options.address,
+                                   port=options.ingress_port)
+    try:
+        await controller.start()
+    except OSError as exc:
+        await controller.stop()
+        await client.close()
+        raise CommandError(f"the ingress controller cannot listen on {options.address}:"
+                           f"{options.ingress_port} ({exc.strerror}); see --ingress-port") from None
+
+    async def stop() -> None:
+        await controller.stop()
+        await client.close()
+
+    return Component("ingress", f"http://{options.address}:{controller.port}", stop,
+                     "IngressClass minikube-py")
 
 
 def scheduler_config(options: StartOptions) -> dict:

@@ -74,6 +74,14 @@ ALL_IN_ONE = (
             "(empty: do not write one)", metavar="FILE"),
     Setting("ready-timeout", 60, "seconds to wait for nodes Ready and components Healthy",
             integer),
+    Setting("ingress", False, "run the simulated ingress controller (IngressClass "
+            "minikube-py): fills Ingress status and routes HTTP by Host and path to the "
+            "backend Services' pods", boolean, switch=True),
+    Setting("ingress-port", 8081, "the simulated ingress controller's HTTP port (with "
+            "--ingress)", port),
+    Setting("default-storage-class", True, "create the default StorageClass `standard` "
+            "(provisioner hostpath.csi.minikube-py.io), as minikube's and kind's clusters ship "
+            "one", boolean, metavar="BOOL"),
 )
 
 SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE,
@@ -126,6 +134,9 @@ class StartOptions:
     loop_stall_threshold: float = LOOP_WATCH[0].default
     kubelet_anonymous_auth: bool = False
     kubelet_authorization_mode: str = "Webhook"
+    ingress: bool = False
+    ingress_port: int = 8081
+    default_storage_class: bool = True
     #: KubeletConfig's heartbeat fields (component_settings.kubelet_heartbeat)
     node_heartbeat: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -204,6 +215,9 @@ class StartOptions:
             loop_stall_threshold=v["loop_stall_threshold"],
             kubelet_anonymous_auth=bool(v["kubelet_anonymous_auth"]),
             kubelet_authorization_mode=str(v["kubelet_authorization_mode"]),
+            ingress=bool(v["ingress"]),
+            ingress_port=v["ingress_port"],
+            default_storage_class=bool(v["default_storage_class"]),
             node_heartbeat=kubelet_heartbeat(v),
         )
 

@@ -60,6 +60,7 @@ JOBS = Resource("batch", "v1", "jobs", True, "Job")
 CRONJOBS = Resource("batch", "v1", "cronjobs", True, "CronJob")
 POD_DISRUPTION_BUDGETS = Resource("policy", "v1", "poddisruptionbudgets", True,
                                   "PodDisruptionBudget")
+ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", True, "EndpointSlice")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", True, "Lease")
 HORIZONTALPODAUTOSCALERS = Resource("autoscaling", "v2", "horizontalpodautoscalers", True,
                                     "HorizontalPodAutoscaler")
@@ -74,3 +75,14 @@ CERTIFICATE_SIGNING_REQUESTS = Resource("certificates.k8s.io", "v1", "certificat
 #: whether spec.user may do spec.resourceAttributes (the csrapproving controller asks it)
 SUBJECT_ACCESS_REVIEWS = Resource("authorization.k8s.io", "v1", "subjectaccessreviews", False,
                                   "SubjectAccessReview")
+# networking.k8s.io/v1 (issue 19): the simulated ingress controller's informers
+INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", True, "Ingress")
+INGRESS_CLASSES = Resource("networking.k8s.io", "v1", "ingressclasses", False, "IngressClass")
+#: storage.k8s.io/v1 (the provisioner, the attach/detach controller, kubelets' CSINodes)
+STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", False, "StorageClass")
+CSI_DRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", False, "CSIDriver")
+CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", False, "CSINode")
+VOLUME_ATTACHMENTS = Resource("storage.k8s.io", "v1", "volumeattachments", False,
+                              "VolumeAttachment")
+CSI_STORAGE_CAPACITIES = Resource("storage.k8s.io", "v1", "csistoragecapacities", True,
+                                  "CSIStorageCapacity")

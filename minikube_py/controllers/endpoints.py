@@ -20,7 +20,12 @@ from ..client.cache import NAMESPACE_INDEX, meta_namespace_index
 from ..client.leaderelection import LEADER_ANNOTATION
 from ..client.resources import ENDPOINTS, PODS, SERVICES
 from .base import Controller, ControllerContext, enqueue_key, split_key
-from .endpoints_util import build_subsets, endpoints_labels, pod_endpoint_view
+from .endpoints_util import (
+    build_subsets,
+    endpoints_labels,
+    pod_endpoint_view,
+    service_selects,
+)
 
 Obj = dict[str, Any]
 
@@ -59,7 +64,7 @@ class EndpointsController(Controller):
         labels = md.get("labels") or {}
         return [svc for svc in self.services.indexer.by_index(NAMESPACE_INDEX,
                                                                 md.get("namespace", ""))
-                if _selects(svc, labels)]
+                if service_selects(svc, labels)]
 
     def _pod_added(self, pod: Obj) -> None:
         for svc in self._services_for(pod):
@@ -135,8 +140,3 @@ class EndpointsController(Controller):
         except StatusError as exc:
             if exc.code != 404:
                 raise
-
-
-def _selects(service: Obj, labels: dict[str, str]) -> bool:
-    selector = (service.get("spec") or {}).get("selector")
-    return bool(selector) and selector_from_set(selector).matches(labels)

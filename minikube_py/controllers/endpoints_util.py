@@ -14,12 +14,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..api.labels import selector_from_set
 from .conditions import is_pod_ready, is_pod_terminal
 
 Obj = dict[str, Any]
 
 #: label the controller puts on Endpoints of headless services (upstream v1.IsHeadlessService)
 HEADLESS_LABEL = "service.kubernetes.io/headless"
+
+
+def service_selects(service: Obj, labels: dict[str, str]) -> bool:
+    """A pod with these labels backs the service: it has a selector and the labels match it
+    (both endpoint controllers' `Services(ns).List` + selector test)."""
+    selector = (service.get("spec") or {}).get("selector")
+    return bool(selector) and selector_from_set(selector).matches(labels)
 
 
 def find_port(pod: Obj, service_port: Obj) -> int | None:

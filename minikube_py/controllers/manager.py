@@ -55,6 +55,11 @@ CONTROLLERS: dict[str, str] = {
     "podgc": "podgc:PodGCController",
     "disruption": "disruption:DisruptionController",
     "horizontalpodautoscaling": "hpa:HorizontalController",
+    "endpointslice": "endpointslice:EndpointSliceController",
+    "endpointslicemirroring": "endpointslicemirroring:EndpointSliceMirroringController",
+    "attachdetach": "attachdetach:AttachDetachController",
+    "csi-hostpath-provisioner": "csi_provisioner:CSIProvisioner",
+    "csi-hostpath-attacher": "csi_attacher:CSIAttacher",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

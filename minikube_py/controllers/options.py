@@ -17,7 +17,10 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
                    "csrapproving", "csrcleaner", "job", "cronjob", "ttl-after-finished",
                    "podgc", "disruption", "horizontalpodautoscaling", "daemonset",
-                   "statefulset")
+                   "statefulset", "endpointslice", "endpointslicemirroring",
+                   # storage (issue 19): upstream's attach/detach controller, and the
+                   # simulated CSI driver's provisioner and attacher sidecars
+                   "attachdetach", "csi-hostpath-provisioner", "csi-hostpath-attacher")
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,11 @@ class ControllerOptions:
     concurrent_daemonset_syncs: int = 2          # --concurrent-daemonset-syncs
     concurrent_statefulset_syncs: int = 5        # --concurrent-statefulset-syncs
     concurrent_endpoint_syncs: int = 5           # --concurrent-endpoint-syncs
+    #: the EndpointSlice controllers (endpointslice.py, endpointslicemirroring.py)
+    concurrent_service_endpoint_syncs: int = 5   # --concurrent-service-endpoint-syncs
+    max_endpoints_per_slice: int = 100           # --max-endpoints-per-slice
+    mirroring_concurrent_service_endpoint_syncs: int = 5  # --mirroring-concurrent-service-...
+    mirroring_max_endpoints_per_subset: int = 1000  # --mirroring-max-endpoints-per-subset
     concurrent_namespace_syncs: int = 2          # --concurrent-namespace-syncs
     concurrent_gc_syncs: int = 20                # --concurrent-gc-syncs
     concurrent_serviceaccount_syncs: int = 5     # --concurrent-serviceaccount-token-syncs

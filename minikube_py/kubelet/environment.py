@@ -16,32 +16,34 @@ from typing import Any
 from ..api.errors import StatusError
 from ..client.resources import CONFIGMAPS, SECRETS, SERVICES
 from . import sandbox as sandboxes
+from .reads import ClusterReads
 from .token_manager import TokenManager
 
 Obj = dict[str, Any]
 
 
-async def _get_or_none(client: Any, resource: Any, name: str, namespace: str) -> Obj | None:
+async def _get_or_none(reads: ClusterReads, resource: Any, name: str,
+                       namespace: str) -> Obj | None:
     try:
-        return await client.get(resource, name, namespace)
+        return await reads.get(resource, name, namespace)
     except StatusError as exc:
         if exc.code in (403, 404):
             return None
         raise
 
 
-async def service_links(client: Any, pod: Obj) -> list[Obj]:
+async def service_links(reads: ClusterReads, pod: Obj) -> list[Obj]:
     """The Services whose variables the container gets: the namespace's (unless
     `enableServiceLinks: false`) and the master service `kubernetes`, sorted by name."""
     namespace = pod["metadata"].get("namespace", "default")
     services: list[Obj] = []
     if (pod.get("spec") or {}).get("enableServiceLinks", True) is not False:
         try:
-            services = (await client.list(SERVICES, namespace))["items"]
+            services = await reads.list(SERVICES, namespace)
         except StatusError:
             services = []
     if namespace != "default" or not services:
-        master = await _get_or_none(client, SERVICES, "kubernetes", "default")
+        master = await _get_or_none(reads, SERVICES, "kubernetes", "default")
         if master is not None and not any(s["metadata"]["name"] == "kubernetes"
                                           for s in services):
             services.append(master)
@@ -49,7 +51,7 @@ async def service_links(client: Any, pod: Obj) -> list[Obj]:
     return services
 
 
-async def load_sandbox(client: Any, pod: Obj, container: Obj, *, pod_ip: str, host_ip: str,
+async def load_sandbox(reads: ClusterReads, pod: Obj, container: Obj, *, pod_ip: str, host_ip: str,
                        allocatable: Mapping[str, str], tty: bool = False,
                        written: dict[str, bytes] | None = None,
                        tokens: TokenManager | None = None) -> sandboxes.Sandbox:
@@ -59,10 +61,10 @@ async def load_sandbox(client: Any, pod: Obj, container: Obj, *, pod_ip: str, ho
     namespace = pod["metadata"].get("namespace", "default")
     names_cm, names_secret = sandboxes.references(pod, container)
     configmaps = {n: o for n in names_cm
-                  if (o := await _get_or_none(client, CONFIGMAPS, n, namespace)) is not None}
+                  if (o := await _get_or_none(reads, CONFIGMAPS, n, namespace)) is not None}
     secrets = {n: o for n in names_secret
-               if (o := await _get_or_none(client, SECRETS, n, namespace)) is not None}
-    services = await service_links(client, pod)
+               if (o := await _get_or_none(reads, SECRETS, n, namespace)) is not None}
+    services = await service_links(reads, pod)
     issued = await tokens.tokens_for(pod) if tokens is not None else None
     return sandboxes.build(pod, container, configmaps=configmaps, secrets=secrets,
                            services=services, pod_ip=pod_ip, host_ip=host_ip, tty=tty,

@@ -30,9 +30,10 @@ from ..api import meta
 from ..api.errors import StatusError
 from ..client.cache import strip_managed_fields
 from ..client.record import EventRecorder
-from ..client.resources import LEASES, NODES, PODS
+from ..client.resources import CSI_NODES, LEASES, NODES, PODS
 from .config import KubeletConfig
 from .containers import Container
+from .csi import csi_node_object
 from .environment import load_sandbox
 from .ipam import PodIPAllocator
 from .node_lease import NODE_LEASE_NAMESPACE, STATUS_MODE, renewed_lease, status_differs
@@ -75,9 +76,11 @@ class Kubelet:
         self.started_at = time.time()
         #: the API as this node (system:node:<name> in-process; the pool's client otherwise)
         self.client = pool.client_for(name)
+        #: ConfigMaps, Secrets and Services its pods name (the shared caches, else GETs)
+        self.reads = pool.reads_for(self.client)
         self.workers = PodWorkers(self._node_object(), config, host_ip=pool.node_ip,
                                   pod_cidr=pod_cidr, timers=self.timers, hooks=self,
-                                  volumes=VolumeReader(self.client), sandboxes=self.sandbox)
+                                  volumes=VolumeReader(self.reads), sandboxes=self.sandbox)
         self.recorder = EventRecorder(self.client, "kubelet", name)
         self.registered = False
         #: the Node was deleted after registration: heartbeats fail until a restart
@@ -125,7 +128,7 @@ class Kubelet:
         """What a container's command sees (env, files), read through the API server."""
         config = self.config
         return await load_sandbox(
-            self.client, record.pod, container.spec, pod_ip=record.ip or "",
+            self.reads, record.pod, container.spec, pod_ip=record.ip or "",
             host_ip=self.pool.node_ip,
             allocatable={"cpu": config.cpu, "memory": config.memory,
                          "ephemeral-storage": config.ephemeral_storage},
@@ -269,6 +272,17 @@ class Kubelet:
         self._posted(node, conditions, now)
         self._mark_ready()
         log.debug("node registered", node=self.name)
+
+    async def publish_csi_node(self) -> None:
+        """Register the simulated CSI node plugin: create this node's CSINode (csi.py), owned
+        by the Node as registered; an existing one (a restart) is kept. The pool calls it
+        after registration, off the registration path."""
+        node = self.workers.info.node
+        try:
+            await self.client.create(CSI_NODES, csi_node_object(node))
+        except StatusError as exc:
+            if exc.code != 409:
+                raise
 
     def _adopt_cidr(self, existing: Obj) -> None:
         """The API server's spec.podCIDR wins (the kubelet reads it from its Node), as long as

@@ -201,7 +201,7 @@ class StreamingServer:
         self.pool.tokens.forget(live)
         config = kubelet.config
         return await load_sandbox(
-            kubelet.client, record.pod, container, pod_ip=record.ip or "",
+            kubelet.reads, record.pod, container, pod_ip=record.ip or "",
             host_ip=self.pool.node_ip, tty=tty,
             allocatable={"cpu": config.cpu, "memory": config.memory,
                          "ephemeral-storage": config.ephemeral_storage},

@@ -41,6 +41,10 @@ def token_sources(pod: Obj) -> list[tuple[str, int]]:
     return found
 
 
+#: how long a TokenRequest API found not served is not asked again
+UNSERVED_RETRY_SECONDS = 60.0
+
+
 def requires_refresh(issued: float, expires: float, now: float) -> bool:
     """token_manager.go requiresRefresh: past 80% of the lifetime, or older than 24 h."""
     return now >= issued + 0.8 * (expires - issued) or now >= issued + MAX_TTL_SECONDS
@@ -55,6 +59,9 @@ class TokenManager:
         self.client_for = client_for
         self.clock = clock
         self._tokens: dict[Key, tuple[str, float, float]] = {}  # -> (token, issued, expires)
+        #: until when the API server is known not to serve TokenRequest (no signing key
+        #: configured): asking again for every pod would cost a request per pod for nothing
+        self._unserved_until = 0.0
 
     async def tokens_for(self, pod: Obj) -> dict[tuple[str, int], bytes]:
         """(audience, expirationSeconds) -> token bytes for the pod's token sources."""
@@ -74,6 +81,8 @@ class TokenManager:
         cached = self._tokens.get(key)
         if cached is not None and not requires_refresh(cached[1], cached[2], now):
             return cached[0]
+        if now < self._unserved_until:
+            return cached[0] if cached is not None else None
         spec: Obj = {"expirationSeconds": expiration_seconds,
                      "boundObjectRef": {"apiVersion": "v1", "kind": "Pod",
                                         "name": md.get("name", ""), "uid": md.get("uid", "")}}
@@ -86,6 +95,10 @@ class TokenManager:
         except StatusError as exc:
             log.debug("service account token not issued", namespace=key[0], pod=md.get("name"),
                      serviceaccount=account, code=exc.code, reason=exc.reason)
+            if exc.code == 404 and not (exc.details or {}).get("kind"):
+                # the subresource itself is not served (a 404 about a missing
+                # ServiceAccount names its kind): ask again in a minute, not per pod
+                self._unserved_until = now + UNSERVED_RETRY_SECONDS
             return cached[0] if cached is not None else None
         token = str((answer.get("status") or {}).get("token") or "")
         granted = ((answer.get("spec") or {}).get("expirationSeconds")) or expiration_seconds

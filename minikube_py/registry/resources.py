@@ -21,11 +21,16 @@ from .apps import STRATEGIES as APPS_WORKLOADS
 from .certificates import CERTIFICATE_SIGNING_REQUESTS
 from .coordination import LEASES
 from .crds import CRDS
+from .endpointslices import ENDPOINT_SLICES
 from .events import EVENTS, EVENTS_V1
+from .flowcontrol import STRATEGIES as FLOWCONTROL
+from .networking import STRATEGIES as NETWORKING
 from .poddisruptionbudgets import EVICTION, POD_DISRUPTION_BUDGETS
 from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
+from .runtimeclasses import RUNTIME_CLASSES
+from .storage import STRATEGIES as STORAGE
 from .strategy import (
     StoredAs,
     Strategy,
@@ -290,6 +295,9 @@ STORED: tuple[Strategy, ...] = (
     *APPS_WORKLOADS,
     POD_DISRUPTION_BUDGETS,
     HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
+    ENDPOINT_SLICES,
+    *NETWORKING, RUNTIME_CLASSES, *FLOWCONTROL,  # issue 19 (netnode)
+    *STORAGE,
     LEASES,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})

@@ -72,7 +72,17 @@ def pod_requests(pod: Obj) -> Resources:
         req = (c.get("resources") or {}).get("requests")
         total.milli_cpu = max(total.milli_cpu, _quantity(req, "cpu", True))
         total.memory = max(total.memory, _quantity(req, "memory", False))
+    _add_overhead(total, spec)
     return total
+
+
+def _add_overhead(total: Resources, spec: Obj) -> None:
+    """The pod's RuntimeClass overhead counts on top of its containers (upstream PodRequests
+    adds spec.overhead since PodOverhead went GA in 1.24)."""
+    overhead = spec.get("overhead")
+    if isinstance(overhead, dict):
+        total.milli_cpu += _quantity(overhead, "cpu", True)
+        total.memory += _quantity(overhead, "memory", False)
 
 
 def pod_nonzero_requests(pod: Obj) -> Resources:
@@ -85,6 +95,7 @@ def pod_nonzero_requests(pod: Obj) -> Resources:
         mem = _quantity(req, "memory", False)
         total.milli_cpu += cpu if "cpu" in (req or {}) else DEFAULT_MILLI_CPU_REQUEST
         total.memory += mem if "memory" in (req or {}) else DEFAULT_MEMORY_REQUEST
+    _add_overhead(total, pod.get("spec") or {})
     return total
 
 

@@ -136,10 +136,10 @@ async def test_discovery_and_meta_endpoints(api: API):
     # ties by APIService name
     assert [g["name"] for g in groups["groups"]] == [
         "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
-        "authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io", "policy",
-        "rbac.authorization.k8s.io",
+        "authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io",
+        "networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
         "admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
-        "coordination.k8s.io"]
+        "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "flowcontrol.apiserver.k8s.io"]
     _, core = await api.get("/api/v1")
     by_name = {r["name"]: r for r in core["resources"]}
     assert by_name["pods"]["shortNames"] == ["po"] and "pods/binding" in by_name

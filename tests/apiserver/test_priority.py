@@ -149,3 +149,42 @@ async def test_toleration_seconds_follow_the_options(tmp_path: Path) -> None:
         assert [t["tolerationSeconds"] for t in created["spec"]["tolerations"]] == [30, 60]
     finally:
         await _close(runner, store, session)
+
+
+async def test_priority_plugin_gaps_checked_against_upstream(tmp_path: Path) -> None:
+    """Upstream plugin/pkg/admission/priority (1.31): a preemptionPolicy the client wrote
+    that differs from the class's is refused; an existing class cannot become the default
+    while another one is; the default class itself may be updated; `kubectl get pc` columns."""
+    api, runner, store, session = await start_api(tmp_path, admission_control=CHAIN)
+    try:
+        status, _ = await api.post(CLASSES, priority_class("never", 50,
+                                                           preemptionPolicy="Never"))
+        assert status == 201
+        p = pod("policy")
+        p["spec"]["priorityClassName"] = "never"
+        p["spec"]["preemptionPolicy"] = "PreemptLowerPriority"
+        status, body = await api.post(PODS, p)
+        assert status == 403
+        assert body["message"] == (
+            'pods "policy" is forbidden: the string value of PreemptionPolicy '
+            "(PreemptLowerPriority) must not be provided in pod spec; priority admission "
+            "controller computed Never from the given PriorityClass name")
+        status, first = await api.post(CLASSES, priority_class("first", 10, globalDefault=True))
+        assert status == 201
+        first["description"] = "still the default"
+        status, _ = await api.put(f"{CLASSES}/first", first)
+        assert status == 200  # the default itself may change
+        status, never = await api.get(f"{CLASSES}/never")
+        never["globalDefault"] = True
+        status, body = await api.put(f"{CLASSES}/never", never)
+        assert status == 403 and body["message"].endswith(
+            "PriorityClass first is already marked as default. Only one default can exist")
+        status, table = await api.get(CLASSES, headers={
+            "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+        assert [c["name"] for c in table["columnDefinitions"]] == [
+            "Name", "Value", "Global-Default", "Age", "PreemptionPolicy"]
+        rows = {r["cells"][0]: r["cells"] for r in table["rows"]}
+        assert rows["system-node-critical"][1:3] == [2000001000, False]
+        assert rows["first"][1:3] == [10, True]
+    finally:
+        await _close(runner, store, session)

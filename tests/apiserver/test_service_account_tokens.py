@@ -208,6 +208,7 @@ async def test_kubelet_projects_a_working_token(api: Secure) -> None:
     from minikube_py.apiserver.admission.service_account import token_volume
     from minikube_py.client import Client, InProcessTransport
     from minikube_py.kubelet.environment import load_sandbox
+    from minikube_py.kubelet.reads import ClusterReads
     from minikube_py.kubelet.token_manager import TokenManager
 
     await _sa(api)
@@ -221,7 +222,7 @@ async def test_kubelet_projects_a_working_token(api: Secure) -> None:
     client = Client(InProcessTransport(api.app))
     manager = TokenManager(client)
     try:
-        sandbox = await load_sandbox(client, pod, container, pod_ip="10.1.0.2",
+        sandbox = await load_sandbox(ClusterReads(client), pod, container, pod_ip="10.1.0.2",
                                      host_ip="127.0.0.1", allocatable={}, tokens=manager)
         token = sandbox.files[f"{mount}/token"].decode()
         assert sandbox.files[f"{mount}/namespace"] == b"default"
@@ -229,7 +230,7 @@ async def test_kubelet_projects_a_working_token(api: Secure) -> None:
         assert claims["exp"] - claims["iat"] == 3607
         assert claims["kubernetes.io"]["pod"] == {"name": "p", "uid": pod["metadata"]["uid"]}
         assert (await api.call("GET", f"{NS}/pods", token))[0] == 200
-        again = await load_sandbox(client, pod, container, pod_ip="10.1.0.2",
+        again = await load_sandbox(ClusterReads(client), pod, container, pod_ip="10.1.0.2",
                                    host_ip="127.0.0.1", allocatable={}, tokens=manager)
         assert again.files[f"{mount}/token"].decode() == token  # cached, not re-requested
         manager.forget(set())

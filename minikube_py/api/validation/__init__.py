@@ -16,7 +16,8 @@ Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volume
 Deployment, Scale), `batch` (Job, CronJob), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
 PersistentVolumeClaim), `priorityclass`, `apiservice`, `certificates`
-(CertificateSigningRequest), `policy` (PodDisruptionBudget), `coordination` (Lease); `typed` and `common` are shared helpers.
+(CertificateSigningRequest), `policy` (PodDisruptionBudget), `discovery` (EndpointSlice),
+`storage` (storage.k8s.io/v1), `coordination` (Lease); `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ from minikube_py.api.validation import (
     certificates,
     config,
     coordination,
+    discovery,
+    flowcontrol,
     misc,
     namespace,
+    networking,
     node,
     persistentvolumes,
     pod,
@@ -43,7 +47,9 @@ from minikube_py.api.validation import (
     priorityclass,
     quota,
     rbac,
+    runtimeclass,
     service,
+    storage,
     workload,
 )
 from minikube_py.api.validation.common import name_is_dns_subdomain, path_segment_name
@@ -177,6 +183,12 @@ _CREATE: dict[str, Create] = {
     "StatefulSet": apps.validate_stateful_set,
     "ControllerRevision": apps.validate_controller_revision,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget,
+    "EndpointSlice": discovery.validate_endpoint_slice,
+    "StorageClass": storage.validate_storage_class,
+    "CSIDriver": storage.validate_csi_driver,
+    "CSINode": storage.validate_csi_node,
+    "VolumeAttachment": storage.validate_volume_attachment,
+    "CSIStorageCapacity": storage.validate_csi_storage_capacity,
     "Lease": coordination.validate_lease,
 }
 
@@ -219,6 +231,12 @@ _UPDATE: dict[str, Update] = {
     "StatefulSet": apps.validate_stateful_set_update,
     "ControllerRevision": apps.validate_controller_revision_update,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget_update,
+    "EndpointSlice": discovery.validate_endpoint_slice_update,
+    "StorageClass": storage.validate_storage_class_update,
+    "CSIDriver": storage.validate_csi_driver_update,
+    "CSINode": storage.validate_csi_node_update,
+    "VolumeAttachment": storage.validate_volume_attachment_update,
+    "CSIStorageCapacity": storage.validate_csi_storage_capacity_update,
     "Lease": coordination.validate_lease_update,
 }
 
@@ -244,7 +262,16 @@ _STATUS_UPDATE: dict[str, Update] = {
     "DaemonSet": apps.validate_daemon_set_status,
     "StatefulSet": apps.validate_stateful_set_status,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget_status_update,
+    "VolumeAttachment": storage.validate_volume_attachment_status_update,
 }
+
+
+# networking.k8s.io, node.k8s.io, flowcontrol.apiserver.k8s.io (issue 19, netnode): each
+# module exports its kinds' validators
+for _module in (networking, runtimeclass, flowcontrol):
+    _CREATE.update(_module.CREATE)
+    _UPDATE.update(_module.UPDATE)
+    _STATUS_UPDATE.update(getattr(_module, "STATUS_UPDATE", {}))
 
 
 def _unique(errs: Errs) -> list[FieldError]:

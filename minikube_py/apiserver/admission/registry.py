@@ -21,6 +21,8 @@ from .certificates import (
     CertificateSubjectRestriction,
 )
 from .chain import AdmissionChain, Plugin
+from .default_ingress_class import DefaultIngressClass
+from .default_storage_class import DefaultStorageClass
 from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
 from .lookup import Lookup, RegistryLookup, registry_lookup  # noqa: F401 (re-exported)
@@ -29,6 +31,7 @@ from .namespace_lifecycle import NamespaceLifecycle
 from .policy.plugin import ValidatingAdmissionPolicy
 from .priority import Priority
 from .resource_quota import ResourceQuota
+from .runtime_class import RuntimeClass
 from .security_context_deny import SecurityContextDeny
 from .service_account import ServiceAccount
 from .webhook import (
@@ -75,6 +78,21 @@ def _priority(lookup: Lookup, options: Any) -> Plugin:
     return Priority(lambda: _list_all(classes, ""), lambda name: classes.get("", name), pods.get)
 
 
+def _default_ingress_class(lookup: Lookup, options: Any) -> Plugin:
+    classes = _required(lookup, "networking.k8s.io", "ingressclasses")
+    return DefaultIngressClass(lambda: _list_all(classes, ""))
+
+
+def _runtime_class(lookup: Lookup, options: Any) -> Plugin:
+    classes = _required(lookup, "node.k8s.io", "runtimeclasses")
+    return RuntimeClass(lambda name: classes.get("", name))
+
+
+def _default_storage_class(lookup: Lookup, options: Any) -> Plugin:
+    classes = _required(lookup, "storage.k8s.io", "storageclasses")
+    return DefaultStorageClass(lambda: _list_all(classes, ""))
+
+
 def _validating_admission_policy(lookup: Lookup, options: Any) -> Plugin:
     if not isinstance(lookup, RegistryLookup):
         raise TypeError("admission: ValidatingAdmissionPolicy needs the server's registry table")
@@ -115,9 +133,12 @@ PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "SecurityContextDeny": lambda lookup, options: SecurityContextDeny(),
     "Priority": _priority,
     "DefaultTolerationSeconds": _default_toleration_seconds,
+    "DefaultStorageClass": _default_storage_class,
     "CertificateApproval": lambda lookup, options: CertificateApproval(),
     "CertificateSigning": lambda lookup, options: CertificateSigning(),
     "CertificateSubjectRestriction": lambda lookup, options: CertificateSubjectRestriction(),
+    "DefaultIngressClass": _default_ingress_class,
+    "RuntimeClass": _runtime_class,
     "MutatingAdmissionWebhook": _webhooks(MutatingAdmissionWebhook,
                                           "mutatingwebhookconfigurations"),
     "ValidatingAdmissionPolicy": _validating_admission_policy,

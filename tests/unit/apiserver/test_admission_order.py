@@ -15,6 +15,8 @@ from minikube_py.cli.storage_target import ConfigError
 #: 1.31's certificate plugins, between RuntimeClass and DefaultIngressClass (ClusterTrustBundleAttest,
 #: which sits among them upstream, is not implemented: there are no ClusterTrustBundles)
 CSR_PLUGINS = ("CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction")
+#: what runs between DefaultTolerationSeconds and the webhooks
+BETWEEN = ("DefaultStorageClass", "RuntimeClass", *CSR_PLUGINS, "DefaultIngressClass")
 
 
 def test_every_plugin_we_have_has_its_upstream_place() -> None:
@@ -23,7 +25,7 @@ def test_every_plugin_we_have_has_its_upstream_place() -> None:
 
 def test_the_default_chain_is_1_31s_in_upstream_order() -> None:
     assert enabled(PLUGINS) == ("NamespaceLifecycle", "LimitRanger", "ServiceAccount",
-                                "Priority", "DefaultTolerationSeconds", *CSR_PLUGINS,
+                                "Priority", "DefaultTolerationSeconds", *BETWEEN,
                                 "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy",
                                 "ValidatingAdmissionWebhook", "ResourceQuota")
 
@@ -31,7 +33,7 @@ def test_the_default_chain_is_1_31s_in_upstream_order() -> None:
 def test_enable_and_disable_keep_upstream_order_whatever_the_flag_order() -> None:
     chain = enabled(PLUGINS, ["AlwaysDeny", "NamespaceExists"], ["ResourceQuota", "PodSecurity"])
     assert chain == ("NamespaceLifecycle", "NamespaceExists", "LimitRanger", "ServiceAccount",
-                     "Priority", "DefaultTolerationSeconds", *CSR_PLUGINS,
+                     "Priority", "DefaultTolerationSeconds", *BETWEEN,
                      "MutatingAdmissionWebhook",
                      "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "AlwaysDeny")
     assert "Priority" in enabled(PLUGINS, ["Priority"], ["Priority"])  # both: enabled
@@ -53,7 +55,7 @@ def test_flags_select_1_31_by_default_and_v1_0_on_request() -> None:
         .admission_control == ("ServiceAccount", "NamespaceLifecycle")  # as written: v1.0
     assert _options("--disable-admission-plugins=ServiceAccount").apiserver \
         .admission_control == ("NamespaceLifecycle", "LimitRanger", "Priority",
-                               "DefaultTolerationSeconds", *CSR_PLUGINS,
+                               "DefaultTolerationSeconds", *BETWEEN,
                                "MutatingAdmissionWebhook",
                                "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
                                "ResourceQuota")

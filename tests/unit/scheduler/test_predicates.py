@@ -119,6 +119,14 @@ RESOURCE_CASES = [
         "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
         "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "3"}}}]}},
      node(cpu="4"), [pod(cpu="2")], False, ["Insufficient cpu"]),
+    # a RuntimeClass's spec.overhead counts on top of the containers (upstream PodRequests)
+    ("pod overhead makes it not fit", {**pod(cpu="1"), "spec": {
+        **pod(cpu="1")["spec"], "overhead": {"cpu": "250m"}}},
+     node(cpu="2"), [pod(cpu="1")], False, ["Insufficient cpu"]),
+    ("existing pods' overhead is counted", pod(memory="1Gi"), node(memory="2Gi"),
+     [{**pod(memory="512Mi"), "spec": {**pod(memory="512Mi")["spec"],
+                                       "overhead": {"memory": "768Mi"}}}],
+     False, ["Insufficient memory"]),
 ]
 
 
