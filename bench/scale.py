@@ -130,6 +130,16 @@ async def settle(client: Any, limit: float = 300.0, quiet: float = 3.0) -> float
     return time.perf_counter() - began
 
 
+async def not_ready_events(client: Any) -> int:
+    """How often the node controller found a node silent (NodeNotReady events on Nodes): a
+    sign the process could not keep the heartbeats within --node-monitor-grace-period."""
+    from minikube_py.client.resources import EVENTS
+
+    events = (await client.list(EVENTS, field_selector="involvedObject.kind=Node,"
+                                "reason=NodeNotReady"))["items"]
+    return sum(int(e.get("count") or 1) for e in events)
+
+
 def memory_by_site(snapshot: Any, top: int = 25) -> list[tuple[str, int]]:
     """The biggest allocation sites, each as its innermost frames of our code (where a decoded
     object or stored value was made, and who asked for it)."""
@@ -242,6 +252,7 @@ async def _measure(data: Path, nodes: int, pods: int, idle: float, mode: str,
                 result["kubectl_get_pods_s"], lines = await kubectl_seconds(
                     url, ["get", "pods", "-A"], home)
                 result["kubectl_pods_listed"] = lines - 1
+            result["node_not_ready_events"] = await not_ready_events(client)
             mem = proc_status()
             result["hwm_gib"] = mem["VmHWM"] / 2**30
             if trace:
@@ -299,6 +310,8 @@ def _rows(mode: str, agg: dict[str, Any]) -> list[list[str]]:
          verdict(agg["kubectl_get_nodes_s"] <= TARGET_KUBECTL_NODES_S)],
         [f"kubectl get pods -A ({agg['kubectl_pods_listed']} listed)",
          f"{agg['kubectl_get_pods_s']:.2f} s", "", ""],
+        ["nodes found silent (NodeNotReady events)", f"{agg['node_not_ready_events']:.0f}",
+         "0", "" if agg["node_not_ready_events"] == 0 else "nodes missed their grace period"],
     ]
 
 
