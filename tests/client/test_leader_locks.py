@@ -116,7 +116,8 @@ async def test_migration_lock_and_old_lock_exclude_each_other(client: Client) ->
 
 async def test_run_leads_then_a_standby_takes_over_when_the_leader_stops(
         client: Client) -> None:
-    kw = {"name": "kube-scheduler", "lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1}
+    kw = {"name": "kube-scheduler", "lease_duration": 1.0, "renew_deadline": 0.6,
+          "retry_period": 0.1}
     a = LeaderElector(client, identity="a", **kw)
     b = LeaderElector(client, identity="b", **kw)
     a_leads, b_leads = asyncio.Event(), asyncio.Event()

@@ -64,5 +64,6 @@ def test_cli_defaults_match_the_kubelet() -> None:
     assert settings["node-heartbeat-mode"].choices == HEARTBEAT_MODES
     assert settings["node-lease-duration-seconds"].default == DEFAULT_LEASE_DURATION_SECONDS
     assert KubeletConfig().node_lease_duration_seconds == DEFAULT_LEASE_DURATION_SECONDS
-    assert settings["node-lease-renew-interval"].default == KubeletConfig().node_lease_renew_interval
+    renew = KubeletConfig().node_lease_renew_interval
+    assert settings["node-lease-renew-interval"].default == renew
     assert settings["node-status-report-frequency"].default == 300.0
