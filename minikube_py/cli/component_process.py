@@ -36,9 +36,21 @@ def http_client(settings: dict[str, Any], user_agent: str) -> "Client":
     return Client(HTTPTransport(settings["master"], user_agent=user_agent))
 
 
+#: what each component logs when it loses its lock before it exits 1 (1.31: kube-scheduler's
+#: OnStoppedLeading `logger.Error(nil, "Leaderelection lost")`, kube-controller-manager's
+#: `"leaderelection lost"`; v1.5's kube-scheduler: glog.Fatalf("lost master"))
+LEADERSHIP_LOST = {"scheduler": "Leaderelection lost",
+                   "controller-manager": "leaderelection lost"}
+
+
+class LeaderElectionLost(Exception):
+    """The component stopped leading while it was not asked to stop: a fatal error."""
+
+
 async def run_work(client: "Client", settings: dict[str, Any], lock_name: str,
                    work: Callable[[], Awaitable[None]]) -> None:
-    """`work()` now, or under a LeaderElector when settings["leader_elect"] is set."""
+    """`work()` now, or under a LeaderElector when settings["leader_elect"] is set; losing
+    the lock raises LeaderElectionLost (a stop signal cancels this instead)."""
     if not settings.get("leader_elect"):
         await work()
         return
@@ -49,7 +61,8 @@ async def run_work(client: "Client", settings: dict[str, Any], lock_name: str,
                             lease_duration=settings["leader_elect_lease_duration"],
                             renew_deadline=settings["leader_elect_renew_deadline"],
                             retry_period=settings["leader_elect_retry_period"])
-    await elector.run(work)
+    if await elector.run(work):
+        raise LeaderElectionLost(lock_name)
 
 
 async def run_component(name: str, client: "Client", health_app: "web.Application",
@@ -82,6 +95,11 @@ async def run_component(name: str, client: "Client", health_app: "web.Applicatio
             t.cancel()
         await asyncio.gather(task, stopper, return_exceptions=True)
         if task.done() and not task.cancelled() and task.exception() is not None:
+            if isinstance(task.exception(), LeaderElectionLost):
+                # upstream: OnStoppedLeading logs the error and exits 1 (klog.FlushAndExit)
+                message = LEADERSHIP_LOST.get(name, "leaderelection lost")
+                log.error(message, lock=f"kube-system/{task.exception()}")
+                raise CommandError(message)
             raise CommandError(f"{name} stopped: {task.exception()}")
     finally:
         if runner is not None:
