@@ -28,12 +28,37 @@ if TYPE_CHECKING:
 
 
 def http_client(settings: dict[str, Any], user_agent: str) -> "Client":
-    """A client from --kubeconfig if given, else --master."""
+    """A client from --kubeconfig if given, else --master; with --kube-api-content-type,
+    --kube-api-qps and --kube-api-burst when the command has them (client-go's rest.Config
+    ContentType, QPS, Burst)."""
     from ..client import Client, HTTPTransport
+    from ..client.flowcontrol import TokenBucket
+    from ..client.wire import UnsupportedContentType, WireFormat
 
+    wire = None
+    if settings.get("kube_api_content_type"):
+        try:
+            wire = WireFormat(settings["kube_api_content_type"])
+        except UnsupportedContentType as exc:
+            raise CommandError(f"--kube-api-content-type: {exc}") from None
+    qps = settings.get("kube_api_qps") or 0
+    limiter = TokenBucket(qps, settings.get("kube_api_burst") or 1) if qps > 0 else None
     if settings.get("kubeconfig"):
-        return Client(HTTPTransport.from_kubeconfig(settings["kubeconfig"], user_agent=user_agent))
-    return Client(HTTPTransport(settings["master"], user_agent=user_agent))
+        transport = HTTPTransport.from_kubeconfig(settings["kubeconfig"], user_agent=user_agent)
+    else:
+        transport = HTTPTransport(settings["master"], user_agent=user_agent)
+    return Client(transport, wire=wire, rate_limiter=limiter)
+
+
+def install_profiling(app: "web.Application", settings: dict[str, Any]) -> None:
+    """--profiling: the API server's /debug/pprof handlers on the component's --port too (v1.5
+    kube-scheduler's startHTTP and kube-controller-manager mount net/http/pprof the same way);
+    --contention-profiling adds /debug/pprof/block."""
+    if not settings.get("profiling"):
+        return
+    from ..apiserver.profiling import Profiling
+
+    Profiling(contention=bool(settings.get("contention_profiling"))).install(app.router)
 
 
 #: what each component logs when it loses its lock before it exits 1 (1.31: kube-scheduler's
@@ -77,6 +102,7 @@ async def run_component(name: str, client: "Client", health_app: "web.Applicatio
     runner = None
     try:
         if settings["port"]:
+            install_profiling(health_app, settings)
             runner = web.AppRunner(health_app, access_log=None)
             await runner.setup()
             try:

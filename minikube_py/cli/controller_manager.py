@@ -17,7 +17,9 @@ from .component_settings import (
     API_CLIENT,
     CONTROLLER_MANAGER,
     LEADER_ELECTION,
+    PROFILING,
     controller_options,
+    kube_api_client,
 )
 from .settings import Setting, add_flags, port, resolve
 
@@ -29,7 +31,8 @@ OWN = (
     Setting("lock-object-name", "kube-controller-manager", "the Endpoints object in "
             "kube-system used as the leader-election lock"),
 )
-SETTINGS = (*API_CLIENT, *OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION, *runtime.LOOP_WATCH)
+SETTINGS = (*API_CLIENT, *kube_api_client(20.0, 30), *OWN, *CONTROLLER_MANAGER,
+            *LEADER_ELECTION, *PROFILING, *runtime.LOOP_WATCH)
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:

@@ -13,7 +13,13 @@ import argparse
 import structlog
 
 from . import runtime
-from .component_settings import API_CLIENT, LEADER_ELECTION, SCHEDULER
+from .component_settings import (
+    API_CLIENT,
+    LEADER_ELECTION,
+    PROFILING,
+    SCHEDULER,
+    kube_api_client,
+)
 from .settings import Setting, add_flags, options_from, port, resolve
 from .storage_target import CommandError
 
@@ -29,7 +35,8 @@ OWN = (
     Setting("lock-object-name", "kube-scheduler", "the Endpoints object in kube-system used as "
             "the leader-election lock"),
 )
-SETTINGS = (*API_CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *runtime.LOOP_WATCH)
+SETTINGS = (*API_CLIENT, *kube_api_client(50.0, 100), *OWN, *SCHEDULER, *LEADER_ELECTION,
+            *PROFILING, *runtime.LOOP_WATCH)
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -42,8 +42,8 @@ class Output:
         os.set_blocking(proc.stderr.fileno(), False)
 
     def wait_for(self, needle: str, seconds: float) -> bool:
-        deadline = time.time() + seconds
-        while time.time() < deadline:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
             try:
                 self.text += os.read(self.proc.stderr.fileno(), 65536).decode()  # type: ignore[union-attr]
             except BlockingIOError:
@@ -60,7 +60,7 @@ def _steal(server: ServerThread, lock: str) -> None:
     url = f"{server.url}/api/v1/namespaces/kube-system/endpoints/{lock}"
     with urllib.request.urlopen(url, timeout=5) as resp:
         endpoints = json.loads(resp.read())
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     endpoints["metadata"]["annotations"][LEADER] = json.dumps({
         "holderIdentity": "thief", "leaseDurationSeconds": 3600, "acquireTime": now,
         "renewTime": now, "leaderTransitions": 1})
