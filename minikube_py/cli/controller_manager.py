@@ -31,7 +31,9 @@ OWN = (
     Setting("lock-object-name", "kube-controller-manager", "the Endpoints object in "
             "kube-system used as the leader-election lock"),
 )
-SETTINGS = (*API_CLIENT, *kube_api_client(20.0, 30), *OWN, *CONTROLLER_MANAGER,
+#: client-go rest.Config for this component, upstream's defaults
+CLIENT = kube_api_client(20.0, 30)
+SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *CONTROLLER_MANAGER,
             *LEADER_ELECTION, *PROFILING, *runtime.LOOP_WATCH)
 
 
@@ -59,6 +61,7 @@ async def serve(settings: dict) -> int:
     options = controller_options(settings)
     client = http_client(settings, "kube-controller-manager")
     manager = ControllerManager(client, options)
-    config = component_config((*OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION), settings)
+    config = component_config((*CLIENT, *OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION, *PROFILING),
+                              settings)
     return await run_component("controller-manager", client, build_app(manager, config), settings,
                                manager.run, controllers=list(options.controllers))

@@ -35,7 +35,9 @@ OWN = (
     Setting("lock-object-name", "kube-scheduler", "the Endpoints object in kube-system used as "
             "the leader-election lock"),
 )
-SETTINGS = (*API_CLIENT, *kube_api_client(50.0, 100), *OWN, *SCHEDULER, *LEADER_ELECTION,
+#: client-go rest.Config for this component, upstream's defaults
+CLIENT = kube_api_client(50.0, 100)
+SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION,
             *PROFILING, *runtime.LOOP_WATCH)
 
 
@@ -72,7 +74,8 @@ async def serve(settings: dict) -> int:
                           percentage_of_nodes_to_score=settings["percentage_of_nodes_to_score"],
                           bind_pods_qps=settings["bind_pods_qps"],
                           bind_pods_burst=settings["bind_pods_burst"])
-    config = component_config((*OWN, *SCHEDULER, *LEADER_ELECTION), settings)
+    config = component_config((*CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *PROFILING),
+                              settings)
     return await run_component(
         "scheduler", client, build_app(scheduler, config), settings, scheduler.run,
         scheduler=settings["scheduler_name"], predicates=list(algorithm.predicates),

@@ -6,10 +6,13 @@ unassigned pods (spec.nodeName == "") of ours go to the FIFO queue; assigned pod
 scheduler cache. Nodes feed the cache; services and controllers feed spreading.
 
 scheduleOne: pop -> genericScheduler.Schedule -> assume in the cache -> bind in the
-background (the next pod does not wait for the API) -> `Scheduled` event; on failure a
-`FailedScheduling` event, `PodScheduled=False` (reason Unschedulable) on the pod, and the pod
-waits out its backoff. A binding refused with 409 means another scheduler was faster: the
-assumption is forgotten, nothing is retried.
+background (the next pod does not wait for the API) -> `Scheduled` event; on failure (no node
+fits, or ErrNoNodesAvailable "no nodes available to schedule pods") a `FailedScheduling`
+event, `PodScheduled=False` (reason Unschedulable) on the pod, and the pod waits out its
+backoff. A binding the API rejects is v1.5's bind failure (seed 003): the assumption is
+forgotten, a "Binding rejected: ..." event, `PodScheduled=False` with reason BindingRejected,
+and a retry after backoff (1.31 says reason SchedulerError for the same path). A 409 means
+another scheduler was faster: the assumption is forgotten, nothing is retried.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ from aiohttp import web
 from minikube_py.api.errors import StatusError
 from minikube_py.cli import controller_manager, scheduler
 from minikube_py.cli.component_process import http_client, install_profiling
+from minikube_py.cli.component_settings import PROFILING
+from minikube_py.cli.componentconfig import component_config
 from minikube_py.cli.main import build_parser
 from minikube_py.cli.settings import resolve
 from minikube_py.client.resources import NODES, PODS
@@ -45,6 +47,11 @@ def test_defaults_are_upstreams():
     for values in (sched, cm):
         assert values["profiling"] is True and values["contention_profiling"] is False
         assert values["kube_api_content_type"] == "application/json"
+    # /configz names them as v1.5's componentconfig did
+    config = component_config((*scheduler.CLIENT, *PROFILING), sched)
+    assert config == {"contentType": "application/json", "kubeAPIQPS": 50.0,
+                      "kubeAPIBurst": 100, "enableProfiling": True,
+                      "enableContentionProfiling": False}
 
 
 def test_algorithm_provider_help_lists_every_provider(capsys):
