@@ -288,17 +288,21 @@ LEADER_ELECTION = (
             metavar="DURATION"),
 )
 
-def kube_api_client(qps: float, burst: int) -> tuple[Setting, ...]:
+def kube_api_client(upstream_qps: float, burst: int) -> tuple[Setting, ...]:
     """How a separate component's client talks to the API server (v1.5 SchedulerServer /
-    CMServer ContentType, KubeAPIQPS, KubeAPIBurst; 1.31 ClientConnectionConfiguration), with
-    that component's upstream defaults (scheduler 50/100, controller manager 20/30)."""
+    CMServer ContentType, KubeAPIQPS, KubeAPIBurst; 1.31 ClientConnectionConfiguration).
+    The QPS limit is off unless asked for, as --bind-pods-qps: upstream's 50 (scheduler) and
+    20 (controller manager) made the separate-process cluster of the e2e tests miss its
+    deadlines (the controller manager's informers, events and status writes queue behind
+    each other); the burst keeps upstream's value."""
     return (
         Setting("kube-api-content-type", "application/json", "content type of requests sent "
                 "to the API server: application/json or application/vnd.kubernetes.protobuf "
                 "(upstream's default; watches stay JSON here)", metavar="TYPE"),
-        Setting("kube-api-qps", qps, "requests per second to the API server, at most "
-                "(client-side; 0 = no limit)", number),
-        Setting("kube-api-burst", burst, "requests to the API server in a burst", integer),
+        Setting("kube-api-qps", 0.0, "requests per second to the API server, at most "
+                f"(client-side; 0 = no limit; upstream's default: {upstream_qps:g})", number),
+        Setting("kube-api-burst", burst, "requests to the API server in a burst (with "
+                "--kube-api-qps)", integer),
     )
 
 

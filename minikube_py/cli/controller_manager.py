@@ -31,7 +31,7 @@ OWN = (
     Setting("lock-object-name", "kube-controller-manager", "the Endpoints object in "
             "kube-system used as the leader-election lock"),
 )
-#: client-go rest.Config for this component, upstream's defaults
+#: client-go rest.Config for this component (upstream's QPS in the help, its burst)
 CLIENT = kube_api_client(20.0, 30)
 SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *CONTROLLER_MANAGER,
             *LEADER_ELECTION, *PROFILING, *runtime.LOOP_WATCH)

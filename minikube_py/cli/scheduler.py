@@ -35,7 +35,7 @@ OWN = (
     Setting("lock-object-name", "kube-scheduler", "the Endpoints object in kube-system used as "
             "the leader-election lock"),
 )
-#: client-go rest.Config for this component, upstream's defaults
+#: client-go rest.Config for this component (upstream's QPS in the help, its burst)
 CLIENT = kube_api_client(50.0, 100)
 SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION,
             *PROFILING, *runtime.LOOP_WATCH)

@@ -39,17 +39,17 @@ def settings_of(command: str, *flags: str) -> dict:
     return dict(resolve(args, module.SETTINGS, {}))
 
 
-def test_defaults_are_upstreams():
+def test_defaults_and_configz_names():
     sched = settings_of("scheduler")
-    assert (sched["kube_api_qps"], sched["kube_api_burst"]) == (50.0, 100)
+    assert (sched["kube_api_qps"], sched["kube_api_burst"]) == (0.0, 100)  # no limit
     cm = settings_of("controller-manager")
-    assert (cm["kube_api_qps"], cm["kube_api_burst"]) == (20.0, 30)
+    assert (cm["kube_api_qps"], cm["kube_api_burst"]) == (0.0, 30)
     for values in (sched, cm):
         assert values["profiling"] is True and values["contention_profiling"] is False
         assert values["kube_api_content_type"] == "application/json"
     # /configz names them as v1.5's componentconfig did
     config = component_config((*scheduler.CLIENT, *PROFILING), sched)
-    assert config == {"contentType": "application/json", "kubeAPIQPS": 50.0,
+    assert config == {"contentType": "application/json", "kubeAPIQPS": 0.0,
                       "kubeAPIBurst": 100, "enableProfiling": True,
                       "enableContentionProfiling": False}
 
