@@ -30,6 +30,7 @@ from minikube_py.api.admissionpolicy import default_binding, default_policy
 from minikube_py.api.batch import default_cron_job_spec, default_job_spec
 from minikube_py.api.priority import PREEMPT_LOWER_PRIORITY
 from minikube_py.api.rbac import default_binding as default_rbac_binding
+from minikube_py.api.storage import set_defaults_csi_driver, set_defaults_storage_class
 
 __all__ = ["apply_defaults", "pod_initial_status", "qos_class"]
 
@@ -618,6 +619,8 @@ _DEFAULTERS: dict[str, tuple[str, Callable[[Obj], None]]] = {
     "ValidatingAdmissionPolicy": ("admissionregistration.k8s.io", default_policy),
     "ValidatingAdmissionPolicyBinding": ("admissionregistration.k8s.io", default_binding),
     "EndpointSlice": ("discovery.k8s.io", _endpoint_slice),
+    "StorageClass": ("storage.k8s.io", set_defaults_storage_class),
+    "CSIDriver": ("storage.k8s.io", set_defaults_csi_driver),
 }
 # networking.k8s.io and flowcontrol.apiserver.k8s.io (issue 19): their modules own the defaults
 _DEFAULTERS.update(networking.DEFAULTERS)

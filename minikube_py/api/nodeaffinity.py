@@ -72,6 +72,19 @@ def required_affinity_matches(pod_spec: Obj, node: Obj) -> bool:
     return any(_term_matches(t, node_labels, name) for t in required.get("nodeSelectorTerms") or ())
 
 
+def node_selector_matches(selector: Any, node: Obj) -> bool:
+    """A NodeSelector (terms OR-ed) against one node: component-helpers'
+    MatchNodeSelectorTerms, which a PersistentVolume's required nodeAffinity is checked with
+    (volume CheckNodeAffinity)."""
+    if not isinstance(selector, dict):
+        return False
+    md = node.get("metadata") or {}
+    node_labels = md.get("labels") or {}
+    name = md.get("name", "")
+    return any(_term_matches(t, node_labels, name)
+               for t in selector.get("nodeSelectorTerms") or ())
+
+
 def node_taints(node: Obj) -> list[Taint]:
     return [taint_of(t) for t in (node.get("spec") or {}).get("taints") or ()
             if isinstance(t, dict)]

@@ -965,3 +965,16 @@ _ROWS["PriorityLevelConfiguration"] = _priority_level_row
 _LIST_ORDER: dict[str, Callable[[dict], Any]] = {
     "FlowSchema": lambda fs: (_n(_d(fs.get("spec")).get("matchingPrecedence")), _name(fs)),
 }
+
+
+# storage.k8s.io/v1 (api/tables_storage.py: printStorageClass, printCSIDriver, ...)
+def _register_storage() -> None:
+    from minikube_py.api.tables_storage import TABLES
+
+    for kind, (columns, row) in TABLES.items():
+        _COLUMNS[kind] = [_name_col()] + [_col(name, doc or _AGE_DOC, type_)
+                                          for name, doc, type_ in columns]
+        _ROWS[kind] = row
+
+
+_register_storage()

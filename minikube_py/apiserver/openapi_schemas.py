@@ -53,6 +53,7 @@ _PACKAGES = {
     "networking": "io.k8s.api.networking.v1",
     "node": "io.k8s.api.node.v1",
     "flowcontrol": "io.k8s.api.flowcontrol.v1",
+    "storage": "io.k8s.api.storage.v1",
     "meta": "io.k8s.apimachinery.pkg.apis.meta.v1",
     "resource": "io.k8s.apimachinery.pkg.api.resource",
     "intstr": "io.k8s.apimachinery.pkg.util.intstr",
@@ -62,7 +63,8 @@ _PACKAGE_GV = {"core": ("", "v1"), "apps": ("apps", "v1"), "autoscaling": ("auto
                "batch": ("batch", "v1"), "policy": ("policy", "v1"),
                "discovery": ("discovery.k8s.io", "v1"),
                "networking": ("networking.k8s.io", "v1"), "node": ("node.k8s.io", "v1"),
-               "flowcontrol": ("flowcontrol.apiserver.k8s.io", "v1")}
+               "flowcontrol": ("flowcontrol.apiserver.k8s.io", "v1"),
+               "storage": ("storage.k8s.io", "v1")}
 _ALIASES = {
     "Time": "meta.Time", "MicroTime": "meta.MicroTime", "ObjectMeta": "meta.ObjectMeta",
     "ListMeta": "meta.ListMeta", "LabelSelector": "meta.LabelSelector",

@@ -15,7 +15,8 @@ RAW: dict = {"core.PersistentVolumeCloudSource": {
     "type": "object", "x-kubernetes-preserve-unknown-fields": True,
     "description": "A cloud or network volume source (accepted, not simulated further).",
 }}
-KINDS = frozenset({"core.PersistentVolume", "core.PersistentVolumeClaim"})
+KINDS = frozenset({"core.PersistentVolume", "core.PersistentVolumeClaim",
+                   "storage.StorageClass"})
 UNLISTED: frozenset = frozenset()
 
 _CLOUD = "core.PersistentVolumeCloudSource"
@@ -165,4 +166,33 @@ TYPES = {
         "message": ("string", "message is the human-readable message indicating details about "
                     "last transition."),
     }, ("type", "status")),
+    # storage.k8s.io/v1 (k8s.io/api/storage/v1 types.go); the other storage kinds are described
+    # from their protobuf descriptors alone (openapi_proto_schemas.py)
+    "storage.StorageClass": (("StorageClass describes the parameters for a class of storage for "
+                              "which PersistentVolumes can be dynamically provisioned.\n\n"
+                              "StorageClasses are non-namespaced; the name of the storage class "
+                              "according to etcd is in ObjectMeta.Name."), {
+        "provisioner": ("string", "provisioner indicates the type of the provisioner."),
+        "parameters": ("{string", "parameters holds the parameters for the provisioner that "
+                       "should create volumes of this storage class."),
+        "reclaimPolicy": ("string", "reclaimPolicy controls the reclaimPolicy for dynamically "
+                          "provisioned PersistentVolumes of this storage class. Defaults to "
+                          "Delete."),
+        "mountOptions": ("[string", "mountOptions controls the mountOptions for dynamically "
+                         "provisioned PersistentVolumes of this storage class. e.g. [\"ro\", "
+                         "\"soft\"]. Not validated - mount of the PVs will simply fail if one "
+                         "is invalid."),
+        "allowVolumeExpansion": ("boolean", "allowVolumeExpansion shows whether the storage "
+                                 "class allow volume expand."),
+        "volumeBindingMode": ("string", "volumeBindingMode indicates how "
+                              "PersistentVolumeClaims should be provisioned and bound.  When "
+                              "unset, VolumeBindingImmediate is used. This field is only honored "
+                              "by servers that enable the VolumeScheduling feature."),
+        "allowedTopologies": ("[core.TopologySelectorTerm", "allowedTopologies restrict the "
+                              "node topologies where volumes can be dynamically provisioned. "
+                              "Each volume plugin defines its own supported topology "
+                              "specifications. An empty TopologySelectorTerm list means there "
+                              "is no topology restriction. This field is only honored by "
+                              "servers that enable the VolumeScheduling feature."),
+    }, ("provisioner",)),
 }

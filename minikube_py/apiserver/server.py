@@ -35,6 +35,7 @@ from .admission.chain import PluginContext
 from .aggregator import Aggregator
 from .authz import node_authorizer
 from .authz.guard import build_guard
+from .authz.node import RESOURCE_GROUPS as NODE_RESOURCE_GROUPS
 from .authz.node import RESOURCES as NODE_RESOURCES
 from .authz.rbac import RESOURCES as RBAC_RESOURCES
 from .authz.rbac.aggregation import AggregationController
@@ -108,7 +109,7 @@ class APIServer:
                                                                         self._lookup),
             {resource: (store, self.registries[group, "v1", resource].root)
              for group, resource in (*((RBAC_GROUP, r) for r in RBAC_RESOURCES),
-                                     *(("", r) for r in NODE_RESOURCES))
+                                     *((NODE_RESOURCE_GROUPS[r], r) for r in NODE_RESOURCES))
              if (group, "v1", resource) in self.registries})
         #: the Node authorizer (--authorization-mode Node), its informers started with RBAC's
         self.node_authorizer = node_authorizer(self.guard.authorizer) if self.guard else None

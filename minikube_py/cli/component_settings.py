@@ -193,7 +193,8 @@ CONTROLLER_MANAGER = (
             "taint-eviction-controller, root-ca-cert-publisher, serviceaccount-token, "
             "csrsigning, csrapproving, csrcleaner, job, cronjob, ttl-after-finished, podgc, "
             "disruption, horizontalpodautoscaling, daemonset, statefulset, endpointslice, "
-            "endpointslicemirroring)",
+            "endpointslicemirroring, attachdetach, csi-hostpath-provisioner, "
+            "csi-hostpath-attacher)",
             metavar="LIST"),
     Setting("concurrent-rc-syncs", _CM.concurrent_rc_syncs, "replication controllers synced "
             "at once", integer),

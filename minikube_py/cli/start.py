@@ -224,6 +224,7 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
 
     started: list[Component] = [Component("informers", None, stop_informers, listed=False)]
     try:
+        await install_storage(options, app)
         if options.runs("controller-manager"):
             started.append(await start_controller_manager(options, apiserver, app, informers))
         if options.runs("scheduler"):
@@ -238,6 +239,17 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
             await component.stop()
         raise
     return started
+
+
+async def install_storage(options: StartOptions, app: "web.Application") -> None:
+    """minikube's storage addons (storage_addon.py), as the API server's trusted loopback."""
+    from . import storage_addon
+
+    client = in_process_client(app, "minikube-py-addons")
+    try:
+        await storage_addon.install(client, default_class=options.default_storage_class)
+    finally:
+        await client.close()
 
 
 def in_process_client(app: "web.Application", user_agent: str,

@@ -76,6 +76,9 @@ ALL_IN_ONE = (
             "backend Services' pods", boolean, switch=True),
     Setting("ingress-port", 8081, "the simulated ingress controller's HTTP port (with "
             "--ingress)", port),
+    Setting("default-storage-class", True, "create the default StorageClass `standard` "
+            "(provisioner hostpath.csi.minikube-py.io), as minikube's and kind's clusters ship "
+            "one", boolean, metavar="BOOL"),
 )
 
 SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE,
@@ -130,6 +133,7 @@ class StartOptions:
     kubelet_authorization_mode: str = "Webhook"
     ingress: bool = False
     ingress_port: int = 8081
+    default_storage_class: bool = True
 
     def runs(self, component: str) -> bool:
         return component not in self.disabled
@@ -208,6 +212,7 @@ class StartOptions:
             kubelet_authorization_mode=str(v["kubelet_authorization_mode"]),
             ingress=bool(v["ingress"]),
             ingress_port=v["ingress_port"],
+            default_storage_class=bool(v["default_storage_class"]),
         )
 
 

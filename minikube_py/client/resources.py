@@ -77,3 +77,11 @@ SUBJECT_ACCESS_REVIEWS = Resource("authorization.k8s.io", "v1", "subjectaccessre
 # networking.k8s.io/v1 (issue 19): the simulated ingress controller's informers
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", True, "Ingress")
 INGRESS_CLASSES = Resource("networking.k8s.io", "v1", "ingressclasses", False, "IngressClass")
+#: storage.k8s.io/v1 (the provisioner, the attach/detach controller, kubelets' CSINodes)
+STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", False, "StorageClass")
+CSI_DRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", False, "CSIDriver")
+CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", False, "CSINode")
+VOLUME_ATTACHMENTS = Resource("storage.k8s.io", "v1", "volumeattachments", False,
+                              "VolumeAttachment")
+CSI_STORAGE_CAPACITIES = Resource("storage.k8s.io", "v1", "csistoragecapacities", True,
+                                  "CSIStorageCapacity")

@@ -57,6 +57,9 @@ CONTROLLERS: dict[str, str] = {
     "horizontalpodautoscaling": "hpa:HorizontalController",
     "endpointslice": "endpointslice:EndpointSliceController",
     "endpointslicemirroring": "endpointslicemirroring:EndpointSliceMirroringController",
+    "attachdetach": "attachdetach:AttachDetachController",
+    "csi-hostpath-provisioner": "csi_provisioner:CSIProvisioner",
+    "csi-hostpath-attacher": "csi_attacher:CSIAttacher",
 }
 assert set(CONTROLLERS) == set(ALL_CONTROLLERS)
 

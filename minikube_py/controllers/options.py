@@ -17,7 +17,10 @@ ALL_CONTROLLERS = ("replicationcontroller", "replicaset", "deployment", "endpoin
                    "root-ca-cert-publisher", "serviceaccount-token", "csrsigning",
                    "csrapproving", "csrcleaner", "job", "cronjob", "ttl-after-finished",
                    "podgc", "disruption", "horizontalpodautoscaling", "daemonset",
-                   "statefulset", "endpointslice", "endpointslicemirroring")
+                   "statefulset", "endpointslice", "endpointslicemirroring",
+                   # storage (issue 19): upstream's attach/detach controller, and the
+                   # simulated CSI driver's provisioner and attacher sidecars
+                   "attachdetach", "csi-hostpath-provisioner", "csi-hostpath-attacher")
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,21 @@ Like upstream, the controller keeps its own copy of the newest volumes and claim
 fed by the informers *and* by the answers to its own writes, so a sync right after a write does
 not act on the informer's older copy. Beyond upstream: a volume becoming Available requeues the
 Pending claims at once (upstream waits for the --pvclaimbinder-sync-period resync, 15 s, which
-we also run). Dynamic provisioning is not simulated (there are no StorageClass objects): a
-claim that names a class and finds no volume gets upstream's `ProvisioningFailed` event for a
-missing class.
+we also run).
+
+Storage classes (issue 19): a claim binds only to volumes of its class ("" = no class). A
+claim whose class is WaitForFirstConsumer is left to the scheduler (event
+`WaitForFirstConsumer`) until the scheduler's volume binding names a node
+(`volume.kubernetes.io/selected-node`). A claim of a class that finds no volume is handed to
+the class's provisioner, which is always external here (there are no in-tree volume plugins):
+the claim gets the `volume.kubernetes.io/storage-provisioner` annotations (and the beta one) and
+an `ExternalProvisioning` event, as upstream's provisionClaimOperationExternal; a missing class,
+or an in-tree provisioner name (`kubernetes.io/...`, e.g. `kubernetes.io/no-provisioner` of
+local volumes), is `ProvisioningFailed`. A claim created with no class at all (storageClassName unset, not
+"") before any default class existed gets the default class once one appears (the retroactive
+assignment of 1.28+). A Released volume with reclaim policy Delete that a provisioner made
+(`pv.kubernetes.io/provisioned-by`) is that provisioner's to delete, as upstream leaves it to
+the external deleter.
 """
 
 from __future__ import annotations
@@ -35,8 +47,21 @@ import asyncio
 from typing import Any
 
 from ..api.errors import StatusError
+from ..api.storage import (
+    ANN_BETA_STORAGE_PROVISIONER,
+    ANN_PROVISIONED_BY,
+    ANN_STORAGE_PROVISIONER,
+    default_class,
+    is_delayed,
+    provisioner_of,
+    selected_node,
+)
 from ..api.volume_helpers import storage_class_of
-from ..client.resources import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES
+from ..client.resources import (
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    STORAGE_CLASSES,
+)
 from .base import Controller, ControllerContext
 from .persistentvolume_util import (
     ANN_BIND_COMPLETED,
@@ -69,6 +94,14 @@ Obj = dict[str, Any]
 COMPONENT = "persistentvolume-controller"  # the events' source, as upstream
 NORMAL, WARNING = "Normal", "Warning"
 NO_VOLUME_MESSAGE = "no persistent volumes available for this claim and no storage class is set"
+WAIT_FOR_CONSUMER_MESSAGE = "waiting for first consumer to be created before binding"
+
+
+def external_provisioning_message(provisioner: str) -> str:
+    """upstream provisionClaimOperationExternal's event text."""
+    return (f"Waiting for a volume to be created either by the external provisioner "
+            f"'{provisioner}' or manually by the system administrator. If volume creation is "
+            "delayed, please verify that the provisioner is running and correctly registered.")
 
 
 def _rv(obj: Obj | None) -> int:
@@ -92,6 +125,11 @@ class PersistentVolumeController(Controller):
         self.claims: dict[str, Obj] = {}
         self.volume_informer = ctx.informers.informer(PERSISTENT_VOLUMES)
         self.claim_informer = ctx.informers.informer(PERSISTENT_VOLUME_CLAIMS)
+        #: the class lister (upstream ctrl.classLister); a new class requeues pending claims
+        self.class_informer = ctx.informers.informer(STORAGE_CLASSES)
+        self.class_informer.add_event_handler(
+            on_add=lambda sc: self._requeue_pending_claims(),
+            on_update=lambda old, new: None)
         self.volume_informer.add_event_handler(
             on_add=self._volume_seen, on_update=lambda old, new: self._volume_seen(new),
             on_delete=self._volume_deleted)
@@ -176,17 +214,23 @@ class PersistentVolumeController(Controller):
     async def _sync_unbound_claim(self, claim: Obj) -> None:
         wanted = spec(claim).get("volumeName")
         if not wanted:
-            volume = find_best_match(claim, list(self.volumes.values()))
+            class_name = storage_class_of(claim)
+            storage_class = self._class(class_name)
+            delayed = is_delayed(storage_class)
+            volume = find_best_match(claim, list(self.volumes.values()), delayed)
             if volume is not None:
                 await self.bind(volume, claim)
                 return
-            class_name = storage_class_of(claim)
-            if class_name:
-                # provisionClaim: no StorageClass objects here, so the class is never found
-                self.recorder.event(claim, WARNING, "ProvisioningFailed",
-                                    f'storageclass.storage.k8s.io "{class_name}" not found')
-                return
-            self.recorder.event(claim, NORMAL, "FailedBinding", NO_VOLUME_MESSAGE)
+            if await self._assign_default_class(claim):
+                return  # the claim's update comes back through the informer and is synced
+            if delayed and not selected_node(claim):
+                # the scheduler picks the node (and a volume) when a pod uses the claim
+                self.recorder.event(claim, NORMAL, "WaitForFirstConsumer",
+                                    WAIT_FOR_CONSUMER_MESSAGE)
+            elif class_name:
+                claim = await self.provision_claim(claim, class_name, storage_class)
+            else:
+                self.recorder.event(claim, NORMAL, "FailedBinding", NO_VOLUME_MESSAGE)
             await self._claim_status(claim, CLAIM_PENDING, None)
             return
         volume = self.volumes.get(wanted)
@@ -209,6 +253,53 @@ class PersistentVolumeController(Controller):
             raise RuntimeError(f'invalid binding of claim "{claim_key(claim)}" to volume '
                                f'"{wanted}": volume already claimed by '
                                f'"{claim_ref_key(volume)}"')
+
+    async def _assign_default_class(self, claim: Obj) -> bool:
+        """assignDefaultStorageClass (retroactive default class, GA in 1.28): a claim whose
+        storageClassName is unset (not "") and that found no volume gets today's default
+        class; True when the claim was updated."""
+        if spec(claim).get("storageClassName") is not None:
+            return False
+        chosen = default_class(self.class_informer.indexer.list())
+        if chosen is None:
+            return False
+        await self._write_claim({**claim, "spec": {**spec(claim),
+                                                    "storageClassName": chosen["metadata"]["name"]}})
+        self.log.info("default storage class assigned", claim=claim_key(claim),
+                      storage_class=chosen["metadata"]["name"])
+        return True
+
+    def _class(self, name: str) -> Obj | None:
+        if not name:
+            return None
+        return self.class_informer.indexer.get(name)
+
+    async def provision_claim(self, claim: Obj, class_name: str,
+                              storage_class: Obj | None) -> Obj:
+        """provisionClaim for an external provisioner: annotate the claim with the class's
+        provisioner (setClaimProvisioner) and say who is expected to act; the answer is the
+        claim as written."""
+        if storage_class is None:
+            self.recorder.event(claim, WARNING, "ProvisioningFailed",
+                                f'storageclass.storage.k8s.io "{class_name}" not found')
+            return claim
+        provisioner = provisioner_of(storage_class)
+        if provisioner.startswith("kubernetes.io/"):
+            # findProvisionablePlugin: an in-tree name is never external, and there are no
+            # in-tree provisioners here (kubernetes.io/no-provisioner among them)
+            self.recorder.event(claim, WARNING, "ProvisioningFailed",
+                                f"no volume plugin matched name: {provisioner}")
+            return claim
+        notes = annotations(claim)
+        if notes.get(ANN_STORAGE_PROVISIONER) != provisioner or \
+                notes.get(ANN_BETA_STORAGE_PROVISIONER) != provisioner:
+            changed = {**claim, "metadata": {**meta(claim), "annotations": {
+                **notes, ANN_STORAGE_PROVISIONER: provisioner,
+                ANN_BETA_STORAGE_PROVISIONER: provisioner}}}
+            claim = await self._write_claim(changed)
+        self.recorder.event(claim, NORMAL, "ExternalProvisioning",
+                            external_provisioning_message(provisioner))
+        return claim
 
     async def _sync_bound_claim(self, claim: Obj) -> None:
         name = spec(claim).get("volumeName")
@@ -275,6 +366,8 @@ class PersistentVolumeController(Controller):
         if policy == "Retain":
             return
         if policy == "Delete":
+            if annotations(volume).get(ANN_PROVISIONED_BY):
+                return  # doDeleteVolume: an external deleter (its provisioner) deletes it
             # deleteVolumeOperation: re-read, and delete only what is still released
             name = meta(volume).get("name", "")
             try:

@@ -1,12 +1,11 @@
 """The claim binder's pure half: which volume fits a claim, and what a binding writes.
 
-Kubernetes pieces: pkg/controller/volume/persistentvolume/index.go (findByClaim: volumes are
-grouped by their access-mode set; the groups that contain every mode the claim asks for are
-tried fewest-modes-first, so a claim for RWO gets an RWO volume before an RWO+ROX+RWX one) and
-util/util.go (FindMatchingVolume: a volume pre-bound to the claim wins at once; otherwise the
-smallest Available volume with enough capacity, the same volumeMode, the claim's storage class
-and labels matching the claim's selector; IsVolumeBoundToClaim, GetBindVolumeToClaim,
-CheckAccessModes, CheckVolumeModeMismatches), plus pv_controller.go's object edits
+Kubernetes pieces: the matching itself (index.go's findByClaim and component-helpers'
+FindMatchingVolume: a volume pre-bound to the claim wins at once; otherwise the smallest
+Available volume with enough capacity, the same volumeMode, the claim's storage class and
+labels matching the claim's selector) is api/volume_matching.py, shared with the scheduler's
+volume binding and re-exported here; this module keeps util/util.go's GetBindVolumeToClaim and
+pv_controller.go's object edits
 (bindClaimToVolume, updateClaimStatus, updateVolumePhase, unbindVolume, isVolumeReleased,
 checkVolumeSatisfyClaim). v1.0's pkg/volumeclaimbinder made the same choice (smallest fitting
 volume, by access modes) with fewer criteria.
@@ -19,24 +18,26 @@ controller (persistentvolume.py) then PUTs.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
-from fractions import Fraction
 from typing import Any
 
-from ..api import errors
-from ..api.labels import selector_from_label_selector
-from ..api.volume_helpers import (
-    access_modes,
-    access_modes_text,
-    storage_class_of,
-    storage_quantity,
+from ..api.storage import ANN_PROVISIONED_BY
+from ..api.volume_helpers import storage_class_of, storage_quantity
+from ..api.volume_matching import (  # noqa: F401 - the matching rules, shared with the scheduler
+    check_access_modes,
+    claim_reference,
+    find_best_match,
+    find_matching_volume,
+    is_volume_bound_to_claim,
+    requested_storage,
+    volume_mode,
+    volume_storage,
 )
 
 Obj = dict[str, Any]
 
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-ANN_DYNAMICALLY_PROVISIONED = "pv.kubernetes.io/provisioned-by"
+ANN_DYNAMICALLY_PROVISIONED = ANN_PROVISIONED_BY
 
 # phases (core/v1 PersistentVolumePhase, PersistentVolumeClaimPhase)
 VOLUME_PENDING, VOLUME_AVAILABLE, VOLUME_BOUND = "Pending", "Available", "Bound"
@@ -79,97 +80,6 @@ def claim_ref_key(volume: Obj) -> str | None:
     return f"{ref.get('namespace', '')}/{ref.get('name', '')}"
 
 
-def volume_mode(obj: Obj) -> str:
-    """A nil volumeMode means Filesystem (CheckVolumeModeMismatches)."""
-    mode = spec(obj).get("volumeMode")
-    return mode if isinstance(mode, str) and mode else "Filesystem"
-
-
-def requested_storage(claim: Obj) -> Fraction:
-    return storage_quantity(_d(spec(claim).get("resources")).get("requests")) or Fraction(0)
-
-
-def volume_storage(volume: Obj) -> Fraction:
-    return storage_quantity(spec(volume).get("capacity")) or Fraction(0)
-
-
-def is_volume_bound_to_claim(volume: Obj, claim: Obj) -> bool:
-    """The volume is pre-bound or bound to this claim: same name and namespace, and the same
-    uid when the claimRef carries one (IsVolumeBoundToClaim)."""
-    ref = spec(volume).get("claimRef")
-    if not isinstance(ref, dict):
-        return False
-    md = meta(claim)
-    if ref.get("name") != md.get("name") or ref.get("namespace") != md.get("namespace"):
-        return False
-    uid = ref.get("uid")
-    return not uid or uid == md.get("uid")
-
-
-def check_access_modes(claim: Obj, volume: Obj) -> bool:
-    """The volume offers every mode the claim asks for (CheckAccessModes)."""
-    return access_modes(spec(claim).get("accessModes")) <= access_modes(
-        spec(volume).get("accessModes"))
-
-
-def _claim_selector(claim: Obj) -> Any:
-    raw = spec(claim).get("selector")
-    if raw is None:
-        return None
-    try:
-        return selector_from_label_selector(raw)
-    except (errors.StatusError, TypeError, ValueError):
-        return False  # validation keeps these out; a broken one matches nothing
-
-
-def find_matching_volume(claim: Obj, volumes: Iterable[Obj]) -> Obj | None:
-    """FindMatchingVolume for the PV controller (no node, nothing excluded, immediate
-    binding): the volume pre-bound to the claim, else the smallest Available fit."""
-    requested = requested_storage(claim)
-    requested_class = storage_class_of(claim)
-    selector = _claim_selector(claim)
-    wanted_mode = volume_mode(claim)
-    smallest: Obj | None = None
-    smallest_size = Fraction(0)
-    for volume in volumes:
-        if spec(volume).get("claimRef") is not None and not is_volume_bound_to_claim(volume,
-                                                                                      claim):
-            continue
-        size = volume_storage(volume)
-        if size < requested or volume_mode(volume) != wanted_mode:
-            continue
-        if meta(volume).get("deletionTimestamp"):
-            continue
-        if is_volume_bound_to_claim(volume, claim):
-            return volume
-        if phase(volume) != VOLUME_AVAILABLE:
-            continue
-        if selector is False or (selector is not None and not selector.matches(
-                _d(meta(volume).get("labels")))):
-            continue
-        if storage_class_of(volume) != requested_class:
-            continue
-        if smallest is None or size < smallest_size:
-            smallest, smallest_size = volume, size
-    return smallest
-
-
-def find_best_match(claim: Obj, volumes: Iterable[Obj]) -> Obj | None:
-    """persistentVolumeOrderedIndex.findByClaim: try the access-mode groups that contain all
-    the claim's modes, fewest modes first (ties in the groups' printed order)."""
-    groups: dict[str, list[Obj]] = {}
-    for volume in volumes:
-        groups.setdefault(access_modes_text(spec(volume).get("accessModes")), []).append(volume)
-    wanted = access_modes(spec(claim).get("accessModes"))
-    candidates = [(len(key.split(",")) if key else 0, key) for key, group in groups.items()
-                  if wanted <= access_modes(spec(group[0]).get("accessModes"))]
-    for _, key in sorted(candidates):
-        found = find_matching_volume(claim, groups[key])
-        if found is not None:
-            return found
-    return None
-
-
 def check_volume_satisfy_claim(volume: Obj, claim: Obj) -> str | None:
     """Why a volume the claim names cannot serve it, in upstream's words; None when it can
     (checkVolumeSatisfyClaim, used when spec.volumeName is pre-set)."""
@@ -184,15 +94,6 @@ def check_volume_satisfy_claim(volume: Obj, claim: Obj) -> str | None:
     if not check_access_modes(claim, volume):
         return "incompatible accessMode"
     return None
-
-
-def claim_reference(claim: Obj) -> Obj:
-    """reference.GetReference(claim): what a bound volume's spec.claimRef holds."""
-    md = meta(claim)
-    ref = {"kind": "PersistentVolumeClaim", "namespace": md.get("namespace", ""),
-           "name": md.get("name", ""), "uid": md.get("uid", ""), "apiVersion": "v1",
-           "resourceVersion": md.get("resourceVersion", "")}
-    return {k: v for k, v in ref.items() if v}
 
 
 def _with_annotation(obj: Obj, name: str) -> None:

@@ -26,9 +26,10 @@ from ..api import meta
 from ..api.errors import StatusError
 from ..client.cache import strip_managed_fields
 from ..client.record import EventRecorder
-from ..client.resources import NODES, PODS
+from ..client.resources import CSI_NODES, NODES, PODS
 from .config import KubeletConfig
 from .containers import Container
+from .csi import csi_node_object
 from .environment import load_sandbox
 from .ipam import PodIPAllocator
 from .node_status import (
@@ -190,6 +191,17 @@ class Kubelet:
         self._posted(node, conditions, now)
         self._mark_ready()
         log.debug("node registered", node=self.name)
+
+    async def publish_csi_node(self) -> None:
+        """Register the simulated CSI node plugin: create this node's CSINode (csi.py), owned
+        by the Node as registered; an existing one (a restart) is kept. The pool calls it
+        after registration, off the registration path."""
+        node = self.workers.info.node
+        try:
+            await self.client.create(CSI_NODES, csi_node_object(node))
+        except StatusError as exc:
+            if exc.code != 409:
+                raise
 
     def _adopt_cidr(self, existing: Obj) -> None:
         """The API server's spec.podCIDR wins (the kubelet reads it from its Node), as long as

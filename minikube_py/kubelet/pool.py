@@ -91,6 +91,8 @@ class KubeletPool:
         self._log_interval = log_interval
         self._node_queue = WorkQueue(base_delay=0.2, max_delay=30.0)
         self._pod_queue = WorkQueue(base_delay=0.05, max_delay=30.0)
+        #: nodes whose CSINode is to be published (one writer: registrations come first)
+        self._csi_queue = WorkQueue(base_delay=0.2, max_delay=30.0)
         self._events: asyncio.Queue[tuple] = asyncio.Queue(maxsize=event_queue_size)
         self.events_dropped = 0
         self._beats: list[tuple[float, int, str]] = []  # (due, seq, node) heap
@@ -161,6 +163,7 @@ class KubeletPool:
         self._tasks += [spawn(self._event_worker(), name=f"kubelet-event-writer-{i}")
                         for i in range(self._event_writers)]
         self._tasks.append(spawn(self._heartbeats(), name="kubelet-heartbeats"))
+        self._tasks.append(spawn(self._csi_worker(), name="kubelet-csi-node-writer"))
         for name in self.kubelets:
             self._node_queue.add(name)
         self._start_watch()
@@ -216,6 +219,7 @@ class KubeletPool:
             kubelet.shutdown()
         self._node_queue.shutdown()
         self._pod_queue.shutdown()
+        self._csi_queue.shutdown()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -327,12 +331,34 @@ class KubeletPool:
                     await kubelet.sync_node()
                     if not was_registered and kubelet.registered:
                         self._schedule_beat(name)
+                        self._csi_queue.add(name)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - registration retried, heartbeats re-tick
                 log.warning("node status write failed", node=name, error=str(exc))
                 if kubelet is not None and not kubelet.registered:
                     queue.add_rate_limited(name)
+            else:
+                queue.forget(name)
+            finally:
+                queue.done(name)
+
+    async def _csi_worker(self) -> None:
+        """Publish registered nodes' CSINodes (kubelet.publish_csi_node, upstream's CSI plugin
+        registration after the kubelet started): one writer, so at 5000 nodes the node
+        registrations keep most of the loop; a failure is retried with backoff."""
+        queue = self._csi_queue
+        while True:
+            name = await queue.get()
+            kubelet = self.kubelets.get(name)
+            try:
+                if kubelet is not None and kubelet.running:
+                    await kubelet.publish_csi_node()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - retried with backoff
+                log.warning("CSINode not published", node=name, error=str(exc))
+                queue.add_rate_limited(name)
             else:
                 queue.forget(name)
             finally:

@@ -14,7 +14,11 @@ kubelet reports `FailedMount` Warnings in upstream's words:
     MountVolume.SetUp failed for volume "config" : configmap "app-config" not found
 
 What is simulated: nothing is attached or mounted anywhere; a volume counts as mounted once the
-objects behind it exist (and, for a claim, are bound to each other). emptyDir, hostPath,
+objects behind it exist (and, for a claim, are bound to each other) and, for a CSI volume whose
+driver needs attaching, once the Node's status.volumesAttached lists it (upstream's
+VerifyControllerAttachedVolume: the attach/detach controller writes it after the driver's
+attacher marked the VolumeAttachment attached); until then the volume is "unattached" in the
+event, which ends "timed out waiting for the condition" when nothing else is wrong. emptyDir, hostPath,
 downwardAPI and the other sources need no API object and always "mount". Upstream's
 populator re-reads the objects every 100 ms and WaitForAttachAndMount polls every 300 ms; we
 retry from 0.3 s, doubling to 2 s, for as long as the pod waits (each attempt is a few GETs).
@@ -32,9 +36,12 @@ from typing import Any, NamedTuple
 
 import structlog
 
+from ..api.storage import unique_volume_name
 from ..client import Client
 from ..client.resources import (
     CONFIGMAPS,
+    CSI_DRIVERS,
+    NODES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
     SECRETS,
@@ -66,6 +73,14 @@ class MountProblem(NamedTuple):
     #: True: the volume could not even be processed (a claim's problems, reported in the
     #: "Unable to attach or mount volumes" event); False: its SetUp failed
     processing: bool
+    #: a CSI volume its node does not list as attached yet (the attach/detach controller and
+    #: the driver's attacher have not finished): "unattached volumes" in that event
+    unattached: bool = False
+
+
+#: what the "Unable to attach or mount volumes" event ends with when nothing failed to process
+#: but a volume is still unattached (WaitForAttachAndMount's wait.ErrWaitTimeout)
+ATTACH_TIMEOUT = "timed out waiting for the condition"
 
 
 def _d(value: Any) -> dict[str, Any]:
@@ -145,16 +160,35 @@ def _go_list(names: list[str]) -> str:
 def mount_events(problems: list[MountProblem]) -> list[str]:
     """The FailedMount messages for one failed attempt: one per SetUp failure, and one
     "Unable to attach or mount volumes" when some volume could not be processed."""
-    messages = [p.message for p in problems if not p.processing]
+    messages = [p.message for p in problems if not p.processing and not p.unattached]
     processing = [p for p in problems if p.processing]
-    if processing:
+    unattached = list(dict.fromkeys(p.volume for p in problems if p.unattached))
+    if processing or unattached:
         unmounted = list(dict.fromkeys(p.volume for p in problems))
         failed = list(dict.fromkeys(p.volume for p in processing))
+        reason = "; ".join(p.message for p in processing) if processing else ATTACH_TIMEOUT
         messages.append(
             "Unable to attach or mount volumes: unmounted volumes="
-            f"{_go_list(unmounted)}, unattached volumes=[], failed to process volumes="
-            f"{_go_list(failed)}: " + "; ".join(p.message for p in processing))
+            f"{_go_list(unmounted)}, unattached volumes={_go_list(unattached)}, failed to "
+            f"process volumes={_go_list(failed)}: {reason}")
     return messages
+
+
+def attached_problem(ref_volume: str, volume: Obj, node: Obj | None,
+                     attach_required: bool) -> MountProblem | None:
+    """VerifyControllerAttachedVolume for a CSI volume: with controller-managed attachment the
+    kubelet mounts only what its Node's status.volumesAttached lists (None: nothing to wait
+    for: not CSI, or its driver needs no attach)."""
+    csi = _d(_d(volume.get("spec")).get("csi"))
+    driver, handle = csi.get("driver"), csi.get("volumeHandle")
+    if not isinstance(driver, str) or not isinstance(handle, str) or not attach_required:
+        return None
+    wanted = unique_volume_name(driver, handle)
+    listed = {_d(v).get("name") for v in _d(_d(node).get("status")).get("volumesAttached") or ()}
+    if wanted in listed:
+        return None
+    return MountProblem(ref_volume, f"Volume not attached according to node status for volume "
+                        f'"{wanted}"', False, True)
 
 
 def retry_delay(attempt: int) -> float:
@@ -185,6 +219,10 @@ class VolumeReader:
                 problem = claim_problem(namespace, ref.name, claim, volume)
                 if problem:
                     found.append(MountProblem(ref.volume, problem, True))
+                elif volume is not None:
+                    unattached = await self._attach_problem(ref.volume, volume, pod)
+                    if unattached is not None:
+                        found.append(unattached)
             else:
                 resource = CONFIGMAPS if ref.kind == CONFIG_MAP else SECRETS
                 obj = None if ref.optional else await self._get(resource, ref.name, namespace)
@@ -192,6 +230,23 @@ class VolumeReader:
                 if problem:
                     found.append(MountProblem(ref.volume, problem, False))
         return found
+
+
+    async def _attach_problem(self, ref_volume: str, volume: Obj,
+                              pod: Obj) -> MountProblem | None:
+        """Read what attached_problem needs (only for CSI volumes): the driver's CSIDriver
+        (none: attach required) and the pod's Node."""
+        driver = _d(_d(volume.get("spec")).get("csi")).get("driver")
+        if not isinstance(driver, str) or not driver:
+            return None
+        csi_driver = await self._get(CSI_DRIVERS, driver, None)
+        required = csi_driver is None or \
+            _d(csi_driver.get("spec")).get("attachRequired") is not False
+        if not required:
+            return None
+        node_name = _d(pod.get("spec")).get("nodeName") or ""
+        node = await self._get(NODES, node_name, None) if node_name else None
+        return attached_problem(ref_volume, volume, node, required)
 
 
 class _Wait:

@@ -29,6 +29,7 @@ from .rbac import STRATEGIES as RBAC
 from .reviews import RESOURCES as REVIEW_RESOURCES
 from .reviews import STRATEGIES as REVIEWS
 from .runtimeclasses import RUNTIME_CLASSES
+from .storage import STRATEGIES as STORAGE
 from .strategy import (
     StoredAs,
     Strategy,
@@ -295,6 +296,7 @@ STORED: tuple[Strategy, ...] = (
     HORIZONTAL_POD_AUTOSCALERS, HORIZONTAL_POD_AUTOSCALERS_V1,
     ENDPOINT_SLICES,
     *NETWORKING, RUNTIME_CLASSES, *FLOWCONTROL,  # issue 19 (netnode)
+    *STORAGE,
 )
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 

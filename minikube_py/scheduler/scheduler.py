@@ -45,9 +45,11 @@ from ..client.resources import (
     REPLICASETS,
     REPLICATION_CONTROLLERS,
     SERVICES,
+    STORAGE_CLASSES,
 )
-from .algorithm.priorities import PriorityContext
+from .algorithm.predicates_volume_binding import bind_plan
 from .algorithm.predicates_volumes import pod_claims
+from .algorithm.priorities import PriorityContext
 from .algorithm.priorities_spreading import controller_selector, service_selector
 from .algorithm.select_host import HostSelector
 from .cache import SchedulerCache
@@ -228,14 +230,20 @@ class Scheduler:
         if self._informer_factory is not None:
             pvs = self._informer_factory.informer(PERSISTENT_VOLUMES)
             pvcs = self._informer_factory.informer(PERSISTENT_VOLUME_CLAIMS)
+            classes = self._informer_factory.informer(STORAGE_CLASSES)
         else:
             pvs = Informer(self.client, PERSISTENT_VOLUMES)
             pvcs = Informer(self.client, PERSISTENT_VOLUME_CLAIMS)
-        self.volume_informers = [pvs, pvcs]
+            classes = Informer(self.client, STORAGE_CLASSES)
+        self.volume_informers = [pvs, pvcs, classes]
         for informer in self.volume_informers:
+            # upstream VolumeBinding's cluster events: a claim, volume or class that appears
+            # or changes may make an unschedulable pod fit (each still waits its backoff)
+            informer.add_event_handler(on_add=self._volume_object_changed,
+                                       on_update=lambda old, new: self._volume_object_changed(new))
             informer.start()
         self.volumes.bind(lambda namespace, name: pvcs.indexer.get(f"{namespace}/{name}"),
-                          pvs.indexer.get)
+                          pvs.indexer.get, classes.indexer.get, pvs.indexer.list)
 
     async def _volumes_ready(self, pod: Obj) -> None:
         """Before the first decision that reads volumes, start the PV/PVC informers and wait
@@ -252,6 +260,10 @@ class Scheduler:
             except TimeoutError:
                 log.warning("persistent volume informers not synced; claims are unknown "
                             "until they list", timeout_s=VOLUME_SYNC_TIMEOUT)
+
+    def _volume_object_changed(self, obj: Obj) -> None:
+        if self.queue is not None:
+            self.queue.move_all_to_active()
 
     def _node_changed(self, node: Obj) -> None:
         self.cache.add_node(node)
@@ -434,6 +446,7 @@ class Scheduler:
         key = meta_namespace_key(pod)
         bind_started = time.perf_counter()
         try:
+            await self._bind_volumes(pod, result.node)
             await self.client.bind(md.get("namespace", ""), md["name"], result.node)
         except StatusError as exc:
             self.cache.forget_pod(assumed)
@@ -478,6 +491,25 @@ class Scheduler:
         self.queue.add_unschedulable(pod)
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
         self._update_condition(pod, REASON_BINDING_REJECTED, message)
+
+    async def _bind_volumes(self, pod: Obj, node: str) -> None:
+        """The volume binding step (VolumeBinding PreBind, predicates_volume_binding.py): the
+        chosen node goes into the pod's delayed claims before the pod is bound."""
+        if not self.volume_informers:
+            return
+        namespace = pod["metadata"].get("namespace", "")
+        claims = [claim for _volume, claim, _read_only in pod_claims(pod)]
+        info = self.cache.nodes.get(node)
+        if not claims or info is None or info.node is None:
+            return
+        for write in bind_plan(self.volumes, namespace, claims, info.node):
+            if write.kind == "volume":
+                await self.client.update(PERSISTENT_VOLUMES, write.body)
+                log.info("volume pre-bound", volume=write.name, node=node)
+            else:
+                await self.client.patch(PERSISTENT_VOLUME_CLAIMS, write.name, write.body,
+                                        namespace)
+                log.info("claim node selected", claim=f"{namespace}/{write.name}", node=node)
 
     def _remember(self, pod: Obj, result: str, node: str, message: str, feasible: int,
                   total: int, seconds: float, failures: Failures | None = None,

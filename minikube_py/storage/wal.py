@@ -14,7 +14,8 @@ Group commit: writers call `append()`, which only adds bytes to an in-memory buf
 returns the future of the current *round*. One flusher task takes the whole buffer, writes it
 and fsyncs in a worker thread (the event loop keeps running and new appends form the next
 round), then calls `on_durable(marker)` and resolves the round's future. One fsync therefore
-covers every write that arrived while the previous fsync ran.
+covers every write that arrived while the previous fsync ran. Without fsync (`--fsync never`)
+a round is only a write into the page cache and is done on the loop itself.
 
 Recovery (`read_segments`): a record cut short at the end of the last segment is a torn write
 and is truncated away; a bad checksum anywhere else is corruption and raises WALCorruptError
@@ -304,7 +305,14 @@ class WAL:
             pending, self._pending = self._pending, []
             marker, waiters, self._round = self._pending_marker, self._round, None
             try:
-                await loop.run_in_executor(self._executor, self._write_round, pending)
+                if self._fsync or any(isinstance(item, _Rotate) for item in pending):
+                    await loop.run_in_executor(self._executor, self._write_round, pending)
+                else:
+                    # `--fsync never`: the round is a write into the page cache, microseconds
+                    # of work; handing it to the worker thread cost more (the GIL hand-off
+                    # both ways) than the write itself. Rotations still go to the thread:
+                    # opening a segment syncs the directory.
+                    self._write_round(pending)
             except _DiskFull as full:
                 # Nothing half-written stays on disk (_write_and_sync truncated it) and
                 # `pending` holds exactly what is not durable yet: refuse new writes, answer

@@ -137,7 +137,7 @@ async def test_discovery_and_meta_endpoints(api: API):
     assert [g["name"] for g in groups["groups"]] == [
         "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
         "authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io",
-        "networking.k8s.io", "policy", "rbac.authorization.k8s.io",
+        "networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
         "admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
         "node.k8s.io", "discovery.k8s.io", "flowcontrol.apiserver.k8s.io"]
     _, core = await api.get("/api/v1")

@@ -110,6 +110,26 @@ async def test_a_node_reads_its_pods_claims_and_their_volumes(secure: Secure) ->
         ": can only get individual resources of this type")
 
 
+async def test_a_node_gets_the_volume_attachments_of_its_node(secure: Secure) -> None:
+    """attachment -> node from the volumeattachments informer (graph.go's
+    AddVolumeAttachment): the kubelet reads its own attachments, no one else's."""
+    attachments = "/apis/storage.k8s.io/v1/volumeattachments"
+    for name, node in (("csi-mine", "node-1"), ("csi-theirs", "node-2")):
+        body = {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                "metadata": {"name": name},
+                "spec": {"attacher": "hostpath.csi.minikube-py.io", "nodeName": node,
+                         "source": {"persistentVolumeName": f"pv-{name}"}}}
+        status, created = await secure.call("POST", attachments, "admin-token", body)
+        assert status == 201, created
+
+    async def readable() -> bool:
+        return (await secure.call("GET", f"{attachments}/csi-mine", "node1-token"))[0] == 200
+    assert await eventually(readable)
+    status, body = await secure.call("GET", f"{attachments}/csi-theirs", "node1-token")
+    assert status == 403 and body["message"].endswith(
+        "no relationship found between node 'node-1' and this object")
+
+
 async def test_node_rules_cover_the_rest(secure: Secure) -> None:
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}}
     assert (await secure.call("POST", "/api/v1/nodes", "admin-token", node))[0] == 201

@@ -3,8 +3,9 @@
 The Kubernetes documentation's examples, as a reader runs them: the fluentd-elasticsearch
 DaemonSet (concepts/workloads/controllers/daemonset) puts one pod on each node; the `web`
 StatefulSet (tutorials/stateful-application/basic-stateful-set) with its headless Service and
-volumeClaimTemplates starts web-0, then web-1, each with its own bound claim (the PVs are made
-by hand: the cluster has no dynamic provisioner). Then the `rollout` commands on both: status,
+volumeClaimTemplates starts web-0, then web-1, each with its own bound claim (provisioned
+through `start`'s default StorageClass, as on minikube or kind: test_storage_kubectl.py checks
+the volumes). Then the `rollout` commands on both: status,
 history, an image change, undo. Older and newer kubectl list and explain the new kinds.
 """
 
@@ -121,15 +122,6 @@ spec:
           storage: 1Gi
 """
 
-PV = """apiVersion: v1
-kind: PersistentVolume
-metadata: {{name: web-pv-{i}}}
-spec:
-  capacity: {{storage: 1Gi}}
-  accessModes: [ReadWriteOnce]
-  hostPath: {{path: /mnt/web-{i}}}
-"""
-
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
@@ -225,7 +217,6 @@ def test_fluentd_daemonset_runs_one_pod_per_node_and_rolls_back(cluster: Cluster
 
 def test_web_statefulset_starts_in_order_with_bound_claims_and_rolls_back(
         cluster: ClusterProcesses) -> None:
-    cluster.kubectl("apply", "-f", "-", input="---\n".join(PV.format(i=i) for i in range(3)))
     cluster.kubectl("apply", "-f", "-", input=WEB)
 
     def both_ready() -> list[dict] | None:

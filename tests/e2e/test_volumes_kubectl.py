@@ -1,7 +1,9 @@
 """PersistentVolumes with the real kubectl against `minikube-py start`: `kubectl apply -f` a
 PV, a claim and a pod that mounts it; `kubectl get pv,pvc` shows both Bound; the pod runs.
 The pod names its node (spec.nodeName), so this exercises the claim binder and the kubelet's
-mount wait, not the scheduler's volume predicates (tested with the scheduler).
+mount wait, not the scheduler's volume predicates (tested with the scheduler). The claim says
+`storageClassName: ""` (no class), as a claim for a hand-made volume must on a cluster with a
+default StorageClass (`start` ships one; test_storage_kubectl.py provisions through it).
 Older and newer kubectl (1.27, 1.33) apply and list their own volumes against the same cluster."""
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ kind: PersistentVolumeClaim
 metadata: {{name: {name}-data}}
 spec:
   accessModes: [ReadWriteOnce]
+  storageClassName: ""
   resources: {{requests: {{storage: 1Gi}}}}
   selector: {{matchLabels: {{app: {name}}}}}
 ---

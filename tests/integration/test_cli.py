@@ -27,6 +27,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from minikube_py.api.flowcontrol import load_bootstrap
 from minikube_py.apiserver.authz.rbac import bootstrap
 from minikube_py.cli.main import main
 from minikube_py.storage import EmbeddedStore
@@ -434,10 +435,17 @@ def test_start_serves_health_and_metrics_and_stops_on_sigterm(tmp_path: Path):
         policy = bootstrap.policy()
         rbac = sum(len(objects) for objects in policy.values())
         aggregated = sum("aggregationRule" in role for role in policy["clusterroles"])
-        base = 9 + 2 * local + rbac
+        # and start's storage addon (cli/storage_addon.py): the CSI driver's ServiceAccount,
+        # ClusterRole and binding, its CSIDriver, and the default StorageClass
+        addon = 5
+        # and API Priority and Fairness' mandatory and suggested objects, each created and
+        # (FlowSchemas) its status written by the config producer (flowcontrol_bootstrap.py)
+        apf_objects = load_bootstrap()
+        apf = len(apf_objects.levels()) + len(apf_objects.schemas())
+        base = 9 + 2 * local + rbac + addon
         assert ready["data_dir"] == str(data)
-        assert base + aggregated <= ready["revision"] <= base + 2 * aggregated
-        assert ready["keys"] == 8 + local + rbac
+        assert base + aggregated + apf <= ready["revision"] <= base + 2 * (aggregated + apf)
+        assert ready["keys"] == 8 + local + rbac + addon + apf
         assert ready["inspect"] == f"minikube-py storage ls --data-dir {data}"
         assert _http(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
         status, metrics = _http(f"http://127.0.0.1:{port}/metrics")

@@ -16,7 +16,8 @@ Modules by topic: `meta` (ObjectMeta), `pod`, `pod_status`, `container`, `volume
 Deployment, Scale), `batch` (Job, CronJob), `config` (Secret, ConfigMap, ServiceAccount), `quota` (LimitRange,
 ResourceQuota), `misc` (Event, Endpoints, Binding), `persistentvolumes` (PersistentVolume,
 PersistentVolumeClaim), `priorityclass`, `apiservice`, `certificates`
-(CertificateSigningRequest), `policy` (PodDisruptionBudget), `discovery` (EndpointSlice); `typed` and `common` are shared helpers.
+(CertificateSigningRequest), `policy` (PodDisruptionBudget), `discovery` (EndpointSlice),
+`storage` (storage.k8s.io/v1); `typed` and `common` are shared helpers.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from minikube_py.api.validation import (
     rbac,
     runtimeclass,
     service,
+    storage,
     workload,
 )
 from minikube_py.api.validation.common import name_is_dns_subdomain, path_segment_name
@@ -181,6 +183,11 @@ _CREATE: dict[str, Create] = {
     "ControllerRevision": apps.validate_controller_revision,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget,
     "EndpointSlice": discovery.validate_endpoint_slice,
+    "StorageClass": storage.validate_storage_class,
+    "CSIDriver": storage.validate_csi_driver,
+    "CSINode": storage.validate_csi_node,
+    "VolumeAttachment": storage.validate_volume_attachment,
+    "CSIStorageCapacity": storage.validate_csi_storage_capacity,
 }
 
 _UPDATE: dict[str, Update] = {
@@ -223,6 +230,11 @@ _UPDATE: dict[str, Update] = {
     "ControllerRevision": apps.validate_controller_revision_update,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget_update,
     "EndpointSlice": discovery.validate_endpoint_slice_update,
+    "StorageClass": storage.validate_storage_class_update,
+    "CSIDriver": storage.validate_csi_driver_update,
+    "CSINode": storage.validate_csi_node_update,
+    "VolumeAttachment": storage.validate_volume_attachment_update,
+    "CSIStorageCapacity": storage.validate_csi_storage_capacity_update,
 }
 
 # Status subresources; kinds without one only get the ObjectMeta update rules.
@@ -247,6 +259,7 @@ _STATUS_UPDATE: dict[str, Update] = {
     "DaemonSet": apps.validate_daemon_set_status,
     "StatefulSet": apps.validate_stateful_set_status,
     "PodDisruptionBudget": policy.validate_pod_disruption_budget_status_update,
+    "VolumeAttachment": storage.validate_volume_attachment_status_update,
 }
 
 

@@ -22,6 +22,7 @@ from .certificates import (
 )
 from .chain import AdmissionChain, Plugin
 from .default_ingress_class import DefaultIngressClass
+from .default_storage_class import DefaultStorageClass
 from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
 from .lookup import Lookup, RegistryLookup, registry_lookup  # noqa: F401 (re-exported)
@@ -87,6 +88,11 @@ def _runtime_class(lookup: Lookup, options: Any) -> Plugin:
     return RuntimeClass(lambda name: classes.get("", name))
 
 
+def _default_storage_class(lookup: Lookup, options: Any) -> Plugin:
+    classes = _required(lookup, "storage.k8s.io", "storageclasses")
+    return DefaultStorageClass(lambda: _list_all(classes, ""))
+
+
 def _validating_admission_policy(lookup: Lookup, options: Any) -> Plugin:
     if not isinstance(lookup, RegistryLookup):
         raise TypeError("admission: ValidatingAdmissionPolicy needs the server's registry table")
@@ -127,6 +133,7 @@ PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "SecurityContextDeny": lambda lookup, options: SecurityContextDeny(),
     "Priority": _priority,
     "DefaultTolerationSeconds": _default_toleration_seconds,
+    "DefaultStorageClass": _default_storage_class,
     "CertificateApproval": lambda lookup, options: CertificateApproval(),
     "CertificateSigning": lambda lookup, options: CertificateSigning(),
     "CertificateSubjectRestriction": lambda lookup, options: CertificateSubjectRestriction(),

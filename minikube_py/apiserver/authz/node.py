@@ -6,9 +6,10 @@ pkg/auth/nodeidentifier (a node is a user named `system:node:<nodeName>` in grou
 - secrets and configmaps: get/list/watch of one named object reachable from a pod bound to the
   node; persistentvolumeclaims, persistentvolumes, resourceclaims, volumeattachments: get
   only (a PVC's status: update/patch); serviceaccounts: create of the `token` subresource of
-  a pod's service account — all through the graph (node_graph.py), fed by informers over pods
-  and persistentvolumes (resourceclaims and volumeattachments are not served here: their
-  requests are judged against an empty graph);
+  a pod's service account — all through the graph (node_graph.py), fed by informers over pods,
+  persistentvolumes and volumeattachments (a VolumeAttachment is reachable from the node it
+  names; resourceclaims are not served here: their requests are judged against an empty
+  graph);
 - leases in kube-node-lease and csinodes: the ones named after the node;
 - everything else: what upstream's NodeRules allow — the rules of the bootstrap
   `system:node` ClusterRole (rbac/bootstrap.py's data), so patching its Node's status or
@@ -36,6 +37,7 @@ from .node_graph import (
     RESOURCECLAIM,
     SECRET,
     SERVICEACCOUNT,
+    VOLUME_ATTACHMENT,
     NodeGraph,
 )
 from .rbac.rules import Rule, rule_allows
@@ -43,8 +45,9 @@ from .rules import Rules
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 #: the resources whose informers feed the graph
-RESOURCES = ("pods", "persistentvolumes")
-VOLUMEATTACHMENT = "volumeattachment"
+RESOURCES = ("pods", "persistentvolumes", "volumeattachments")
+#: the API group of each of RESOURCES (the server looks their registries up by it)
+RESOURCE_GROUPS = {"pods": "", "persistentvolumes": "", "volumeattachments": "storage.k8s.io"}
 
 Decision = tuple[bool, str]
 _NO_OPINION: Decision = (False, "")
@@ -71,7 +74,8 @@ class NodeAuthorizer:
         self.informers = {name: StoreInformer(store, prefix, f"node-authorizer:{name}")
                           for name, (store, prefix) in (sources or {}).items()
                           if name in RESOURCES}
-        feeds = {"pods": self.graph.set_pod, "persistentvolumes": self.graph.set_pv}
+        feeds = {"pods": self.graph.set_pod, "persistentvolumes": self.graph.set_pv,
+                 "volumeattachments": self.graph.set_volume_attachment}
         for name, informer in self.informers.items():
             informer.key_listeners.append(feeds[name])
         self.node_rules: tuple[Rule, ...] = tuple(Rule.compile(r) for r in rules or ())
@@ -188,7 +192,7 @@ _SUBDIVIDED = {
     ("", "persistentvolumeclaims"): lambda a, n, at: a._pvc(n, at),
     ("", "persistentvolumes"): lambda a, n, at: a._get(n, PV, at),
     ("resource.k8s.io", "resourceclaims"): lambda a, n, at: a._get(n, RESOURCECLAIM, at),
-    ("storage.k8s.io", "volumeattachments"): lambda a, n, at: a._get(n, VOLUMEATTACHMENT, at),
+    ("storage.k8s.io", "volumeattachments"): lambda a, n, at: a._get(n, VOLUME_ATTACHMENT, at),
     ("", "serviceaccounts"): lambda a, n, at: a._token(n, at),
     ("coordination.k8s.io", "leases"): lambda a, n, at: a._lease(n, at),
     ("storage.k8s.io", "csinodes"): lambda a, n, at: a._csinode(n, at),

@@ -30,6 +30,7 @@ SECRET = "secret"
 CONFIGMAP = "configmap"
 PVC = "persistentvolumeclaim"
 PV = "persistentvolume"
+VOLUME_ATTACHMENT = "volumeattachment"
 SERVICEACCOUNT = "serviceaccount"
 RESOURCECLAIM = "resourceclaim"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -158,6 +159,10 @@ class NodeGraph:
         self._secret_pvs: dict[tuple[str, str], set[str]] = {}
         #: pv name -> the (namespace, secret) pairs filed for it
         self._pv_secrets: dict[str, tuple[tuple[str, str], ...]] = {}
+        #: volume attachment key -> (its name, the node it attaches to)
+        self._attachments: dict[str, tuple[str, str]] = {}
+        #: volume attachment name -> its node
+        self._attachment_nodes: dict[str, str] = {}
 
     # -- pods ---------------------------------------------------------------------------
     def set_pod(self, key: str, pod: Obj | None) -> None:
@@ -225,8 +230,22 @@ class NodeGraph:
             for secret in secrets:
                 self._secret_pvs.setdefault(secret, set()).add(name)
 
+    # -- volume attachments --------------------------------------------------------------
+    def set_volume_attachment(self, key: str, attachment: Obj | None) -> None:
+        """AddVolumeAttachment/DeleteVolumeAttachment: the edge attachment -> its node."""
+        filed = self._attachments.pop(key, None)
+        if filed is not None:
+            self._attachment_nodes.pop(filed[0], None)
+        name = _get(attachment, "metadata", "name") if attachment is not None else None
+        node = _get(attachment, "spec", "nodeName") if attachment is not None else None
+        if isinstance(name, str) and isinstance(node, str) and node:
+            self._attachments[key] = (name, node)
+            self._attachment_nodes[name] = node
+
     # -- queries ------------------------------------------------------------------------
     def reachable(self, node: str, kind: str, namespace: str, name: str) -> bool:
+        if kind == VOLUME_ATTACHMENT:
+            return self._attachment_nodes.get(name) == node
         if kind == PV:
             claim = self._pv_claims.get(name)
             return claim is not None and self.reachable(node, PVC, *claim)

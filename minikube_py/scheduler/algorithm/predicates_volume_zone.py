@@ -18,6 +18,9 @@ Behaviour:
   CheckVolumeBinding) still keeps such pods Pending with a clear reason. v1.5 did that only on
   zoned nodes (elsewhere the pod was placed and waited in the kubelet); refusing everywhere is
   what later upstream does.
+- Both also run the volume binding filter for claims whose class waits for the first consumer
+  (predicates_volume_binding.py): such a claim is not a problem while unbound, but only nodes
+  its class may provision on fit.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import numpy as np
 
 from ..nodetable import ABSENT, NodeTable
 from .predicates_meta import REGION_LABELS, ZONE_LABELS, Failure, PodMeta, Predicate
+from .predicates_volume_binding import delayed_claim_failures
 from .volume_listers import VolumeLister, resolve_claim
 
 #: upstream ErrVolumeZoneConflict (v1.8+ wording)
@@ -52,7 +56,8 @@ def check_volume_binding(lister: VolumeLister) -> Predicate:
     def volume_binding(meta: PodMeta, nodes: NodeTable) -> list[Failure]:
         if not meta.claims:
             return []
-        return [(reason, nodes.everywhere()) for reason in claim_problems(meta, lister)]
+        return [(reason, nodes.everywhere()) for reason in claim_problems(meta, lister)] + \
+            delayed_claim_failures(meta, lister, nodes)
 
     return volume_binding
 
@@ -83,6 +88,7 @@ def no_volume_zone_conflict(lister: VolumeLister) -> Predicate:
             for key in ZONE_CONSTRAINT_LABELS:
                 if key in pv_labels:
                     conflict |= zoned & ~_zone_mask(nodes, key, pv_labels[key])
-        return [(ERR_VOLUME_ZONE_CONFLICT, conflict)]
+        return [(ERR_VOLUME_ZONE_CONFLICT, conflict),
+                *delayed_claim_failures(meta, lister, nodes)]
 
     return volume_zone

@@ -25,6 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ...api.storage import is_delayed
+from ...api.volume_helpers import storage_class_of
+
 Obj = dict[str, Any]
 
 #: upstream VolumeBinding ErrReasonUnboundImmediatePVC (v1.11+; v1.5: `PersistentVolumeClaim
@@ -54,6 +57,14 @@ class VolumeLister(Protocol):
         """The PersistentVolume `name`, or None."""
         ...
 
+    def storage_class(self, name: str) -> Obj | None:
+        """The StorageClass `name`, or None (also for "", no class)."""
+        ...
+
+    def volumes(self) -> list[Obj]:
+        """Every PersistentVolume (the volume binding step matches delayed claims to them)."""
+        ...
+
 
 def _nothing(*_key: str) -> Obj | None:
     return None
@@ -68,10 +79,15 @@ class VolumeListers:
         self.needed = False
         self._claim: Callable[[str, str], Obj | None] = _nothing
         self._volume: Callable[[str], Obj | None] = _nothing
+        self._class: Callable[[str], Obj | None] = _nothing
+        self._volumes: Callable[[], list[Obj]] = list
 
     def bind(self, claim: Callable[[str, str], Obj | None],
-             volume: Callable[[str], Obj | None]) -> None:
-        self._claim, self._volume = claim, volume
+             volume: Callable[[str], Obj | None],
+             storage_class: Callable[[str], Obj | None] = _nothing,
+             volumes: Callable[[], list[Obj]] = list) -> None:
+        self._claim, self._volume, self._class = claim, volume, storage_class
+        self._volumes = volumes
 
     def claim(self, namespace: str, name: str) -> Obj | None:
         return self._claim(namespace, name)
@@ -79,9 +95,17 @@ class VolumeListers:
     def volume(self, name: str) -> Obj | None:
         return self._volume(name)
 
+    def storage_class(self, name: str) -> Obj | None:
+        return self._class(name) if name else None
+
+    def volumes(self) -> list[Obj]:
+        return self._volumes()
+
 
 def resolve_claim(lister: VolumeLister, namespace: str, claim: str) -> tuple[Obj | None, str]:
-    """(the bound PersistentVolume, "") or (None, why not) for claim `namespace/claim`."""
+    """(the bound PersistentVolume, "") or (None, why not) for claim `namespace/claim`; an
+    unbound claim whose class waits for the first consumer is (None, ""): it is not a problem
+    but the volume binding step's to place (predicates_volume_binding.py)."""
     pvc = lister.claim(namespace, claim)
     if pvc is None:
         return None, err_claim_not_found(claim)
@@ -89,6 +113,8 @@ def resolve_claim(lister: VolumeLister, namespace: str, claim: str) -> tuple[Obj
         return None, err_claim_deleting(claim)
     volume_name = (pvc.get("spec") or {}).get("volumeName") or ""
     if not volume_name:
+        if is_delayed(lister.storage_class(storage_class_of(pvc))):
+            return None, ""
         return None, ERR_UNBOUND_CLAIMS
     pv = lister.volume(volume_name)
     if pv is None:

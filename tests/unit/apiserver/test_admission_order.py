@@ -16,7 +16,7 @@ from minikube_py.cli.storage_target import ConfigError
 #: which sits among them upstream, is not implemented: there are no ClusterTrustBundles)
 CSR_PLUGINS = ("CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction")
 #: what runs between DefaultTolerationSeconds and the webhooks
-BETWEEN = ("RuntimeClass", *CSR_PLUGINS, "DefaultIngressClass")
+BETWEEN = ("DefaultStorageClass", "RuntimeClass", *CSR_PLUGINS, "DefaultIngressClass")
 
 
 def test_every_plugin_we_have_has_its_upstream_place() -> None:

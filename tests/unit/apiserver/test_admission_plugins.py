@@ -49,7 +49,8 @@ async def test_always_admit_and_deny() -> None:
 def test_unknown_plugin_names_it_and_lists_known() -> None:
     with pytest.raises(ValueError, match='"Bogus".*AlwaysAdmit, AlwaysDeny, CertificateApproval, '
                        'CertificateSigning, CertificateSubjectRestriction, '
-                       'DefaultIngressClass, DefaultTolerationSeconds, LimitRanger'):
+                       'DefaultIngressClass, DefaultStorageClass, DefaultTolerationSeconds, '
+                       'LimitRanger'):
         check_names(["AlwaysAdmit", "Bogus"])
     with pytest.raises(ValueError, match="Nope"):
         build_chain(["Nope"], lambda group, resource: None)

@@ -109,6 +109,16 @@ def test_pv_is_reachable_through_its_claim() -> None:
     assert not graph.reachable("node-1", PV, "", "pv-1")
 
 
+def test_a_volume_attachment_is_reachable_from_its_node_only() -> None:
+    graph = NodeGraph()
+    attachment = {"metadata": {"name": "csi-1"}, "spec": {"nodeName": "node-1"}}
+    graph.set_volume_attachment("k", attachment)
+    assert graph.reachable("node-1", "volumeattachment", "", "csi-1")
+    assert not graph.reachable("node-2", "volumeattachment", "", "csi-1")
+    graph.set_volume_attachment("k", None)
+    assert not graph.reachable("node-1", "volumeattachment", "", "csi-1")
+
+
 def attrs(verb: str, resource: str, name: str = "", ns: str = "ns", *, group: str = "",
           sub: str = "", user: UserInfo = NODE1) -> Attributes:
     return Attributes(user, verb, True, namespace=ns, resource=resource, subresource=sub,
@@ -121,6 +131,10 @@ def authorizer() -> NodeAuthorizer:
     node.graph.set_pod("k", FULL)
     node.graph.set_pv("pv", {"metadata": {"name": "pv-1"},
                              "spec": {"claimRef": {"namespace": "ns", "name": "data"}}})
+    node.graph.set_volume_attachment("va", {"metadata": {"name": "csi-1"},
+                                            "spec": {"nodeName": "node-1"}})
+    node.graph.set_volume_attachment("va2", {"metadata": {"name": "csi-2"},
+                                             "spec": {"nodeName": "node-2"}})
     return node
 
 
@@ -162,6 +176,11 @@ NO_RELATION = "no relationship found between node 'node-1' and this object"
      (False, 'can only access leases in the "kube-node-lease" system namespace')),
     (attrs("list", "leases", ns="kube-node-lease", group="coordination.k8s.io"),
      (False, "can only get, create, update, patch, or delete a node lease")),
+    (attrs("get", "volumeattachments", "csi-1", ns="", group="storage.k8s.io"), (True, "")),
+    (attrs("get", "volumeattachments", "csi-2", ns="", group="storage.k8s.io"),
+     (False, NO_RELATION)),
+    (attrs("list", "volumeattachments", ns="", group="storage.k8s.io"),
+     (False, "can only get individual resources of this type")),
     (attrs("get", "csinodes", "node-1", ns="", group="storage.k8s.io"), (True, "")),
     (attrs("delete", "csinodes", "node-2", ns="", group="storage.k8s.io"),
      (False, "can only access CSINode with the same name as the requesting node")),

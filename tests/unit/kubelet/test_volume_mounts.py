@@ -9,6 +9,7 @@ from minikube_py.kubelet.volumes import (
     SECRET,
     MountProblem,
     VolumeRef,
+    attached_problem,
     claim_problem,
     mount_events,
     retry_delay,
@@ -81,6 +82,27 @@ def test_mount_events() -> None:
         "volumes=[], failed to process volumes=[data logs]: error processing PVC ns/data: PVC "
         "is not bound; error processing PVC ns/logs: PVC is not bound"]
     assert mount_events([]) == []
+
+
+def test_a_csi_volume_waits_until_its_node_lists_it_attached() -> None:
+    csi = {"spec": {"csi": {"driver": "d.example.com", "volumeHandle": "h1"}}}
+    attached = {"status": {"volumesAttached": [
+        {"name": "kubernetes.io/csi/d.example.com^h1", "devicePath": ""}]}}
+    waiting = attached_problem("data", csi, {"status": {}}, True)
+    assert waiting == MountProblem(
+        "data", 'Volume not attached according to node status for volume '
+        '"kubernetes.io/csi/d.example.com^h1"', False, True)
+    assert attached_problem("data", csi, attached, True) is None
+    assert attached_problem("data", csi, {}, False) is None  # attachRequired: false
+    assert attached_problem("data", {"spec": {"hostPath": {"path": "/x"}}}, {}, True) is None
+    assert mount_events([waiting]) == [
+        "Unable to attach or mount volumes: unmounted volumes=[data], unattached "
+        "volumes=[data], failed to process volumes=[]: timed out waiting for the condition"]
+    claim = MountProblem("logs", "error processing PVC ns/logs: PVC is not bound", True)
+    assert mount_events([waiting, claim]) == [
+        "Unable to attach or mount volumes: unmounted volumes=[data logs], unattached "
+        "volumes=[data], failed to process volumes=[logs]: error processing PVC ns/logs: PVC "
+        "is not bound"]
 
 
 def test_retry_delay_doubles_to_a_cap() -> None:

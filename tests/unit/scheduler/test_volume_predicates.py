@@ -47,15 +47,23 @@ ERR_DISK_CONFLICT = "node(s) had no available disk"
 class Lister:
     """The VolumeLister protocol over dicts."""
 
-    def __init__(self, pvs: list[Obj] = (), pvcs: list[Obj] = ()) -> None:
+    def __init__(self, pvs: list[Obj] = (), pvcs: list[Obj] = (),
+                 classes: list[Obj] = ()) -> None:
         self.pvs = {p["metadata"]["name"]: p for p in pvs}
         self.pvcs = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in pvcs}
+        self.classes = {c["metadata"]["name"]: c for c in classes}
 
     def claim(self, namespace: str, name: str) -> Obj | None:
         return self.pvcs.get((namespace, name))
 
     def volume(self, name: str) -> Obj | None:
         return self.pvs.get(name)
+
+    def storage_class(self, name: str) -> Obj | None:
+        return self.classes.get(name)
+
+    def volumes(self) -> list[Obj]:
+        return list(self.pvs.values())
 
 
 def pv(name: str, source: Obj | None = None, **labels: str) -> Obj:
