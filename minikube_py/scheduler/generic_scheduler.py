@@ -99,14 +99,14 @@ class FitError(Exception):
         return f"{text}: {', '.join(parts)}." if parts else f"{text}."
 
 
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
 class NoNodesAvailable(Exception):
     """upstream ErrNoNodesAvailable: the scheduler knows no node at all."""
 
     def __init__(self) -> None:
         super().__init__(ERR_NO_NODES_AVAILABLE)
-
-
-ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 
 @dataclass
