@@ -197,3 +197,48 @@ async def test_stale_backoff_entries_are_garbage_collected(tmp_path: Path):
             assert sched.queue is not None
             return "default/gone" not in sched.queue.backoff.entries
         await eventually(collected, timeout=5)
+
+
+def test_scheduler_command_starts_with_a_service_affinity_policy(tmp_path: Path):
+    """The reported symptom: `minikube-py scheduler --policy-config-file` with serviceAffinity
+    stopped at start ("serviceAffinity needs listers"); now it schedules."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from tests.apiserver_thread import ServerThread
+
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"kind": "Policy", "apiVersion": "v1", "predicates": [
+        {"name": "PodFitsResources"},
+        {"name": "RegionAffinity", "argument": {"serviceAffinity": {"labels": ["region"]}}}]}))
+    server = ServerThread(tmp_path / "data").start()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "minikube_py.cli.main", "scheduler", "--master", server.url,
+         "--port", "0", "--policy-config-file", str(policy)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parents[2])
+
+    def call(method: str, path: str, body: dict | None = None) -> dict:
+        request = urllib.request.Request(
+            server.url + path, method=method, data=json.dumps(body).encode() if body else None,
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=5) as resp:
+            return json.loads(resp.read())
+
+    try:
+        call("POST", "/api/v1/nodes", node("node-1", region="east"))
+        call("POST", "/api/v1/namespaces/default/pods", pod("web"))
+        deadline = time.monotonic() + 30
+        bound = ""
+        while not bound and time.monotonic() < deadline and proc.poll() is None:
+            bound = call("GET", "/api/v1/namespaces/default/pods/web")["spec"].get("nodeName")
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()[1]
+        assert bound == "node-1"
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(10)
+        server.stop()
