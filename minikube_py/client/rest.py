@@ -212,7 +212,13 @@ class Client:
             query["allowWatchBookmarks"] = "true"
         if self.rate_limiter is not None:
             await self.rate_limiter.accept()
-        stream = self.transport.stream(resource.path(namespace), query=query)
+        path = resource.path(namespace)
+        if self.wire is not None and self.wire.protobuf and hasattr(self.transport,
+                                                                     "watch_stream"):
+            async for event in self._negotiated_watch(path, query):
+                yield event
+            return
+        stream = self.transport.stream(path, query=query)
         try:
             async for line in stream:
                 if not line.strip():
@@ -221,6 +227,29 @@ class Client:
                 if event.get("type") == "ERROR":
                     raise error_from_status(event.get("object") or {})
                 yield WatchEvent(event["type"], event["object"])
+        finally:
+            await stream.aclose()
+
+    async def _negotiated_watch(self, path: str, query: dict[str, str]
+                                ) -> AsyncIterator[WatchEvent]:
+        """A watch in the wire format's terms: protobuf frames, or JSON lines when the
+        server has no protobuf form for the kind (HTTPTransport.watch_stream)."""
+        from .http import WatchStartFailed
+
+        wire = self.wire
+        assert wire is not None
+        stream = self.transport.watch_stream(path, query=query,  # type: ignore[attr-defined]
+                                             accept=wire.accept)
+        try:
+            async for framed, payload in stream:
+                event = await wire.watch_event(framed, payload)
+                if event is None:
+                    continue
+                if event[0] == "ERROR":
+                    raise error_from_status(event[1])
+                yield WatchEvent(*event)
+        except WatchStartFailed as failed:
+            raise await wire.error(failed.response) from None
         finally:
             await stream.aclose()
 

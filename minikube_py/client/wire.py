@@ -6,8 +6,8 @@ serializer negotiation in rest/request.go. With protobuf, objects the API has a 
 for are sent as `application/vnd.kubernetes.protobuf` (the `k8s\\x00` envelope), and responses
 are asked for as `application/vnd.kubernetes.protobuf, application/json`, so kinds without a
 message (custom resources) come back as JSON, as client-go's fallback does. Patches keep their
-own JSON patch types, and watches stay JSON lines (a documented limit: client-go streams
-protobuf watch frames).
+own JSON patch types. Over HTTP, watches stream protobuf WatchEvent frames (`;stream=watch`,
+length-prefixed) too; the in-process transport keeps JSON lines.
 
 Why a module: the REST client stays format-agnostic; encoding and decoding live here, with
 the upstream codecs of api/protobuf*.py. Large protobuf bodies are decoded off the event loop
@@ -22,7 +22,7 @@ import orjson
 
 from .. import offload
 from ..api.errors import StatusError
-from ..api.protobuf import PROTOBUF_CONTENT_TYPE, decode_object
+from ..api.protobuf import PROTOBUF_CONTENT_TYPE, decode_object, decode_watch_event
 from ..api.protobuf_encode import NoMessage, encode_object
 from .errors import error_from_response, error_from_status
 from .transport import RawResponse
@@ -61,6 +61,16 @@ class WireFormat:
             except NoMessage:
                 pass
         return orjson.dumps(body), JSON
+
+    async def watch_event(self, framed: bool, payload: bytes) -> tuple[str, Obj] | None:
+        """(type, object) of one item of a watch stream: a protobuf frame or a JSON line
+        (None for a blank line)."""
+        if framed:
+            return await offload.run(decode_watch_event, payload, weight=len(payload))
+        if not payload.strip():
+            return None
+        event = orjson.loads(payload)
+        return event["type"], event["object"]
 
     async def decode(self, resp: RawResponse) -> Obj:
         if not resp.body:

@@ -105,6 +105,52 @@ async def test_protobuf_client_speaks_protobuf_and_reads_json_fallbacks(tmp_path
         await store.close()
 
 
+async def test_protobuf_client_watches_protobuf_frames(tmp_path: Path):
+    api, runner, store, session = await start_api(tmp_path)
+    client = http_client(settings_of("scheduler", "--master", api.url,
+                                     "--kube-api-content-type", PROTOBUF), "test")
+    assert client.wire is not None
+    framed: list[bool] = []
+    decode = client.wire.watch_event
+
+    async def observed(is_frame: bool, payload: bytes):
+        framed.append(is_frame)
+        return await decode(is_frame, payload)
+
+    client.wire.watch_event = observed  # type: ignore[method-assign]
+    try:
+        rv = (await client.list(PODS, "default"))["metadata"]["resourceVersion"]
+        events: list[tuple[str, str]] = []
+
+        async def watch() -> None:
+            async for event in client.watch(PODS, "default", resource_version=rv,
+                                            allow_bookmarks=False):
+                events.append((event.type, event.object["metadata"]["name"]))
+                if event.type == "DELETED":
+                    return
+
+        watcher = asyncio.create_task(watch())
+        await client.create(PODS, {"apiVersion": "v1", "kind": "Pod",
+                                   "metadata": {"name": "w"},
+                                   "spec": {"containers": [{"name": "c", "image": "x"}]}},
+                            "default")
+        await client.patch(PODS, "w", {"metadata": {"labels": {"a": "b"}}}, "default")
+        await client.delete(PODS, "w", "default", grace_period_seconds=0)
+        await asyncio.wait_for(watcher, 10)
+        assert events[0] == ("ADDED", "w") and events[-1] == ("DELETED", "w")
+        assert ("MODIFIED", "w") in events
+        assert framed and all(framed)  # every event came as a protobuf frame
+        with pytest.raises(StatusError) as info:  # a refused start: its Status, decoded
+            async for _ in client.watch(PODS, "default", resource_version="abc"):
+                pass
+        assert (info.value.code, info.value.message) == (400, 'invalid resource version "abc"')
+    finally:
+        await client.close()
+        await session.close()
+        await runner.cleanup()
+        await store.close()
+
+
 async def test_kube_api_qps_and_burst_limit_the_client(tmp_path: Path):
     api, runner, store, session = await start_api(tmp_path)
     clients = []
