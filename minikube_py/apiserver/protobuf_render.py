@@ -20,6 +20,7 @@ import orjson
 from aiohttp import web
 
 from ..api.errors import StatusError
+from ..api.kinds import proto
 from ..api.protobuf import PROTOBUF_CONTENT_TYPE
 from ..api.protobuf_encode import (
     NoMessage, encode_object, envelope, list_body, object_message, watch_frame,
@@ -101,8 +102,11 @@ def stored_object_response(kv: KeyValue) -> web.Response:
 
 def list_response(api_version: str, kind: str, md: dict[str, Any],
                   kvs: list[KeyValue]) -> web.Response:
-    """A `<Kind>List` in protobuf from the stored items' cached messages."""
+    """A `<Kind>List` in protobuf from the stored items' cached messages; JSON for a kind
+    without a message — checked up front, as an empty list has no item to find out with."""
     try:
+        if proto.kind_message(api_version, kind) is None:
+            raise NoMessage(f"{api_version} {kind}")
         items = [CACHE.get(kv)[2] for kv in kvs]
     except NoMessage:
         body = b'{"kind":"%sList","apiVersion":"%s","metadata":%s,"items":[%s]}' % (

@@ -98,6 +98,10 @@ async def test_protobuf_client_speaks_protobuf_and_reads_json_fallbacks(tmp_path
         assert seen[-1][0] == "application/merge-patch+json"
         assert (await client.get_path("/api"))["kind"] == "APIVersions"
         assert seen[-1][1] == "application/json"
+        # a kind without a protobuf message lists as JSON, even when the list is empty
+        crds = await client.get_path("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+        assert crds["kind"] == "CustomResourceDefinitionList" and crds["items"] == []
+        assert seen[-1][1] == "application/json"
     finally:
         await client.close()
         await session.close()
@@ -258,4 +262,46 @@ def test_scheduler_process_schedules_over_protobuf(tmp_path: Path):
     finally:
         proc.terminate()
         proc.wait(10)
+        server.stop()
+
+
+def test_controller_manager_process_reconciles_over_protobuf(tmp_path: Path):
+    """Every controller's informers list and watch in protobuf (JSON for kinds without a
+    message); an RC still gets its pods."""
+    server = ServerThread(tmp_path / "data").start()
+    log = tmp_path / "controller-manager.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "minikube_py.cli.main", "controller-manager", "--master",
+             server.url, "--port", "0", "--kube-api-content-type", PROTOBUF,
+             "--log-format", "json"],
+            stdout=subprocess.DEVNULL, stderr=sink, cwd=REPO)
+
+    def call(method: str, path: str, body: dict | None = None) -> dict:
+        request = urllib.request.Request(
+            server.url + path, method=method, data=json.dumps(body).encode() if body else None,
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=5) as resp:
+            return json.loads(resp.read())
+
+    try:
+        call("POST", "/api/v1/namespaces/default/replicationcontrollers", {
+            "metadata": {"name": "rc"},
+            "spec": {"replicas": 2, "selector": {"app": "rc"},
+                     "template": {"metadata": {"labels": {"app": "rc"}},
+                                  "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+        deadline = time.monotonic() + 30
+        pods: list = []
+        while len(pods) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            pods = call("GET", "/api/v1/namespaces/default/pods?labelSelector=app%3Drc")["items"]
+            time.sleep(0.1)
+        assert len(pods) == 2, log.read_text()[-3000:]
+        assert proc.poll() is None
+        errors = [line for line in log.read_text().splitlines()
+                  if '"level":"error"' in line or "Traceback" in line]
+        assert not errors, errors[:5]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(10)
         server.stop()
