@@ -298,8 +298,9 @@ def kube_api_client(upstream_qps: float, burst: int) -> tuple[Setting, ...]:
     each other); the burst keeps upstream's value."""
     return (
         Setting("kube-api-content-type", "application/json", "content type of requests sent "
-                "to the API server: application/json or application/vnd.kubernetes.protobuf "
-                "(upstream's default; watches stay JSON here)", metavar="TYPE"),
+                "to the API server: application/json (the default here) or "
+                "application/vnd.kubernetes.protobuf (upstream's default; watches then stream "
+                "protobuf frames too)", metavar="TYPE"),
         Setting("kube-api-qps", 0.0, "requests per second to the API server, at most "
                 f"(client-side; 0 = no limit; upstream's default: {upstream_qps:g})", number),
         Setting("kube-api-burst", burst, "requests to the API server in a burst (with "
