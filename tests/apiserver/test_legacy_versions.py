@@ -254,3 +254,15 @@ async def test_cronjob_round_trip(legacy: API) -> None:
     assert status == 200, put
     _, in_v1 = await legacy.get(f"{CRONJOBS_V1}/tick")
     assert in_v1["status"] == {"lastScheduleTime": "2026-01-01T00:00:00Z"}
+
+
+async def test_strict_field_validation_knows_the_removed_versions(legacy: API) -> None:
+    """Unknown fields are checked against the removed version's own fields (its protobuf
+    description): v1beta1's `topology` is known, a typo is not."""
+    status, body = await legacy.post(f"{PDBS_BETA}?fieldValidation=Strict", {
+        "metadata": {"name": "x"}, "spec": {"minAvailable": 1, "bogus": 1}})
+    assert (status, body["message"]) == (400, 'strict decoding error: unknown field "spec.bogus"')
+    status, body = await legacy.post(f"{SLICES_BETA}?fieldValidation=Strict", {
+        "metadata": {"name": "t"}, "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.0.0.1"], "topology": {"rack": "r1"}}]})
+    assert status == 201, body
