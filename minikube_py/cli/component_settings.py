@@ -152,7 +152,11 @@ APISERVER = (
 )
 
 SCHEDULER = (
-    Setting("algorithm-provider", "DefaultProvider", "predicates and priorities by provider name"),
+    # the names are scheduler/factory.py's PROVIDERS (a test keeps them in step; importing
+    # the scheduler here would load numpy for every command)
+    Setting("algorithm-provider", "DefaultProvider", "the scheduling algorithm provider to "
+            "use, one of: ClusterAutoscalerProvider | DefaultProvider | V1.0Provider "
+            "(DefaultProvider: v1.5's predicates and priorities; V1.0Provider: v1.0's)"),
     Setting("policy-config-file", None, "a v1.0 Policy JSON file (overrides "
             "--algorithm-provider)", metavar="FILE"),
     Setting("percentage-of-nodes-to-score", 100, "stop scoring after this share of nodes fit",
@@ -285,6 +289,34 @@ LEADER_ELECTION = (
             "stops leading", duration, metavar="DURATION"),
     Setting("leader-elect-retry-period", 2.0, "between acquire/renew attempts", duration,
             metavar="DURATION"),
+)
+
+def kube_api_client(upstream_qps: float, burst: int) -> tuple[Setting, ...]:
+    """How a separate component's client talks to the API server (v1.5 SchedulerServer /
+    CMServer ContentType, KubeAPIQPS, KubeAPIBurst; 1.31 ClientConnectionConfiguration).
+    The QPS limit is off unless asked for, as --bind-pods-qps: upstream's 50 (scheduler) and
+    20 (controller manager) made the separate-process cluster of the e2e tests miss its
+    deadlines (the controller manager's informers, events and status writes queue behind
+    each other); the burst keeps upstream's value."""
+    return (
+        Setting("kube-api-content-type", "application/json", "content type of requests sent "
+                "to the API server: application/json or application/vnd.kubernetes.protobuf "
+                "(upstream's default; watches stay JSON here)", metavar="TYPE"),
+        Setting("kube-api-qps", 0.0, "requests per second to the API server, at most "
+                f"(client-side; 0 = no limit; upstream's default: {upstream_qps:g})", number),
+        Setting("kube-api-burst", burst, "requests to the API server in a burst (with "
+                "--kube-api-qps)", integer),
+    )
+
+
+#: a separate component's /debug/pprof on its --port (v1.5 EnableProfiling and
+#: EnableContentionProfiling)
+PROFILING = (
+    Setting("profiling", True, "serve /debug/pprof/ on --port (CPU profile, asyncio task dump)",
+            boolean, metavar="BOOL"),
+    Setting("contention-profiling", False, "with --profiling: also serve /debug/pprof/block, "
+            "the tasks waiting on a lock, semaphore, event, condition or queue",
+            boolean, metavar="BOOL"),
 )
 
 KUBELET = (

@@ -56,9 +56,10 @@ class LeaderElector:
         self._observed_record: tuple[str, Any] = ("", None)
         self._observed_at = 0.0
 
-    async def run(self, lead: Callable[[], Awaitable[None]]) -> None:
-        """Campaign until elected, run `lead()` while leading; return when leadership is
-        lost (the caller exits, as upstream components do) or `lead()` returns."""
+    async def run(self, lead: Callable[[], Awaitable[None]]) -> bool:
+        """Campaign until elected, run `lead()` while leading. Returns True when leadership
+        was lost (the caller stops fatally, as upstream's OnStoppedLeading does), False when
+        `lead()` returned; an exception of `lead()` is raised."""
         while not await self.try_acquire_or_renew():
             await asyncio.sleep(self.retry_period)
         self.is_leader = True
@@ -70,7 +71,7 @@ class LeaderElector:
                 while not await self._renew_quietly():
                     if self.clock() >= deadline:
                         log.warning("lost leadership", identity=self.identity)
-                        return
+                        return True
                     await asyncio.sleep(self.retry_period)
                 await asyncio.wait({leading}, timeout=self.retry_period)
         finally:
@@ -81,6 +82,8 @@ class LeaderElector:
                     await leading
                 except asyncio.CancelledError:
                     pass
+        leading.result()  # lead()'s own failure, if any
+        return False
 
     async def _renew_quietly(self) -> bool:
         try:
