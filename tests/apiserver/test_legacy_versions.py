@@ -19,6 +19,7 @@ from minikube_py.apiserver.legacy_clients import gvrs_v1_20
 from minikube_py.registry.resources import DISABLED_BY_DEFAULT
 from tests.apiserver.conftest import API, start_api
 from tests.apiserver.test_protobuf_responses import PB, _google
+from tests.protobuf_descriptors import google_envelope, message_class
 
 REMOVED = sorted(DISABLED_BY_DEFAULT)
 MATCH_NONE = {"matchExpressions": [{
@@ -266,3 +267,41 @@ async def test_strict_field_validation_knows_the_removed_versions(legacy: API) -
         "metadata": {"name": "t"}, "addressType": "IPv4",
         "endpoints": [{"addresses": ["10.0.0.1"], "topology": {"rack": "r1"}}]})
     assert status == 201, body
+
+
+async def test_v1_20_protobuf_writes(legacy: API) -> None:
+    """client-go 1.20 writes protobuf: an EndpointSlice create in v1beta1 (the
+    EndpointSlice controller) and a PDB status update in v1beta1 (the disruption controller),
+    encoded by Google's runtime from upstream's descriptors."""
+    slice_ = message_class("k8s.io.api.discovery.v1beta1.EndpointSlice")()
+    slice_.metadata.name, slice_.addressType = "pb", "IPv4"
+    endpoint = slice_.endpoints.add()
+    endpoint.addresses.append("10.1.1.1")
+    endpoint.nodeName = "n1"
+    endpoint.topology["kubernetes.io/hostname"] = "n1"
+    body = google_envelope("discovery.k8s.io/v1beta1", "EndpointSlice", slice_)
+    async with legacy.session.post(legacy.url + SLICES_BETA, data=body,
+                                   headers={"Content-Type": PB, "Accept": PB}) as resp:
+        assert resp.status == 201
+        type_meta, made = _google(await resp.read(), "k8s.io.api.discovery.v1beta1.EndpointSlice")
+    assert type_meta.apiVersion == "discovery.k8s.io/v1beta1"
+    assert dict(made.endpoints[0].topology) == {"kubernetes.io/hostname": "n1"}
+    _, in_v1 = await legacy.get(f"{SLICES_V1}/pb")
+    assert in_v1["endpoints"] == [{"addresses": ["10.1.1.1"], "nodeName": "n1"}]
+
+    _, made_pdb = await legacy.post(PDBS_BETA, {"metadata": {"name": "p"}, "spec": {
+        "minAvailable": 1, "selector": {"matchLabels": {"a": "b"}}}})
+    pdb = message_class("k8s.io.api.policy.v1beta1.PodDisruptionBudget")()
+    pdb.metadata.name, pdb.metadata.namespace = "p", "default"
+    pdb.metadata.resourceVersion = made_pdb["metadata"]["resourceVersion"]
+    pdb.spec.minAvailable.intVal = 1
+    pdb.spec.selector.matchLabels["a"] = "b"
+    pdb.status.disruptionsAllowed, pdb.status.expectedPods = 3, 4
+    pdb.status.currentHealthy, pdb.status.desiredHealthy = 4, 1
+    body = google_envelope("policy/v1beta1", "PodDisruptionBudget", pdb)
+    async with legacy.session.put(legacy.url + f"{PDBS_BETA}/p/status", data=body,
+                                  headers={"Content-Type": PB, "Accept": PB}) as resp:
+        assert resp.status == 200
+    _, in_v1 = await legacy.get(f"{PDBS_V1}/p")
+    assert in_v1["status"]["disruptionsAllowed"] == 3
+    assert in_v1["spec"]["selector"] == {"matchLabels": {"a": "b"}}
