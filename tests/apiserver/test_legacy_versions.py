@@ -19,7 +19,7 @@ from minikube_py.apiserver.legacy_clients import gvrs_v1_20
 from minikube_py.registry.resources import DISABLED_BY_DEFAULT
 from tests.apiserver.conftest import API, start_api
 from tests.apiserver.test_protobuf_responses import PB, _google
-from tests.protobuf_descriptors import google_envelope, message_class
+from tests.protobuf_descriptors import google_envelope, message_class, read_frames
 
 REMOVED = sorted(DISABLED_BY_DEFAULT)
 MATCH_NONE = {"matchExpressions": [{
@@ -305,3 +305,24 @@ async def test_v1_20_protobuf_writes(legacy: API) -> None:
     _, in_v1 = await legacy.get(f"{PDBS_V1}/p")
     assert in_v1["status"]["disruptionsAllowed"] == 3
     assert in_v1["spec"]["selector"] == {"matchLabels": {"a": "b"}}
+
+
+async def test_v1beta1_protobuf_watch_sees_v1_writes_converted(legacy: API) -> None:
+    """The disruption controller's informer: a protobuf watch of policy/v1beta1 delivers a PDB
+    written through v1 as v1beta1 (a v1 empty selector as the match-all marker), and its
+    deletion through v1beta1."""
+    url = f"{legacy.url}{PDBS_BETA}?watch=true&timeoutSeconds=10"
+    async with legacy.session.get(url, headers={"Accept": f"{PB}, application/json"}) as resp:
+        assert resp.status == 200
+        status, _ = await legacy.post(PDBS_V1, {"metadata": {"name": "all"},
+                                                "spec": {"minAvailable": 1, "selector": {}}})
+        assert status == 201
+        status, _ = await legacy.delete(f"{PDBS_BETA}/all")
+        assert status == 200
+        events = await read_frames(resp, 2)
+    assert [kind for kind, _ in events] == ["ADDED", "DELETED"]
+    for _, obj in events:
+        assert obj["apiVersion"] == "policy/v1beta1"
+        assert obj["spec"]["selector"] == MATCH_ALL
+    status, _ = await legacy.get(f"{PDBS_V1}/all")
+    assert status == 404
