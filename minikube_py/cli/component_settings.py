@@ -146,7 +146,9 @@ APISERVER = (
     Setting("profiling", True, "serve /debug/pprof/ (CPU profile, asyncio task dump)", boolean,
             metavar="BOOL"),
     Setting("runtime-config", "", "API versions/resources on or off: e.g. apps/v1=false, "
-            "api/all=false,api/v1=true, apps/v1/deployments=false", metavar="LIST"),
+            "api/all=false,api/v1=true, apps/v1/deployments=false; versions 1.31 removed are "
+            "off unless enabled: policy/v1beta1=true, or legacy/v1.20=true for every one "
+            "v1.20's scheduler and controller manager watch", metavar="LIST"),
 )
 
 SCHEDULER = (
