@@ -87,6 +87,55 @@ def latency_summary(seconds: Sequence[float], prefix: str = "") -> dict[str, flo
     }
 
 
+def controller_syncs() -> dict[str, tuple[float, float, float]]:
+    """Each controller's (syncs, wall seconds, CPU seconds) so far, from the controller
+    manager's histograms in this process (controllers/metrics.py, controllers/sync_cpu.py)."""
+    from prometheus_client import REGISTRY
+
+    out: dict[str, list[float]] = {}
+    columns = {"controller_sync_duration_seconds_count": 0,
+               "controller_sync_duration_seconds_sum": 1, "controller_sync_cpu_seconds_sum": 2}
+    for metric in REGISTRY.collect():
+        if metric.name not in ("controller_sync_duration_seconds", "controller_sync_cpu_seconds"):
+            continue
+        for sample in metric.samples:
+            column = columns.get(sample.name)
+            if column is not None:
+                out.setdefault(sample.labels["name"], [0.0, 0.0, 0.0])[column] = sample.value
+    return {name: (v[0], v[1], v[2]) for name, v in out.items()}
+
+
+def per_sync(before: dict[str, tuple[float, float, float]],
+             after: dict[str, tuple[float, float, float]], prefix: str = "") -> dict[str, float]:
+    """Flat result fields for every controller that synced between two controller_syncs():
+    `<prefix>syncs.<name>`, `<prefix>cpu_ms_per_sync.<name>` (CPU per reconcile, including the
+    in-process API work of its requests) and `<prefix>wall_ms_per_sync.<name>`."""
+    fields: dict[str, float] = {}
+    for name, (count, wall, cpu) in sorted(after.items()):
+        c0, w0, u0 = before.get(name, (0.0, 0.0, 0.0))
+        syncs = count - c0
+        if syncs <= 0:
+            continue
+        fields[f"{prefix}syncs.{name}"] = int(syncs)
+        fields[f"{prefix}cpu_ms_per_sync.{name}"] = 1000 * (cpu - u0) / syncs
+        fields[f"{prefix}wall_ms_per_sync.{name}"] = 1000 * (wall - w0) / syncs
+    return fields
+
+
+def per_sync_rows(result: dict[str, Any], prefix: str = "") -> list[list[str]]:
+    """Table rows (controller, syncs, CPU ms/sync, wall ms/sync) from per_sync() fields."""
+    head = f"{prefix}syncs."
+    rows = []
+    for key in sorted(k for k in result if k.startswith(head)):
+        name = key[len(head):]
+        rows.append([name, fmt(result[key]), fmt(result[f"{prefix}cpu_ms_per_sync.{name}"]),
+                     fmt(result[f"{prefix}wall_ms_per_sync.{name}"])])
+    return rows
+
+
+PER_SYNC_HEADER = ["controller", "syncs", "CPU ms per reconcile", "wall ms per reconcile"]
+
+
 def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Median of every numeric field over the runs; other fields are taken from the first run
     when all runs agree, else listed."""

@@ -14,8 +14,9 @@ Two figures per run:
   image and no old pod is left (target <= 15 s), with `--max-unavailable` (default 10%: with
   upstream's default of 1 a thousand nodes are replaced one after another, which this also
   measures when asked).
-Plus the daemonset controller's syncs (count, mean wall time per sync — it includes the
-controller's awaits on the API) and the process CPU share (of one core) during each phase.
+Plus, per phase, each controller's reconciles (count, CPU per reconcile — its own steps plus
+the in-process API server's work for its requests, controllers/sync_cpu.py — and wall time per
+reconcile, which includes its awaits) and the process CPU share (of one core).
 
     python -m bench.daemonset_scale [--runs 3] [--nodes 1000] [--max-unavailable 10%]
 """
@@ -52,24 +53,6 @@ def daemon_set(max_unavailable: str) -> dict[str, Any]:
                                                            "resources": {"requests": {
                                                                "cpu": "1m",
                                                                "memory": "4Mi"}}}]}}}}
-
-
-def _sync_metrics() -> tuple[float, float]:
-    """(sum of sync seconds, number of syncs) of the daemonset controller so far."""
-    from prometheus_client import REGISTRY
-
-    total = count = 0.0
-    for metric in REGISTRY.collect():
-        if metric.name != "controller_sync_duration_seconds":
-            continue
-        for sample in metric.samples:
-            if sample.labels.get("name") != "daemonset":
-                continue
-            if sample.name.endswith("_sum"):
-                total = sample.value
-            elif sample.name.endswith("_count"):
-                count = sample.value
-    return total, count
 
 
 async def one_run(tmp: Path, nodes: int, max_unavailable: str,
@@ -124,7 +107,7 @@ async def measure(cluster: Any, nodes: int, max_unavailable: str) -> dict[str, A
         result: dict[str, Any] = {"nodes": nodes, "max_unavailable": max_unavailable}
         for phase, image, timeout in (("rollout", "agent:v1", 120.0),
                                       ("update", "agent:v2", 600.0)):
-            sync_sum, sync_count = _sync_metrics()
+            syncs_before = common.controller_syncs()
             cpu = time.process_time()
             began = time.perf_counter()
             if phase == "rollout":
@@ -135,14 +118,13 @@ async def measure(cluster: Any, nodes: int, max_unavailable: str) -> dict[str, A
                     patch_type="strategic")
             await until(image, timeout)
             elapsed = time.perf_counter() - began
-            new_sum, new_count = _sync_metrics()
-            syncs = new_count - sync_count
+            syncs = common.per_sync(syncs_before, common.controller_syncs(), f"{phase}_")
             result.update({
                 f"{phase}_seconds": elapsed,
                 f"{phase}_pods_per_s": nodes / elapsed,
                 f"{phase}_process_cpu_share": (time.process_time() - cpu) / elapsed,
-                f"{phase}_controller_syncs": syncs,
-                f"{phase}_sync_mean_ms": 1000 * (new_sum - sync_sum) / syncs if syncs else None,
+                f"{phase}_sync_mean_ms": syncs.get(f"{phase}_wall_ms_per_sync.daemonset"),
+                **syncs,
             })
         return result
     finally:
@@ -197,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(common.render_table(["phase (median of runs)", "seconds", "pods/s",
                                "daemonset sync ms (mean)", "target", "verdict"], rows))
+    for phase in ("rollout", "update"):
+        print(f"{phase}: each controller's reconciles (medians of runs)")
+        print(common.render_table(common.PER_SYNC_HEADER,
+                                  common.per_sync_rows(agg, f"{phase}_")))
     print(f"note: {args.nodes} simulated nodes, all-in-one process built like `minikube-py "
           f"start --fsync never --image-pull-duration 0 --container-start-duration 0 "
           f"--authorization-mode {args.authorization_mode}`; process CPU "

@@ -12,6 +12,10 @@ Scenarios (`--only NAME`, repeatable; default all):
   100 nodes; measured from the first create until the watch has seen every Job `Complete`.
   Target <= 10 s; prints jobs/s.
 
+Every scenario also prints each controller's reconciles in the window: how many, and the CPU
+of one (controllers/sync_cpu.py: its own steps plus the in-process API server's work for its
+requests) beside its wall time.
+
 Each scenario runs in a fresh interpreter per run; the median of the runs is reported and
 written with every run to bench/results/workloads.json. A scenario is a `Scenario` in
 SCENARIOS: its flags' defaults, its measurement (an async function of the running cluster)
@@ -90,6 +94,7 @@ async def measure_jobs(cluster: Any, args: argparse.Namespace) -> dict[str, Any]
             async with limit:
                 await client.create(JOBS, job(i), "default")
 
+        syncs = common.controller_syncs()
         cpu = time.process_time()
         began = time.perf_counter()
         await asyncio.gather(*(create(i) for i in range(count)))
@@ -101,7 +106,8 @@ async def measure_jobs(cluster: Any, args: argparse.Namespace) -> dict[str, Any]
         return {"nodes": args.nodes, "jobs": count, "seconds": elapsed,
                 "jobs_per_s": count / elapsed, "create_seconds": created,
                 **common.latency_summary(to_complete, "complete_"),
-                "process_cpu_share": cpu / elapsed}
+                "process_cpu_share": cpu / elapsed,
+                **common.per_sync(syncs, common.controller_syncs())}
     finally:
         await informer.stop()
         await client.close()
@@ -182,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
                      _verdict(scenario, agg)])
         results[name] = {"description": scenario.description, "median": agg, "runs": runs}
     print(common.render_table(["scenario", "median of runs", "target", "verdict"], rows))
+    for name, result in results.items():
+        print(f"{name}: each controller's reconciles (medians of runs)")
+        print(common.render_table(common.PER_SYNC_HEADER,
+                                  common.per_sync_rows(result["median"])))
     syncs = args.concurrent_job_syncs or "default (5)"
     print(f"note: {args.nodes} simulated nodes; --authorization-mode {args.authorization_mode}; "
           f"--concurrent-job-syncs {syncs}; "

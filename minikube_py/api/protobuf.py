@@ -492,3 +492,32 @@ def _nested_object(raw: bytes) -> dict[str, Any]:
         return decode_object(raw)
     except errors.StatusError as exc:
         raise _DecodeError(exc.message) from None
+
+
+def _message_fields(buf: bytes) -> dict[int, bytes]:
+    """The length-delimited fields of a message, by number (last one wins); other wire
+    types are skipped."""
+    fields: dict[int, bytes] = {}
+    pos, end = 0, len(buf)
+    while pos < end:
+        key, pos = _varint(buf, pos, end)
+        if key & 7 == LEN:
+            start, pos = _length(buf, pos, end)
+            fields[key >> 3] = buf[start:pos]
+        else:
+            pos = _skip(buf, pos, end, key & 7)
+    return fields
+
+
+def decode_watch_event(frame: bytes) -> tuple[str, dict[str, Any]]:
+    """One frame of a `;stream=watch` protobuf stream, without its length prefix:
+    metav1.WatchEvent {type 1, object 2: RawExtension {raw 1: the object's envelope}} ->
+    (type, object). The client's side of protobuf_encode.watch_frame. Raises 400 for a
+    malformed frame."""
+    try:
+        event = _message_fields(frame)
+        raw = _message_fields(event.get(2, b"")).get(1, b"")
+        return event.get(1, b"").decode(), decode_object(raw)
+    except (_DecodeError, UnicodeDecodeError) as exc:
+        raise errors.bad_request(f"malformed watch event: {getattr(exc, 'message', exc)}") \
+            from None

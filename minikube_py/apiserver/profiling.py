@@ -15,6 +15,10 @@ goroutine's stack). Python has no pprof, so the same paths answer in text a pers
 - `/debug/pprof/goroutine?debug=2` (also `/debug/tasks`): every asyncio task with its state,
   its coroutine and its stack (the "goroutines" of this process), then every other thread's
   stack. `debug=1` groups tasks with identical stacks and counts them, as Go's does.
+- `/debug/pprof/block` (only with contention profiling: the scheduler's and the controller
+  manager's `--contention-profiling`, Go's block profile): the asyncio tasks waiting *now* on
+  a synchronisation primitive (Lock, Semaphore, Event, Condition, Queue), grouped by the
+  primitive and stack with counts — a snapshot, where Go's profile accumulates wait times.
 - `/debug/pprof/`: the index of the above.
 
 With --profiling=false none of these routes exist (404). On the secure port they need an
@@ -31,6 +35,8 @@ import pstats
 import sys
 import threading
 import traceback
+from types import FrameType
+from typing import Any
 
 from aiohttp import web
 
@@ -48,6 +54,8 @@ cumulative or ncalls, <code>limit=</code> rows</td></tr>
 stack, with counts</td></tr>
 <tr><td><a href="goroutine?debug=2">goroutine?debug=2</a></td><td>every asyncio task and thread
 with its full stack (also <a href="/debug/tasks">/debug/tasks</a>)</td></tr>
+<tr><td><a href="block">block</a></td><td>with contention profiling: tasks waiting on a lock,
+semaphore, event, condition or queue, grouped by stack</td></tr>
 </table></body></html>
 """
 
@@ -110,12 +118,54 @@ def dump_tasks(debug: int) -> str:
     return "\n".join(out) + "\n"
 
 
+#: where asyncio's waitable primitives live: a task whose innermost frame is in one of these
+#: is blocked on a Lock, Semaphore, Event, Condition or Queue
+_PRIMITIVE_MODULES = ("asyncio/locks.py", "asyncio/queues.py")
+
+
+def awaited_frames(task: asyncio.Task) -> list[FrameType]:
+    """The frames of the coroutines the task is suspended in, outermost first (the task's
+    coroutine, what it awaits, and so on down to the one awaiting a future). Task.get_stack
+    gives only the outermost one."""
+    frames = []
+    coro: Any = task.get_coro()
+    while coro is not None and getattr(coro, "cr_frame", None) is not None:
+        frames.append(coro.cr_frame)
+        coro = coro.cr_await
+    return frames
+
+
+def dump_blocked() -> str:
+    """Tasks of the running loop waiting on a synchronisation primitive, grouped by
+    (primitive, stack) with counts, most common first."""
+    groups: collections.Counter[tuple[str, tuple[str, ...]]] = collections.Counter()
+    for task in asyncio.all_tasks():
+        frames = awaited_frames(task)
+        if not frames:
+            continue
+        code = frames[-1].f_code
+        if not code.co_filename.replace("\\", "/").endswith(_PRIMITIVE_MODULES):
+            continue
+        summary = traceback.StackSummary.extract((f, f.f_lineno) for f in frames)
+        stack = tuple(line.rstrip("\n") for line in summary.format())
+        groups[(code.co_qualname, stack)] += 1
+    header = (f"# {sum(groups.values())} asyncio tasks waiting on a lock, semaphore, event, "
+              f"condition or queue, in {len(groups)} distinct stacks")
+    out = [header]
+    for (primitive, stack), count in groups.most_common():
+        out.append(f"{count} @ {primitive}")
+        out += [f"    {line}" for line in "\n".join(stack).splitlines()]
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
 class Profiling:
     """The /debug/pprof handlers; one CPU profile at a time (Go answers a second one with an
-    error too)."""
+    error too). `contention`: also /debug/pprof/block (--contention-profiling)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, contention: bool = False) -> None:
         self.profiling = False
+        self.contention = contention
 
     async def index(self, request: web.Request) -> web.Response:
         return web.Response(text=INDEX, content_type="text/html")
@@ -163,9 +213,14 @@ class Profiling:
     async def tasks(self, request: web.Request) -> web.Response:
         return web.Response(text=dump_tasks(2))
 
+    async def block(self, request: web.Request) -> web.Response:
+        return web.Response(text=dump_blocked())
+
     def install(self, router: web.UrlDispatcher) -> None:
         router.add_get("/debug/pprof/", self.index)
         router.add_get("/debug/pprof", self.index)
         router.add_get("/debug/pprof/profile", self.profile)
         router.add_get("/debug/pprof/goroutine", self.goroutine)
         router.add_get("/debug/tasks", self.tasks)
+        if self.contention:
+            router.add_get("/debug/pprof/block", self.block)

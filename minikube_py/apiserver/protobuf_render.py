@@ -20,6 +20,7 @@ import orjson
 from aiohttp import web
 
 from ..api.errors import StatusError
+from ..api.kinds import proto
 from ..api.protobuf import PROTOBUF_CONTENT_TYPE
 from ..api.protobuf_encode import (
     NoMessage, encode_object, envelope, list_body, object_message, watch_frame,
@@ -31,7 +32,11 @@ WATCH_CONTENT_TYPE = PROTOBUF_CONTENT_TYPE + ";stream=watch"
 
 
 class MessageCache:
-    """Encoded messages of stored objects by (key, revision), least recently used out first.
+    """Encoded messages of stored objects by (key, revision, stored bytes), least recently
+    used out first. The bytes are part of the key because the cache is per process and a
+    process may hold several stores (tests): two stores' `/registry/minions/node-1` at the
+    same revision must not share an encoding. The bytes are the very object the store keeps,
+    so a hit compares by identity and the key retains nothing new.
 
     Bounded in entries and bytes; entries are immutable bytes, so a hit is shared, never
     copied. Big lists are encoded on the offload worker, hence the lock."""
@@ -40,8 +45,8 @@ class MessageCache:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.size = 0
-        #: (key, revision) -> (apiVersion, kind, message, the whole GET body around it)
-        self._entries: OrderedDict[tuple[str, int], tuple[str, str, bytes, bytes]] = \
+        #: (key, revision, value) -> (apiVersion, kind, message, the GET body around it)
+        self._entries: OrderedDict[tuple[str, int, bytes], tuple[str, str, bytes, bytes]] = \
             OrderedDict()
         self._lock = threading.Lock()
 
@@ -49,7 +54,7 @@ class MessageCache:
         """(apiVersion, kind, message, envelope) of a stored object; NoMessage when it has
         none. The envelope is kept too: building it per GET cost as much as the rest of the
         request."""
-        key = (kv.key, kv.mod_revision)
+        key = (kv.key, kv.mod_revision, kv.value)
         hit = self._entries.get(key)  # a hit takes no lock: each OrderedDict call is atomic
         if hit is not None:
             try:
@@ -97,8 +102,11 @@ def stored_object_response(kv: KeyValue) -> web.Response:
 
 def list_response(api_version: str, kind: str, md: dict[str, Any],
                   kvs: list[KeyValue]) -> web.Response:
-    """A `<Kind>List` in protobuf from the stored items' cached messages."""
+    """A `<Kind>List` in protobuf from the stored items' cached messages; JSON for a kind
+    without a message — checked up front, as an empty list has no item to find out with."""
     try:
+        if proto.kind_message(api_version, kind) is None:
+            raise NoMessage(f"{api_version} {kind}")
         items = [CACHE.get(kv)[2] for kv in kvs]
     except NoMessage:
         body = b'{"kind":"%sList","apiVersion":"%s","metadata":%s,"items":[%s]}' % (

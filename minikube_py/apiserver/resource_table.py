@@ -21,7 +21,7 @@ from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
 from ..registry.strategy import Strategy
 from ..storage import Store
-from . import discovery, runtime_config
+from . import discovery, legacy_clients, runtime_config
 from .options import APIServerOptions
 
 GVR = tuple[str, str, str]
@@ -46,7 +46,9 @@ class ResourceTable:
                     strategy, store, registry.root, window=options.watch_cache_size)
         # --runtime-config: what is served (ValueError at startup on an unknown group)
         try:
-            self.resource_config = runtime_config.parse(options.runtime_config, self.registries)
+            self.resource_config = runtime_config.parse(
+                options.runtime_config, self.registries,
+                default_off=resources.DISABLED_BY_DEFAULT, bundles=legacy_clients.bundles())
         except ValueError as exc:
             raise ValueError(f"--runtime-config: {exc}") from None
         #: what requests reach: the stored resources --runtime-config serves, and CRDs

@@ -13,6 +13,12 @@ as upstream:
 - a group this server does not have is a startup error ("unknown api groups ..."), as is a
   version the group does not have, and `api/all=false` alone (a server serving nothing).
 
+Versions upstream removed (registry/legacy.py) are known here but off by default
+(`default_off`): `group/version=true`, `api/beta=true`, `api/all=true` or a bundle key turn them
+on. Bundles are our extension (`legacy/v1.20=true`: every version v1.20's scheduler and
+controller manager list and watch, apiserver/legacy_clients.py); `=false` puts a bundle's
+default-off versions back off. Bundles apply with the `api/...` keys, before `group/version`.
+
 Disabling only hides: storage and the registries stay (the API server's own bootstrap still
 writes the `kubernetes` service with core/v1 switched off, as upstream's does), but the paths
 answer 404 and discovery no longer lists them. Unlike upstream, an unknown *resource* of a
@@ -23,7 +29,7 @@ Pure: no I/O, unit-tested without a server.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 GVR = tuple[str, str, str]  # (group, version, resource); group "" is the core group
@@ -80,16 +86,18 @@ def _group_version(key: str, tokens: list[str]) -> tuple[str, str]:
     return tokens[0], tokens[1]
 
 
-def parse(text: str, served: Iterable[GVR]) -> ResourceConfig:
-    """The ResourceConfig of a --runtime-config value over what this server has (`served`);
-    ValueError names the offending key, as upstream's startup errors do."""
+def parse(text: str, served: Iterable[GVR], *, default_off: frozenset[GVR] = frozenset(),
+          bundles: Mapping[str, frozenset[GVR]] | None = None) -> ResourceConfig:
+    """The ResourceConfig of a --runtime-config value over what this server has (`served`),
+    `default_off` not served unless enabled; `bundles` maps extra keys to the triples they
+    switch. ValueError names the offending key, as upstream's startup errors do."""
     known = frozenset(served)
     overrides = parse_pairs(text)
     if not overrides:
-        return ResourceConfig(known)
+        return ResourceConfig(known - default_off)
     if list(overrides) == ["api/all"] and not parse_bool("api/all", overrides["api/all"]):
         raise ValueError("invalid key with only api/all=false")
-    enabled = set(known)
+    enabled = set(known - default_off)
     for key, matches in _MATCHERS.items():  # upstream's order: all, ga, beta, alpha
         if key in overrides:
             value = overrides[key]
@@ -97,12 +105,18 @@ def parse(text: str, served: Iterable[GVR]) -> ResourceConfig:
                 raise ValueError(f"invalid value {key}={value}")
             selected = {gvr for gvr in known if matches(gvr[1])}
             enabled = enabled | selected if value == "true" else enabled - selected
+    for key, bundle in (bundles or {}).items():
+        if key in overrides:
+            if parse_bool(key, overrides[key]):
+                enabled |= bundle & known
+            else:
+                enabled -= bundle & default_off
     versions: list[tuple[str, str, bool]] = []
     resources: list[tuple[GVR, bool]] = []
     unknown: list[str] = []
     groups = {g for g, _, _ in known}
     for key, value in overrides.items():
-        if key in _MATCHERS:
+        if key in _MATCHERS or key in (bundles or {}):
             continue
         tokens = key.split("/")
         if len(tokens) not in (2, 3):

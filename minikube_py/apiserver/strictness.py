@@ -19,9 +19,12 @@ from ..api import errors
 from ..api.patch import go_json_type, go_value
 from ..api.timefields import TimeFieldError, normalize
 from ..registry.strategy import Strategy
-from .openapi_schemas import REF_PREFIX, SCHEMAS, schema_name
+from .openapi_schemas import REF_PREFIX, SCHEMAS, generic_kind_schemas, schema_name
 
 _MODES = ("", "Ignore", "Warn", "Strict")
+#: schemas of served kinds that have no table entry (versions upstream removed, served by
+#: registry/legacy.py), built from their protobuf description on first use
+_EXTRA: dict[str, Any] = {}
 _MAX_REPORTED = 20
 
 
@@ -89,7 +92,9 @@ def check_fields(body: dict[str, Any], strategy: Strategy, mode: str) -> list[st
     if strategy.unknown_fields is not None:  # a custom resource: what pruning would drop
         return _custom_unknown(body, strategy, mode)
     name = schema_name(strategy.group, strategy.version, strategy.kind)
-    if name not in SCHEMAS or not body:
+    if name not in SCHEMAS and name not in _EXTRA and strategy.stored_as is not None:
+        _EXTRA.update(generic_kind_schemas(strategy.group, strategy.version, strategy.kind))
+    if (name not in SCHEMAS and name not in _EXTRA) or not body:
         return []
     root = _compiled(name)
     if _clean(body, root):  # the common case: no path strings built
@@ -130,7 +135,11 @@ def _custom_unknown(body: dict[str, Any], strategy: Strategy, mode: str) -> list
 def _compiled(name: str) -> _Node:
     """The schema `name` as a tree of known fields, refs resolved once (they are shared by
     every request, so walking a body is one dict lookup per key)."""
-    return _compile(SCHEMAS.get(name, {}), {})
+    return _compile(_schema(name), {})
+
+
+def _schema(name: str) -> dict[str, Any]:
+    return SCHEMAS.get(name) or _EXTRA.get(name, {})
 
 
 class _Node:
@@ -159,7 +168,7 @@ def _compile(schema: dict[str, Any], seen: dict[str, _Node]) -> _Node:
         if name in seen:
             return seen[name]
         node = seen[name] = _Node()
-        _fill(node, SCHEMAS.get(name, {}), seen)
+        _fill(node, _schema(name), seen)
         return node
     node = _Node()
     _fill(node, schema, seen)

@@ -29,17 +29,54 @@ if TYPE_CHECKING:
 
 
 def http_client(settings: dict[str, Any], user_agent: str) -> "Client":
-    """A client from --kubeconfig if given, else --master."""
+    """A client from --kubeconfig if given, else --master; with --kube-api-content-type,
+    --kube-api-qps and --kube-api-burst when the command has them (client-go's rest.Config
+    ContentType, QPS, Burst)."""
     from ..client import Client, HTTPTransport
+    from ..client.flowcontrol import TokenBucket
+    from ..client.wire import UnsupportedContentType, WireFormat
 
+    wire = None
+    if settings.get("kube_api_content_type"):
+        try:
+            wire = WireFormat(settings["kube_api_content_type"])
+        except UnsupportedContentType as exc:
+            raise CommandError(f"--kube-api-content-type: {exc}") from None
+    qps = settings.get("kube_api_qps") or 0
+    limiter = TokenBucket(qps, settings.get("kube_api_burst") or 1) if qps > 0 else None
     if settings.get("kubeconfig"):
-        return Client(HTTPTransport.from_kubeconfig(settings["kubeconfig"], user_agent=user_agent))
-    return Client(HTTPTransport(settings["master"], user_agent=user_agent))
+        transport = HTTPTransport.from_kubeconfig(settings["kubeconfig"], user_agent=user_agent)
+    else:
+        transport = HTTPTransport(settings["master"], user_agent=user_agent)
+    return Client(transport, wire=wire, rate_limiter=limiter)
+
+
+def install_profiling(app: "web.Application", settings: dict[str, Any]) -> None:
+    """--profiling: the API server's /debug/pprof handlers on the component's --port too (v1.5
+    kube-scheduler's startHTTP and kube-controller-manager mount net/http/pprof the same way);
+    --contention-profiling adds /debug/pprof/block."""
+    if not settings.get("profiling"):
+        return
+    from ..apiserver.profiling import Profiling
+
+    Profiling(contention=bool(settings.get("contention_profiling"))).install(app.router)
+
+
+#: what each component logs when it loses its lock before it exits 1 (1.31: kube-scheduler's
+#: OnStoppedLeading `logger.Error(nil, "Leaderelection lost")`, kube-controller-manager's
+#: `"leaderelection lost"`; v1.5's kube-scheduler: glog.Fatalf("lost master"))
+LEADERSHIP_LOST = {"scheduler": "Leaderelection lost",
+                   "controller-manager": "leaderelection lost"}
+
+
+class LeaderElectionLost(Exception):
+    """The component stopped leading while it was not asked to stop: a fatal error."""
 
 
 async def run_work(client: "Client", settings: dict[str, Any], lock_name: str,
                    work: Callable[[], Awaitable[None]]) -> None:
-    """`work()` now, or under a LeaderElector when settings["leader_elect"] is set."""
+    """`work()` now, or under a LeaderElector when settings["leader_elect"] is set; losing
+    the lock raises LeaderElectionLost (a stop signal cancels this instead)."""
     if not settings.get("leader_elect"):
         await work()
         return
@@ -51,7 +88,8 @@ async def run_work(client: "Client", settings: dict[str, Any], lock_name: str,
                             lease_duration=settings["leader_elect_lease_duration"],
                             renew_deadline=settings["leader_elect_renew_deadline"],
                             retry_period=settings["leader_elect_retry_period"])
-    await elector.run(work)
+    if await elector.run(work):
+        raise LeaderElectionLost(lock_name)
 
 
 async def run_component(name: str, client: "Client", health_app: "web.Application",
@@ -66,6 +104,7 @@ async def run_component(name: str, client: "Client", health_app: "web.Applicatio
     runner = None
     try:
         if settings["port"]:
+            install_profiling(health_app, settings)
             runner = web.AppRunner(health_app, access_log=None)
             await runner.setup()
             try:
@@ -84,6 +123,11 @@ async def run_component(name: str, client: "Client", health_app: "web.Applicatio
             t.cancel()
         await asyncio.gather(task, stopper, return_exceptions=True)
         if task.done() and not task.cancelled() and task.exception() is not None:
+            if isinstance(task.exception(), LeaderElectionLost):
+                # upstream: OnStoppedLeading logs the error and exits 1 (klog.FlushAndExit)
+                message = LEADERSHIP_LOST.get(name, "leaderelection lost")
+                log.error(message, lock=f"kube-system/{task.exception()}")
+                raise CommandError(message)
             raise CommandError(f"{name} stopped: {task.exception()}")
     finally:
         if runner is not None:

@@ -149,11 +149,17 @@ APISERVER = (
     Setting("profiling", True, "serve /debug/pprof/ (CPU profile, asyncio task dump)", boolean,
             metavar="BOOL"),
     Setting("runtime-config", "", "API versions/resources on or off: e.g. apps/v1=false, "
-            "api/all=false,api/v1=true, apps/v1/deployments=false", metavar="LIST"),
+            "api/all=false,api/v1=true, apps/v1/deployments=false; versions 1.31 removed are "
+            "off unless enabled: policy/v1beta1=true, or legacy/v1.20=true for every one "
+            "v1.20's scheduler and controller manager watch", metavar="LIST"),
 )
 
 SCHEDULER = (
-    Setting("algorithm-provider", "DefaultProvider", "predicates and priorities by provider name"),
+    # the names are scheduler/factory.py's PROVIDERS (a test keeps them in step; importing
+    # the scheduler here would load numpy for every command)
+    Setting("algorithm-provider", "DefaultProvider", "the scheduling algorithm provider to "
+            "use, one of: ClusterAutoscalerProvider | DefaultProvider | V1.0Provider "
+            "(DefaultProvider: v1.5's predicates and priorities; V1.0Provider: v1.0's)"),
     Setting("policy-config-file", None, "a v1.0 Policy JSON file (overrides "
             "--algorithm-provider)", metavar="FILE"),
     Setting("percentage-of-nodes-to-score", 100, "stop scoring after this share of nodes fit",
@@ -290,6 +296,35 @@ LEADER_ELECTION = (
             "default), v1.3's leader annotation on an Endpoints or ConfigMap, or both "
             "(endpointsleases, configmapsleases: the 1.17-1.25 migration locks)",
             choices=LOCK_TYPES),
+)
+
+def kube_api_client(upstream_qps: float, burst: int) -> tuple[Setting, ...]:
+    """How a separate component's client talks to the API server (v1.5 SchedulerServer /
+    CMServer ContentType, KubeAPIQPS, KubeAPIBurst; 1.31 ClientConnectionConfiguration).
+    The QPS limit is off unless asked for, as --bind-pods-qps: upstream's 50 (scheduler) and
+    20 (controller manager) made the separate-process cluster of the e2e tests miss its
+    deadlines (the controller manager's informers, events and status writes queue behind
+    each other); the burst keeps upstream's value."""
+    return (
+        Setting("kube-api-content-type", "application/json", "content type of requests sent "
+                "to the API server: application/json (the default here) or "
+                "application/vnd.kubernetes.protobuf (upstream's default; watches then stream "
+                "protobuf frames too)", metavar="TYPE"),
+        Setting("kube-api-qps", 0.0, "requests per second to the API server, at most "
+                f"(client-side; 0 = no limit; upstream's default: {upstream_qps:g})", number),
+        Setting("kube-api-burst", burst, "requests to the API server in a burst (with "
+                "--kube-api-qps)", integer),
+    )
+
+
+#: a separate component's /debug/pprof on its --port (v1.5 EnableProfiling and
+#: EnableContentionProfiling)
+PROFILING = (
+    Setting("profiling", True, "serve /debug/pprof/ on --port (CPU profile, asyncio task dump)",
+            boolean, metavar="BOOL"),
+    Setting("contention-profiling", False, "with --profiling: also serve /debug/pprof/block, "
+            "the tasks waiting on a lock, semaphore, event, condition or queue",
+            boolean, metavar="BOOL"),
 )
 
 KUBELET = (

@@ -22,6 +22,10 @@ from .settings import Setting, duration
 #: words upstream's field names spell in capitals (concurrentRCSyncs, kubeAPIQPS)
 ACRONYMS = frozenset({"api", "cidr", "gc", "ip", "qps", "rc", "tls", "ttl", "url"})
 LEADER_ELECTION_PREFIX = "leader-elect"
+#: flags whose componentconfig field is not their camelCase (v1.5 KubeSchedulerConfiguration /
+#: KubeControllerManagerConfiguration: ContentType, EnableProfiling, EnableContentionProfiling)
+FIELD_NAMES = {"kube-api-content-type": "contentType", "profiling": "enableProfiling",
+               "contention-profiling": "enableContentionProfiling"}
 
 
 def camel(name: str) -> str:
@@ -59,7 +63,7 @@ def component_config(settings: Iterable[Setting], values: Mapping[str, Any]) -> 
         elif s.name.startswith(LEADER_ELECTION_PREFIX + "-"):
             leader[camel(s.name[len(LEADER_ELECTION_PREFIX) + 1:])] = value
         else:
-            config[camel(s.name)] = value
+            config[FIELD_NAMES.get(s.name) or camel(s.name)] = value
     if leader:
         config["leaderElection"] = leader
     return config

@@ -17,7 +17,9 @@ from .component_settings import (
     API_CLIENT,
     CONTROLLER_MANAGER,
     LEADER_ELECTION,
+    PROFILING,
     controller_options,
+    kube_api_client,
 )
 from .settings import Setting, add_flags, port, resolve
 
@@ -30,7 +32,10 @@ OWN = (
             "the object in kube-system used as the leader-election lock (a Lease, or the "
             "Endpoints/ConfigMap of --leader-elect-resource-lock)"),
 )
-SETTINGS = (*API_CLIENT, *OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION, *runtime.LOOP_WATCH)
+#: client-go rest.Config for this component (upstream's QPS in the help, its burst)
+CLIENT = kube_api_client(20.0, 30)
+SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *CONTROLLER_MANAGER,
+            *LEADER_ELECTION, *PROFILING, *runtime.LOOP_WATCH)
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -57,6 +62,7 @@ async def serve(settings: dict) -> int:
     options = controller_options(settings)
     client = http_client(settings, "kube-controller-manager")
     manager = ControllerManager(client, options)
-    config = component_config((*OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION), settings)
+    config = component_config((*CLIENT, *OWN, *CONTROLLER_MANAGER, *LEADER_ELECTION, *PROFILING),
+                              settings)
     return await run_component("controller-manager", client, build_app(manager, config), settings,
                                manager.run, controllers=list(options.controllers))

@@ -13,7 +13,13 @@ import argparse
 import structlog
 
 from . import runtime
-from .component_settings import API_CLIENT, LEADER_ELECTION, SCHEDULER
+from .component_settings import (
+    API_CLIENT,
+    LEADER_ELECTION,
+    PROFILING,
+    SCHEDULER,
+    kube_api_client,
+)
 from .settings import Setting, add_flags, options_from, port, resolve
 from .storage_target import CommandError
 
@@ -30,7 +36,10 @@ OWN = (
             "leader-election lock (a Lease, or the Endpoints/ConfigMap of "
             "--leader-elect-resource-lock)"),
 )
-SETTINGS = (*API_CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *runtime.LOOP_WATCH)
+#: client-go rest.Config for this component (upstream's QPS in the help, its burst)
+CLIENT = kube_api_client(50.0, 100)
+SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION,
+            *PROFILING, *runtime.LOOP_WATCH)
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -66,7 +75,8 @@ async def serve(settings: dict) -> int:
                           percentage_of_nodes_to_score=settings["percentage_of_nodes_to_score"],
                           bind_pods_qps=settings["bind_pods_qps"],
                           bind_pods_burst=settings["bind_pods_burst"])
-    config = component_config((*OWN, *SCHEDULER, *LEADER_ELECTION), settings)
+    config = component_config((*CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *PROFILING),
+                              settings)
     return await run_component(
         "scheduler", client, build_app(scheduler, config), settings, scheduler.run,
         scheduler=settings["scheduler_name"], predicates=list(algorithm.predicates),

@@ -7,8 +7,10 @@ hold their own connection for as long as they stream.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import ssl
+import struct
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,17 @@ from .errors import error_from_response
 from .transport import RawResponse
 
 _NO_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10)
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+#: a protobuf watch frame's big-endian uint32 length prefix
+_FRAME_LENGTH = struct.Struct(">I")
+
+
+class WatchStartFailed(Exception):
+    """A watch answered with an error status before streaming (the response, to decode)."""
+
+    def __init__(self, response: RawResponse) -> None:
+        super().__init__(response.status)
+        self.response = response
 
 
 class HTTPTransport:
@@ -94,6 +107,29 @@ class HTTPTransport:
                 if not line:
                     return
                 yield line
+
+    async def watch_stream(self, path: str, *, query: Mapping[str, str] | None = None,
+                           accept: str) -> AsyncIterator[tuple[bool, bytes]]:
+        """`GET path` (a watch) asking for `accept`: yields (framed, payload) — a protobuf
+        `;stream=watch` answer as its length-prefixed frames (framed=True, prefix removed),
+        a JSON one as its lines (the server answers JSON for kinds without a protobuf
+        message). A failed start raises the RawResponse as WatchStartFailed."""
+        async with self._client().get(self.base_url + path, params=query or None,
+                                      headers={"Accept": accept}, timeout=_NO_TIMEOUT) as resp:
+            if resp.status != 200:
+                raise WatchStartFailed(RawResponse(resp.status, resp.content_type,
+                                                   await resp.read()))
+            if resp.content_type != PROTOBUF:
+                while line := await resp.content.readline():
+                    yield False, line
+                return
+            while True:
+                try:
+                    header = await resp.content.readexactly(4)
+                except asyncio.IncompleteReadError:
+                    return  # the server ended the stream
+                (length,) = _FRAME_LENGTH.unpack(header)
+                yield True, await resp.content.readexactly(length)
 
     async def close(self) -> None:
         if self._session is not None:

@@ -78,9 +78,10 @@ class LeaderElector:
         self.observed = record
         self._observed_at = self.clock()
 
-    async def run(self, lead: Callable[[], Awaitable[None]]) -> None:
-        """Campaign until elected, run `lead()` while leading; return when leadership is
-        lost (the caller exits, as upstream components do) or `lead()` returns."""
+    async def run(self, lead: Callable[[], Awaitable[None]]) -> bool:
+        """Campaign until elected, run `lead()` while leading. Returns True when leadership
+        was lost (the caller stops fatally, as upstream's OnStoppedLeading does), False when
+        `lead()` returned; an exception of `lead()` is raised."""
         while not await self._try_quietly():
             await asyncio.sleep(self.retry_period)
         log.info("became leader", lock=self.lock.describe(), lock_type=self.lock_type,
@@ -93,7 +94,7 @@ class LeaderElector:
                     if self.clock() >= deadline:
                         log.warning("lost leadership", identity=self.identity)
                         self.observed = LeaderElectionRecord()
-                        return
+                        return True
                     await asyncio.sleep(self.retry_period)
                 await asyncio.wait({leading}, timeout=self.retry_period)
         finally:
@@ -105,6 +106,8 @@ class LeaderElector:
                     pass
             if self.release_on_cancel and self.is_leader:
                 await asyncio.shield(self.release())
+        leading.result()  # lead()'s own failure, if any
+        return False
 
     async def _try_quietly(self) -> bool:
         try:

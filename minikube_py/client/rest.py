@@ -17,8 +17,10 @@ import orjson
 
 from ..api.errors import StatusError
 from .errors import error_from_response, error_from_status
+from .flowcontrol import TokenBucket
 from .resources import PODS, SERVICEACCOUNTS, Resource
 from .transport import Transport
+from .wire import WireFormat
 
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -50,21 +52,41 @@ class WatchEvent(NamedTuple):
 class Client:
     """Typed-by-resource verbs over a Transport."""
 
-    def __init__(self, transport: Transport, *, field_manager: str = "") -> None:
+    def __init__(self, transport: Transport, *, field_manager: str = "",
+                 wire: WireFormat | None = None, rate_limiter: TokenBucket | None = None
+                 ) -> None:
+        """`wire`: JSON (default) or protobuf bodies (--kube-api-content-type);
+        `rate_limiter`: client-side QPS/burst every request and watch start waits on
+        (client-go's rest.Config QPS/Burst, the components' --kube-api-qps/-burst)."""
         self.transport = transport
         self.field_manager = field_manager
+        self.wire = wire
+        self.rate_limiter = rate_limiter
 
     async def _call(self, method: str, path: str, *, query: dict[str, str] | None = None,
                     body: Any = None, content_type: str = "application/json") -> Obj:
-        data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
+        wire = self.wire
+        if body is None or isinstance(body, bytes):
+            data = body
+        elif wire is not None and content_type == "application/json":
+            data, content_type = wire.encode(body)
+        else:
+            data = orjson.dumps(body)
+        accept = wire.accept if wire is not None else "application/json"
         for attempt in range(MAX_THROTTLE_RETRIES + 1):
+            if self.rate_limiter is not None:
+                await self.rate_limiter.accept()
             resp = await self.transport.request(method, path, query=query, body=data,
-                                                content_type=content_type)
+                                                content_type=content_type, accept=accept)
             if resp.status != 429 or attempt == MAX_THROTTLE_RETRIES:
                 break
             # the server is at its in-flight limit: wait as told and try again (client-go
             # retries 429s up to 10 times, honouring Retry-After)
             await asyncio.sleep(min(_retry_after(resp.body), 10.0))
+        if wire is not None:
+            if resp.status >= 400:
+                raise await wire.error(resp)
+            return await wire.decode(resp)
         if resp.status >= 400:
             raise error_from_response(resp.status, resp.body)
         return orjson.loads(resp.body) if resp.body else {}
@@ -188,7 +210,15 @@ class Client:
             query["timeoutSeconds"] = str(timeout_seconds)
         if allow_bookmarks:
             query["allowWatchBookmarks"] = "true"
-        stream = self.transport.stream(resource.path(namespace), query=query)
+        if self.rate_limiter is not None:
+            await self.rate_limiter.accept()
+        path = resource.path(namespace)
+        if self.wire is not None and self.wire.protobuf and hasattr(self.transport,
+                                                                     "watch_stream"):
+            async for event in self._negotiated_watch(path, query):
+                yield event
+            return
+        stream = self.transport.stream(path, query=query)
         try:
             async for line in stream:
                 if not line.strip():
@@ -197,6 +227,29 @@ class Client:
                 if event.get("type") == "ERROR":
                     raise error_from_status(event.get("object") or {})
                 yield WatchEvent(event["type"], event["object"])
+        finally:
+            await stream.aclose()
+
+    async def _negotiated_watch(self, path: str, query: dict[str, str]
+                                ) -> AsyncIterator[WatchEvent]:
+        """A watch in the wire format's terms: protobuf frames, or JSON lines when the
+        server has no protobuf form for the kind (HTTPTransport.watch_stream)."""
+        from .http import WatchStartFailed
+
+        wire = self.wire
+        assert wire is not None
+        stream = self.transport.watch_stream(path, query=query,  # type: ignore[attr-defined]
+                                             accept=wire.accept)
+        try:
+            async for framed, payload in stream:
+                event = await wire.watch_event(framed, payload)
+                if event is None:
+                    continue
+                if event[0] == "ERROR":
+                    raise error_from_status(event[1])
+                yield WatchEvent(*event)
+        except WatchStartFailed as failed:
+            raise await wire.error(failed.response) from None
         finally:
             await stream.aclose()
 

@@ -22,6 +22,7 @@ from ..client.record import EventRecorder
 from ..client.workqueue import WorkQueue
 from .metrics import ControllerMetrics
 from .options import ControllerOptions
+from .sync_cpu import CPUMeter, measure
 
 Obj = dict[str, Any]
 
@@ -109,13 +110,15 @@ class Controller:
         metrics = ControllerMetrics.instance()
         depth, adds = metrics.depth.labels(self.name), metrics.adds.labels(self.name)
         retries, sync = metrics.retries.labels(self.name), metrics.sync.labels(self.name)
+        sync_cpu = metrics.sync_cpu.labels(self.name)
         while True:
             depth.set(len(self.queue))
             key = await self.queue.get()
             adds.inc()
             started = time.perf_counter()
+            meter = CPUMeter()
             try:
-                await self.sync(key)
+                await measure(self.sync(key), meter)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - retried with backoff, never fatal
@@ -128,6 +131,7 @@ class Controller:
             finally:
                 self.queue.done(key)
                 sync.observe(time.perf_counter() - started)
+                sync_cpu.observe(meter.seconds)
 
 
 def enqueue_key(queue: WorkQueue, obj: Obj) -> None:

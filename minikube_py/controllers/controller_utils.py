@@ -36,6 +36,7 @@ from ..client.errors import is_not_found
 from ..client.record import EventRecorder
 from ..client.resources import PODS, Resource
 from .conditions import get_condition, is_pod_ready
+from .sync_cpu import metered
 
 Obj = dict[str, Any]
 log = structlog.get_logger(component="controller-manager")
@@ -347,7 +348,8 @@ async def slow_start_batch(count: int, initial: int,
     remaining, successes = count, 0
     batch = min(remaining, initial)
     while batch > 0:
-        results = await asyncio.gather(*(fn() for _ in range(batch)), return_exceptions=True)
+        results = await asyncio.gather(*(metered(fn()) for _ in range(batch)),
+                                         return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         successes += batch - len(errors)
         if errors:

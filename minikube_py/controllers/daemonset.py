@@ -53,6 +53,7 @@ from .history import (
     sort_revisions,
     template_patch,
 )
+from .sync_cpu import metered
 
 Obj = dict[str, Any]
 
@@ -295,7 +296,8 @@ class DaemonSetsController(Controller):
                 self.expectations.lower(key, delete=1, pod_keys=[pod_key(pod)])
                 raise
 
-        results = await asyncio.gather(*(remove(p) for p in delete), return_exceptions=True)
+        results = await asyncio.gather(*(metered(remove(p)) for p in delete),
+                                         return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException) and not is_not_found(result):
                 error = error or result

@@ -43,6 +43,7 @@ from .controller_utils import (
     recheck_deletion,
     with_kind,
 )
+from .sync_cpu import metered
 
 Obj = dict[str, Any]
 
@@ -370,7 +371,7 @@ class JobController(Controller):
                 if not is_not_found(exc):
                     raise
 
-        results = await asyncio.gather(*(remove(p) for p in pods), return_exceptions=True)
+        results = await asyncio.gather(*(metered(remove(p)) for p in pods), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result
@@ -389,7 +390,7 @@ class JobController(Controller):
                 if not is_not_found(exc):
                     raise
 
-        results = await asyncio.gather(*(delete(p) for p in pods), return_exceptions=True)
+        results = await asyncio.gather(*(metered(delete(p)) for p in pods), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result
@@ -445,7 +446,8 @@ class JobController(Controller):
                 self.expectations.lower(key, add=1)
                 raise
 
-        results = await asyncio.gather(*(create(ix) for ix in plans), return_exceptions=True)
+        results = await asyncio.gather(*(metered(create(ix)) for ix in plans),
+                                         return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
             raise errors[0]

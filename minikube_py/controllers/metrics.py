@@ -3,7 +3,8 @@ histogram).
 
 Kubernetes piece: client-go's workqueue metrics provider (workqueue_depth, workqueue_adds_total,
 workqueue_retries_total, labelled by queue name) as kube-controller-manager exposes them on
-/metrics. One instance per process (prometheus_client refuses duplicate names).
+/metrics; plus each controller's sync wall time and sync CPU time (sync_cpu.py). One instance
+per process (prometheus_client refuses duplicate names).
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ class ControllerMetrics:
                                ["name"])
         self.sync = Histogram("controller_sync_duration_seconds",
                               "One sync of one key, by controller.", ["name"], buckets=_BUCKETS)
+        self.sync_cpu = Histogram(
+            "controller_sync_cpu_seconds",
+            "CPU time of one sync of one key, by controller, including the in-process API "
+            "server's work for its requests (sync_cpu.py).", ["name"], buckets=_BUCKETS)
 
     @classmethod
     def instance(cls) -> ControllerMetrics:

@@ -47,6 +47,7 @@ from .controller_utils import (
     slow_start_batch,
     with_kind,
 )
+from .sync_cpu import metered
 
 Obj = dict[str, Any]
 
@@ -323,7 +324,8 @@ class ReplicaSetBase(Controller):
                     self.expectations.lower(key, delete=1, pod_keys=[pod_key(pod)])
                     raise
 
-            results = await asyncio.gather(*(delete(p) for p in doomed), return_exceptions=True)
+            results = await asyncio.gather(*(metered(delete(p)) for p in doomed),
+                                             return_exceptions=True)
             for result in results:
                 if isinstance(result, BaseException) and not is_not_found(result):
                     return result

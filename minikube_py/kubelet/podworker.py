@@ -323,6 +323,9 @@ class PodWorkers:
             self._create(record, c)
             return
         self.hooks.event(record.pod, NORMAL, "Pulling", f'Pulling image "{c.image}"')
+        if self.config.image_pull_seconds <= 0:  # an instant pull: no simulated time passes
+            self._pulled(record, c, time.monotonic())
+            return
         step = self.timers.later(self.config.image_pull_seconds, self._pulled, record, c,
                                  time.monotonic())
         self._own(record, c, step)
@@ -353,6 +356,9 @@ class PodWorkers:
                 self._advance(record)
             return
         self.hooks.event(record.pod, NORMAL, "Created", f"Created container {c.name}")
+        if self.config.container_start_seconds <= 0:  # an instant start, as an instant pull
+            self._started(record, c)
+            return
         step = self.timers.later(self.config.container_start_seconds, self._started, record, c)
         self._own(record, c, step)
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..api import hpa_v1
 from ..api.priority import SYSTEM_PRIORITY_CLASSES
 from ..api.validation import HPA_V1 as HPA_V1_VALIDATION
-from . import namespaces, pods, services
+from . import legacy, namespaces, pods, services
 from .admissionpolicies import STRATEGIES as ADMISSION_POLICIES
 from .apiservices import APISERVICES
 from .apps import STRATEGIES as APPS_WORKLOADS
@@ -300,6 +300,12 @@ STORED: tuple[Strategy, ...] = (
     *STORAGE,
     LEASES,
 )
+#: versions upstream removed, for older components (registry/legacy.py); served only when
+#: --runtime-config enables them
+LEGACY: tuple[Strategy, ...] = legacy.strategies(CRONJOBS)
+STORED += LEGACY
+DISABLED_BY_DEFAULT: frozenset[tuple[str, str, str]] = frozenset(
+    (s.group, s.version, s.resource) for s in LEGACY)
 VIRTUAL = frozenset({"componentstatuses", "bindings", *REVIEW_RESOURCES})
 
 #: group/version -> strategies served there

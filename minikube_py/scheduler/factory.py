@@ -25,6 +25,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from .algorithm.cluster_listers import ClusterListers
 from .algorithm.pod_affinity import DEFAULT_FAILURE_DOMAINS, DEFAULT_HARD_POD_AFFINITY_WEIGHT
 from .algorithm.predicates import (
     PREDICATES,
@@ -86,6 +87,10 @@ PROVIDERS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, int], ...]]] = {
          ("ServiceSpreadingPriority", 1)),
     ),
 }
+
+#: providers of the v1.0 scheduler, whose findNodesThatFit stopped at a node's first failing
+#: predicate (the others, and Policy files, run v1.5's podFitsOnNode: every reason counts)
+FIRST_FAILURE_PROVIDERS = frozenset({V1_0_PROVIDER})
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,11 @@ class Algorithm:
     extenders: list[ExtenderConfig] = field(default_factory=list)
     #: what the volume predicates read; the scheduler plugs its PV/PVC informers in
     volumes: VolumeListers = field(default_factory=VolumeListers)
+    #: what serviceAffinity reads (services, scheduled pods, nodes); the scheduler binds it
+    listers: ClusterListers = field(default_factory=ClusterListers)
+    #: charge a failing node with every failing predicate's reasons (v1.5 podFitsOnNode)
+    #: rather than its first (v1.0 findNodesThatFit)
+    check_all_predicates: bool = True
 
 
 @dataclass(frozen=True)
@@ -185,7 +195,7 @@ def from_provider(name: str, args: AlgorithmArgs | None = None) -> Algorithm:
     volumes = VolumeListers()
     return Algorithm({n: _named_predicate(n, args, volumes) for n in predicate_names},
                      [PriorityConfig(n, _named_priority(n, args), w) for n, w in priority_names],
-                     volumes=volumes)
+                     volumes=volumes, check_all_predicates=name not in FIRST_FAILURE_PROVIDERS)
 
 
 def _checked(args: AlgorithmArgs | None) -> AlgorithmArgs:
@@ -233,8 +243,12 @@ def load_policy(path: str | Path, listers: Listers | None = None,
 
 def from_policy(policy: Any, listers: Listers | None = None,
                 args: AlgorithmArgs | None = None) -> Algorithm:
+    """`listers`: fixed sources for serviceAffinity (tests); without them the predicates read
+    the Algorithm's ClusterListers, which the Scheduler binds to its informers and cache."""
     args = _checked(args)
     volumes = VolumeListers()
+    cluster = ClusterListers()
+    sources: Listers = listers or Listers(cluster, cluster, cluster)
     if not isinstance(policy, dict):
         raise PolicyError("a Policy must be a JSON object")
     if policy.get("kind", "Policy") != "Policy":
@@ -242,7 +256,7 @@ def from_policy(policy: Any, listers: Listers | None = None,
     predicates = {}
     for entry in _entries(policy, "predicates"):
         name = entry["name"]
-        predicates[name] = _predicate(name, entry.get("argument"), listers, args, volumes)
+        predicates[name] = _predicate(name, entry.get("argument"), sources, args, volumes)
     priorities = []
     for entry in _entries(policy, "priorities"):
         name = entry["name"]
@@ -252,7 +266,7 @@ def from_policy(policy: Any, listers: Listers | None = None,
         priorities.append(PriorityConfig(name, _priority(name, entry.get("argument"), args),
                                          weight))
     extenders = [_extender(e) for e in policy.get("extenders") or policy.get("extenderConfigs") or []]
-    return Algorithm(predicates, priorities, extenders, volumes)
+    return Algorithm(predicates, priorities, extenders, volumes, cluster)
 
 
 def _entries(policy: dict, key: str) -> list[dict]:
@@ -265,7 +279,7 @@ def _entries(policy: dict, key: str) -> list[dict]:
     return entries
 
 
-def _predicate(name: str, argument: Any, listers: Listers | None, args: AlgorithmArgs,
+def _predicate(name: str, argument: Any, listers: Listers, args: AlgorithmArgs,
                volumes: VolumeListers) -> Predicate:
     if argument:
         if "labelsPresence" in argument:
@@ -273,8 +287,6 @@ def _predicate(name: str, argument: Any, listers: Listers | None, args: Algorith
             return check_node_label_presence(list(arg.get("labels") or []),
                                              bool(arg.get("presence")))
         if "serviceAffinity" in argument:
-            if listers is None:
-                raise PolicyError(f"predicate {name}: serviceAffinity needs listers")
             return check_service_affinity(list(argument["serviceAffinity"].get("labels") or []),
                                           listers.services, listers.pods, listers.nodes)
         raise PolicyError(f"predicate {name}: unknown argument {sorted(argument)}; known: "

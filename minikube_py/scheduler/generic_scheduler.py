@@ -2,9 +2,13 @@
 
 Kubernetes v1.0 piece: plugin/pkg/scheduler/generic_scheduler.go (v1.5 for the extenders).
 Pure apart from the extenders' HTTP calls: given a pod and the NodeTable, run every predicate
-over all nodes at once (a node fails on its first failing predicate, and every reason of that
-predicate is kept for the FitError), let each extender filter the survivors, score them with
-the weighted priorities plus the extenders' weighted scores, and pick one among the best.
+over all nodes at once, let each extender filter the survivors, score them with the weighted
+priorities plus the extenders' weighted scores, and pick one among the best. Which reasons a
+failing node is charged with depends on the algorithm's era: v1.0's findNodesThatFit stopped
+at a node's first failing predicate; v1.5's podFitsOnNode runs them all and collects every
+reason (`check_all_predicates`, set for the v1.5 providers and Policy files). An empty
+cluster is not a FitError but upstream's ErrNoNodesAvailable ("no nodes available to
+schedule pods", the same text from v1.0 to 1.31).
 
 The result carries the explanation learners ask for — per node, the failed predicate reasons
 or the weighted score — as arrays over the table's rows, turned into dicts only when someone
@@ -95,6 +99,16 @@ class FitError(Exception):
         return f"{text}: {', '.join(parts)}." if parts else f"{text}."
 
 
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+class NoNodesAvailable(Exception):
+    """upstream ErrNoNodesAvailable: the scheduler knows no node at all."""
+
+    def __init__(self) -> None:
+        super().__init__(ERR_NO_NODES_AVAILABLE)
+
+
 @dataclass
 class ScheduleResult:
     node: str
@@ -135,6 +149,20 @@ def sample_size(total: int, percentage: int) -> int:
 NODE_LISTER_FILTERS = (check_node_condition, check_node_unschedulable)
 
 
+def _filter(meta: PodMeta, nodes: NodeTable, predicates: Sequence[Predicate], alive: np.ndarray,
+            charged: np.ndarray | None, failures: Failures) -> None:
+    """Run `predicates` in order, clearing failed rows from `alive` (in place). A failure is
+    recorded for rows in `charged`, or (None) only for rows still alive: first failure wins."""
+    for predicate in predicates:
+        mask = alive if charged is None else charged
+        failed_here = nodes.everywhere(False)
+        for reason, rows in predicate(meta, nodes):
+            newly = rows & mask
+            failures.add(reason, newly)
+            failed_here |= newly
+        alive &= ~failed_here
+
+
 class GenericScheduler:
     def __init__(
         self,
@@ -145,8 +173,12 @@ class GenericScheduler:
         selector: HostSelector | None = None,
         context: Callable[[], PriorityContext] | None = None,
         percentage_of_nodes_to_score: int = 100,
+        check_all_predicates: bool = False,
     ) -> None:
+        """`check_all_predicates`: charge a failing node with the reasons of every predicate
+        it fails (v1.5 podFitsOnNode), not only its first (v1.0)."""
         self.predicates = list(predicates.items())
+        self.check_all = check_all_predicates
         self.priorities = priorities
         self.extenders = list(extenders)
         self.selector = selector or HostSelector()
@@ -156,17 +188,14 @@ class GenericScheduler:
 
     def find_nodes_that_fit(self, meta: PodMeta, nodes: NodeTable) -> tuple[np.ndarray, Failures]:
         """Rows that pass every predicate, and why the others failed. Predicates run in the
-        configured order; a node is charged only with the reasons of the first predicate it
-        fails (upstream stops at the first failure)."""
+        configured order. The node lister's filters (NotReady, unschedulable) always come
+        first and exclude a node from the rest; then a node is charged with the reasons of
+        its first failing predicate only (v1.0), or of every one it fails (v1.5)."""
         alive = nodes.everywhere()
         failures = Failures(nodes.names)
-        for predicate in (*NODE_LISTER_FILTERS, *(p for _, p in self.predicates)):
-            failed_here = nodes.everywhere(False)
-            for reason, rows in predicate(meta, nodes):
-                newly = rows & alive
-                failures.add(reason, newly)
-                failed_here |= newly
-            alive &= ~failed_here
+        _filter(meta, nodes, NODE_LISTER_FILTERS, alive, None, failures)
+        listed = alive.copy() if self.check_all else None  # what the node lister hands over
+        _filter(meta, nodes, [p for _, p in self.predicates], alive, listed, failures)
         return self._sample(np.flatnonzero(alive), nodes.size), failures
 
     def _sample(self, feasible: np.ndarray, total: int) -> np.ndarray:
@@ -221,7 +250,7 @@ class GenericScheduler:
     async def schedule(self, pod: Obj, nodes: NodeTable) -> ScheduleResult:
         started = time.perf_counter()
         if not nodes.size:
-            raise FitError(pod, 0)
+            raise NoNodesAvailable()
         meta = PodMeta.of(pod)
         rows, failures = self.find_nodes_that_fit(meta, nodes)
         extra = None

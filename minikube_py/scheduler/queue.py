@@ -52,11 +52,15 @@ class PodBackoff:
     def forget(self, key: str) -> None:
         self.entries.pop(key, None)
 
-    def gc(self) -> None:
-        """Drop entries idle for twice the maximum (upstream podBackoff.gc)."""
+    def gc(self) -> int:
+        """Drop entries idle for twice the maximum; returns how many (upstream podBackoff.gc
+        drops those not updated for maxDuration; counting from the end of the wait, with a
+        margin, keeps a pod that is retried late from losing its doubled backoff)."""
         now = self.clock()
-        for key in [k for k, e in self.entries.items() if now - e.until > 2 * self.maximum]:
+        stale = [k for k, e in self.entries.items() if now - e.until > 2 * self.maximum]
+        for key in stale:
             del self.entries[key]
+        return len(stale)
 
 
 class SchedulingQueue:

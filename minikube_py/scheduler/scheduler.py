@@ -6,10 +6,13 @@ unassigned pods (spec.nodeName == "") of ours go to the FIFO queue; assigned pod
 scheduler cache. Nodes feed the cache; services and controllers feed spreading.
 
 scheduleOne: pop -> genericScheduler.Schedule -> assume in the cache -> bind in the
-background (the next pod does not wait for the API) -> `Scheduled` event; on failure a
-`FailedScheduling` event, `PodScheduled=False` (reason Unschedulable) on the pod, and the pod
-waits out its backoff. A binding refused with 409 means another scheduler was faster: the
-assumption is forgotten, nothing is retried.
+background (the next pod does not wait for the API) -> `Scheduled` event; on failure (no node
+fits, or ErrNoNodesAvailable "no nodes available to schedule pods") a `FailedScheduling`
+event, `PodScheduled=False` (reason Unschedulable) on the pod, and the pod waits out its
+backoff. A binding the API rejects is v1.5's bind failure (seed 003): the assumption is
+forgotten, a "Binding rejected: ..." event, `PodScheduled=False` with reason BindingRejected,
+and a retry after backoff (1.31 says reason SchedulerError for the same path). A 409 means
+another scheduler was faster: the assumption is forgotten, nothing is retried.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +55,13 @@ from .algorithm.select_host import HostSelector
 from .cache import SchedulerCache
 from .extender import ExtenderError, HTTPExtender
 from .factory import Algorithm
-from .generic_scheduler import Failures, FitError, GenericScheduler, ScheduleResult
+from .generic_scheduler import (
+    Failures,
+    FitError,
+    GenericScheduler,
+    NoNodesAvailable,
+    ScheduleResult,
+)
 from .metrics import SchedulerMetrics
 from .queue import SchedulingQueue
 
@@ -61,6 +71,11 @@ Obj = dict[str, Any]
 SCHEDULER_NAME_ANNOTATION = "scheduler.alpha.kubernetes.io/name"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 _NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
+#: how often the scheduler's housekeeping runs (assumed-pod expiry, backoff gc), in seconds
+JANITOR_PERIOD = 1.0
+#: PodScheduled=False reasons: api.PodReasonUnschedulable; v1.5 scheduleOne's bind failure
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_BINDING_REJECTED = "BindingRejected"
 #: how long the first pod needing PersistentVolumes waits for the PV/PVC informers to list
 VOLUME_SYNC_TIMEOUT = 10.0
 
@@ -132,7 +147,8 @@ class Scheduler:
             algorithm.predicates, algorithm.priorities, extenders=self.extenders,
             selector=HostSelector(seed),
             context=self._priority_context,
-            percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+            check_all_predicates=algorithm.check_all_predicates)
         self._shared = informers is not None
         self.unassigned: Informer | FilteredInformer
         self.assigned: Informer | FilteredInformer
@@ -165,6 +181,10 @@ class Scheduler:
         self.volume_informers: list[Informer] = []
         self._claims_seen = False
         self._volume_sync_pending = True
+        # serviceAffinity's listers (upstream PluginFactoryArgs: ServiceLister, PodLister =
+        # the scheduler cache, NodeLister)
+        algorithm.listers.bind(services_for_pod=self._services_for_pod,
+                               all_pods=self._cached_pods, node=self._cached_node)
 
     def _informers(self) -> list[Informer | FilteredInformer]:
         return [self.unassigned, self.assigned, self.nodes, self.services, *self.controllers]
@@ -262,6 +282,15 @@ class Scheduler:
     def _services_for_pod(self, pod: Obj) -> list[Obj]:
         return self._selecting(pod, [self.services], service_selector)
 
+    def _cached_pods(self) -> Iterable[Obj]:
+        """Every pod counted on a node: bound, and assumed while its binding is in flight."""
+        for info in list(self.cache.nodes.values()):
+            yield from list(info.pods.values())
+
+    def _cached_node(self, name: str) -> Obj | None:
+        info = self.cache.nodes.get(name)
+        return None if info is None else info.node
+
     def _controllers_for_pod(self, pod: Obj) -> list[Obj]:
         return self._selecting(pod, self.controllers, controller_selector)
 
@@ -318,11 +347,24 @@ class Scheduler:
                 await extender.close()
 
     async def _expire_assumed(self) -> None:
+        """Housekeeping once a second: assumed pods whose binding was never observed expire
+        (upstream cache.cleanupAssumedPods), and every max-backoff period the per-pod backoff
+        entries idle that long are dropped (upstream podBackoff.gc, which v1.5 ran on every
+        scheduling error: here on a timer, so a burst of failures does not walk the map each
+        time)."""
+        assert self.queue is not None
+        loop = asyncio.get_running_loop()
+        next_gc = loop.time() + self._backoff[1]
         while True:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(JANITOR_PERIOD)
             for pod in self.cache.cleanup_expired():
                 log.warning("assumed pod expired: binding never observed",
                             pod=meta_namespace_key(pod))
+            if loop.time() >= next_gc:
+                next_gc = loop.time() + self._backoff[1]
+                dropped = self.queue.backoff.gc()
+                if dropped:
+                    log.debug("pod backoff entries dropped", count=dropped)
 
     async def schedule_one(self) -> None:
         assert self.queue is not None
@@ -338,8 +380,12 @@ class Scheduler:
         started = time.perf_counter()
         try:
             result = await self.algorithm.schedule(current, self.cache.snapshot())
+        except NoNodesAvailable as err:  # upstream: Unschedulable, no per-node explanation
+            self._unschedulable(current, str(err), 0, None, time.perf_counter() - started)
+            return
         except FitError as err:
-            self._unschedulable(current, err, time.perf_counter() - started)
+            self._unschedulable(current, err.message(), err.total, err.failures,
+                                time.perf_counter() - started)
             return
         except ExtenderError as err:  # upstream: the attempt errors, the pod backs off
             self._failed(current, str(err), time.perf_counter() - started)
@@ -350,16 +396,21 @@ class Scheduler:
         self._binds.add(task)
         task.add_done_callback(self._binds.discard)
 
-    def _unschedulable(self, pod: Obj, err: FitError, seconds: float) -> None:
+    def _unschedulable(self, pod: Obj, message: str, total: int, failures: Failures | None,
+                       seconds: float) -> None:
         assert self.queue is not None
-        message = err.message()
         delay = self.queue.add_unschedulable(pod)
         self.metrics.attempts.labels("unschedulable").inc()
-        self._remember(pod, "unschedulable", "", message, 0, err.total, seconds, err.failures)
+        self._remember(pod, "unschedulable", "", message, 0, total, seconds, failures)
         log.info("unschedulable", pod=meta_namespace_key(pod), reason=message,
                  retry_in_s=delay)
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
-        task = asyncio.create_task(self._set_unschedulable_condition(pod, message))
+        self._update_condition(pod, REASON_UNSCHEDULABLE, message)
+
+    def _update_condition(self, pod: Obj, reason: str, message: str) -> None:
+        """PodScheduled=False with `reason`, written in the background (upstream
+        PodConditionUpdater / 1.31 updatePod, both through pods/status)."""
+        task = asyncio.create_task(self._set_scheduled_false(pod, reason, message))
         self._binds.add(task)
         task.add_done_callback(self._binds.discard)
 
@@ -373,9 +424,9 @@ class Scheduler:
                     retry_in_s=delay)
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
 
-    async def _set_unschedulable_condition(self, pod: Obj, message: str) -> None:
+    async def _set_scheduled_false(self, pod: Obj, reason: str, message: str) -> None:
         md = pod["metadata"]
-        condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason,
                      "message": message, "lastProbeTime": None,
                      "lastTransitionTime": meta.now_rfc3339()}
         try:
@@ -385,7 +436,10 @@ class Scheduler:
         except StatusError as exc:
             if exc.code != 404:
                 log.warning("could not set PodScheduled=False", pod=meta_namespace_key(pod),
-                            error=exc.message)
+                            reason=reason, error=exc.message)
+        except Exception as exc:  # noqa: BLE001 — connection trouble: the next attempt writes it
+            log.warning("could not set PodScheduled=False", pod=meta_namespace_key(pod),
+                        reason=reason, error=repr(exc))
 
     async def _bind(self, pod: Obj, assumed: Obj, result: ScheduleResult, started: float) -> None:
         md = pod["metadata"]
@@ -402,17 +456,12 @@ class Scheduler:
             if exc.code == 409:  # another scheduler bound it first, or it is being deleted
                 log.info("binding refused", pod=key, node=result.node, reason=exc.message)
                 return
-            log.warning("binding failed", pod=key, node=result.node, error=exc.message)
-            self.recorder.event(pod, "Warning", "FailedScheduling",
-                                f"Binding rejected: {exc.message}")
-            assert self.queue is not None
-            self.queue.add_unschedulable(pod)
+            self._binding_rejected(pod, result.node, exc.message)
             return
-        except Exception as exc:  # connection trouble: forget, and retry after backoff
+        except Exception as exc:  # connection trouble: the same, the error as its text
             self.cache.forget_pod(assumed)
-            log.warning("binding failed", pod=key, node=result.node, error=repr(exc))
-            assert self.queue is not None
-            self.queue.add_unschedulable(pod)
+            self.metrics.attempts.labels("error").inc()
+            self._binding_rejected(pod, result.node, str(exc) or repr(exc))
             return
         self.cache.finish_binding(assumed)
         assert self.queue is not None
@@ -428,6 +477,20 @@ class Scheduler:
                  ms=round((now - started) * 1000, 2))
         self.recorder.event(pod, "Normal", "Scheduled",
                             f"Successfully assigned {key} to {result.node}")
+
+    def _binding_rejected(self, pod: Obj, node: str, error: str) -> None:
+        """v1.5 scheduleOne's bind failure (seed 003): the assumption is already forgotten;
+        a `FailedScheduling` "Binding rejected: ..." event, PodScheduled=False with reason
+        BindingRejected, and the pod back in the queue after its backoff (upstream's
+        Config.Error). The freed room may fit a waiting pod, so those are retried too (1.31
+        handleBindingCycleError: forgetting is an assigned-pod delete)."""
+        assert self.queue is not None
+        message = f"Binding rejected: {error}"
+        log.warning("binding failed", pod=meta_namespace_key(pod), node=node, error=error)
+        self.queue.move_all_to_active()
+        self.queue.add_unschedulable(pod)
+        self.recorder.event(pod, "Warning", "FailedScheduling", message)
+        self._update_condition(pod, REASON_BINDING_REJECTED, message)
 
     async def _bind_volumes(self, pod: Obj, node: str) -> None:
         """The volume binding step (VolumeBinding PreBind, predicates_volume_binding.py): the

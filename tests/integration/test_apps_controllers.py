@@ -312,7 +312,8 @@ async def test_claims_are_created_per_ordinal_and_owned_per_retention_policy(
     assert pvc["metadata"]["labels"] == {"app": "db"}
     assert [(r["kind"], r["uid"]) for r in pvc["metadata"]["ownerReferences"]] == [
         ("StatefulSet", created["metadata"]["uid"])]
-    pod = (await c.active_pods("app=db"))[0]
+    # the pod is created right after its claims (CreateStatefulPod): wait for it as well
+    pod = (await eventually(lambda: c.active_pods("app=db"), message="pod db-0"))[0]
     assert pod["spec"]["volumes"] == [{"name": "data",
                                        "persistentVolumeClaim": {"claimName": "data-db-0"}}]
     await c.client.delete(STATEFULSETS, "db", NS)

@@ -7,9 +7,11 @@ import pytest
 from minikube_py.scheduler.algorithm.predicates import PREDICATES
 from minikube_py.scheduler.algorithm.priorities import PRIORITIES, PriorityConfig
 from minikube_py.scheduler.algorithm.select_host import HostSelector
+from minikube_py.scheduler.factory import from_policy, from_provider
 from minikube_py.scheduler.generic_scheduler import (
     FitError,
     GenericScheduler,
+    NoNodesAvailable,
     sample_size,
 )
 from minikube_py.scheduler.nodeinfo import NodeInfo
@@ -65,9 +67,56 @@ async def test_fit_error_counts_reasons_over_nodes():
         "hdd2": ["node(s) didn't match node selector"]}
 
 
-async def test_no_nodes_is_a_fit_error():
-    with pytest.raises(FitError, match=r"^0/0 nodes are available\.$"):
+async def test_no_nodes_is_err_no_nodes_available_not_a_fit_error():
+    """upstream ErrNoNodesAvailable, the same text from v1.0 to 1.31."""
+    with pytest.raises(NoNodesAvailable, match=r"^no nodes available to schedule pods$"):
         await GenericScheduler(V10_PREDICATES, V10_PRIORITIES).schedule(pod("p"), build([]))
+
+
+def _mixed_nodes() -> list[NodeInfo]:
+    """small-hdd fails both cpu and the selector; small-ssd only cpu; big-hdd only the
+    selector; a NotReady node fails only as the node lister would exclude it."""
+    not_ready = node("gone", disk="ssd")
+    assert not_ready.node is not None
+    not_ready.node["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    return [node("small-hdd", cpu="500m", disk="hdd"), node("small-ssd", cpu="500m", disk="ssd"),
+            node("big-hdd", disk="hdd"), not_ready]
+
+
+async def test_v1_0_charges_a_node_with_its_first_failing_predicate_only():
+    algorithm = from_provider("V1.0Provider")
+    assert not algorithm.check_all_predicates
+    sched = GenericScheduler(algorithm.predicates, algorithm.priorities,
+                             check_all_predicates=algorithm.check_all_predicates)
+    with pytest.raises(FitError) as info:
+        await sched.schedule(pod("p", cpu="1", disk="ssd"), build(_mixed_nodes()))
+    assert info.value.failed == {"small-hdd": ["Insufficient cpu"],
+                                 "small-ssd": ["Insufficient cpu"],
+                                 "big-hdd": ["node(s) didn't match node selector"],
+                                 "gone": ["node(s) were not ready"]}
+    assert str(info.value) == ("0/4 nodes are available: 1 node(s) didn't match node selector, "
+                               "1 node(s) were not ready, 2 Insufficient cpu.")
+
+
+@pytest.mark.parametrize("source", ["DefaultProvider", "policy"])
+async def test_v1_5_collects_every_failing_predicates_reasons(source: str):
+    """v1.5 podFitsOnNode runs every predicate and appends all their reasons; the FitError
+    counts each reason over the nodes it applies to. A NotReady node never reaches the
+    predicates (v1.5's node lister leaves it out)."""
+    algorithm = from_provider(source) if source != "policy" else from_policy({
+        "predicates": [{"name": "PodFitsResources"}, {"name": "MatchNodeSelector"}]})
+    assert algorithm.check_all_predicates
+    sched = GenericScheduler(algorithm.predicates, algorithm.priorities,
+                             check_all_predicates=algorithm.check_all_predicates)
+    with pytest.raises(FitError) as info:
+        await sched.schedule(pod("p", cpu="1", disk="ssd"), build(_mixed_nodes()))
+    failed = {name: sorted(reasons) for name, reasons in info.value.failed.items()}
+    assert failed == {"small-hdd": ["Insufficient cpu", "node(s) didn't match node selector"],
+                      "small-ssd": ["Insufficient cpu"],
+                      "big-hdd": ["node(s) didn't match node selector"],
+                      "gone": ["node(s) were not ready"]}
+    assert str(info.value) == ("0/4 nodes are available: 1 node(s) were not ready, "
+                               "2 Insufficient cpu, 2 node(s) didn't match node selector.")
 
 
 async def test_sampling_finds_enough_feasible_nodes_and_rotates():

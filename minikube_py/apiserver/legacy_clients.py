@@ -1,0 +1,42 @@
+"""What older Kubernetes components need from the API server: the `legacy/v1.20` bundle.
+
+Kubernetes piece: none upstream — a real kube-apiserver serves only its own release's
+versions. This module reads informers_v1_20.yaml (the (group, version, resource) triples
+v1.20's kube-scheduler and kube-controller-manager list and watch, derived from upstream's
+v1.20 source; the file says how) so that `--runtime-config legacy/v1.20=true` can turn on
+exactly the removed versions those components need, and tests can check every triple.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+GVR = tuple[str, str, str]
+#: the components whose informers the file lists (leader election is listed apart)
+COMPONENTS = ("kube-controller-manager", "kube-scheduler")
+
+
+@cache
+def _load(name: str) -> dict[str, Any]:
+    text = resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def informers_v1_20() -> list[dict[str, Any]]:
+    """Every informer entry of both components (group, version, resource, by, ...)."""
+    data = _load("informers_v1_20.yaml")
+    return [dict(entry, component=c) for c in COMPONENTS for entry in data[c]]
+
+
+def gvrs_v1_20() -> frozenset[GVR]:
+    """The triples v1.20's components list and watch."""
+    return frozenset((e["group"], e["version"], e["resource"]) for e in informers_v1_20())
+
+
+def bundles() -> dict[str, frozenset[GVR]]:
+    """--runtime-config keys that switch a set of versions at once."""
+    return {"legacy/v1.20": gvrs_v1_20()}
