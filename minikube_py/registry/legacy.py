@@ -4,7 +4,7 @@ Kubernetes piece: the storage-version/cohabitation wiring of pkg/controlplane (o
 resource served in several group versions) for versions upstream removed: policy/v1beta1
 PodDisruptionBudgets, discovery.k8s.io/v1beta1 EndpointSlices and batch/v1beta1 CronJobs
 (all removed in 1.25). v1.20's kube-scheduler and kube-controller-manager list and watch
-exactly these (tests/data/v1_20_informers.yaml has the whole list and where it comes from),
+exactly these (apiserver/informers_v1_20.yaml has the whole list and where it comes from),
 and v1.20's controller manager silently skips the disruption, EndpointSlice and CronJob
 controllers when discovery does not list them.
 
