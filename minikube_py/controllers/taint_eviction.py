@@ -62,6 +62,24 @@ class TaintEvictionController(Controller):
         self.since: dict[str, float] = {}
         #: pods deleted whose deletion the cache has not shown yet (evict once, not per tick)
         self.evicted: set[str] = set()
+        #: node name -> its NoExecute taints, for tainted nodes only (kept by the node
+        #: informer's events, as upstream's handleNodeUpdate does): a tick looks at the few
+        #: tainted nodes, not at all 5000
+        self.tainted: dict[str, list[tuple[str, str, str]]] = {}
+        self.nodes.add_event_handler(on_add=self._node_changed,
+                                     on_update=lambda _old, new: self._node_changed(new),
+                                     on_delete=self._node_deleted)
+
+    def _node_changed(self, node: Obj) -> None:
+        name = (node.get("metadata") or {}).get("name", "")
+        taints = no_execute_taints(node)
+        if taints:
+            self.tainted[name] = taints
+        else:
+            self.tainted.pop(name, None)
+
+    def _node_deleted(self, node: Obj) -> None:
+        self.tainted.pop((node.get("metadata") or {}).get("name", ""), None)
 
     async def background(self) -> None:
         while True:
@@ -78,11 +96,7 @@ class TaintEvictionController(Controller):
         caches and the clock)."""
         due: list[tuple[Obj, str]] = []
         waiting: dict[str, float] = {}
-        for node in self.nodes.indexer.list():
-            taints = no_execute_taints(node)
-            if not taints:
-                continue
-            node_name = node["metadata"]["name"]
+        for node_name, taints in list(self.tainted.items()):
             for pod in self.pods.indexer.by_index(NODE_NAME_INDEX, node_name):
                 if (pod.get("metadata") or {}).get("deletionTimestamp"):
                     continue
