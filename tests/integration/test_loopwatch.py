@@ -101,14 +101,20 @@ def test_the_kubelet_process_serves_its_loop_lag_on_metrics(apiserver: ServerThr
 
 @pytest.mark.parametrize("component", ["scheduler", "controller-manager"])
 def test_component_processes_run_under_a_monitor(apiserver: ServerThread, component: str) -> None:
-    """With a 1 ms threshold the lazy imports of startup are stalls: logged at debug with
-    phase=startup (not warnings) before the component says it is starting, under its name."""
+    """With a 1 ms threshold the component's first stall is logged under its name: at debug
+    with phase=startup if it came before the component said it is starting (its startup),
+    as a warning after that. Which comes first depends on where the lazy imports land on
+    this machine, so both orders are checked against what each must look like."""
     proc, lines = run_component([component, "--master", apiserver.url, "--port", "0",
                                  "--log-level", "debug", "--loop-stall-threshold", "1ms"])
     try:
         stall = json.loads(lines.until('"event loop blocked"', timeout=60))
-        assert (stall["component"], stall["level"], stall["phase"]) == (component, "debug",
-                                                                        "startup")
-        lines.until(f'"{component} starting"', timeout=60)
+        started = any(f'"{component} starting"' in line for line in lines.seen[:-1])
+        assert stall["component"] == component
+        if started:
+            assert stall["level"] == "warning" and "phase" not in stall, stall
+        else:
+            assert (stall["level"], stall["phase"]) == ("debug", "startup"), stall
+            lines.until(f'"{component} starting"', timeout=60)
     finally:
         assert stop(proc) == 0
