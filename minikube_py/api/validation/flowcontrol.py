@@ -76,31 +76,30 @@ def _subject(subject: dict[str, Any], path: str, errs: Errs) -> None:
                                                       f"is '{kind}'"))
 
 
+def _star_list(rule: dict[str, Any], field: str, path: str, errs: Errs, *, empty: str,
+               others: str) -> list[str]:
+    """A rule's list that must not be empty (`empty`: the message) and in which `*` stands
+    alone (upstream's hasWildcard checks of each rule list)."""
+    values = get_str_list(rule, field, path, errs)
+    if not values:
+        errs.append(required(child(path, field), empty))
+    elif "*" in values and len(values) > 1:
+        errs.append(invalid(child(path, field), values,
+                            f"if '*' is present, must not specify other {others}"))
+    return values
+
+
 def _verbs(rule: dict[str, Any], path: str, errs: Errs) -> None:
-    verbs = get_str_list(rule, "verbs", path, errs)
-    if not verbs:
-        errs.append(required(child(path, "verbs"), "verbs must contain at least one value"))
-    elif "*" in verbs and len(verbs) > 1:
-        errs.append(invalid(child(path, "verbs"), verbs,
-                            "if '*' is present, must not specify other verbs"))
+    _star_list(rule, "verbs", path, errs, empty="verbs must contain at least one value",
+               others="verbs")
 
 
 def _resource_rule(rule: dict[str, Any], path: str, errs: Errs) -> None:
     _verbs(rule, path, errs)
-    groups = get_str_list(rule, "apiGroups", path, errs)
-    if not groups:
-        errs.append(required(child(path, "apiGroups"),
-                             "resource rules must supply at least one api group"))
-    elif "*" in groups and len(groups) > 1:
-        errs.append(invalid(child(path, "apiGroups"), groups,
-                            "if '*' is present, must not specify other api groups"))
-    resources = get_str_list(rule, "resources", path, errs)
-    if not resources:
-        errs.append(required(child(path, "resources"),
-                             "resource rules must supply at least one resource"))
-    elif "*" in resources and len(resources) > 1:
-        errs.append(invalid(child(path, "resources"), resources,
-                            "if '*' is present, must not specify other resources"))
+    _star_list(rule, "apiGroups", path, errs,
+               empty="resource rules must supply at least one api group", others="api groups")
+    _star_list(rule, "resources", path, errs,
+               empty="resource rules must supply at least one resource", others="resources")
     namespaces = get_str_list(rule, "namespaces", path, errs)
     if not namespaces and not get_bool(rule, "clusterScope", path, errs):
         errs.append(required(child(path, "namespaces"), "resource rules that are not cluster "
@@ -112,13 +111,9 @@ def _resource_rule(rule: dict[str, Any], path: str, errs: Errs) -> None:
 
 def _non_resource_rule(rule: dict[str, Any], path: str, errs: Errs) -> None:
     _verbs(rule, path, errs)
-    urls = get_str_list(rule, "nonResourceURLs", path, errs)
-    if not urls:
-        errs.append(required(child(path, "nonResourceURLs"),
-                             "nonResourceURLs must contain at least one value"))
-    elif "*" in urls and len(urls) > 1:
-        errs.append(invalid(child(path, "nonResourceURLs"), urls,
-                            "if '*' is present, must not specify other non-resource URLs"))
+    _star_list(rule, "nonResourceURLs", path, errs,
+               empty="nonResourceURLs must contain at least one value",
+               others="non-resource URLs")
 
 
 def _flow_schema_spec(fs: dict[str, Any], errs: Errs) -> None:
