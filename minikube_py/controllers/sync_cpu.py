@@ -76,9 +76,4 @@ def metered(coro: Coroutine[Any, Any, T]) -> Any:
     """`coro` charged to the reconcile that is running (for work it hands to other tasks,
     e.g. the coroutines of an `asyncio.gather`); `coro` itself when none is."""
     meter = _current.get()
-    return coro if meter is None else _as_coroutine(Metered(coro, meter))
-
-
-async def _as_coroutine(awaitable: Metered) -> Any:
-    """gather() wants coroutines or futures; a Metered is a plain awaitable."""
-    return await awaitable
+    return coro if meter is None else Metered(coro, meter)  # gather() takes any awaitable
