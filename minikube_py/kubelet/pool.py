@@ -43,7 +43,7 @@ from .kubelet import Kubelet
 from .node_lease import STATUS_MODE
 from .pod_status import generate
 from .podworker import pod_key
-from .reads import ClusterReads
+from .reads import ClusterReads, shared_informers
 from .server import Serving, build_app
 from .token_manager import TokenManager
 from .usage import NodeUsage, measure
@@ -84,6 +84,8 @@ class KubeletPool:
         #: asked for as the node the pod runs on (the Node authorizer checks the binding)
         self.tokens = TokenManager(client, client_for=self.client_for)
         self._shared = informers
+        #: the shared informers every node's ClusterReads reads (made on first use)
+        self._read_informers: dict | None = None
         self.address = address
         self.port = port
         self.node_ip = node_ip
@@ -122,7 +124,9 @@ class KubeletPool:
     def reads_for(self, client: Client) -> ClusterReads:
         """What a node reads besides its pods, as `client`: through the shared informers when
         the pool has them (reads.py), else GETs."""
-        return ClusterReads(client, self._shared)
+        if self._shared is not None and self._read_informers is None:
+            self._read_informers = shared_informers(self._shared)
+        return ClusterReads(client, self._read_informers)
 
     # -- building the pool -------------------------------------------------------------------
     @property

@@ -20,10 +20,11 @@ name, which the Node authorizer would let the node read anyway.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..api.errors import StatusError
-from ..client.cache import NAMESPACE_INDEX, InformerFactory, meta_namespace_index
+from ..client.cache import NAMESPACE_INDEX, Informer, InformerFactory, meta_namespace_index
 from ..client.resources import CONFIGMAPS, SECRETS, SERVICES, Resource
 
 Obj = dict[str, Any]
@@ -32,20 +33,26 @@ Obj = dict[str, Any]
 CACHED = (CONFIGMAPS, SECRETS, SERVICES)
 
 
+def shared_informers(factory: InformerFactory) -> dict[Resource, Informer]:
+    """The process's informers the kubelets read (one set for the whole pool); Services get
+    the namespace index the controllers' shared Service informer has (service links)."""
+    return {resource: factory.informer(
+        resource, indexers={NAMESPACE_INDEX: meta_namespace_index} if resource == SERVICES
+        else None) for resource in CACHED}
+
+
 class ClusterReads:
     """GET/LIST facade a kubelet's volume and environment code reads through: the shared
     informers' caches first, the API (as the node) on a miss."""
 
-    def __init__(self, client: Any, informers: InformerFactory | None = None) -> None:
+    def __init__(self, client: Any,
+                 informers: Mapping[Resource, Informer] | None = None) -> None:
         self.client = client
-        self._informers = informers
+        self._informers = informers or {}
 
-    def _cache(self, resource: Resource) -> Any:
-        if self._informers is None or resource not in CACHED:
-            return None
-        indexers = {NAMESPACE_INDEX: meta_namespace_index} if resource == SERVICES else None
-        informer = self._informers.informer(resource, indexers=indexers)
-        return informer if informer.has_synced else None
+    def _cache(self, resource: Resource) -> Informer | None:
+        informer = self._informers.get(resource)
+        return informer if informer is not None and informer.has_synced else None
 
     async def get(self, resource: Resource, name: str, namespace: str | None = None) -> Obj:
         """The object (the cache's when it holds it; else a GET, whose errors raise)."""

@@ -9,7 +9,7 @@ from prometheus_client import REGISTRY
 from minikube_py.client import Client, HTTPTransport
 from minikube_py.client.cache import InformerFactory
 from minikube_py.client.resources import CONFIGMAPS, SERVICES
-from minikube_py.kubelet.reads import ClusterReads
+from minikube_py.kubelet.reads import ClusterReads, shared_informers
 from minikube_py.kubelet.token_manager import TokenManager
 from tests.apiserver.conftest import API
 
@@ -39,7 +39,7 @@ async def test_reads_come_from_the_shared_caches_once_synced(api: API) -> None:
     await _configmap(api, "cached")
     client = Client(HTTPTransport(api.url))
     factory = InformerFactory(client)
-    reads = ClusterReads(client, factory)
+    reads = ClusterReads(client, shared_informers(factory))
     try:
         # not synced yet: a GET answers
         before = _requests("GET", "configmaps")
