@@ -326,6 +326,22 @@ def free_port() -> int:
 # ------------------------------------------------------------------------------ fresh runs
 
 
+def measure_here(one_run: Callable[[Path], Awaitable[dict[str, Any]]]) -> int:
+    """The `--one` side of run_fresh: tune garbage collection as every minikube-py command
+    does, run `one_run(<a fresh temporary directory>)` on a new event loop, print its result
+    as the JSON line run_fresh reads."""
+    import asyncio
+    import tempfile
+
+    from minikube_py.cli import runtime
+
+    runtime.tune_gc()
+    with tempfile.TemporaryDirectory() as tmp:
+        result = asyncio.run(one_run(Path(tmp)))
+    print(json.dumps(result))
+    return 0
+
+
 def run_fresh(module_args: list[str], timeout: float = 900) -> dict[str, Any]:
     """`python -m <module_args>` in its own interpreter; the run's result is the JSON on its
     last stdout line. A heap that earlier runs' servers and caches grew would slow later runs

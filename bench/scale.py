@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -340,14 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     loop_name = common.choose_loop("auto")
     common.quiet_logs()
     if args.one:
-        from minikube_py.cli import runtime
-
-        runtime.tune_gc()  # as every minikube-py command does
-        with tempfile.TemporaryDirectory() as tmp:
-            result = asyncio.run(one_run(Path(tmp), nodes, pods, args.idle, modes[0],
-                                         args.tracemalloc, args.profile_idle))
-        print(json.dumps(result))
-        return 0
+        return common.measure_here(lambda tmp: one_run(tmp, nodes, pods, args.idle, modes[0],
+                                                     args.tracemalloc, args.profile_idle))
     by_mode: dict[str, dict[str, Any]] = {}
     for mode in modes:
         runs = []

@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -43,7 +41,6 @@ from aiohttp import web
 
 from bench import common
 from minikube_py.apiserver.options import APIServerOptions
-from minikube_py.cli import runtime
 from minikube_py.apiserver.server import APIServer
 from minikube_py.client import Client, HTTPTransport, InProcessTransport
 from minikube_py.client.cache import Informer
@@ -237,12 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     loop_name = common.choose_loop("auto")
     common.quiet_logs()
     if args.one:
-        runtime.tune_gc()  # as every minikube-py command does
         transport, nodes, scenario = (args.one.split("/") + ["plain"])[:3]
-        with tempfile.TemporaryDirectory() as tmp:
-            result = asyncio.run(one_run(int(nodes), args.pods, Path(tmp), transport, scenario))
-        print(json.dumps(result))
-        return 0
+        return common.measure_here(
+            lambda tmp: one_run(int(nodes), args.pods, tmp, transport, scenario))
     sizes = [100] if args.quick else [int(n) for n in args.nodes.split(",")]
     transports = args.transport.split(",")
     runs = 1 if args.quick else args.runs

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -137,13 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     loop_name = common.choose_loop("auto")
     common.quiet_logs()
     if args.one:
-        from minikube_py.cli import runtime
-
-        runtime.tune_gc()
-        with tempfile.TemporaryDirectory() as tmp:
-            result = asyncio.run(one_run(Path(tmp), args.nodes, args.claims))
-        print(json.dumps(result))
-        return 0
+        return common.measure_here(lambda tmp: one_run(tmp, args.nodes, args.claims))
     load_before = common.loadavg()
     runs = []
     for i in range(args.runs):

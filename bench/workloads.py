@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -165,13 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     loop_name = common.choose_loop("auto")
     common.quiet_logs()
     if args.one:
-        from minikube_py.cli import runtime
-
-        runtime.tune_gc()
-        with tempfile.TemporaryDirectory() as tmp:
-            result = asyncio.run(one_run(Path(tmp), args.one, args))
-        print(json.dumps(result))
-        return 0
+        return common.measure_here(lambda tmp: one_run(tmp, args.one, args))
     results: dict[str, Any] = {}
     rows = []
     for name in args.only or list(SCENARIOS):
