@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-from minikube_py.client import Client, InProcessTransport
-from minikube_py.client.cache import InformerFactory
 from minikube_py.client.resources import (
     CONTROLLER_REVISIONS,
     DAEMONSETS,
@@ -22,13 +20,14 @@ from minikube_py.client.resources import (
     PODS,
     STATEFULSETS,
 )
-from minikube_py.controllers.base import ControllerContext
 from minikube_py.controllers.daemonset import DaemonSetsController
 from minikube_py.controllers.garbagecollector import GarbageCollector
-from minikube_py.controllers.options import ControllerOptions
 from minikube_py.controllers.statefulset import StatefulSetController
-from tests.apiserver.conftest import start_api
-from tests.integration.test_workload_controllers import Cluster, eventually
+from tests.integration.test_workload_controllers import (
+    Cluster,
+    eventually,
+    running_controllers,
+)
 
 Obj = dict[str, Any]
 NS = "default"
@@ -36,25 +35,9 @@ NS = "default"
 
 @pytest.fixture
 async def cluster(tmp_path: Path):
-    _, runner, store, session = await start_api(tmp_path)
-    client = Client(InProcessTransport(runner.app), field_manager="test")
-    factory = InformerFactory(client)
-    ctx = ControllerContext(client, factory, ControllerOptions())
-    controllers = [DaemonSetsController(ctx), StatefulSetController(ctx), GarbageCollector(ctx)]
-    factory.start()
-    tasks = [asyncio.create_task(c.run()) for c in controllers]
-    try:
-        yield Cluster(client)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await factory.stop()
-        await ctx.close()
-        await client.close()
-        await session.close()
-        await runner.cleanup()
-        await store.close()
+    async with running_controllers(tmp_path, DaemonSetsController, StatefulSetController,
+                                   GarbageCollector) as c:
+        yield c
 
 
 async def add_node(c: Cluster, name: str, labels: dict[str, str] | None = None,

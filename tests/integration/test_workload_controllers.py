@@ -5,8 +5,9 @@ a pod IP, Ready=True) through pods/{name}/status, as a kubelet would."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +76,15 @@ class Cluster:
         return listed["items"]
 
 
-@pytest.fixture
-async def cluster(tmp_path: Path):
-    api, runner, store, session = await start_api(tmp_path)
+@contextlib.asynccontextmanager
+async def running_controllers(tmp_path: Path, *kinds: type) -> AsyncIterator[Cluster]:
+    """A real API server with the controllers of `kinds` running against it (as their
+    manager would: one shared informer factory), torn down in reverse."""
+    _, runner, store, session = await start_api(tmp_path)
     client = Client(InProcessTransport(runner.app), field_manager="test")
     factory = InformerFactory(client)
     ctx = ControllerContext(client, factory, ControllerOptions())
-    controllers = [ReplicationManager(ctx), ReplicaSetController(ctx), DeploymentController(ctx)]
+    controllers = [kind(ctx) for kind in kinds]
     factory.start()
     tasks = [asyncio.create_task(c.run()) for c in controllers]
     try:
@@ -96,6 +99,13 @@ async def cluster(tmp_path: Path):
         await session.close()
         await runner.cleanup()
         await store.close()
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path):
+    async with running_controllers(tmp_path, ReplicationManager, ReplicaSetController,
+                                   DeploymentController) as c:
+        yield c
 
 
 def template(labels: dict[str, str], image: str = "nginx:1.19") -> Obj:
