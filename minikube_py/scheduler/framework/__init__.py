@@ -1,0 +1,1 @@
+"""The scheduling framework (upstream pkg/scheduler/framework): extension points, plugins, profiles."""
