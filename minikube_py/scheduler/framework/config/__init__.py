@@ -1,0 +1,1 @@
+"""KubeSchedulerConfiguration (upstream pkg/scheduler/apis/config): types, defaults, validation, loading."""
