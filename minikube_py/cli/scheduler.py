@@ -12,7 +12,7 @@ import argparse
 
 import structlog
 
-from . import runtime
+from . import runtime, scheduler_config
 from .component_settings import (
     API_CLIENT,
     LEADER_ELECTION,
@@ -38,7 +38,7 @@ OWN = (
 )
 #: client-go rest.Config for this component (upstream's QPS in the help, its burst)
 CLIENT = kube_api_client(50.0, 100)
-SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION,
+SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *SCHEDULER, scheduler_config.CONFIG, *LEADER_ELECTION,
             *PROFILING, *runtime.LOOP_WATCH)
 
 
@@ -63,6 +63,7 @@ async def serve(settings: dict) -> int:
     from .component_process import http_client, run_component
     from .componentconfig import component_config
 
+    configuration = scheduler_config.load(settings["config"], settings["policy_config_file"])
     try:
         args = options_from(AlgorithmArgs, settings)
         algorithm = (load_policy(settings["policy_config_file"], args=args)
@@ -75,8 +76,9 @@ async def serve(settings: dict) -> int:
                           percentage_of_nodes_to_score=settings["percentage_of_nodes_to_score"],
                           bind_pods_qps=settings["bind_pods_qps"],
                           bind_pods_burst=settings["bind_pods_burst"])
-    config = component_config((*CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *PROFILING),
-                              settings)
+    scheduler_config.hand_off(scheduler, configuration)
+    config = scheduler_config.configz(configuration, component_config(
+        (*CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *PROFILING), settings))
     return await run_component(
         "scheduler", client, build_app(scheduler, config), settings, scheduler.run,
         scheduler=settings["scheduler_name"], predicates=list(algorithm.predicates),

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..apiserver.options import APIServerOptions, public_endpoint
 from ..controllers.options import ControllerOptions
+from . import scheduler_config
 from .component_settings import (
     APISERVER as APISERVER_DEFAULTS,
     CONTROLLER_MANAGER,
@@ -55,6 +56,7 @@ DEFAULT_KUBECONFIG = "~/.minikube-py/kubeconfig"
 ALL_IN_ONE = (
     Setting("scheduler-port", 10251, "the scheduler's healthz/metrics/debug port (0 disables "
             "the listener)", port),
+    scheduler_config.START_CONFIG,
     Setting("controller-manager-port", 10252, "the controller manager's healthz/metrics port "
             "(0 disables the listener)", port),
     Setting("kubelet-port", 10250, "the simulated kubelets' port: logs, /pods, the node "
@@ -112,6 +114,7 @@ class StartOptions:
     scheduler_port: int
     algorithm_provider: str
     policy_config_file: str | None
+    scheduler_config: str | None
     percentage_of_nodes_to_score: int
     bind_pods_qps: float
     bind_pods_burst: int
@@ -193,6 +196,7 @@ class StartOptions:
             scheduler_port=v["scheduler_port"],
             algorithm_provider=str(v["algorithm_provider"]),
             policy_config_file=v["policy_config_file"],
+            scheduler_config=v["scheduler_config"],
             percentage_of_nodes_to_score=v["percentage_of_nodes_to_score"],
             bind_pods_qps=v["bind_pods_qps"],
             bind_pods_burst=v["bind_pods_burst"],

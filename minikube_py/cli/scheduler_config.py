@@ -1,0 +1,61 @@
+"""The scheduler's KubeSchedulerConfiguration flag: load at start, refuse with a one-line error.
+
+Kubernetes piece: cmd/kube-scheduler/app/options (Options.ConfigFile, LoadConfigFromFile,
+ValidateKubeSchedulerConfiguration in ApplyTo) and the `configz.New("componentconfig")` of
+app/server.go. `minikube-py scheduler` takes upstream's `--config FILE`; `minikube-py start`
+already has a `--config` (its own settings file), so there the flag is `--scheduler-config`.
+A file that does not decode, default or validate stops the command at start with upstream's
+error text and exit status 1, never a traceback. The deprecated v1.x `--policy-config-file`
+and a configuration file are two answers to the same question, so both at once is refused.
+
+`hand_off` is the one place the loaded configuration reaches the running scheduler;
+`configz` picks what /configz shows: the v1 document when a file was given (as upstream, whose
+componentconfig is the KubeSchedulerConfiguration), else the v1.x flags as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .settings import Setting
+from .storage_target import CommandError
+
+if TYPE_CHECKING:
+    from ..scheduler.framework.config.types import SchedulerConfiguration
+
+_HELP = ("a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration (YAML or JSON): "
+         "profiles, plugins, pluginConfig, percentageOfNodesToScore, backoff, extenders; "
+         "not with --policy-config-file")
+#: `minikube-py scheduler --config FILE` (upstream's flag)
+CONFIG = Setting("config", None, _HELP, metavar="FILE")
+#: `minikube-py start --scheduler-config FILE` (start's --config is the cluster's settings)
+START_CONFIG = Setting("scheduler-config", None, _HELP, metavar="FILE")
+
+
+def load(path: str | None, policy_config_file: str | None,
+         flag: str = "--config") -> SchedulerConfiguration | None:
+    """The configuration in `path` (None when no file was given), or CommandError."""
+    if not path:
+        return None
+    if policy_config_file:
+        raise CommandError(f"{flag} and --policy-config-file cannot be used together: a "
+                           "KubeSchedulerConfiguration's profiles replace the v1.x Policy")
+    from ..scheduler.framework.config.load import ConfigError, load_file
+
+    try:
+        return load_file(path)
+    except ConfigError as exc:
+        raise CommandError(f"{flag} {path}: {exc}") from None
+
+
+def hand_off(scheduler: Any, configuration: SchedulerConfiguration | None) -> None:
+    """Give the scheduler its framework configuration. Until the framework runtime runs the
+    profiles, the v1.x algorithm keeps scheduling and the configuration is only kept on
+    `scheduler.configuration` (and shown on /configz)."""
+    scheduler.configuration = configuration
+
+
+def configz(configuration: SchedulerConfiguration | None,
+            flags_config: dict[str, Any]) -> dict[str, Any]:
+    """/configz's componentconfig: the v1 document when a file was loaded, else the flags."""
+    return configuration.versioned if configuration is not None else flags_config
