@@ -311,8 +311,7 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
     from . import scheduler_config as framework_config
     from .settings import options_from
 
-    configuration = framework_config.load(options.scheduler_config, options.policy_config_file,
-                                          "--scheduler-config")
+    configuration = options.scheduler_configuration
     try:
         args = options_from(AlgorithmArgs, vars(options))
         algorithm = (load_policy(options.policy_config_file, args=args)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..apiserver.options import APIServerOptions, public_endpoint
 from ..controllers.options import ControllerOptions
@@ -42,6 +42,9 @@ from .settings import (
     resolve,
 )
 from .storage_target import ConfigError, parse_servers
+
+if TYPE_CHECKING:
+    from ..scheduler.framework.config.types import SchedulerConfiguration
 
 COMPONENTS = ("scheduler", "controller-manager", "kubelet")
 #: where `start` differs from `minikube-py apiserver` (which keeps kube-apiserver's own
@@ -114,7 +117,9 @@ class StartOptions:
     scheduler_port: int
     algorithm_provider: str
     policy_config_file: str | None
-    scheduler_config: str | None
+    #: --scheduler-config, loaded and validated while the options are read (before anything
+    #: listens), so a bad file stops `start` at once
+    scheduler_configuration: SchedulerConfiguration | None
     percentage_of_nodes_to_score: int
     bind_pods_qps: float
     bind_pods_burst: int
@@ -196,7 +201,8 @@ class StartOptions:
             scheduler_port=v["scheduler_port"],
             algorithm_provider=str(v["algorithm_provider"]),
             policy_config_file=v["policy_config_file"],
-            scheduler_config=v["scheduler_config"],
+            scheduler_configuration=scheduler_config.load(
+                v["scheduler_config"], v["policy_config_file"], "--scheduler-config"),
             percentage_of_nodes_to_score=v["percentage_of_nodes_to_score"],
             bind_pods_qps=v["bind_pods_qps"],
             bind_pods_burst=v["bind_pods_burst"],
