@@ -221,3 +221,22 @@ def test_aliases_are_bounded(tmp_path):
         f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
         for p, c in zip("abcdefgh", "bcdefghi"))
     assert "error converting YAML to JSON" in error_of(bomb)
+
+
+@pytest.mark.parametrize("body", [
+    "profiles:\n- plugins: {score: {enabled: [null, {}]}}\n",
+    "profiles:\n- pluginConfig: [null, {}]\n",
+    ("profiles:\n- pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {resources: "
+    "[null]}}}]\n"),
+    "extenders: [{managedResources: [null, {}]}]\n",
+    ("profiles:\n- pluginConfig: [{name: PodTopologySpread, args: {defaultingType: List, "
+    "defaultConstraints: [null, {}]}}]\n"),
+])
+def test_null_elements_decode_as_empty_objects_and_fail_validation_not_the_loader(body):
+    """Go decodes a null list element into the zero struct; validation then names it."""
+    message = error_of(HEAD + body)
+    assert message and "Traceback" not in message
+
+
+def test_an_empty_file():
+    assert error_of("") == "Object 'Kind' is missing in ''"

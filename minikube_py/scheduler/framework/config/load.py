@@ -63,7 +63,7 @@ def parse(data: bytes | str, resolve: PointsResolver | None = None) -> Scheduler
 def from_document(doc: Any, resolve: PointsResolver | None = None) -> SchedulerConfiguration:
     """Decode (strict), default, validate and expand a decoded document."""
     try:
-        decode(doc)
+        doc = decode(doc)
     except DecodeError as exc:
         raise ConfigError(str(exc)) from None
     defaulted = set_defaults(doc)

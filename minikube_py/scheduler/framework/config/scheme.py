@@ -12,7 +12,10 @@ and one walk checks a decoded document against them. Pure.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+import orjson
 
 from ....api.protobuf_tables import parse_go_duration
 from .default_plugins import PLUGIN_SET_FIELDS
@@ -138,6 +141,8 @@ class _Walk:
             if not isinstance(value, list):
                 raise self._mismatch(value, t, struct, go_path)
             for i, item in enumerate(value):
+                if item is None and t[1] in TYPES:
+                    value[i] = item = {}  # a null element decodes to the zero struct
                 self.value(item, t[1], f"{path}[{i}]", struct, go_path)
             return
         if t in TYPES:
@@ -192,6 +197,8 @@ def strict_error(unknown: list[str]) -> str:
 
 def check_kind(doc: Any) -> None:
     """The document must be a KubeSchedulerConfiguration of a version we serve."""
+    if doc is None:  # an empty file
+        raise DecodeError("Object 'Kind' is missing in ''")
     if not isinstance(doc, dict):
         raise DecodeError("couldn't get version/kind; json parse error: json: cannot unmarshal "
                           f"{_json_type(doc)} into Go value of type struct {{ APIVersion "
@@ -206,11 +213,13 @@ def check_kind(doc: Any) -> None:
 
 
 def decode(doc: Any) -> dict[str, Any]:
-    """Check `doc` as upstream's strict decoder does; returns it (unchanged) when it passes.
+    """Check `doc` as upstream's strict decoder does; returns a copy in which null list
+    elements are the empty objects Go's decoder makes of them.
 
     Each in-tree plugin's args are checked as their `<name>Args` kind; a wrong kind is
     upstream's "args for plugin X were not of type ..." error."""
     check_kind(doc)
+    doc = copy.deepcopy(doc)
     walk = _Walk()
     walk.struct(doc, KIND, "", "")
     nested: list[str] = []
@@ -251,7 +260,5 @@ def _decode_args(entry: dict[str, Any]) -> str:
 
 
 def _compact(doc: dict[str, Any]) -> str:
-    import orjson
-
     text = orjson.dumps(doc).decode()
     return text if len(text) <= 200 else text[:200] + "..."
