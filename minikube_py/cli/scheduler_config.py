@@ -17,11 +17,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import structlog
+
 from .settings import Setting
 from .storage_target import CommandError
 
 if TYPE_CHECKING:
     from ..scheduler.framework.config.types import SchedulerConfiguration
+
+log = structlog.get_logger(component="scheduler")
 
 _HELP = ("a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration (YAML or JSON): "
          "profiles, plugins, pluginConfig, percentageOfNodesToScore, backoff, extenders; "
@@ -40,12 +44,21 @@ def load(path: str | None, policy_config_file: str | None,
     if policy_config_file:
         raise CommandError(f"{flag} and --policy-config-file cannot be used together: a "
                            "KubeSchedulerConfiguration's profiles replace the v1.x Policy")
+    from ..scheduler.framework.config.extenders import unsupported_fields
     from ..scheduler.framework.config.load import ConfigError, load_file
 
     try:
-        return load_file(path)
+        configuration = load_file(path)
     except ConfigError as exc:
         raise CommandError(f"{flag} {path}: {exc}") from None
+    for entry in configuration.extenders:
+        ignored = unsupported_fields(entry)
+        if ignored:
+            log.warning("extender fields the HTTP extender does not act on", config=path,
+                        extender=entry.get("urlPrefix"), ignored=ignored)
+    log.info("scheduler configuration loaded", config=path,
+             profiles=[p.scheduler_name for p in configuration.profiles])
+    return configuration
 
 
 def hand_off(scheduler: Any, configuration: SchedulerConfiguration | None) -> None:

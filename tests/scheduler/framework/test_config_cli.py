@@ -189,3 +189,19 @@ async def test_start_shows_the_config_on_configz(tmp_path: Path):
                 raise
             await asyncio.sleep(0)
     pytest.fail("unreachable")
+
+
+def test_extender_fields_the_http_extender_ignores_are_logged(tmp_path: Path):
+    from structlog.testing import capture_logs
+
+    from minikube_py.cli import scheduler_config
+
+    path = tmp_path / "ext.yaml"
+    path.write_text(GOOD + "extenders:\n- {urlPrefix: 'http://127.0.0.1:9/x', filterVerb: f, "
+                           "bindVerb: b}\n")
+    with capture_logs() as logs:
+        configuration = scheduler_config.load(str(path), None)
+    assert configuration is not None and configuration.extenders[0]["bindVerb"] == "b"
+    [warning] = [e for e in logs if e["log_level"] == "warning"]
+    assert warning["ignored"] == ["bindVerb"] and warning["extender"] == "http://127.0.0.1:9/x"
+    assert scheduler_config.load(None, "policy.json") is None  # no file: nothing to refuse
