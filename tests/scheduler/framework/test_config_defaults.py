@@ -277,3 +277,16 @@ def test_in_tree_points_cover_the_default_set():
     )
 
     assert {name for name, _ in DEFAULT_MULTIPOINT} <= set(IN_TREE_POINTS)
+
+
+def test_the_example_file_in_configs_loads():
+    from pathlib import Path
+
+    from minikube_py.scheduler.framework.config.load import load_file
+
+    config = load_file(Path(__file__).resolve().parents[3] / "configs" / "scheduler-config.yaml")
+    bin_packing = config.profile("bin-packing")
+    assert names(bin_packing, "score")[0] == ("NodeResourcesFit", 5)
+    assert "NodeResourcesBalancedAllocation" not in dict(names(bin_packing, "score"))
+    assert bin_packing.args("NodeResourcesFit")["scoringStrategy"]["type"] == "MostAllocated"
+    assert extender_configs(config.extenders)[0].url_prefix == "http://127.0.0.1:8888/scheduler"
