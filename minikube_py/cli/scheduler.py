@@ -38,8 +38,8 @@ OWN = (
 )
 #: client-go rest.Config for this component (upstream's QPS in the help, its burst)
 CLIENT = kube_api_client(50.0, 100)
-SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *SCHEDULER, scheduler_config.CONFIG, *LEADER_ELECTION,
-            *PROFILING, *runtime.LOOP_WATCH)
+SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *SCHEDULER, scheduler_config.CONFIG,
+            scheduler_config.WRITE_CONFIG_TO, *LEADER_ELECTION, *PROFILING, *runtime.LOOP_WATCH)
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -52,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
 
 def run(args: argparse.Namespace) -> int:
     settings = resolve(args, SETTINGS, {})
+    if settings["write_config_to"]:
+        return scheduler_config.write_config(settings["config"], settings["policy_config_file"],
+                                             settings["write_config_to"])
     return runtime.run(serve(settings), component="scheduler",
                        stall_threshold=settings["loop_stall_threshold"])
 

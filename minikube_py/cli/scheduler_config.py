@@ -8,6 +8,7 @@ A file that does not decode, default or validate stops the command at start with
 error text and exit status 1, never a traceback. The deprecated v1.x `--policy-config-file`
 and a configuration file are two answers to the same question, so both at once is refused.
 
+`write_config` is upstream's --write-config-to: the defaulted document, then exit.
 `hand_off` is the one place the loaded configuration reaches the running scheduler;
 `configz` picks what /configz shows: the v1 document when a file was given (as upstream, whose
 componentconfig is the KubeSchedulerConfiguration), else the v1.x flags as before.
@@ -15,6 +16,7 @@ componentconfig is the KubeSchedulerConfiguration), else the v1.x flags as befor
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -34,6 +36,10 @@ _HELP = ("a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration (YAML or J
 CONFIG = Setting("config", None, _HELP, metavar="FILE")
 #: `minikube-py start --scheduler-config FILE` (start's --config is the cluster's settings)
 START_CONFIG = Setting("scheduler-config", None, _HELP, metavar="FILE")
+#: upstream's --write-config-to: print the effective configuration and exit
+WRITE_CONFIG_TO = Setting("write-config-to", None, "write the configuration (--config's, "
+                          "defaulted; else the defaults) to this file as YAML and exit",
+                          metavar="FILE")
 
 
 def load(path: str | None, policy_config_file: str | None,
@@ -59,6 +65,23 @@ def load(path: str | None, policy_config_file: str | None,
     log.info("scheduler configuration loaded", config=path,
              profiles=[p.scheduler_name for p in configuration.profiles])
     return configuration
+
+
+def write_config(path: str | None, policy_config_file: str | None, target: str) -> int:
+    """--write-config-to (upstream options.LogOrWriteConfig): the defaulted v1 document,
+    keys sorted as upstream's JSON-to-YAML encoder writes them; exit status 0."""
+    import yaml
+
+    from ..scheduler.framework.config.load import default_configuration
+
+    configuration = load(path, policy_config_file) or default_configuration()
+    text = yaml.safe_dump(configuration.versioned, sort_keys=True, default_flow_style=False)
+    try:
+        Path(target).write_text(text)
+    except OSError as exc:
+        raise CommandError(f"open {target}: {exc.strerror or exc}") from None
+    log.info("wrote configuration", file=target)
+    return 0
 
 
 def hand_off(scheduler: Any, configuration: SchedulerConfiguration | None) -> None:

@@ -205,3 +205,23 @@ def test_extender_fields_the_http_extender_ignores_are_logged(tmp_path: Path):
     [warning] = [e for e in logs if e["log_level"] == "warning"]
     assert warning["ignored"] == ["bindVerb"] and warning["extender"] == "http://127.0.0.1:9/x"
     assert scheduler_config.load(None, "policy.json") is None  # no file: nothing to refuse
+
+
+def test_write_config_to_prints_the_defaulted_configuration_and_exits(tmp_path: Path, capsys):
+    import yaml
+
+    from minikube_py.scheduler.framework.config.load import default_configuration
+
+    out = tmp_path / "out.yaml"
+    code, err = run_main(capsys, "scheduler", "--write-config-to", str(out),
+                         "--master", "http://127.0.0.1:9")
+    assert code == 0, err
+    text = out.read_text()
+    assert yaml.safe_load(text) == default_configuration().versioned
+    assert text.startswith("apiVersion: kubescheduler.config.k8s.io/v1\nclientConnection:\n")
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    code, err = run_main(capsys, "scheduler", "--config", str(good), "--write-config-to",
+                         str(out))
+    assert code == 0, err
+    _assert_configz(yaml.safe_load(out.read_text()))
