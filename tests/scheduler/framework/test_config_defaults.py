@@ -290,3 +290,24 @@ def test_the_example_file_in_configs_loads():
     assert "NodeResourcesBalancedAllocation" not in dict(names(bin_packing, "score"))
     assert bin_packing.args("NodeResourcesFit")["scoringStrategy"]["type"] == "MostAllocated"
     assert extender_configs(config.extenders)[0].url_prefix == "http://127.0.0.1:8888/scheduler"
+
+
+def test_points_of_follows_the_protocols():
+    from minikube_py.scheduler.framework.config.expand import PROTOCOL_METHODS
+
+    for point, (protocol, method) in PROTOCOL_METHODS.items():
+        assert callable(getattr(protocol, method)), (point, method)
+
+
+def test_in_tree_points_match_the_registered_plugin_classes():
+    """Once plugin modules register in plugins/registry.IN_TREE, their classes must implement
+    exactly the points the configuration expands them into."""
+    import importlib
+
+    from minikube_py.scheduler.framework.plugins.registry import IN_TREE
+
+    for name, (module, attribute) in IN_TREE.items():
+        target = getattr(importlib.import_module(
+            f"minikube_py.scheduler.framework.plugins.{module}"), attribute)
+        if isinstance(target, type) and name in IN_TREE_POINTS:
+            assert points_of(target) == IN_TREE_POINTS[name], name

@@ -38,14 +38,21 @@ EXPANSION_ORDER: tuple[tuple[str, str], ...] = (
     ("preEnqueue", "PreEnqueuePlugin"), ("queueSort", "QueueSortPlugin"),
 )
 
-#: extension point -> the protocol a plugin object must satisfy to run there
-_PROTOCOLS: dict[str, type] = {
-    "preEnqueue": interface.PreEnqueuePlugin, "queueSort": interface.QueueSortPlugin,
-    "preFilter": interface.PreFilterPlugin, "filter": interface.FilterPlugin,
-    "postFilter": interface.PostFilterPlugin, "preScore": interface.PreScorePlugin,
-    "score": interface.ScorePlugin, "reserve": interface.ReservePlugin,
-    "permit": interface.PermitPlugin, "preBind": interface.PreBindPlugin,
-    "bind": interface.BindPlugin, "postBind": interface.PostBindPlugin,
+#: extension point -> the protocol a plugin satisfies to run there, and the method that
+#: protocol names (checked by hasattr, so a plugin class answers as its instances do)
+PROTOCOL_METHODS: dict[str, tuple[type, str]] = {
+    "preEnqueue": (interface.PreEnqueuePlugin, "pre_enqueue"),
+    "queueSort": (interface.QueueSortPlugin, "less"),
+    "preFilter": (interface.PreFilterPlugin, "pre_filter"),
+    "filter": (interface.FilterPlugin, "filter"),
+    "postFilter": (interface.PostFilterPlugin, "post_filter"),
+    "preScore": (interface.PreScorePlugin, "pre_score"),
+    "score": (interface.ScorePlugin, "score"),
+    "reserve": (interface.ReservePlugin, "reserve"),
+    "permit": (interface.PermitPlugin, "permit"),
+    "preBind": (interface.PreBindPlugin, "pre_bind"),
+    "bind": (interface.BindPlugin, "bind"),
+    "postBind": (interface.PostBindPlugin, "post_bind"),
 }
 
 
@@ -54,9 +61,10 @@ class FrameworkError(ValueError):
 
 
 def points_of(plugin: object) -> frozenset[str]:
-    """The extension points a plugin object implements (upstream's type assertions)."""
-    return frozenset(point for point, protocol in _PROTOCOLS.items()
-                     if isinstance(plugin, protocol))
+    """The extension points a plugin (an instance or its class) implements: upstream's type
+    assertions, by the method each point's protocol requires."""
+    return frozenset(point for point, (_, method) in PROTOCOL_METHODS.items()
+                     if callable(getattr(plugin, method, None)))
 
 
 def in_tree_points(extra: Mapping[str, frozenset[str]] | None = None) -> PointsResolver:
