@@ -16,11 +16,13 @@ componentconfig is the KubeSchedulerConfiguration), else the v1.x flags as befor
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from ..kubelet.containers import go_duration
 from .settings import Setting
 from .storage_target import CommandError
 
@@ -42,8 +44,36 @@ WRITE_CONFIG_TO = Setting("write-config-to", None, "write the configuration (--c
                           metavar="FILE")
 
 
+#: (section or None, v1 field, the component setting it feeds): the file's leader election,
+#: client connection and profiling, as upstream takes them from the file and lets only the
+#: leader-election flags given on the command line override them (ApplyLeaderElectionTo)
+FILE_SETTINGS: tuple[tuple[str | None, str, str], ...] = (
+    ("leaderElection", "leaderElect", "leader_elect"),
+    ("leaderElection", "leaseDuration", "leader_elect_lease_duration"),
+    ("leaderElection", "renewDeadline", "leader_elect_renew_deadline"),
+    ("leaderElection", "retryPeriod", "leader_elect_retry_period"),
+    ("leaderElection", "resourceLock", "leader_elect_resource_lock"),
+    ("leaderElection", "resourceName", "lock_object_name"),
+    ("clientConnection", "kubeconfig", "kubeconfig"),
+    ("clientConnection", "contentType", "kube_api_content_type"),
+    ("clientConnection", "qps", "kube_api_qps"),
+    ("clientConnection", "burst", "kube_api_burst"),
+    (None, "enableProfiling", "profiling"),
+    (None, "enableContentionProfiling", "contention_profiling"),
+)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A loaded file: the scheduler's configuration, and the component settings the file
+    sets explicitly (by setting dest; fields left out keep the component's defaults)."""
+
+    configuration: SchedulerConfiguration
+    settings: dict[str, Any]
+
+
 def load(path: str | None, policy_config_file: str | None,
-         flag: str = "--config") -> SchedulerConfiguration | None:
+         flag: str = "--config") -> Loaded | None:
     """The configuration in `path` (None when no file was given), or CommandError."""
     if not path:
         return None
@@ -51,10 +81,15 @@ def load(path: str | None, policy_config_file: str | None,
         raise CommandError(f"{flag} and --policy-config-file cannot be used together: a "
                            "KubeSchedulerConfiguration's profiles replace the v1.x Policy")
     from ..scheduler.framework.config.extenders import unsupported_fields
-    from ..scheduler.framework.config.load import ConfigError, load_file
+    from ..scheduler.framework.config.load import (
+        ConfigError,
+        from_document,
+        read_document,
+    )
 
     try:
-        configuration = load_file(path)
+        document = read_document(path)
+        configuration = from_document(document)
     except ConfigError as exc:
         raise CommandError(f"{flag} {path}: {exc}") from None
     for entry in configuration.extenders:
@@ -64,7 +99,43 @@ def load(path: str | None, policy_config_file: str | None,
                         extender=entry.get("urlPrefix"), ignored=ignored)
     log.info("scheduler configuration loaded", config=path,
              profiles=[p.scheduler_name for p in configuration.profiles])
-    return configuration
+    return Loaded(configuration, explicit_settings(document))
+
+
+def explicit_settings(document: dict[str, Any]) -> dict[str, Any]:
+    """The component settings a (validated) document sets: a field left out, empty or 0
+    (upstream's "unset") keeps the component's own default."""
+    out: dict[str, Any] = {}
+    for section, name, dest in FILE_SETTINGS:
+        holder = document.get(section) if section else document
+        value = holder.get(name) if isinstance(holder, dict) else None
+        if isinstance(value, bool) or value not in (None, "", 0):
+            out[dest] = value
+    return out
+
+
+def effective_document(configuration: SchedulerConfiguration,
+                       settings: dict[str, Any]) -> dict[str, Any]:
+    """The versioned document with the sections the component settings decide (leader
+    election, client connection, profiling) showing their effective values, for /configz."""
+    document = dict(configuration.versioned)
+    document["leaderElection"] = {
+        "leaderElect": settings["leader_elect"],
+        "leaseDuration": go_duration(settings["leader_elect_lease_duration"]),
+        "renewDeadline": go_duration(settings["leader_elect_renew_deadline"]),
+        "retryPeriod": go_duration(settings["leader_elect_retry_period"]),
+        "resourceLock": settings["leader_elect_resource_lock"],
+        "resourceName": settings["lock_object_name"],
+        "resourceNamespace": "kube-system",
+    }
+    document["clientConnection"] = {
+        "kubeconfig": settings["kubeconfig"] or "", "acceptContentTypes": "",
+        "contentType": settings["kube_api_content_type"], "qps": settings["kube_api_qps"],
+        "burst": settings["kube_api_burst"],
+    }
+    document["enableProfiling"] = settings["profiling"]
+    document["enableContentionProfiling"] = settings["contention_profiling"]
+    return {k: document[k] for k in configuration.versioned}
 
 
 def write_config(path: str | None, policy_config_file: str | None, target: str) -> int:
@@ -74,7 +145,8 @@ def write_config(path: str | None, policy_config_file: str | None, target: str) 
 
     from ..scheduler.framework.config.load import default_configuration
 
-    configuration = load(path, policy_config_file) or default_configuration()
+    loaded = load(path, policy_config_file)
+    configuration = loaded.configuration if loaded else default_configuration()
     text = yaml.safe_dump(configuration.versioned, sort_keys=True, default_flow_style=False)
     try:
         Path(target).write_text(text)
@@ -89,6 +161,10 @@ def hand_off(scheduler: Any, configuration: SchedulerConfiguration | None) -> No
     profiles, the v1.x algorithm keeps scheduling and the configuration is only kept on
     `scheduler.configuration` (and shown on /configz)."""
     scheduler.configuration = configuration
+
+
+def configuration_of(loaded: Loaded | None) -> SchedulerConfiguration | None:
+    return loaded.configuration if loaded else None
 
 
 def configz(configuration: SchedulerConfiguration | None,

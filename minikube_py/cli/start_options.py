@@ -201,8 +201,8 @@ class StartOptions:
             scheduler_port=v["scheduler_port"],
             algorithm_provider=str(v["algorithm_provider"]),
             policy_config_file=v["policy_config_file"],
-            scheduler_configuration=scheduler_config.load(
-                v["scheduler_config"], v["policy_config_file"], "--scheduler-config"),
+            scheduler_configuration=scheduler_config.configuration_of(scheduler_config.load(
+                v["scheduler_config"], v["policy_config_file"], "--scheduler-config")),
             percentage_of_nodes_to_score=v["percentage_of_nodes_to_score"],
             bind_pods_qps=v["bind_pods_qps"],
             bind_pods_burst=v["bind_pods_burst"],

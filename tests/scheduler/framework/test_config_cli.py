@@ -29,6 +29,8 @@ CLI = [sys.executable, "-m", "minikube_py.cli.main"]
 GOOD = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 percentageOfNodesToScore: 40
+clientConnection: {burst: 77}
+leaderElection: {leaseDuration: 20s}
 profiles:
 - schedulerName: default-scheduler
 - schedulerName: bin-packing
@@ -159,7 +161,15 @@ def test_scheduler_process_shows_the_config_on_configz(tmp_path: Path):
 
     try:
         body = start_retrying_port_races(start, cleanup=cleanup)
-        _assert_configz(body["componentconfig"])
+        config = body["componentconfig"]
+        _assert_configz(config)
+        # the file's client and leader-election settings run the component; what the file
+        # leaves out keeps the component's defaults (no leader election, JSON, no QPS limit)
+        assert config["clientConnection"] == {
+            "kubeconfig": "", "acceptContentTypes": "", "contentType": "application/json",
+            "qps": 0.0, "burst": 77}
+        assert config["leaderElection"]["leaseDuration"] == "20s"
+        assert config["leaderElection"]["leaderElect"] is False
     finally:
         for proc in procs:
             proc.terminate()
@@ -200,8 +210,9 @@ def test_extender_fields_the_http_extender_ignores_are_logged(tmp_path: Path):
     path.write_text(GOOD + "extenders:\n- {urlPrefix: 'http://127.0.0.1:9/x', filterVerb: f, "
                            "bindVerb: b}\n")
     with capture_logs() as logs:
-        configuration = scheduler_config.load(str(path), None)
-    assert configuration is not None and configuration.extenders[0]["bindVerb"] == "b"
+        loaded = scheduler_config.load(str(path), None)
+    assert loaded is not None and loaded.configuration.extenders[0]["bindVerb"] == "b"
+    assert loaded.settings == {"kube_api_burst": 77, "leader_elect_lease_duration": "20s"}
     [warning] = [e for e in logs if e["log_level"] == "warning"]
     assert warning["ignored"] == ["bindVerb"] and warning["extender"] == "http://127.0.0.1:9/x"
     assert scheduler_config.load(None, "policy.json") is None  # no file: nothing to refuse

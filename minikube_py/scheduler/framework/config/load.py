@@ -42,22 +42,30 @@ class ConfigError(ValueError):
 
 def load_file(path: str | Path, resolve: PointsResolver | None = None) -> SchedulerConfiguration:
     """LoadConfigFromFile + validation + framework plugin lists for the file at `path`."""
+    return from_document(read_document(path), resolve)
+
+
+def read_document(path: str | Path) -> Any:
+    """The file's single YAML or JSON document, as decoded values (not yet checked)."""
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"open {path}: no such file or directory") from None
     except OSError as exc:
         raise ConfigError(f"open {path}: {exc.strerror or exc}") from None
-    return parse(data, resolve)
+    return _yaml(data)
 
 
 def parse(data: bytes | str, resolve: PointsResolver | None = None) -> SchedulerConfiguration:
     """A configuration document (YAML or JSON) as the runtime's configuration."""
+    return from_document(_yaml(data), resolve)
+
+
+def _yaml(data: bytes | str) -> Any:
     try:
-        doc = yamljson.load(data)
+        return yamljson.load(data)
     except StatusError as exc:
         raise ConfigError(exc.message) from None
-    return from_document(doc, resolve)
 
 
 def from_document(doc: Any, resolve: PointsResolver | None = None) -> SchedulerConfiguration:
