@@ -42,12 +42,24 @@ DECODING = [
      ".weight of type int32")),
     (HEAD + "extenders:\n- urlPrefix: http://x\n  httpTimeout: soon\n",
      'time: invalid duration "soon"'),
-    (args("NodeResourcesFit", "{foo: 1}"),
-     ('decoding .profiles[0].pluginConfig[0]: decoding .Args: strict decoding error: unknown '
-     'field "foo"')),
+    (HEAD + "foo: 1\nprofiles:\n- pluginConfig:\n  - {name: NodeResourcesFit, args: {bar: 1}}\n"
+     "  - {name: VolumeBinding, args: {baz: 2}}\n",
+     ('strict decoding error: unknown field "foo", decoding .profiles[0].pluginConfig[0]: strict '
+      "decoding error: decoding args for plugin NodeResourcesFit: strict decoding error: unknown "
+      'field "bar", decoding .profiles[0].pluginConfig[1]: strict decoding error: decoding args '
+      'for plugin VolumeBinding: strict decoding error: unknown field "baz"')),
+    (args("InterPodAffinity", "{hardPodAffinityWeight: 1.5}"),
+     ("decoding .profiles[0].pluginConfig[0]: decoding args for plugin InterPodAffinity: json: "
+      "cannot unmarshal number 1.5 into Go struct field InterPodAffinityArgs."
+      "hardPodAffinityWeight of type int32")),
+    (args("InterPodAffinity", "{kind: NoSuchArgs}"),
+     ('decoding .profiles[0].pluginConfig[0]: decoding args for plugin InterPodAffinity: no '
+      'kind "NoSuchArgs" is registered for version "kubescheduler.config.k8s.io/v1" in scheme '
+      '"pkg/scheduler/apis/config/scheme/scheme.go:30"')),
     (args("NodeResourcesFit", "{kind: InterPodAffinityArgs}"),
      ("decoding .profiles[0].pluginConfig[0]: args for plugin NodeResourcesFit were not of type "
-     "NodeResourcesFitArgs.kubescheduler.config.k8s.io, got InterPodAffinityArgs.")),
+     "NodeResourcesFitArgs.kubescheduler.config.k8s.io, got "
+     "InterPodAffinityArgs.kubescheduler.config.k8s.io")),
     ("a: [1, 2\n", None),  # a YAML syntax error: the bounded loader's message
 ]
 

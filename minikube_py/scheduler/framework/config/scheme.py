@@ -216,47 +216,51 @@ def decode(doc: Any) -> dict[str, Any]:
     """Check `doc` as upstream's strict decoder does; returns a copy in which null list
     elements are the empty objects Go's decoder makes of them.
 
-    Each in-tree plugin's args are checked as their `<name>Args` kind; a wrong kind is
-    upstream's "args for plugin X were not of type ..." error."""
+    As upstream's codec: a wrong JSON type fails at once; the unknown fields of the document
+    and those of each in-tree plugin's args (decoded as the `<name>Args` kind) are gathered
+    into one strict decoding error; any other problem with an args object fails at once."""
     check_kind(doc)
     doc = copy.deepcopy(doc)
     walk = _Walk()
     walk.struct(doc, KIND, "", "")
-    nested: list[str] = []
+    problems = [f'unknown field "{f}"' for f in walk.unknown]
     for i, profile in enumerate(doc.get("profiles") or []):
         for j, entry in enumerate((profile or {}).get("pluginConfig") or []):
-            problem = _decode_args(entry or {})
-            if problem:
-                nested.append(f"decoding .profiles[{i}].pluginConfig[{j}]: {problem}")
-    if walk.unknown or nested:
-        parts = ([strict_error(walk.unknown)] if walk.unknown else []) + nested
-        raise DecodeError(", ".join(parts))
+            where = f"decoding .profiles[{i}].pluginConfig[{j}]: "
+            unknown = _decode_args(entry or {}, where)
+            if unknown:
+                problems.append(f"{where}strict decoding error: decoding args for plugin "
+                                f"{entry.get('name')}: {strict_error(unknown)}")
+    if problems:
+        raise DecodeError("strict decoding error: " + ", ".join(problems))
     return doc
 
 
-def _decode_args(entry: dict[str, Any]) -> str:
-    """PluginConfig.decodeNestedObjects for one entry: '' when fine, else the error text."""
-    kind = f"{entry.get('name', '')}Args"
+def _decode_args(entry: dict[str, Any], where: str) -> list[str]:
+    """PluginConfig.decodeNestedObjects for one entry: the args' unknown fields; any other
+    decoding problem raises DecodeError prefixed with `where`."""
+    name = entry.get("name", "")
+    kind = f"{name}Args"
     args = entry.get("args")
     if kind not in ARGS_KINDS or args is None:
-        return ""  # out-of-tree (or no config needed): kept as given
+        return []  # out-of-tree (or no args kind): kept as given
+    failed = f"{where}decoding args for plugin {name}: "
     if not isinstance(args, dict):
-        return f"decoding .Args: json: cannot unmarshal {_json_type(args)} into Go value of type v1.{kind}"
-    given_kind = args.get("kind")
-    given_version = args.get("apiVersion")
-    if given_kind and given_kind != kind:
-        given_group = given_version.rpartition("/")[0] if isinstance(given_version, str) else ""
-        return (f"args for plugin {entry.get('name')} were not of type {kind}.{GROUP}, got "
-                f"{given_kind}.{given_group}")
-    if given_version and given_version != API_VERSION:
-        return (f'decoding .Args: no kind "{given_kind or kind}" is registered for version '
-                f'"{given_version}" in scheme "{SCHEME_NAME}"')
+        raise DecodeError(f"{failed}json: cannot unmarshal {_json_type(args)} into Go value "
+                          f"of type v1.{kind}")
+    given_kind, given_version = args.get("kind") or kind, args.get("apiVersion") or API_VERSION
+    if given_version != API_VERSION or given_kind not in ARGS_KINDS:
+        raise DecodeError(f'{failed}no kind "{given_kind}" is registered for version '
+                          f'"{given_version}" in scheme "{SCHEME_NAME}"')
+    if given_kind != kind:
+        raise DecodeError(f"{where}args for plugin {name} were not of type {kind}.{GROUP}, "
+                          f"got {given_kind}.{GROUP}")
     walk = _Walk()
     try:
         walk.struct(args, kind, "", "")
     except DecodeError as exc:
-        return f"decoding .Args: {exc}"
-    return f"decoding .Args: {strict_error(walk.unknown)}" if walk.unknown else ""
+        raise DecodeError(f"{failed}{exc}") from None
+    return walk.unknown
 
 
 def _compact(doc: dict[str, Any]) -> str:
