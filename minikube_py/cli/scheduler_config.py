@@ -9,9 +9,10 @@ error text and exit status 1, never a traceback. The deprecated v1.x `--policy-c
 and a configuration file are two answers to the same question, so both at once is refused.
 
 `write_config` is upstream's --write-config-to: the defaulted document, then exit.
-`hand_off` is the one place the loaded configuration reaches the running scheduler;
-`configz` picks what /configz shows: the v1 document when a file was given (as upstream, whose
-componentconfig is the KubeSchedulerConfiguration), else the v1.x flags as before.
+`hand_off` is the one place the loaded configuration reaches the running scheduler.
+/configz shows the v1 document when a file was given (as upstream, whose componentconfig is
+the KubeSchedulerConfiguration; `effective_document` puts the component's effective leader
+election, client and profiling settings in it), else the v1.x flags as before (`configz`).
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ WRITE_CONFIG_TO = Setting("write-config-to", None, "write the configuration (--c
 
 
 #: (section or None, v1 field, the component setting it feeds): the file's leader election,
-#: client connection and profiling, as upstream takes them from the file and lets only the
-#: leader-election flags given on the command line override them (ApplyLeaderElectionTo)
+#: client connection and profiling run the component; a flag given on the command line still
+#: wins (upstream's ApplyLeaderElectionTo lets the leader-election flags win over the file)
 FILE_SETTINGS: tuple[tuple[str | None, str, str], ...] = (
     ("leaderElection", "leaderElect", "leader_elect"),
     ("leaderElection", "leaseDuration", "leader_elect_lease_duration"),
