@@ -95,3 +95,26 @@ def test_multipoint_expansion(name, given, want):
 def test_already_registered():
     with pytest.raises(FrameworkError, match="already registered"):
         expand("default-scheduler", plugins([{"name": T}, {"name": T}]), RESOLVE)
+
+
+def test_a_registered_plugin_class_is_read_off_the_class(monkeypatch):
+    """A plugin the in-tree registry holds as a class (say a v1.x predicate turned plugin)
+    is known to the configuration without being listed in the data."""
+    from minikube_py.scheduler.framework.config.expand import registered_points
+    from minikube_py.scheduler.framework.plugins import registry
+
+    monkeypatch.setitem(registry.IN_TREE, "FakeRegistered", ("registry", "FakeRegistered"))
+
+    class FakeRegistered:
+        name = "FakeRegistered"
+
+        def filter(self, state, pod, nodes, candidates):
+            return []
+
+    monkeypatch.setattr(registry, "FakeRegistered", FakeRegistered, raising=False)
+    assert registered_points("FakeRegistered") == {"filter"}
+    assert registered_points("NotRegistered") is None
+    got = expand("default-scheduler", plugins([{"name": "queue-sort-plugin"},
+                                               {"name": "bind-plugin"},
+                                               {"name": "FakeRegistered"}]), RESOLVE)
+    assert [r.name for r in got["filter"]] == ["FakeRegistered"]

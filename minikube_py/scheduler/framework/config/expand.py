@@ -16,6 +16,7 @@ with a `PointsResolver` answering the same question: the in-tree plugins' points
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -56,6 +57,9 @@ PROTOCOL_METHODS: dict[str, tuple[type, str]] = {
 }
 
 
+_PLUGINS = __package__.rpartition(".")[0] + ".plugins"
+
+
 class FrameworkError(ValueError):
     """A profile the framework cannot be built from (upstream NewFramework's errors)."""
 
@@ -68,9 +72,30 @@ def points_of(plugin: object) -> frozenset[str]:
 
 
 def in_tree_points(extra: Mapping[str, frozenset[str]] | None = None) -> PointsResolver:
-    """A resolver knowing the in-tree plugins, plus `extra` (e.g. out-of-tree plugins)."""
+    """A resolver knowing upstream's in-tree plugins (data), then `extra` (e.g. out-of-tree
+    plugins), then any other plugin class registered in plugins/registry.IN_TREE (the v1.x
+    predicates and priorities turned plugins), read off the class."""
     known = {**IN_TREE_POINTS, **(extra or {})}
-    return known.get
+
+    def resolve(name: str) -> frozenset[str] | None:
+        points = known.get(name)
+        return points if points is not None else registered_points(name)
+
+    return resolve
+
+
+def registered_points(name: str) -> frozenset[str] | None:
+    """The points of the plugin registered under `name` in plugins/registry.IN_TREE, when
+    its factory is the plugin class itself; None otherwise (unknown, or a factory function
+    whose plugin's points cannot be known before it is built)."""
+    from ..plugins.registry import IN_TREE
+
+    entry = IN_TREE.get(name)
+    if entry is None:
+        return None
+    module, attribute = entry
+    target = getattr(importlib.import_module(f"{_PLUGINS}.{module}"), attribute, None)
+    return points_of(target) if isinstance(target, type) else None
 
 
 def _names(plugin_set: Obj | None, key: str) -> list[Obj]:
