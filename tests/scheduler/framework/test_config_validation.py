@@ -252,3 +252,17 @@ def test_null_elements_decode_as_empty_objects_and_fail_validation_not_the_loade
 
 def test_an_empty_file():
     assert error_of("") == "Object 'Kind' is missing in ''"
+
+
+def test_embedded_core_types_are_strict_too():
+    assert error_of(args("NodeAffinity", "{addedAffinity: {requiredDuringSchedulingIgnoredDuring"
+                                         "Execution: {nodeSelectorTerms: [{matchExpression: []}]}}}")) == (
+        "strict decoding error: decoding .profiles[0].pluginConfig[0]: strict decoding error: "
+        "decoding args for plugin NodeAffinity: strict decoding error: unknown field "
+        '"addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].'
+        'matchExpression"')
+    assert error_of(args("PodTopologySpread", "{defaultingType: List, defaultConstraints: "
+                                              "[{labelSelector: {matchLabels: {a: 1}}}]}")) == (
+        "decoding .profiles[0].pluginConfig[0]: decoding args for plugin PodTopologySpread: "
+        "json: cannot unmarshal number 1 into Go struct field LabelSelector.defaultConstraints."
+        "labelSelector.matchLabels of type string")

@@ -29,7 +29,7 @@ SCHEME_NAME = "pkg/scheduler/apis/config/scheme/scheme.go:30"
 
 #: a field's type: a scalar name below, a struct name in TYPES, or ("list", type)
 FieldType = Any
-_SCALARS = {"string", "bool", "int32", "int64", "float32", "duration", "bytes", "object", "raw"}
+_SCALARS = {"string", "bool", "int32", "int64", "float32", "duration", "bytes", "labels", "raw"}
 
 _TYPE_META = {"apiVersion": "string", "kind": "string"}
 
@@ -90,13 +90,28 @@ TYPES: dict[str, dict[str, FieldType]] = {
                               "defaultingType": "string"},
     "TopologySpreadConstraint": {
         "maxSkew": "int32", "topologyKey": "string", "whenUnsatisfiable": "string",
-        "labelSelector": "object", "minDomains": "int32", "nodeAffinityPolicy": "string",
+        "labelSelector": "LabelSelector", "minDomains": "int32", "nodeAffinityPolicy": "string",
         "nodeTaintsPolicy": "string", "matchLabelKeys": ("list", "string"),
     },
+    # --- the core/meta types the args embed ---
+    "LabelSelector": {"matchLabels": "labels",
+                      "matchExpressions": ("list", "LabelSelectorRequirement")},
+    "LabelSelectorRequirement": {"key": "string", "operator": "string",
+                                 "values": ("list", "string")},
+    "NodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": "NodeSelector",
+        "preferredDuringSchedulingIgnoredDuringExecution": ("list", "PreferredSchedulingTerm"),
+    },
+    "NodeSelector": {"nodeSelectorTerms": ("list", "NodeSelectorTerm")},
+    "NodeSelectorTerm": {"matchExpressions": ("list", "NodeSelectorRequirement"),
+                         "matchFields": ("list", "NodeSelectorRequirement")},
+    "NodeSelectorRequirement": {"key": "string", "operator": "string",
+                                "values": ("list", "string")},
+    "PreferredSchedulingTerm": {"weight": "int32", "preference": "NodeSelectorTerm"},
     "NodeResourcesBalancedAllocationArgs": {**_TYPE_META, "resources": ("list", "ResourceSpec")},
     "VolumeBindingArgs": {**_TYPE_META, "bindTimeoutSeconds": "int64",
                           "shape": ("list", "UtilizationShapePoint")},
-    "NodeAffinityArgs": {**_TYPE_META, "addedAffinity": "object"},
+    "NodeAffinityArgs": {**_TYPE_META, "addedAffinity": "NodeAffinity"},
 }
 
 #: the in-tree args kinds (`<plugin>Args`): the plugins whose args are decoded and defaulted
@@ -124,7 +139,7 @@ def _json_type(value: Any) -> str:
 def _go_type(t: FieldType) -> str:
     if isinstance(t, tuple):
         return "[]" + _go_type(t[1])
-    return {"duration": "v1.Duration", "bytes": "[]uint8", "object": "map[string]interface {}",
+    return {"duration": "v1.Duration", "bytes": "[]uint8", "labels": "map[string]string",
             "raw": "runtime.RawExtension"}.get(t, t if t in _SCALARS else "v1." + t)
 
 
@@ -149,6 +164,11 @@ class _Walk:
             if not isinstance(value, dict):
                 raise self._mismatch(value, t, struct, go_path)
             self.struct(value, t, path, go_path)
+            return
+        if t == "labels" and isinstance(value, dict):  # map[string]string: check each value
+            for item in value.values():
+                if item is not None and not isinstance(item, str):
+                    raise self._mismatch(item, "string", struct, go_path)
             return
         if not self._scalar_ok(value, t):
             raise self._mismatch(value, t, struct, go_path)
@@ -180,7 +200,7 @@ class _Walk:
             return isinstance(value, (int, float)) and not isinstance(value, bool)
         if t == "duration":
             return isinstance(value, str)
-        if t == "object":
+        if t == "labels":
             return isinstance(value, dict)
         return True  # raw
 
