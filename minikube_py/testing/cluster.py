@@ -16,8 +16,10 @@ Two ways to hold it:
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
+import functools
 import shutil
 import tempfile
 import time
@@ -43,6 +45,14 @@ Obj = dict[str, Any]
 TMPFS = Path("/dev/shm")
 
 
+@functools.cache
+def start_parser() -> argparse.ArgumentParser:
+    """`minikube-py`'s parser, built once per process (building it costs ~70 ms)."""
+    from ..cli.main import build_parser
+
+    return build_parser()
+
+
 class Cluster:
     """A running test cluster; see the module docstring. Keyword arguments are
     ClusterOptions fields (`nodes`, `components`, `controllers`, `secure`, `store`,
@@ -61,7 +71,6 @@ class Cluster:
 
     # -- lifecycle ----------------------------------------------------------------------
     async def _start(self) -> None:
-        from ..cli.main import build_parser
         from ..cli.start import in_process_client, running_cluster, write_kubeconfig
         from ..cli.start_options import StartOptions
 
@@ -70,7 +79,7 @@ class Cluster:
         self._dir = Path(tempfile.mkdtemp(prefix="minikube-py-test-", dir=base))
         argv = start_argv(self.options, self._dir,
                           etcd_prefix=f"/minikube-py-test-{uuid.uuid4().hex[:12]}")
-        options = dataclasses.replace(StartOptions.from_args(build_parser().parse_args(argv)),
+        options = dataclasses.replace(StartOptions.from_args(start_parser().parse_args(argv)),
                                       ephemeral_ports=True, controller_clock=self.clock)
         self._stack = contextlib.AsyncExitStack()
         try:
