@@ -32,7 +32,7 @@ from . import clients
 from . import kubectl as kubectl_runner
 from .clock import AdjustableClock, nudge
 from .options import ClusterOptions, start_argv
-from .waiting import Predicate, deleted, wait_for
+from .waiting import Predicate, deleted, exists, wait_for
 from .waiting import condition as has_condition
 
 if TYPE_CHECKING:
@@ -223,13 +223,30 @@ class Cluster:
 
     def create_namespace(self, name: str | None = None, labels: dict[str, str] | None = None
                          ) -> Any:
-        """Create a namespace (default name: `test-<random>`); returns the Namespace."""
-        from ..client.resources import NAMESPACES
+        """Create a namespace (default name: `test-<random>`); returns the Namespace once
+        pods can be created in it: with the serviceaccount controller running, after its
+        `default` ServiceAccount exists (until then the ServiceAccount admission plugin
+        rejects pods, as upstream's does)."""
+        from ..client.resources import NAMESPACES, SERVICEACCOUNTS
 
         body: Obj = {"apiVersion": "v1", "kind": "Namespace",
                      "metadata": {"name": name or f"test-{uuid.uuid4().hex[:10]}",
                                   "labels": dict(labels or {})}}
-        return self.run(self.client.create(NAMESPACES, body))
+
+        async def create() -> Obj:
+            namespace = await self.client.create(NAMESPACES, body)
+            if self._runs_controller("serviceaccount"):
+                await wait_for(self.client, SERVICEACCOUNTS, "default", exists,
+                               namespace=namespace["metadata"]["name"], timeout=10)
+            return namespace
+        return self.run(create())
+
+    def _runs_controller(self, name: str) -> bool:
+        try:
+            manager = self.running.component("controller-manager").handle
+        except StopIteration:
+            return False
+        return name in manager.options.controllers
 
     def delete_namespace(self, name: str) -> Any:
         """Delete it and return at once: the namespace controller empties and removes it in
