@@ -103,8 +103,9 @@ def test_secure_cluster_kubeconfig_carries_ca_and_token() -> None:
 
 
 def test_node_stop_makes_the_node_not_ready_and_start_brings_it_back() -> None:
-    flags = {"node-monitor-grace-period": "1s", "node-monitor-period": "0.2s",
-             "node-status-update-frequency": "0.2s"}
+    # the kubelets renew their Leases every 0.2 s; a node silent for 2 s is NotReady
+    flags = {"node-monitor-grace-period": "2s", "node-monitor-period": "0.2s",
+             "node-lease-renew-interval": "0.2s", "node-status-update-frequency": "0.2s"}
     with Cluster(nodes=2, flags=flags) as c:
         c.stop_node("node-1")
         c.wait_for(NODES, "node-1", lambda n: not _ready(n), timeout=10)
