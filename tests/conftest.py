@@ -21,8 +21,8 @@ BACKENDS = ["embedded", "etcd"]
 
 # minikube_py's own pytest plugin (kube_cluster, kube_namespace, ...; tests/testing/); an
 # installed package registers it through its pytest11 entry point under this same name, so
-# naming it here too is harmless
-pytest_plugins = ["minikube_py.testing.pytest_plugin"]
+# naming it here too is harmless; pytester runs the plugin's own tests (tests/testing/)
+pytest_plugins = ["pytester", "minikube_py.testing.pytest_plugin"]
 
 
 @pytest.fixture(autouse=True)

@@ -212,10 +212,11 @@ class Cluster:
                  condition: str | Predicate = "Ready", *, namespace: str | None = None,
                  timeout: float = 10.0) -> Any:
         """Until the object meets `condition`: a condition type ("Ready", "Available",
-        "Complete"), "deleted", or a predicate of the object (None when absent); see
+        "Complete"), "deleted", "exists", or a predicate of the object (None when absent); see
         waiting.py. Returns the object; raises WaitTimeout."""
         if isinstance(condition, str):
-            predicate = deleted if condition == "deleted" else has_condition(condition)
+            predicate = {"deleted": deleted, "exists": exists}.get(condition) \
+                or has_condition(condition)
         else:
             predicate = condition
         return self.run(wait_for(self.client, resource, name, predicate,
