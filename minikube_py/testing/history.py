@@ -31,7 +31,7 @@ class Write:
     revision: int
     verb: str        # create | update | delete
     key: str
-    manager: str     # the field manager of the latest managedFields entry, if any
+    manager: str     # the field manager(s) whose managedFields entry the write changed
 
     def line(self) -> str:
         return f"rv={self.revision:<8} {self.verb:<7} {self.key}" + (
@@ -52,13 +52,27 @@ def in_namespace(key: str, prefix: str, namespace: str) -> bool:
         (parts[:1] == ["namespaces"] and parts[-1] == namespace and len(parts) == 2)
 
 
-def last_manager(kv: Any) -> str:
+def managed(kv: Any) -> dict[tuple[str, str, str], str]:
+    """(manager, operation, subresource) -> that entry as text, from a stored object."""
     try:
         obj = decode(kv)
     except Exception:  # noqa: BLE001 - an undecodable value still gets its line
-        return ""
-    fields = (obj.get("metadata") or {}).get("managedFields") or ()
-    return str(fields[-1].get("manager", "")) if fields else ""
+        return {}
+    out = {}
+    for entry in (obj.get("metadata") or {}).get("managedFields") or ():
+        key = (str(entry.get("manager", "")), str(entry.get("operation", "")),
+               str(entry.get("subresource", "")))
+        out[key] = repr(sorted(entry.items()))
+    return out
+
+
+def writers(kv: Any, prev_kv: Any | None) -> str:
+    """Who made this write: the field managers whose managedFields entry it added or changed
+    (the entries are not kept in time order, so the difference is what tells)."""
+    now = managed(kv)
+    before = managed(prev_kv) if prev_kv is not None else {}
+    changed = sorted({key[0] for key, text in now.items() if before.get(key) != text})
+    return ",".join(changed)
 
 
 class StoreHistory:
@@ -93,7 +107,7 @@ class StoreHistory:
                     else:
                         verb = "create" if event.kv.version == 1 else "update"
                         out.append(Write(seen, verb, event.kv.key,
-                                         last_manager(event.kv)))
+                                         writers(event.kv, event.prev_kv)))
         except (CompactedError, TimeoutError):
             pass  # history gone or quiet: report what was read
         finally:
