@@ -192,7 +192,7 @@ def test_pytest_asyncio_and_anyio_tests(pytester: pytest.Pytester) -> None:
 
 def test_xdist_gives_each_worker_its_own_cluster(pytester: pytest.Pytester, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("xdist")
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed: pip install pytest-xdist")
     out = tmp_path / "seen"
     out.mkdir()
     pytester.makepyfile(f"""

@@ -34,7 +34,7 @@ def restore_logging() -> Iterator[None]:
 @pytest.mark.usefixtures("restore_logging")
 def test_kopf_operator(kube_cluster: Cluster, kube_namespace: str, kubeconfig: str,
                        kube_client, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("kopf")
+    pytest.importorskip("kopf", reason="kopf is not installed: pip install kopf")
     from kopf.testing import KopfRunner
     from kubernetes import client
 
