@@ -106,6 +106,8 @@ def one_run(tests: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         result = pytest_session(Path(tmp), tests)
     result.update(warm_start())
+    # imports dominate the cold figure; without cached bytecode every module compiles first
+    result["bytecode_cache"] = not sys.dont_write_bytecode
     return result
 
 
@@ -155,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"note: a plain empty test costs {agg['plain_test_ms']:.2f} ms here, one with "
           f"kube_namespace {agg['kube_test_ms']:.2f} ms (p99 {agg['kube_test_p99_ms']:.2f}); "
           f"{args.tests} tests of each kind per session; {args.runs} runs, each in a fresh "
-          "interpreter; 3 simulated nodes, all controllers, store in a temp dir with fsync off")
+          "interpreter; 3 simulated nodes, all controllers, store in a temp dir with fsync off; "
+          f"bytecode cache {'on' if agg['bytecode_cache'] else 'OFF (PYTHONDONTWRITEBYTECODE)'}")
     path = common.write_json(Path(__file__).parent / "results" / "testing.json",
                              {"machine": common.machine_facts(loop_name),
                               "settings": {"tests": args.tests, "nodes": 3},
