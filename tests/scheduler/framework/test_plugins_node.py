@@ -6,6 +6,7 @@ kubernetes.io pages on taints and node affinity: statuses, codes, reasons and sc
 
 from __future__ import annotations
 
+from minikube_py.scheduler.algorithm.predicates_meta import PodMeta
 from minikube_py.scheduler.framework.interface import Code, CycleState
 from minikube_py.scheduler.framework.plugins.imagelocality import ImageLocality
 from minikube_py.scheduler.framework.plugins.nodeaffinity import NodeAffinity
@@ -13,7 +14,6 @@ from minikube_py.scheduler.framework.plugins.nodename import NodeName
 from minikube_py.scheduler.framework.plugins.nodeports import NodePorts
 from minikube_py.scheduler.framework.plugins.nodeunschedulable import NodeUnschedulable
 from minikube_py.scheduler.framework.plugins.tainttoleration import TaintToleration
-from minikube_py.scheduler.algorithm.predicates_meta import PodMeta
 
 from .plugin_helpers import node, pod, run_filter, run_score, table
 
