@@ -64,6 +64,9 @@ def selectors_for_pod(handle: Any) -> Callable[[Obj], list[LabelSelector]]:
     if informers is None:
         return lambda _pod: []
     sources = [(informers.informer(resource), read) for resource, read in _SELECTING]
+    #: id(object) -> (object, its selector): informer objects are replaced, never edited, so
+    #: identity says when a selector must be rebuilt
+    built: dict[int, tuple[Obj, LabelSelector | None]] = {}
 
     def selecting(pod: Obj) -> list[LabelSelector]:
         md = pod.get("metadata") or {}
@@ -73,7 +76,12 @@ def selectors_for_pod(handle: Any) -> Callable[[Obj], list[LabelSelector]]:
             for obj in informer.indexer.list():
                 if (obj.get("metadata") or {}).get("namespace") != namespace:
                     continue
-                selector = read(obj)
+                cached = built.get(id(obj))
+                if cached is None or cached[0] is not obj:
+                    if len(built) > 10_000:
+                        built.clear()
+                    cached = built[id(obj)] = (obj, read(obj))
+                selector = cached[1]
                 if selector is not None and selector.matches(labels):
                     out.append(selector)
         return out

@@ -64,6 +64,7 @@ class ImageIndex:
         self.versions = np.zeros(0, dtype=np.int64)
         self.row_images: list[dict[str, int]] = []
         self.rows_with: dict[str, dict[int, int]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def refresh(self, nodes: NodeTable) -> ImageIndex:
         old = len(self.row_images)
@@ -75,7 +76,20 @@ class ImageIndex:
         self.versions = nodes.node_version.copy()
         return self
 
+    def holders(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows having image `name`, its size on each), as arrays kept until it changes."""
+        found = self._arrays.get(name)
+        if found is None:
+            rows = self.rows_with.get(name)
+            if not rows:
+                return None
+            found = self._arrays[name] = (np.fromiter(rows.keys(), np.int64, len(rows)),
+                                          np.fromiter(rows.values(), np.int64, len(rows)))
+        return found
+
     def _replace(self, row: int, images: dict[str, int]) -> None:
+        for name in (*self.row_images[row], *images):
+            self._arrays.pop(name, None)
         for name in self.row_images[row]:
             holders = self.rows_with.get(name)
             if holders is not None:
@@ -118,12 +132,11 @@ class ImageLocality:
         total = max(nodes.size, 1)
         sums = np.zeros(nodes.size, dtype=np.int64)
         for container in containers:
-            holders = index.rows_with.get(normalized_image_name(container.get("image") or ""))
-            if not holders:
+            holders = index.holders(normalized_image_name(container.get("image") or ""))
+            if holders is None:
                 continue
-            spread = len(holders) / total
-            for row, size in holders.items():
-                sums[row] += int(size * spread)
+            rows_with, sizes = holders
+            sums[rows_with] += (sizes * (len(rows_with) / total)).astype(np.int64)
         return calculate_priority(sums[rows], len(containers))
 
     def score_extensions(self) -> None:

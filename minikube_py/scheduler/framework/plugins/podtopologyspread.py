@@ -41,6 +41,7 @@ from ....api.labels import (
     selector_from_label_selector,
 )
 from ...algorithm.predicates_meta import PodMeta
+from ...algorithm.priorities_meta import at
 from ...nodeinfo import NodeInfo
 from ...nodetable import ABSENT, Mask, NodeTable, build
 from ..interface import (
@@ -74,6 +75,7 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 )
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
+_SELECTOR_KEY = NAME + "/default-selector"
 
 
 @dataclass(frozen=True)
@@ -212,16 +214,22 @@ class PodTopologySpread:
         self._selecting: Callable[[dict], list[LabelSelector]] = selectors_for_pod(handle)
 
     # -- constraints ---------------------------------------------------------------------
-    def constraints(self, pod: PodMeta, when: str) -> list[Constraint]:
+    def constraints(self, pod: PodMeta, when: str, state: CycleState | None = None
+                    ) -> list[Constraint]:
         """The pod's own constraints of kind `when`, else the defaults with the selector of
-        the Services / controllers selecting it (none without such objects)."""
+        the Services / controllers selecting it (none without such objects; looked up once
+        per cycle when a `state` is given)."""
         raw = (pod.pod.get("spec") or {}).get("topologySpreadConstraints")
         if raw:
             return constraints_of(raw, pod.labels, when)
         defaults = constraints_of(self.default_constraints, pod.labels, when)
         if not defaults:
             return []
-        selector = default_selector(self._selecting(pod.pod))
+        selector = state.get(_SELECTOR_KEY) if state is not None else None
+        if selector is None:
+            selector = default_selector(self._selecting(pod.pod))
+            if state is not None:
+                state.write(_SELECTOR_KEY, selector)
         if selector.empty():
             return []
         return [Constraint(c.max_skew, c.topology_key, selector, c.min_domains,
@@ -230,7 +238,7 @@ class PodTopologySpread:
     # -- PreFilter / Filter --------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: PodMeta,
                    nodes: NodeTable) -> tuple[PreFilterResult | None, Status | None]:
-        constraints = self.constraints(pod, DO_NOT_SCHEDULE)
+        constraints = self.constraints(pod, DO_NOT_SCHEDULE, state)
         if not constraints:
             return None, Status(Code.SKIP)
         s = PreFilterState(constraints)
@@ -296,7 +304,7 @@ class PodTopologySpread:
                   rows: Rows) -> Status | None:
         if not nodes.size:
             return Status(Code.SKIP)
-        constraints = self.constraints(pod, SCHEDULE_ANYWAY)
+        constraints = self.constraints(pod, SCHEDULE_ANYWAY, state)
         if not constraints:
             return Status(Code.SKIP)
         has_own = bool((pod.pod.get("spec") or {}).get("topologySpreadConstraints"))
@@ -304,8 +312,8 @@ class PodTopologySpread:
         ignored = np.zeros(len(rows), dtype=bool)
         if require_all:
             for c in constraints:
-                ignored |= nodes.label(c.topology_key)[rows] == ABSENT
-        kept = rows[~ignored]
+                ignored |= at(nodes.label(c.topology_key), rows) == ABSENT
+        kept = rows[~ignored] if require_all else rows
         included = _included(pod, nodes, constraints, require_all)
         parts = []  # per constraint: (key, count per row of the table, weight, maxSkew)
         for c, eligible in zip(constraints, included):
@@ -315,17 +323,17 @@ class PodTopologySpread:
                 size = len(kept)
                 in_domain = per_row
             else:
-                values = np.unique(column[kept])
-                size = len(values)
-                counted = eligible & np.isin(column, values)
+                present = np.bincount(column[kept], minlength=len(nodes.strings.values)) > 0
+                size = int(np.count_nonzero(present))
+                counted = eligible & present[column]
                 sums = np.bincount(column[counted], weights=per_row[counted],
                                    minlength=len(nodes.strings.values))
                 in_domain = sums[column]
             parts.append((column, in_domain, math.log(size + 2), c.max_skew))
         score = np.zeros(len(rows), dtype=np.float64)
         for column, in_domain, weight, max_skew in parts:
-            has = column[rows] != ABSENT
-            score += np.where(has, in_domain[rows] * weight + (max_skew - 1), 0.0)
+            has = at(column, rows) != ABSENT
+            score += np.where(has, at(in_domain, rows) * weight + (max_skew - 1), 0.0)
         scores = np.floor(score + 0.5).astype(np.int64)
         scores[ignored] = 0
         state.write(_PRE_SCORE_KEY, (rows.copy(), scores, ignored))

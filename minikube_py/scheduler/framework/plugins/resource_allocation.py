@@ -74,6 +74,13 @@ def _weighted_mean(scores: list[np.ndarray], allocatable: list[np.ndarray],
                    weights: Sequence[int], *, rounded: bool = False,
                    only_positive: bool = False) -> np.ndarray:
     n = len(allocatable[0]) if allocatable else 0
+    if not only_positive and n and all(int(a.min()) > 0 for a in allocatable):
+        # every node has every resource (the common case): one weighted sum, one division
+        total = sum(score * weight for score, weight in zip(scores, weights))
+        weight_sum = sum(weights)
+        if rounded:
+            return np.floor(total / weight_sum + 0.5).astype(np.int64)
+        return total // weight_sum
     total = np.zeros(n, dtype=np.int64)
     weight_sum = np.zeros(n, dtype=np.int64)
     for score, alloc, weight in zip(scores, allocatable, weights):
@@ -94,8 +101,8 @@ def least_allocated(weights: Sequence[int]) -> Scorer:
     """upstream leastResourceScorer: ((capacity - requested) * 100) / capacity per resource,
     0 past capacity, then the weighted mean (integer division)."""
     def scorer(requested: list[np.ndarray], allocatable: list[np.ndarray]) -> np.ndarray:
-        scores = [np.where((cap == 0) | (req > cap), 0,
-                           (cap - req) * MAX_NODE_SCORE // np.maximum(cap, 1))
+        # past capacity (or without it) the free amount clips to 0, and so does the score
+        scores = [np.maximum(cap - req, 0) * MAX_NODE_SCORE // np.maximum(cap, 1)
                   for req, cap in zip(requested, allocatable)]
         return _weighted_mean(scores, allocatable, weights)
     return scorer
@@ -156,6 +163,11 @@ def balanced(requested: list[np.ndarray], allocatable: list[np.ndarray]) -> np.n
     fractions, each capped at 1) * 100, truncated; resources without capacity are left out
     (two resources: |f1 - f2| / 2, as upstream's shortcut)."""
     n = len(allocatable[0]) if allocatable else 0
+    if len(requested) == 2 and all(int(a.min()) > 0 for a in allocatable):
+        # upstream's shortcut for two resources, every node having both: |f1 - f2| / 2
+        f1 = np.minimum(requested[0] / allocatable[0], 1.0)
+        f2 = np.minimum(requested[1] / allocatable[1], 1.0)
+        return ((1 - np.abs((f1 - f2) / 2)) * MAX_NODE_SCORE).astype(np.int64)
     fractions = []
     present = []
     for req, cap in zip(requested, allocatable):

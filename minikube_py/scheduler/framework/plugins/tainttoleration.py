@@ -51,16 +51,20 @@ class TaintToleration:
 
     def filter(self, state: CycleState, pod: PodMeta, nodes: NodeTable,
                candidates: Mask) -> FilterFailures:
-        sets = nodes.taint_set
-        out: FilterFailures = []
-        by_reason: dict[str, list[int]] = {}
-        for set_id in np.unique(sets).tolist():
-            reason = untolerated_reason(nodes.taint_sets.values[set_id], pod.tolerations)
-            if reason is not None:
-                by_reason.setdefault(reason, []).append(set_id)
-        for reason, ids in by_reason.items():
-            out.append((Status.unresolvable(reason), np.isin(sets, ids)))
-        return out
+        # every taint set ever interned is a handful: asking each is cheaper than finding
+        # which ones the rows use
+        values = nodes.taint_sets.values
+        reason_of = np.zeros(len(values), dtype=np.int64)  # 0: tolerated
+        reasons: dict[str, int] = {}
+        for set_id, taints in enumerate(values):
+            if taints:
+                reason = untolerated_reason(taints, pod.tolerations)
+                if reason is not None:
+                    reason_of[set_id] = reasons.setdefault(reason, len(reasons) + 1)
+        if not reasons:
+            return []
+        per_row = reason_of[nodes.taint_set]
+        return [(Status.unresolvable(reason), per_row == code) for reason, code in reasons.items()]
 
     def pre_score(self, state: CycleState, pod: PodMeta, nodes: NodeTable,
                   rows: Rows) -> Status | None:
@@ -69,11 +73,10 @@ class TaintToleration:
 
     def score(self, state: CycleState, pod: PodMeta, nodes: NodeTable, rows: Rows) -> np.ndarray:
         tolerations = priority_context(state, pod).meta(pod.pod).prefer_no_schedule_tolerations
-        sets = at(nodes.prefer_taint_set, rows)
-        per_set = np.zeros(len(nodes.taint_sets.values), dtype=np.int64)
-        for set_id in np.unique(sets).tolist():
-            per_set[set_id] = intolerable_count(nodes.taint_sets.values[set_id], tolerations)
-        return per_set[sets]
+        values = nodes.taint_sets.values
+        per_set = np.fromiter((intolerable_count(taints, tolerations) if taints else 0
+                               for taints in values), dtype=np.int64, count=len(values))
+        return per_set[at(nodes.prefer_taint_set, rows)]
 
     def score_extensions(self) -> TaintToleration:
         return self
