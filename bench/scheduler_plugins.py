@@ -230,10 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         ratio = entry["v1.5"]["us_per_pod"] / entry["framework"]["us_per_pod"]
         entry["framework_speed_vs_v1_5"] = ratio
         results["nodes"][str(n)] = entry
-        rows.append([str(n), common.fmt(entry["v1.5"]["us_per_pod"], 0),
-                     common.fmt(entry["framework"]["us_per_pod"], 0),
-                     common.fmt(entry["v1.5"]["p99_us"], 0),
-                     common.fmt(entry["framework"]["p99_us"], 0), f"{ratio:.2f}x"])
+        rows.append([str(n), f"{entry['v1.5']['us_per_pod']:,.0f}",
+                     f"{entry['framework']['us_per_pod']:,.0f}",
+                     f"{entry['v1.5']['p99_us']:,.0f}",
+                     f"{entry['framework']['p99_us']:,.0f}", f"{ratio:.2f}x"])
         print(f"{n} nodes done", file=sys.stderr)
     print(common.render_table(["nodes", "v1.5 µs/pod", "framework µs/pod", "v1.5 p99",
                                "framework p99", "framework speed vs v1.5"], rows))

@@ -315,25 +315,25 @@ class PodTopologySpread:
                 ignored |= at(nodes.label(c.topology_key), rows) == ABSENT
         kept = rows[~ignored] if require_all else rows
         included = _included(pod, nodes, constraints, require_all)
-        parts = []  # per constraint: (key, count per row of the table, weight, maxSkew)
+        n_values = len(nodes.strings.values)
+        score = np.zeros(len(rows), dtype=np.float64)
         for c, eligible in zip(constraints, included):
             per_row = matching_counts(nodes, pod.namespace, c.selector)
             column = nodes.label(c.topology_key)
+            in_rows = at(column, rows)
             if c.topology_key == LABEL_HOSTNAME:
-                size = len(kept)
-                in_domain = per_row
+                size = len(kept)  # upstream: per-node counts, one domain per node
+                counts = at(per_row, rows)
             else:
-                present = np.bincount(column[kept], minlength=len(nodes.strings.values)) > 0
+                present = np.bincount(at(column, kept), minlength=n_values) > 0
                 size = int(np.count_nonzero(present))
-                counted = eligible & present[column]
-                sums = np.bincount(column[counted], weights=per_row[counted],
-                                   minlength=len(nodes.strings.values))
-                in_domain = sums[column]
-            parts.append((column, in_domain, math.log(size + 2), c.max_skew))
-        score = np.zeros(len(rows), dtype=np.float64)
-        for column, in_domain, weight, max_skew in parts:
-            has = at(column, rows) != ABSENT
-            score += np.where(has, at(in_domain, rows) * weight + (max_skew - 1), 0.0)
+                # pods on eligible nodes of the scored domains, summed per domain
+                counted = np.where(eligible & present[column], per_row, 0)
+                counts = np.bincount(column, weights=counted, minlength=n_values)[in_rows]
+            part = counts * math.log(size + 2) + (c.max_skew - 1)
+            if not require_all:  # a node without this key earns nothing for it
+                part[in_rows == ABSENT] = 0.0
+            score += part
         scores = np.floor(score + 0.5).astype(np.int64)
         scores[ignored] = 0
         state.write(_PRE_SCORE_KEY, (rows.copy(), scores, ignored))
