@@ -213,3 +213,39 @@ def test_preferred_affinity_score_and_skip():
     assert run_score(InterPodAffinity({}), pod("plain"), affinity_cluster()) is None
     assert run_score(InterPodAffinity({"ignorePreferredTermsOfExistingPods": True}),
                      pod("plain"), affinity_cluster()) is None
+
+
+def test_node_taints_policy_honor_leaves_untolerated_nodes_out():
+    # node3/node4 (zoneB) are tainted: with nodeTaintsPolicy Honor their pod does not count and
+    # zoneB is not a domain, so zoneA (2 pods) is the minimum and node1/node2 fit
+    taint = [{"key": "gpu", "value": "x", "effect": "NoSchedule"}]
+    nodes = table([node("node1", labels={ZONE: "zoneA"}), node("node2", labels={ZONE: "zoneA"}),
+                   node("node3", labels={ZONE: "zoneB"}, taints=taint),
+                   node("node4", labels={ZONE: "zoneB"}, taints=taint)],
+                  {n: [pod(f"p-{n}", labels={"foo": "bar"})] for n in ("node1", "node2", "node3")})
+    ignore = run_filter(PodTopologySpread({}, None), mypod(constraint(ZONE)), nodes)
+    assert set(ignore) == {"node1", "node2"}
+    honor = run_filter(PodTopologySpread({}, None),
+                       mypod(constraint(ZONE, nodeTaintsPolicy="Honor")), nodes)
+    assert honor == {}
+
+
+def test_add_pod_with_anti_affinity_blocks_its_domain():
+    # preemption adds a nominated pod whose required anti-affinity selects the incoming pod
+    nodes = affinity_cluster()
+    plugin = InterPodAffinity({})
+    state = CycleState()
+    meta = PodMeta.of(pod("web", labels={"app": "web"}))
+    _result, status = plugin.pre_filter(state, meta, nodes)
+    assert status is not None and status.code is Code.SKIP  # nothing to check yet
+    state = CycleState()
+    nominated = pod("guard", labels={"app": "guard"}, spec={"affinity": {"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [term({"app": "web"}, ZONE)]}}})
+    guarded = table([node("n1", labels={ZONE: "a"}), node("n2", labels={ZONE: "b"})],
+                    {"n2": [pod("other-guard", labels={"app": "g2"}, spec=nominated["spec"])]})
+    plugin.pre_filter(state, meta, guarded)
+    info = guarded.infos[guarded.row_of["n1"]]
+    plugin.add_pod(state, meta, nominated, info)
+    failures = plugin.filter(state, meta, guarded, guarded.everywhere())
+    assert {guarded.names[r] for _s, m in failures for r in np.flatnonzero(m).tolist()} == \
+        {"n1", "n2"}
