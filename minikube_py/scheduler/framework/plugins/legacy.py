@@ -27,7 +27,6 @@ the totals are ten times larger; the ranking is the same up to the finer roundin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from copy import deepcopy
 from typing import Any
 
@@ -313,10 +312,3 @@ def profile_for_provider(name: str, args: AlgorithmArgs | None = None,
                                "priorities": [{"name": n, "weight": w} for n, w in priorities]},
                               args, scheduler_name)
 
-
-def plugins_for(names: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    """name -> plugins, for documentation tables and tests: every predicate and priority."""
-    out = dict(PREDICATE_PLUGINS)
-    for name, (plugin, _strategy) in PRIORITY_PLUGINS.items():
-        out[name] = (plugin,) if plugin else ()
-    return {n: out[n] for n in names if n in out}
