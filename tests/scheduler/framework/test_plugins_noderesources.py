@@ -8,7 +8,6 @@ as written; only ratios matter.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from minikube_py.scheduler.framework.interface import Code
@@ -165,15 +164,3 @@ def test_balanced_allocation_counts_real_requests_not_defaults():
     nodes = table([node("n1", cpu="4", memory="4Gi")], {})
     assert run_score(plugin, pod(containers=[{"name": "c", "image": "i"}]), nodes) == {"n1": 100}
 
-
-def test_score_division_is_exact_at_integer_boundaries():
-    from minikube_py.scheduler.framework.plugins.resource_allocation import score_div
-    rng = np.random.default_rng(3)
-    cap = rng.integers(1, 2**40 - 1, 20_000)
-    free = (cap * rng.random(20_000)).astype(np.int64)
-    num = free * 100
-    assert (score_div(num, cap) == num // cap).all()
-    exact = np.array([300, 299, 10**12 * 100 - 1]), np.array([3, 3, 10**12])
-    assert score_div(*exact).tolist() == [100, 99, 99]
-    huge = np.array([2**50 * 100 - 1]), np.array([2**50])  # falls back to integer division
-    assert score_div(*huge).tolist() == [99]

@@ -249,3 +249,17 @@ def test_add_pod_with_anti_affinity_blocks_its_domain():
     failures = plugin.filter(state, meta, guarded, guarded.everywhere())
     assert {guarded.names[r] for _s, m in failures for r in np.flatnonzero(m).tolist()} == \
         {"n1", "n2"}
+
+
+def test_existing_pods_preferred_terms_score_the_incoming_pod():
+    # symmetry: an existing pod preferring app=web in its zone pulls web pods to that zone,
+    # unless ignorePreferredTermsOfExistingPods
+    fan = pod("fan", labels={"app": "fan"}, spec={"affinity": {"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": term({"app": "web"}, ZONE)}]}}})
+    nodes = table([node("n1", labels={ZONE: "a"}), node("n2", labels={ZONE: "a"}),
+                   node("n3", labels={ZONE: "b"})], {"n1": [fan]})
+    web = pod("web", labels={"app": "web"})
+    assert run_score(InterPodAffinity({}), web, nodes) == {"n1": 100, "n2": 100, "n3": 0}
+    assert run_score(InterPodAffinity({"ignorePreferredTermsOfExistingPods": True}),
+                     web, nodes) is None

@@ -31,7 +31,14 @@ from typing import Any
 import numpy as np
 
 from ...algorithm.interpod_topology import existing_terms, selected_counts
-from ...algorithm.pod_affinity import REQUIRED_ANTI, Term, pod_affinity_of
+from ...algorithm.pod_affinity import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI,
+    Term,
+    pod_affinity_of,
+)
 from ...algorithm.predicates_meta import PodMeta
 from ...algorithm.priorities_interpod import inter_pod_affinity_points
 from ...nodeinfo import NodeInfo
@@ -215,6 +222,13 @@ class InterPodAffinity:
         has_preferred = bool(affinity and (affinity.preferred_affinity or affinity.preferred_anti))
         if self.ignore_existing_preferred and not has_preferred:
             return Status(Code.SKIP)
+        if not has_preferred:
+            # only existing pods' terms can score: none of the kinds that do -> nothing to score
+            scoring = {REQUIRED_AFFINITY} if self.hard_weight else set()
+            if not self.ignore_existing_preferred:
+                scoring |= {PREFERRED_AFFINITY, PREFERRED_ANTI}
+            if not any(key[0] in scoring for key in existing_terms(nodes).groups):
+                return Status(Code.SKIP)
         points = inter_pod_affinity_points(pod.pod, nodes, priority_context(state, pod),
                                            self.hard_weight, (),
                                            existing_preferred=not self.ignore_existing_preferred)

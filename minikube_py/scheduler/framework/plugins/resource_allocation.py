@@ -28,7 +28,6 @@ from ..interface import MAX_NODE_SCORE, Rows
 #: upstream config.MaxCustomPriorityScore: RequestedToCapacityRatio shapes score 0..10
 MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100
-_FLOAT_EXACT_BELOW = 2**40
 DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1})
 #: upstream's default RequestedToCapacityRatio shape (v1 defaults.go)
 DEFAULT_SHAPE = ({"utilization": 0, "score": 10}, {"utilization": 100, "score": 0})
@@ -81,7 +80,7 @@ def _weighted_mean(scores: list[np.ndarray], allocatable: list[np.ndarray],
         weight_sum = sum(weights)
         if rounded:
             return np.floor(total / weight_sum + 0.5).astype(np.int64)
-        return score_div(total, weight_sum)
+        return total // weight_sum
     total = np.zeros(n, dtype=np.int64)
     weight_sum = np.zeros(n, dtype=np.int64)
     for score, alloc, weight in zip(scores, allocatable, weights):
@@ -98,23 +97,12 @@ def _weighted_mean(scores: list[np.ndarray], allocatable: list[np.ndarray],
     return np.where(weight_sum == 0, 0, mean)
 
 
-def score_div(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """`numerator // denominator` for non-negative int64 quotients of at most a few hundred,
-    computed in float64 when that is exact: with a denominator below 2**40 (a TiB of memory
-    in bytes) any non-integer quotient is at least 2**-40 away from the next integer, far more
-    than float64's rounding error on a quotient this small, so flooring the float quotient
-    gives the integer one — several times faster than numpy's integer division."""
-    if np.max(denominator, initial=0) >= _FLOAT_EXACT_BELOW:
-        return numerator // denominator
-    return np.floor(numerator / denominator).astype(np.int64)
-
-
 def least_allocated(weights: Sequence[int]) -> Scorer:
     """upstream leastResourceScorer: ((capacity - requested) * 100) / capacity per resource,
     0 past capacity, then the weighted mean (integer division)."""
     def scorer(requested: list[np.ndarray], allocatable: list[np.ndarray]) -> np.ndarray:
         # past capacity (or without it) the free amount clips to 0, and so does the score
-        scores = [score_div(np.maximum(cap - req, 0) * MAX_NODE_SCORE, np.maximum(cap, 1))
+        scores = [np.maximum(cap - req, 0) * MAX_NODE_SCORE // np.maximum(cap, 1)
                   for req, cap in zip(requested, allocatable)]
         return _weighted_mean(scores, allocatable, weights)
     return scorer
@@ -124,7 +112,7 @@ def most_allocated(weights: Sequence[int]) -> Scorer:
     """upstream mostResourceScorer: requested * 100 / capacity per resource, requested capped
     at capacity (non-zero defaults can push it past), then the weighted mean."""
     def scorer(requested: list[np.ndarray], allocatable: list[np.ndarray]) -> np.ndarray:
-        scores = [score_div(np.minimum(req, cap) * MAX_NODE_SCORE, np.maximum(cap, 1))
+        scores = [np.minimum(req, cap) * MAX_NODE_SCORE // np.maximum(cap, 1)
                   for req, cap in zip(requested, allocatable)]
         return _weighted_mean(scores, allocatable, weights)
     return scorer
