@@ -212,6 +212,13 @@ class PodTopologySpread:
         self.default_constraints = (list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted
                                     else list(listed))
         self._selecting: Callable[[dict], list[LabelSelector]] = selectors_for_pod(handle)
+        #: the defaults parsed once per kind (they name no matchLabelKeys: a profile's
+        #: defaults cannot depend on the pod's labels)
+        self._parsed_defaults: dict[str, list[Constraint]] | None = None
+        if not any(c.get("matchLabelKeys") for c in self.default_constraints
+                   if isinstance(c, dict)):
+            self._parsed_defaults = {when: constraints_of(self.default_constraints, {}, when)
+                                     for when in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)}
 
     # -- constraints ---------------------------------------------------------------------
     def constraints(self, pod: PodMeta, when: str, state: CycleState | None = None
@@ -222,7 +229,8 @@ class PodTopologySpread:
         raw = (pod.pod.get("spec") or {}).get("topologySpreadConstraints")
         if raw:
             return constraints_of(raw, pod.labels, when)
-        defaults = constraints_of(self.default_constraints, pod.labels, when)
+        defaults = (self._parsed_defaults[when] if self._parsed_defaults is not None
+                    else constraints_of(self.default_constraints, pod.labels, when))
         if not defaults:
             return []
         selector = state.get(_SELECTOR_KEY) if state is not None else None
@@ -317,8 +325,11 @@ class PodTopologySpread:
         included = _included(pod, nodes, constraints, require_all)
         n_values = len(nodes.strings.values)
         score = np.zeros(len(rows), dtype=np.float64)
+        counted_by: dict[LabelSelector, np.ndarray] = {}  # the defaults share one selector
         for c, eligible in zip(constraints, included):
-            per_row = matching_counts(nodes, pod.namespace, c.selector)
+            per_row = counted_by.get(c.selector)
+            if per_row is None:
+                per_row = counted_by[c.selector] = matching_counts(nodes, pod.namespace, c.selector)
             column = nodes.label(c.topology_key)
             in_rows = at(column, rows)
             if c.topology_key == LABEL_HOSTNAME:
