@@ -18,6 +18,9 @@ exercised as in a real run.
   NormalizeScore), run by a minimal driver here (PreFilter Skip, rows failing one plugin not
   passed to the next, weighted sum): the fw-runtime's Framework adds timing and bookkeeping
   on top, measured by bench/scheduler.py end to end.
+- `legacy-profile`: DefaultProvider expressed as plugins (plugins/legacy.py
+  profile_for_provider), through the same driver: the same algorithm set as `v1.5`, so the
+  difference is the plugin implementations (and the 1.31 formulas they carry).
 
 Prints microseconds per pod (median of --runs runs) and writes bench/results/scheduler_plugins.json.
 
@@ -41,6 +44,7 @@ from minikube_py.scheduler.algorithm.predicates_meta import PodMeta
 from minikube_py.scheduler.algorithm.priorities import PriorityContext, prioritize
 from minikube_py.scheduler.factory import from_provider
 from minikube_py.scheduler.framework.interface import Code, CycleState
+from minikube_py.scheduler.framework.plugins.legacy import profile_for_provider
 from minikube_py.scheduler.framework.plugins.registry import in_tree_registry
 from minikube_py.scheduler.nodeinfo import NodeInfo
 from minikube_py.scheduler.nodetable import NodeTable, build
@@ -122,11 +126,13 @@ class Handle:
         self.client = None
 
 
-def framework_decide(plugins: dict[str, Any], pod: Obj, nodes: NodeTable) -> int:
+def framework_decide(plugins: dict[str, Any], pod: Obj, nodes: NodeTable,
+                     filters: tuple[str, ...] = FILTERS,
+                     scores: tuple[tuple[str, int], ...] = SCORES) -> int:
     state = CycleState()
     meta = PodMeta.of(pod)
     skipped: set[str] = set()
-    for name in FILTERS:
+    for name in filters:
         plugin = plugins[name]
         if hasattr(plugin, "pre_filter"):
             _result, status = plugin.pre_filter(state, meta, nodes)
@@ -135,7 +141,7 @@ def framework_decide(plugins: dict[str, Any], pod: Obj, nodes: NodeTable) -> int
             elif status is not None:
                 return -1
     alive = nodes.everywhere()
-    for name in FILTERS:
+    for name in filters:
         if name in skipped:
             continue
         for _status, mask in plugins[name].filter(state, meta, nodes, alive):
@@ -144,7 +150,7 @@ def framework_decide(plugins: dict[str, Any], pod: Obj, nodes: NodeTable) -> int
     if not len(rows):
         return -1
     total = np.zeros(len(rows), dtype=np.int64)
-    for name, weight in SCORES:
+    for name, weight in scores:
         plugin = plugins[name]
         if hasattr(plugin, "pre_score"):
             status = plugin.pre_score(state, meta, nodes, rows)
@@ -176,14 +182,20 @@ def measure(n: int, pods: int, which: str) -> dict[str, Any]:
     nodes = cluster(n)
     rng = random.Random(7)
     batch = [make_pod(i, rng) for i in range(pods)]
-    if which == "framework":
+    if which in ("framework", "legacy-profile"):
         factories = in_tree_registry()
         handle = Handle()
-        plugins = {name: factories[name]({}, handle)
-                   for name in {*FILTERS, *(s for s, _w in SCORES)}}
+        filters, scores, args = FILTERS, SCORES, {}
+        if which == "legacy-profile":  # DefaultProvider through plugins/legacy.py
+            profile = profile_for_provider("DefaultProvider")
+            filters = tuple(r.name for r in profile.enabled("filter"))
+            scores = tuple((r.name, r.weight) for r in profile.enabled("score"))
+            args = profile.plugin_config
+        plugins = {name: factories[name](args.get(name, {}), handle)
+                   for name in {*filters, *(s for s, _w in scores)}}
 
         def decide(pod: Obj) -> int:
-            return framework_decide(plugins, pod, nodes)
+            return framework_decide(plugins, pod, nodes, filters, scores)
     else:
         algorithm = from_provider("DefaultProvider")
         svc = services()
@@ -222,21 +234,26 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n in (int(x) for x in args.nodes.split(",")):
         entry: dict[str, Any] = {}
-        for which in ("v1.5", "framework"):
+        for which in ("v1.5", "framework", "legacy-profile"):
             runs = [measure(n, args.pods, which) for _ in range(args.runs)]
             entry[which] = {"runs": runs,
                             "us_per_pod": common.median(r["us_per_pod"] for r in runs),
                             "p99_us": common.median(r["p99_us"] for r in runs)}
         ratio = entry["v1.5"]["us_per_pod"] / entry["framework"]["us_per_pod"]
+        legacy_ratio = entry["v1.5"]["us_per_pod"] / entry["legacy-profile"]["us_per_pod"]
         entry["framework_speed_vs_v1_5"] = ratio
+        entry["legacy_profile_speed_vs_v1_5"] = legacy_ratio
         results["nodes"][str(n)] = entry
         rows.append([str(n), f"{entry['v1.5']['us_per_pod']:,.0f}",
                      f"{entry['framework']['us_per_pod']:,.0f}",
+                     f"{entry['legacy-profile']['us_per_pod']:,.0f}",
                      f"{entry['v1.5']['p99_us']:,.0f}",
-                     f"{entry['framework']['p99_us']:,.0f}", f"{ratio:.2f}x"])
+                     f"{entry['framework']['p99_us']:,.0f}", f"{ratio:.2f}x", f"{legacy_ratio:.2f}x"])
         print(f"{n} nodes done", file=sys.stderr)
-    print(common.render_table(["nodes", "v1.5 µs/pod", "framework µs/pod", "v1.5 p99",
-                               "framework p99", "framework speed vs v1.5"], rows))
+    print(common.render_table(["nodes", "v1.5 µs/pod", "default plugins µs/pod",
+                               "DefaultProvider as plugins µs/pod", "v1.5 p99",
+                               "default plugins p99", "default plugins vs v1.5",
+                               "DefaultProvider as plugins vs v1.5"], rows))
     path = common.write_json("bench/results/scheduler_plugins.json", results)
     print(f"wrote {path}")
     return 0
