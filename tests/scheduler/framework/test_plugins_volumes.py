@@ -17,6 +17,7 @@ from minikube_py.client.resources import (
     PERSISTENT_VOLUMES,
     STORAGE_CLASSES,
 )
+from minikube_py.scheduler.algorithm.predicates_meta import PodMeta
 from minikube_py.scheduler.framework.interface import Code, CycleState
 from minikube_py.scheduler.framework.plugins import registry
 from minikube_py.scheduler.framework.plugins.volumebinding import VolumeBinding
@@ -144,9 +145,20 @@ def test_volume_restrictions_disk_conflict_and_read_write_once_pod():
     nodes = table(NODES, {"n-b": [user]})
     plugin = registry.in_tree_registry()["VolumeRestrictions"]({}, Handle(nodes, [
         (PERSISTENT_VOLUME_CLAIMS, rwop), (PERSISTENT_VOLUMES, pv("v1"))]))
-    status = run_filter(plugin, with_claims("solo", name="second"), nodes)[""]
-    assert status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert status.reasons == (ERR_REASON_RWOP_CONFLICT,)
+    second = with_claims("solo", name="second")
+    statuses = run_filter(plugin, second, nodes)
+    assert set(statuses) == {"n-a", "n-b"}  # the claim is in use: no node until it is freed
+    assert statuses["n-a"].code is Code.UNSCHEDULABLE  # preemption may evict its user
+    assert statuses["n-a"].reasons == (ERR_REASON_RWOP_CONFLICT,)
+    # RemovePod of the user (preemption's what-if) frees the claim
+    state = CycleState()
+    meta = PodMeta.of(second)
+    plugin.pre_filter(state, meta, nodes)
+    trial = state.clone()
+    info = nodes.infos[nodes.row_of["n-b"]]
+    plugin.remove_pod(trial, meta, next(iter(info.pods.values())), info)
+    assert plugin.filter(trial, meta, nodes, nodes.everywhere()) == []
+    assert plugin.filter(state, meta, nodes, nodes.everywhere()) != []
     assert ERR_REASON_RWOP_CONFLICT.startswith("node has pod using PersistentVolumeClaim")
 
 

@@ -1,17 +1,22 @@
 """VolumeRestrictions: disks that cannot be shared, and ReadWriteOncePod claims already in use.
 
 Kubernetes piece: pkg/scheduler/framework/plugins/volumerestrictions (1.31), the successor of
-NoDiskConflict. Filter reuses the NoDiskConflict predicate extended to claims
-(predicates_volume_count.no_disk_conflict_with_claims: GCE PD, EBS, RBD and iSCSI volumes,
-direct or through bound PersistentVolumes, on both sides) — Unschedulable "node(s) had no
-available disk". PreFilter rejects the pod outright (UnschedulableAndUnresolvable) when a
-ReadWriteOncePod claim it mounts is already used by a pod on some node, and answers Skip for
-pods without such volumes or claims.
+NoDiskConflict.
+- PreFilter counts how many scheduled pods reference the pod's ReadWriteOncePod claims
+  (upstream conflictingPVCRefCount) and answers Skip when the pod has neither such a claim in
+  use nor a volume NoDiskConflict looks at. AddPod/RemovePod (PreFilterExtensions) adjust the
+  count, so preemption can find that evicting the claim's user frees it.
+- Filter: while the count is positive every node is Unschedulable "node has pod using
+  PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"; otherwise the
+  NoDiskConflict predicate extended to claims (predicates_volume_count: GCE PD, EBS, RBD and
+  iSCSI volumes, direct or through bound PersistentVolumes, on both sides) —
+  Unschedulable "node(s) had no available disk".
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...algorithm.predicates_errors import ERR_DISK_CONFLICT
@@ -19,6 +24,7 @@ from ...algorithm.predicates_meta import PodMeta
 from ...algorithm.predicates_volume_count import no_disk_conflict_with_claims
 from ...algorithm.predicates_volumes import pod_claims
 from ...algorithm.volume_listers import VolumeLister
+from ...nodeinfo import NodeInfo
 from ...nodetable import Mask, NodeTable
 from ..interface import (
     ActionType,
@@ -34,19 +40,38 @@ from ..interface import (
 from .cluster_lookups import volume_lister
 
 NAME = "VolumeRestrictions"
+_STATE_KEY = "PreFilter" + NAME
 #: upstream ErrReasonReadWriteOncePodConflict
 ERR_REASON_RWOP_CONFLICT = ("node has pod using PersistentVolumeClaim with the same name and "
                             "ReadWriteOncePod access mode")
 
 
-def _rwop_claims(pod: PodMeta, lister: VolumeLister) -> set[str]:
+def _rwop_claims(pod: PodMeta, lister: VolumeLister) -> frozenset[str]:
     out = set()
     for _volume, name, _read_only in pod.claims:
         claim = lister.claim(pod.namespace, name)
         modes = ((claim or {}).get("spec") or {}).get("accessModes") or ()
         if "ReadWriteOncePod" in modes:
             out.add(name)
-    return out
+    return frozenset(out)
+
+
+@dataclass
+class PreFilterState:
+    """upstream preFilterState: the pod's ReadWriteOncePod claims and how many references
+    scheduled pods hold to them."""
+
+    namespace: str
+    claims: frozenset[str]
+    conflicts: int = 0
+
+    def clone(self) -> PreFilterState:
+        return PreFilterState(self.namespace, self.claims, self.conflicts)
+
+    def references(self, other: dict) -> int:
+        if ((other.get("metadata") or {}).get("namespace") or "") != self.namespace:
+            return 0
+        return sum(1 for _v, name, _r in pod_claims(other) if name in self.claims)
 
 
 class VolumeRestrictions:
@@ -60,23 +85,38 @@ class VolumeRestrictions:
                    nodes: NodeTable) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.disks and not pod.claims:
             return None, Status(Code.SKIP)
-        wanted = _rwop_claims(pod, self.lister)
-        if wanted:
+        s = PreFilterState(pod.namespace, _rwop_claims(pod, self.lister))
+        if s.claims:
+            uid = (pod.pod.get("metadata") or {}).get("uid")
             for info in nodes.infos:
                 for other in info.pods.values():
-                    md = other.get("metadata") or {}
-                    if (md.get("namespace") or "") != pod.namespace or md.get("uid") == \
-                            (pod.pod.get("metadata") or {}).get("uid"):
-                        continue
-                    if any(name in wanted for _v, name, _r in pod_claims(other)):
-                        return None, Status.unresolvable(ERR_REASON_RWOP_CONFLICT)
+                    if (other.get("metadata") or {}).get("uid") != uid:
+                        s.conflicts += s.references(other)
+        state.write(_STATE_KEY, s)
         return None, None
 
-    def pre_filter_extensions(self) -> None:
+    def pre_filter_extensions(self) -> VolumeRestrictions:
+        return self
+
+    def add_pod(self, state: CycleState, pod: PodMeta, pod_to_add: dict,
+                node: NodeInfo) -> Status | None:
+        s: PreFilterState | None = state.get(_STATE_KEY)
+        if s is not None:
+            s.conflicts += s.references(pod_to_add)
+        return None
+
+    def remove_pod(self, state: CycleState, pod: PodMeta, pod_to_remove: dict,
+                   node: NodeInfo) -> Status | None:
+        s: PreFilterState | None = state.get(_STATE_KEY)
+        if s is not None:
+            s.conflicts -= s.references(pod_to_remove)
         return None
 
     def filter(self, state: CycleState, pod: PodMeta, nodes: NodeTable,
                candidates: Mask) -> FilterFailures:
+        s: PreFilterState | None = state.get(_STATE_KEY)
+        if s is not None and s.conflicts > 0:
+            return [(Status.unschedulable(ERR_REASON_RWOP_CONFLICT), nodes.everywhere())]
         conflict = nodes.everywhere(False)
         for _reason, rows in self._conflict(pod, nodes):
             conflict |= rows
