@@ -110,6 +110,23 @@ def test_policy_arguments_become_plugin_args():
     assert {r.name: r.weight for r in profile.enabled("score")}["ServiceAffinity"] == 3
 
 
+def test_requested_to_capacity_ratio_argument_and_policy_symmetric_weight():
+    profile = profile_for_policy({"kind": "Policy", "hardPodAffinitySymmetricWeight": 5,
+        "predicates": [], "priorities": [
+        {"name": "binpack", "weight": 2, "argument": {"requestedToCapacityRatioArguments": {
+            "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
+            "resources": [{"name": "cpu", "weight": 3}]}}},
+        {"name": "InterPodAffinityPriority", "weight": 1}]})
+    assert profile.args("NodeResourcesFit") == {"scoringStrategy": {
+        "type": "RequestedToCapacityRatio", "resources": [{"name": "cpu", "weight": 3}],
+        "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0},
+                                               {"utilization": 100, "score": 10}]}}}
+    assert profile.args("InterPodAffinity") == {"hardPodAffinityWeight": 5}
+    assert {r.name: r.weight for r in profile.enabled("score")}["NodeResourcesFit"] == 2
+    with pytest.raises(factory.PolicyError, match="must be in 0-100"):
+        profile_for_policy({"hardPodAffinitySymmetricWeight": 101})
+
+
 def test_missing_fields_get_upstream_defaults_and_empty_lists_stay_empty():
     profile = profile_for_policy({"kind": "Policy"})
     assert "PodTopologySpread" in names(profile, "filter")  # EvenPodsSpread is a default

@@ -28,6 +28,7 @@ the totals are ten times larger; the ranking is the same up to the finer roundin
 from __future__ import annotations
 
 from copy import deepcopy
+from dataclasses import replace
 from typing import Any
 
 from ...factory import (
@@ -279,9 +280,14 @@ def profile_for_policy(policy: Any, args: AlgorithmArgs | None = None,
     "priorities": [...]}`) stands for. Extenders are not part of a profile (upstream moves
     them to the configuration's `extenders`)."""
     algorithm_args = args or AlgorithmArgs()
-    algorithm_args.check()
     if not isinstance(policy, dict):
         raise PolicyError("a Policy must be a JSON object")
+    weight = policy.get("hardPodAffinitySymmetricWeight")
+    if weight:  # the Policy's own field wins over the flag, as upstream's createFromConfig
+        if not isinstance(weight, int) or isinstance(weight, bool):
+            raise PolicyError(f"hardPodAffinitySymmetricWeight must be an integer, not {weight!r}")
+        algorithm_args = replace(algorithm_args, hard_pod_affinity_symmetric_weight=weight)
+    algorithm_args.check()
     if policy.get("kind", "Policy") != "Policy":
         raise PolicyError(f"kind must be Policy, not {policy.get('kind')!r}")
     builder = _Builder()
