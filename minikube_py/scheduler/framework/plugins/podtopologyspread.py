@@ -173,9 +173,17 @@ class PreFilterState:
 
     constraints: list[Constraint]
     counts: list[dict[str, int]] = field(default_factory=list)
+    #: the counts per interned value id of the table PreFilter saw (id(table), arrays): Filter
+    #: on that table indexes them directly; AddPod/RemovePod drop them
+    by_id: tuple[int, list[np.ndarray]] | None = None
 
     def clone(self) -> PreFilterState:
-        return PreFilterState(self.constraints, [dict(c) for c in self.counts])
+        return PreFilterState(self.constraints, [dict(c) for c in self.counts], self.by_id)
+
+    def counts_by_id(self, nodes: NodeTable, i: int) -> np.ndarray:
+        if self.by_id is not None and self.by_id[0] == id(nodes):
+            return self.by_id[1][i]
+        return _by_id(nodes, self.counts[i])
 
     def min_match(self, i: int) -> int:
         counts = self.counts[i]
@@ -184,13 +192,17 @@ class PreFilterState:
         return min(counts.values()) if counts else 2**31 - 1
 
 
-def domain_counts(nodes: NodeTable, key: str, rows: Mask, per_row: np.ndarray) -> dict[str, int]:
-    """{topology value: sum of per_row over `rows` carrying it} for every value among `rows`."""
+def domain_counts(nodes: NodeTable, key: str, rows: Mask,
+                  per_row: np.ndarray) -> tuple[dict[str, int], np.ndarray]:
+    """({topology value: sum of per_row over `rows` carrying it} for every value among
+    `rows`, the same sums indexed by the table's value ids)."""
     ids = nodes.label(key)[rows]
-    sums = np.bincount(ids, weights=per_row[rows], minlength=len(nodes.strings.values))
+    sums = np.bincount(ids, weights=per_row[rows],
+                       minlength=len(nodes.strings.values)).astype(np.int64)
+    sums[ABSENT] = 0
     present = np.flatnonzero(np.bincount(ids, minlength=len(nodes.strings.values)))
     values = nodes.strings.values
-    return {values[i]: int(sums[i]) for i in present.tolist() if i != ABSENT}
+    return {values[i]: int(sums[i]) for i in present.tolist() if i != ABSENT}, sums
 
 
 def _by_id(nodes: NodeTable, counts: dict[str, int]) -> np.ndarray:
@@ -250,9 +262,13 @@ class PodTopologySpread:
         if not constraints:
             return None, Status(Code.SKIP)
         s = PreFilterState(constraints)
+        arrays = []
         for c, rows in zip(constraints, _included(pod, nodes, constraints)):
             per_row = matching_counts(nodes, pod.namespace, c.selector)
-            s.counts.append(domain_counts(nodes, c.topology_key, rows, per_row))
+            counts, by_id = domain_counts(nodes, c.topology_key, rows, per_row)
+            s.counts.append(counts)
+            arrays.append(by_id)
+        s.by_id = (id(nodes), arrays)
         state.write(_PRE_FILTER_KEY, s)
         return None, None
 
@@ -272,6 +288,7 @@ class PodTopologySpread:
             if included[i][0] and c.selector.matches(other_md.get("labels")):
                 value = labels[c.topology_key]
                 s.counts[i][value] = s.counts[i].get(value, 0) + delta
+                s.by_id = None  # the arrays no longer say the same
         return None
 
     def add_pod(self, state: CycleState, pod: PodMeta, pod_to_add: dict,
@@ -296,7 +313,7 @@ class PodTopologySpread:
             missing |= miss
             decided |= miss
             self_match = 1 if c.selector.matches(pod.labels) else 0
-            skew = _by_id(nodes, s.counts[i])[column] + self_match - s.min_match(i)
+            skew = s.counts_by_id(nodes, i)[column] + self_match - s.min_match(i)
             over = (skew > c.max_skew) & ~decided
             skewed |= over
             decided |= over
