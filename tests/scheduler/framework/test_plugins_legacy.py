@@ -209,3 +209,31 @@ def test_mapped_filters_keep_the_nodes_the_predicates_keep(provider):
         if provider == "V1.0Provider":
             expected |= {"tainted"} if not raw["spec"].get("tolerations") else set()
         assert framework_failures(profile, raw, nodes) == expected, raw["metadata"]["name"]
+
+
+def test_scale_change_least_requested_0_10_vs_least_allocated_0_100():
+    # the same formula on a finer scale: per resource floor(100 f) is within [10 floor(10 f),
+    # 10 floor(10 f) + 9], so after the two integer averages the plugin's score is 10x v1.5's
+    # plus 0..14 — ten times larger, never ranking a node v1.5 scored lower above by more
+    # than the rounding v1.5 threw away
+    import random
+
+    from minikube_py.scheduler.algorithm.priorities import (
+        PriorityContext,
+        least_requested_priority,
+    )
+    from minikube_py.scheduler.framework.plugins.noderesources_fit import (
+        NodeResourcesFit,
+    )
+
+    from .plugin_helpers import run_score
+    rng = random.Random(11)
+    sizes = [(f"{rng.randint(1, 64)}", f"{rng.randint(1, 256)}Gi") for _ in range(60)]
+    nodes = table([node(f"n{i}", cpu=c, memory=m) for i, (c, m) in enumerate(sizes)],
+                  {f"n{i}": [pod(f"x{i}", cpu=f"{rng.randint(0, 900)}m",
+                                 memory=f"{rng.randint(0, 900)}Mi")] for i in range(60)})
+    incoming = pod("p", cpu="500m", memory="700Mi")
+    v15 = least_requested_priority(incoming, nodes, np.arange(nodes.size), PriorityContext())
+    plugin = run_score(NodeResourcesFit({}), incoming, nodes)
+    for i, name in enumerate(nodes.names):
+        assert 0 <= plugin[name] - 10 * int(v15[i]) <= 14, name
