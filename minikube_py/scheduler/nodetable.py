@@ -32,10 +32,13 @@ Mask = np.ndarray  # bool, one entry per row
 #: the interned id of "not there" (a label the node does not carry, no zone, no taints)
 ABSENT = 0
 _NUMERIC = ("alloc_cpu", "alloc_memory", "max_pods", "requested_cpu", "requested_memory",
-            "nonzero_cpu", "nonzero_memory", "pod_count", "disk_pods", "generation",
-            "node_version")
+            "nonzero_cpu", "nonzero_memory", "pod_count", "disk_pods", "generation")
 _FLAGS = ("unschedulable", "memory_pressure", "disk_pressure")
 _IDS = ("taint_set", "prefer_taint_set", "conditions", "zone", "name_id")
+
+#: int64 counters bumped when a row re-reads its node object (not its pods): what follows
+#: node objects (ImageLocality's image index) refreshes only those rows
+_VERSIONS = ("node_version",)
 
 
 class Interned:
@@ -92,7 +95,7 @@ class NodeTable:
                 new[:len(old)] = old[:len(new)]
             return new
 
-        for name in _NUMERIC:
+        for name in _NUMERIC + _VERSIONS:
             self._columns[name] = grow(self._columns.get(name), np.int64)
         for name in _FLAGS:
             self._columns[name] = grow(self._columns.get(name), bool)
