@@ -237,3 +237,21 @@ def test_scale_change_least_requested_0_10_vs_least_allocated_0_100():
     plugin = run_score(NodeResourcesFit({}), incoming, nodes)
     for i, name in enumerate(nodes.names):
         assert 0 <= plugin[name] - 10 * int(v15[i]) <= 14, name
+
+
+def test_plugins_implement_exactly_upstreams_extension_points():
+    # the configuration's table of upstream 1.31's interface assertions (fw-config) and the
+    # plugins themselves must agree, or a profile would list a point a plugin lacks
+    from minikube_py.scheduler.framework.config.default_plugins import IN_TREE_POINTS
+    from minikube_py.scheduler.framework.config.expand import (
+        points_of,
+        registered_points,
+    )
+
+    factories = registry.in_tree_registry()
+    for name, points in IN_TREE_POINTS.items():
+        if name not in registry.IN_TREE or name in RUNTIME_PLUGINS:
+            continue
+        assert points_of(factories[name]({}, None)) == points, name
+    for name in ("NodeLabel", "ServiceAffinity", "NodePreferAvoidPods"):
+        assert registered_points(name) == points_of(factories[name]({}, None)), name

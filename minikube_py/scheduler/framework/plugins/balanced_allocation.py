@@ -16,7 +16,7 @@ import numpy as np
 
 from ...algorithm.predicates_meta import PodMeta
 from ...nodetable import NodeTable
-from ..interface import CycleState, Handle, Rows
+from ..interface import CycleState, Handle, Rows, Status
 from . import resource_allocation as ra
 
 NAME = "NodeResourcesBalancedAllocation"
@@ -27,6 +27,11 @@ class NodeResourcesBalancedAllocation:
 
     def __init__(self, args: Mapping[str, Any]) -> None:
         self.resources = ra.resources_of(args)
+
+    def pre_score(self, state: CycleState, pod: PodMeta, nodes: NodeTable,
+                  rows: Rows) -> Status | None:
+        """Upstream computes the pod's requests here; PodMeta already holds them."""
+        return None
 
     def score(self, state: CycleState, pod: PodMeta, nodes: NodeTable, rows: Rows) -> np.ndarray:
         requested, allocatable = ra.requested_and_allocatable(

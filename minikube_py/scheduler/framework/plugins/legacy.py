@@ -49,12 +49,12 @@ FILTER_POINTS: dict[str, tuple[str, ...]] = {
     "NodeUnschedulable": ("filter",),
     "VolumeBinding": ("preFilter", "filter", "reserve", "preBind"),
     "VolumeRestrictions": ("preFilter", "filter"), "VolumeZone": ("preFilter", "filter"),
-    "NodeVolumeLimits": ("filter",), INTER_POD: ("preFilter", "filter"),
+    "NodeVolumeLimits": ("preFilter", "filter"), INTER_POD: ("preFilter", "filter"),
     SPREAD: ("preFilter", "filter"), NODE_LABEL: ("filter",), SERVICE_AFFINITY: ("filter",),
 }
 #: the extension points each plugin takes when a priority maps to it
 SCORE_POINTS: dict[str, tuple[str, ...]] = {
-    FIT: ("preScore", "score"), "NodeResourcesBalancedAllocation": ("score",),
+    FIT: ("preScore", "score"), "NodeResourcesBalancedAllocation": ("preScore", "score"),
     "TaintToleration": ("preScore", "score"), "NodeAffinity": ("preScore", "score"),
     "ImageLocality": ("score",), INTER_POD: ("preScore", "score"),
     SPREAD: ("preScore", "score"), "NodePreferAvoidPods": ("score",),

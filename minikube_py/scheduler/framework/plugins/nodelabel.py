@@ -28,7 +28,7 @@ NAME = "NodeLabel"
 class NodeLabel:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any]) -> None:
+    def __init__(self, args: Mapping[str, Any], handle: Handle | None = None) -> None:
         self.present = list(arg(args, "presentLabels", []))
         self.absent = list(arg(args, "absentLabels", []))
         self.present_preference = list(arg(args, "presentLabelsPreference", []))
@@ -57,6 +57,3 @@ class NodeLabel:
     def score_extensions(self) -> None:
         return None
 
-
-def new(args: Mapping[str, Any], handle: Handle) -> NodeLabel:
-    return NodeLabel(args)

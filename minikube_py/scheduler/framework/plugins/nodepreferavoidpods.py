@@ -27,6 +27,9 @@ NAME = "NodePreferAvoidPods"
 class NodePreferAvoidPods:
     name = NAME
 
+    def __init__(self, args: Mapping[str, Any] | None = None, handle: Handle | None = None) -> None:
+        pass  # no args upstream
+
     def score(self, state: CycleState, pod: PodMeta, nodes: NodeTable, rows: Rows) -> np.ndarray:
         scores = node_prefer_avoid_pods_priority(pod.pod, nodes, rows, priority_context(state, pod))
         return scores * (MAX_NODE_SCORE // MAX_PRIORITY)
@@ -34,6 +37,3 @@ class NodePreferAvoidPods:
     def score_extensions(self) -> None:
         return None
 
-
-def new(args: Mapping[str, Any], handle: Handle) -> NodePreferAvoidPods:
-    return NodePreferAvoidPods()

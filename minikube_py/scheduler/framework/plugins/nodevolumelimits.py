@@ -7,7 +7,7 @@ driver reports in the node's CSINode (CSI migration); this cluster has no CSI dr
 limits are the in-tree defaults (EBS 39, GCE PD 16, Azure Disk 16, or KUBE_MAX_PD_VOLS), and
 the counting is the Max*VolumeCount predicates' (predicates_volume_count: distinct volume IDs,
 direct and through bound claims, on the node plus the pod's new ones). Unschedulable
-"node(s) exceed max volume count".
+"node(s) exceed max volume count". PreFilter answers Skip for a pod without volumes.
 """
 
 from __future__ import annotations
@@ -33,9 +33,11 @@ from ..interface import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    Code,
     CycleState,
     FilterFailures,
     Handle,
+    PreFilterResult,
     Status,
 )
 from .cluster_lookups import volume_lister
@@ -52,9 +54,19 @@ class NodeVolumeLimits:
         self._checks = [max_pd_volume_count(kind, max_volumes_default(default), lister)
                         for kind, default in KINDS]
 
+    def pre_filter(self, state: CycleState, pod: PodMeta,
+                   nodes: NodeTable) -> tuple[PreFilterResult | None, Status | None]:
+        """Skip for a pod without volumes (upstream CSILimits.PreFilter)."""
+        if not (pod.pod.get("spec") or {}).get("volumes"):
+            return None, Status(Code.SKIP)
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
     def filter(self, state: CycleState, pod: PodMeta, nodes: NodeTable,
                candidates: Mask) -> FilterFailures:
-        if not pod.claims and not pod.disks and not (pod.pod.get("spec") or {}).get("volumes"):
+        if not (pod.pod.get("spec") or {}).get("volumes"):
             return []
         over = nodes.everywhere(False)
         for check in self._checks:

@@ -41,9 +41,9 @@ IN_TREE: dict[str, tuple[str, str]] = {
     "PodTopologySpread": ("podtopologyspread", "new"),
     "InterPodAffinity": ("interpodaffinity", "new"),
     "ImageLocality": ("imagelocality", "new"),
-    "NodeLabel": ("nodelabel", "new"),
-    "ServiceAffinity": ("serviceaffinity", "new"),
-    "NodePreferAvoidPods": ("nodepreferavoidpods", "new"),
+    "NodeLabel": ("nodelabel", "NodeLabel"),
+    "ServiceAffinity": ("serviceaffinity", "ServiceAffinity"),
+    "NodePreferAvoidPods": ("nodepreferavoidpods", "NodePreferAvoidPods"),
 }
 
 

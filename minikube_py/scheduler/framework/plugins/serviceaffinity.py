@@ -58,6 +58,3 @@ class ServiceAffinity:
     def score_extensions(self) -> None:
         return None
 
-
-def new(args: Mapping[str, Any], handle: Handle) -> ServiceAffinity:
-    return ServiceAffinity(args, handle)

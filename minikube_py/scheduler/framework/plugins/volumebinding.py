@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import structlog
 
 from ....client.resources import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES
@@ -47,6 +48,7 @@ from ..interface import (
     FilterFailures,
     Handle,
     PreFilterResult,
+    Rows,
     Status,
 )
 from .cluster_lookups import volume_lister
@@ -81,6 +83,18 @@ class VolumeBinding:
         for _reason, rows in delayed_claim_failures(pod, self.lister, nodes):
             conflict |= rows
         return [(Status.unresolvable(ERR_BIND_CONFLICT), conflict)] if conflict.any() else []
+
+    def pre_score(self, state: CycleState, pod: PodMeta, nodes: NodeTable,
+                  rows: Rows) -> Status | None:
+        """Skip: upstream scores only with the VolumeCapacityPriority / StorageCapacityScoring
+        gate (alpha, off in 1.31), by how full the matched local volumes would be."""
+        return Status(Code.SKIP)
+
+    def score(self, state: CycleState, pod: PodMeta, nodes: NodeTable, rows: Rows) -> np.ndarray:
+        return np.zeros(len(rows), dtype=np.int64)
+
+    def score_extensions(self) -> None:
+        return None
 
     def reserve(self, state: CycleState, pod: dict, node_name: str) -> Status | None:
         claims = [claim for _volume, claim, _read_only in pod_claims(pod)]
