@@ -10,14 +10,11 @@ exercised as in a real run.
 - `v1.5`: DefaultProvider's predicates (every reason collected) and weighted priorities
   (factory.from_provider + algorithm.priorities.prioritize), the Services fed to
   SelectorSpreadPriority.
-- `framework`: upstream 1.31's default plugin set and weights (NodeUnschedulable, NodeName,
-  TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, VolumeRestrictions,
-  NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread, InterPodAffinity at
-  PreFilter/Filter; TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2,
-  InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1 at PreScore/Score +
-  NormalizeScore), run by a minimal driver here (PreFilter Skip, rows failing one plugin not
-  passed to the next, weighted sum): the fw-runtime's Framework adds timing and bookkeeping
-  on top, measured by bench/scheduler.py end to end.
+- `framework`: the default profile of the configuration (framework/config: upstream 1.31's
+  default plugin set and Score weights, defaulted args), run by a minimal driver here
+  (PreFilter/PreScore Skip, rows failing one plugin not passed to the next, weighted sum):
+  the fw-runtime's Framework adds timing and bookkeeping on top, measured by
+  bench/scheduler.py end to end.
 - `legacy-profile`: DefaultProvider expressed as plugins (plugins/legacy.py
   profile_for_provider), through the same driver: the same algorithm set as `v1.5`, so the
   difference is the plugin implementations (and the 1.31 formulas they carry).
@@ -43,6 +40,8 @@ from minikube_py.client.resources import SERVICES
 from minikube_py.scheduler.algorithm.predicates_meta import PodMeta
 from minikube_py.scheduler.algorithm.priorities import PriorityContext, prioritize
 from minikube_py.scheduler.factory import from_provider
+from minikube_py.scheduler.framework.config.load import default_configuration
+from minikube_py.scheduler.framework.config.types import Profile
 from minikube_py.scheduler.framework.interface import Code, CycleState
 from minikube_py.scheduler.framework.plugins.legacy import profile_for_provider
 from minikube_py.scheduler.framework.plugins.registry import in_tree_registry
@@ -52,15 +51,6 @@ from minikube_py.scheduler.nodetable import NodeTable, build
 Obj = dict[str, Any]
 ZONE = "topology.kubernetes.io/zone"
 APPS = 7
-#: upstream 1.31 getDefaultPlugins (pkg/scheduler/apis/config/v1/default_plugins.go)
-FILTERS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-           "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-           "VolumeZone", "PodTopologySpread", "InterPodAffinity")
-SCORES = (("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-          ("PodTopologySpread", 2), ("InterPodAffinity", 2),
-          ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1))
-
-
 def make_node(i: int, rng: random.Random) -> Obj:
     cpu, memory = rng.choice((("4", "8Gi"), ("8", "16Gi"), ("16", "64Gi")))
     spec: Obj = {}
@@ -126,42 +116,43 @@ class Handle:
         self.client = None
 
 
-def framework_decide(plugins: dict[str, Any], pod: Obj, nodes: NodeTable,
-                     filters: tuple[str, ...] = FILTERS,
-                     scores: tuple[tuple[str, int], ...] = SCORES) -> int:
+def framework_decide(plugins: dict[str, Any], profile: Profile, pod: Obj, nodes: NodeTable) -> int:
+    """PreFilter (Skip honoured) -> Filter (a row failing one plugin is not offered to the
+    next) -> PreScore (Skip honoured) -> Score + NormalizeScore, weighted -> the best row."""
     state = CycleState()
     meta = PodMeta.of(pod)
     skipped: set[str] = set()
-    for name in filters:
-        plugin = plugins[name]
-        if hasattr(plugin, "pre_filter"):
-            _result, status = plugin.pre_filter(state, meta, nodes)
-            if status is not None and status.code is Code.SKIP:
-                skipped.add(name)
-            elif status is not None:
-                return -1
+    for ref in profile.enabled("preFilter"):
+        _result, status = plugins[ref.name].pre_filter(state, meta, nodes)
+        if status is not None and status.code is Code.SKIP:
+            skipped.add(ref.name)
+        elif status is not None:
+            return -1
     alive = nodes.everywhere()
-    for name in filters:
-        if name in skipped:
+    for ref in profile.enabled("filter"):
+        if ref.name in skipped:
             continue
-        for _status, mask in plugins[name].filter(state, meta, nodes, alive):
+        for _status, mask in plugins[ref.name].filter(state, meta, nodes, alive):
             alive &= ~mask
     rows = np.flatnonzero(alive)
     if not len(rows):
         return -1
+    skipped = set()
+    for ref in profile.enabled("preScore"):
+        status = plugins[ref.name].pre_score(state, meta, nodes, rows)
+        if status is not None and status.code is Code.SKIP:
+            skipped.add(ref.name)
     total = np.zeros(len(rows), dtype=np.int64)
-    for name, weight in scores:
-        plugin = plugins[name]
-        if hasattr(plugin, "pre_score"):
-            status = plugin.pre_score(state, meta, nodes, rows)
-            if status is not None and status.code is Code.SKIP:
-                continue
+    for ref in profile.enabled("score"):
+        if ref.name in skipped:
+            continue
+        plugin = plugins[ref.name]
         scores = np.asarray(plugin.score(state, meta, nodes, rows), dtype=np.int64)
         extensions = plugin.score_extensions()
         if extensions is not None:
             scores = scores.copy()
             extensions.normalize_score(state, meta, scores)
-        total += scores * weight
+        total += scores * ref.weight
     return int(rows[int(np.argmax(total))])
 
 
@@ -183,19 +174,16 @@ def measure(n: int, pods: int, which: str) -> dict[str, Any]:
     rng = random.Random(7)
     batch = [make_pod(i, rng) for i in range(pods)]
     if which in ("framework", "legacy-profile"):
+        profile = (default_configuration().profiles[0] if which == "framework"
+                   else profile_for_provider("DefaultProvider"))  # v1.5's set as plugins
         factories = in_tree_registry()
         handle = Handle()
-        filters, scores, args = FILTERS, SCORES, {}
-        if which == "legacy-profile":  # DefaultProvider through plugins/legacy.py
-            profile = profile_for_provider("DefaultProvider")
-            filters = tuple(r.name for r in profile.enabled("filter"))
-            scores = tuple((r.name, r.weight) for r in profile.enabled("score"))
-            args = profile.plugin_config
-        plugins = {name: factories[name](args.get(name, {}), handle)
-                   for name in {*filters, *(s for s, _w in scores)}}
+        names = {r.name for point in ("preFilter", "filter", "preScore", "score")
+                 for r in profile.enabled(point)}
+        plugins = {name: factories[name](profile.args(name), handle) for name in names}
 
         def decide(pod: Obj) -> int:
-            return framework_decide(plugins, pod, nodes, filters, scores)
+            return framework_decide(plugins, profile, pod, nodes)
     else:
         algorithm = from_provider("DefaultProvider")
         svc = services()
