@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +55,10 @@ from .algorithm.select_host import HostSelector
 from .cache import SchedulerCache
 from .extender import ExtenderError, HTTPExtender
 from .factory import Algorithm
+from .framework.config.types import SchedulerConfiguration
+from .framework.explain import FrameworkExplanation
+from .framework.interface import PluginFactory
+from .framework_cycle import FrameworkScheduling
 from .generic_scheduler import (
     Failures,
     FitError,
@@ -113,28 +117,49 @@ class Attempt:
     seconds: float
     failures: Failures | None = None
     decision: ScheduleResult | None = None
+    #: framework runs: profile, Filter statuses, Score parts, time per extension point
+    explanation: FrameworkExplanation | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The explanation: per node the predicate reasons it failed, per feasible node its
-        weighted score."""
-        return {"pod": self.pod, "time": self.time, "result": self.result, "node": self.node,
-                "message": self.message, "feasible": self.feasible, "total": self.total,
-                "failed": self.failures.by_node() if self.failures is not None else {},
-                "scores": self.decision.scores if self.decision is not None else {},
-                "seconds": self.seconds}
+        weighted score; for framework runs also the profile, each Filter plugin's status per
+        failing node, each Score plugin's normalised and weighted score per scored node and
+        the time per extension point."""
+        out = {"pod": self.pod, "time": self.time, "result": self.result, "node": self.node,
+               "message": self.message, "feasible": self.feasible, "total": self.total,
+               "failed": self.failures.by_node() if self.failures is not None else {},
+               "scores": self.decision.scores if self.decision is not None else {},
+               "seconds": self.seconds}
+        if self.explanation is not None:
+            out["failed"] = self.explanation.failed_reasons()
+            out["scores"] = self.explanation.totals()
+            out.update(self.explanation.to_dict())
+        return out
 
 
 class Scheduler:
-    def __init__(self, client: Client, algorithm: Algorithm, *,
+    def __init__(self, client: Client, algorithm: Algorithm | SchedulerConfiguration, *,
                  scheduler_name: str = DEFAULT_SCHEDULER_NAME,
                  percentage_of_nodes_to_score: int = 100, seed: int | None = None,
                  initial_backoff: float = 1.0, max_backoff: float = 60.0,
                  informers: InformerFactory | None = None,
-                 bind_pods_qps: float = 0.0, bind_pods_burst: int = 100) -> None:
-        """`informers`: the process's shared informers (all-in-one), filtered here in the
+                 bind_pods_qps: float = 0.0, bind_pods_burst: int = 100,
+                 registry: Mapping[str, PluginFactory] | None = None) -> None:
+        """`algorithm`: a v1.0/v1.5 Algorithm (provider or Policy file), or a
+        SchedulerConfiguration — then every profile gets a framework (framework_cycle.py),
+        pods are matched to profiles by spec.schedulerName, and the configuration's backoff
+        applies; `registry`: the plugins to build them from (default: in-tree plus the
+        `minikube_py.scheduler.plugins` entry points).
+        `informers`: the process's shared informers (all-in-one), filtered here in the
         client; without them the scheduler opens its own watches with field selectors, as the
         v1.0 ConfigFactory did. `bind_pods_qps` > 0: v1.0's BindPodsRateLimiter, a token
         bucket each pod waits on before it is scheduled and bound (--bind-pods-qps/-burst)."""
+        config = algorithm if isinstance(algorithm, SchedulerConfiguration) else None
+        if config is not None:
+            algorithm = Algorithm({}, [])  # the v1.0 path's listers stay unused
+            initial_backoff = float(config.pod_initial_backoff_seconds)
+            max_backoff = float(config.pod_max_backoff_seconds)
+        assert isinstance(algorithm, Algorithm)
         self.client = client
         self.name = scheduler_name
         self.bind_limiter = TokenBucket(bind_pods_qps, bind_pods_burst) if bind_pods_qps > 0 \
@@ -185,6 +210,8 @@ class Scheduler:
         # the scheduler cache, NodeLister)
         algorithm.listers.bind(services_for_pod=self._services_for_pod,
                                all_pods=self._cached_pods, node=self._cached_node)
+        self.framework = FrameworkScheduling(self, config, registry=registry, seed=seed) \
+            if config is not None else None
 
     def _informers(self) -> list[Informer | FilteredInformer]:
         return [self.unassigned, self.assigned, self.nodes, self.services, *self.controllers]
@@ -197,19 +224,44 @@ class Scheduler:
         return [*self._informers(), *self.volume_informers]
 
     # -- wiring (ConfigFactory) ----------------------------------------------------------
+    def wanted_scheduler(self, pod: Obj) -> str:
+        """The scheduler a pod asks for: spec.schedulerName (the framework reads only that,
+        as upstream since 1.6; the v1.x path also honours the alpha annotation)."""
+        wanted = (pod.get("spec") or {}).get("schedulerName")
+        if self.framework is None:
+            annotations = (pod.get("metadata") or {}).get("annotations") or {}
+            wanted = annotations.get(SCHEDULER_NAME_ANNOTATION) or wanted
+        return wanted or DEFAULT_SCHEDULER_NAME
+
     def is_ours(self, pod: Obj) -> bool:
-        annotations = (pod.get("metadata") or {}).get("annotations") or {}
-        wanted = annotations.get(SCHEDULER_NAME_ANNOTATION) or \
-            (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        wanted = self.wanted_scheduler(pod)
+        if self.framework is not None:
+            return self.framework.framework_for(wanted) is not None
         return wanted == self.name
+
+    def _queueable(self, pod: Obj) -> bool:
+        """Ours, and (framework) not held back by a PreEnqueue plugin (scheduling gates)."""
+        if not self.is_ours(pod):
+            return False
+        if self.framework is None:
+            return True
+        framework = self.framework.framework_for(self.wanted_scheduler(pod))
+        assert framework is not None
+        return self.framework.gated(framework, pod) is None
+
+    def _unassigned_pod_gone(self, pod: Obj) -> None:
+        assert self.queue is not None
+        self.queue.delete(pod)
+        if self.framework is not None:
+            self.framework.pod_deleted(pod)
 
     def _wire(self) -> None:
         queue = self.queue
         assert queue is not None
         self.unassigned.add_event_handler(
-            on_add=lambda p: queue.add(p) if self.is_ours(p) else None,
-            on_update=lambda old, new: queue.update(new) if self.is_ours(new) else None,
-            on_delete=queue.delete)
+            on_add=lambda p: queue.add(p) if self._queueable(p) else None,
+            on_update=lambda old, new: queue.update(new) if self._queueable(new) else None,
+            on_delete=self._unassigned_pod_gone)
         self.assigned.add_event_handler(
             on_add=self._assigned_pod_added, on_update=self.cache.update_pod,
             on_delete=self._assigned_pod_gone)
@@ -377,6 +429,11 @@ class Scheduler:
         if current is None or self.cache.is_assumed(pod):
             return  # bound or deleted since it was queued
         await self._volumes_ready(current)
+        if self.framework is not None:
+            framework = self.framework.framework_for(self.wanted_scheduler(current))
+            if framework is not None:
+                await self.framework.schedule_one(framework, current)
+            return
         started = time.perf_counter()
         try:
             result = await self.algorithm.schedule(current, self.cache.snapshot())
@@ -400,7 +457,7 @@ class Scheduler:
                        seconds: float) -> None:
         assert self.queue is not None
         delay = self.queue.add_unschedulable(pod)
-        self.metrics.attempts.labels("unschedulable").inc()
+        self.metrics.attempts.labels("unschedulable", self.name).inc()
         self._remember(pod, "unschedulable", "", message, 0, total, seconds, failures)
         log.info("unschedulable", pod=meta_namespace_key(pod), reason=message,
                  retry_in_s=delay)
@@ -418,7 +475,7 @@ class Scheduler:
         """The algorithm itself failed (an extender's filter): event, backoff, retry."""
         assert self.queue is not None
         delay = self.queue.add_unschedulable(pod)
-        self.metrics.attempts.labels("error").inc()
+        self.metrics.attempts.labels("error", self.name).inc()
         self._remember(pod, "error", "", message, 0, 0, seconds)
         log.warning("scheduling failed", pod=meta_namespace_key(pod), error=message,
                     retry_in_s=delay)
@@ -450,7 +507,7 @@ class Scheduler:
             await self.client.bind(md.get("namespace", ""), md["name"], result.node)
         except StatusError as exc:
             self.cache.forget_pod(assumed)
-            self.metrics.attempts.labels("error").inc()
+            self.metrics.attempts.labels("error", self.name).inc()
             self._remember(pod, "bind-failed", result.node, exc.message, result.feasible,
                            result.total, result.seconds, result.failures, result)
             if exc.code == 409:  # another scheduler bound it first, or it is being deleted
@@ -460,7 +517,7 @@ class Scheduler:
             return
         except Exception as exc:  # connection trouble: the same, the error as its text
             self.cache.forget_pod(assumed)
-            self.metrics.attempts.labels("error").inc()
+            self.metrics.attempts.labels("error", self.name).inc()
             self._binding_rejected(pod, result.node, str(exc) or repr(exc))
             return
         self.cache.finish_binding(assumed)
@@ -469,7 +526,7 @@ class Scheduler:
         now = time.perf_counter()
         self.metrics.binding.observe(now - bind_started)
         self.metrics.e2e.observe(now - started)
-        self.metrics.attempts.labels("scheduled").inc()
+        self.metrics.attempts.labels("scheduled", self.name).inc()
         self._remember(pod, "scheduled", result.node, "", result.feasible, result.total,
                        result.seconds, result.failures, result)
         log.info("scheduled", pod=key, node=result.node, score=result.score,
@@ -513,10 +570,11 @@ class Scheduler:
 
     def _remember(self, pod: Obj, result: str, node: str, message: str, feasible: int,
                   total: int, seconds: float, failures: Failures | None = None,
-                  decision: ScheduleResult | None = None) -> None:
+                  decision: ScheduleResult | None = None,
+                  explanation: FrameworkExplanation | None = None) -> None:
         key = meta_namespace_key(pod)
         self.attempts.pop(key, None)
         self.attempts[key] = Attempt(key, meta.now_rfc3339(), result, node, message, feasible,
-                                     total, round(seconds, 6), failures, decision)
+                                     total, round(seconds, 6), failures, decision, explanation)
         if len(self.attempts) > _EXPLANATIONS_KEPT:
             self.attempts.popitem(last=False)

@@ -1,0 +1,256 @@
+"""The framework scheduler against a real API server over real sockets.
+
+Two profiles picked by spec.schedulerName (pods for an unknown name stay untouched), the
+SchedulingGates PreEnqueue gate lifted by an update, the out-of-tree example plugin loaded
+through a real entry point (a dist-info on sys.path) acting in the decision, Permit Wait
+allowed from another task through the handle, a rejected binding's SchedulerError condition,
+/debug/scheduler/last's framework explanation and the upstream-named Prometheus metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import web
+from prometheus_client import REGISTRY, generate_latest
+
+from minikube_py.client import Client, HTTPTransport
+from minikube_py.client.resources import EVENTS, NODES, PODS
+from minikube_py.scheduler.framework.config.types import (
+    PluginRef,
+    Profile,
+    SchedulerConfiguration,
+)
+from minikube_py.scheduler.framework.interface import Code, Status
+from minikube_py.scheduler.framework.registry import ENTRY_POINT_GROUP, build_registry
+from minikube_py.scheduler.scheduler import Scheduler
+from minikube_py.scheduler.server import build_app
+from tests.apiserver.conftest import start_api
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scheduler-plugin"
+
+
+def node(name: str, pool: str) -> dict:
+    return {"metadata": {"name": name, "labels": {"example.io/pool": pool}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def pod(name: str, scheduler: str = "", pool: str = "", **spec) -> dict:
+    body = {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "x"}],
+                                                  **spec}}
+    if scheduler:
+        body["spec"]["schedulerName"] = scheduler
+    if pool:
+        body["metadata"]["annotations"] = {"example.io/pool": pool}
+    return body
+
+
+def profile(name: str, *extra: str, **points: list[str]) -> Profile:
+    plugins = {"queueSort": ["PrioritySort"], "preEnqueue": ["SchedulingGates"],
+               "filter": ["RequireNodeLabel"], "score": ["RequireNodeLabel"],
+               "bind": ["DefaultBinder"], **points}
+    return Profile(scheduler_name=name,
+                   plugins={p: [PluginRef(n) for n in names] for p, names in plugins.items()})
+
+
+@pytest.fixture
+def entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Install the example plugin the way pip would record it: a dist-info whose
+    entry_points.txt names the factory, both on sys.path."""
+    site = tmp_path / "site"
+    dist = site / "minikube_example_plugin-0.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: minikube-example-plugin\n"
+                                   "Version: 0.1.0\n")
+    (dist / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nRequireNodeLabel = minikube_example_plugin:new\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    yield
+    sys.modules.pop("minikube_example_plugin", None)
+
+
+@dataclass
+class Cluster:
+    client: Client
+    scheduler: Scheduler
+    debug_url: str
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path, entry_point: None, request) -> AsyncIterator[Cluster]:
+    api, runner, store, session = await start_api(tmp_path)
+    client = Client(HTTPTransport(api.url))
+    extra = getattr(request, "param", {})
+    config = SchedulerConfiguration(
+        profiles=[profile("default-scheduler", **extra.get("points", {})),
+                  profile("pool-b-scheduler")],
+        pod_initial_backoff_seconds=1, pod_max_backoff_seconds=1)
+    sched = Scheduler(Client(HTTPTransport(api.url)), config,
+                      registry=build_registry(extra.get("plugins")))
+    task = asyncio.create_task(sched.run())
+    debug = web.AppRunner(build_app(sched), access_log=None)
+    await debug.setup()
+    site = web.TCPSite(debug, "127.0.0.1", 0)
+    await site.start()
+    try:
+        for name, pool in (("a1", "a"), ("a2", "a"), ("b1", "b")):
+            await client.create(NODES, node(name, pool))
+        yield Cluster(client, sched, f"http://127.0.0.1:{debug.addresses[0][1]}")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await debug.cleanup()
+        await sched.client.close()
+        await client.close()
+        await session.close()
+        await runner.cleanup()
+        await store.close()
+
+
+async def eventually(check, timeout: float = 15.0):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = await check()
+        if value:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("timed out")
+        await asyncio.sleep(0.1)
+
+
+async def node_of(client: Client, name: str) -> str:
+    return (await client.get(PODS, name, "default"))["spec"].get("nodeName") or ""
+
+
+async def test_profiles_by_scheduler_name_and_the_entry_point_plugin(cluster: Cluster):
+    c = cluster.client
+    await c.create(PODS, pod("in-a", pool="a"), "default")
+    await c.create(PODS, pod("in-b", scheduler="pool-b-scheduler", pool="b"), "default")
+    await c.create(PODS, pod("stranger", scheduler="someone-else"), "default")
+    assert (await eventually(lambda: node_of(c, "in-a"))).startswith("a")
+    assert await eventually(lambda: node_of(c, "in-b")) == "b1"
+    # the example plugin's Score spreads: the next pool-a pod goes to the other, emptier node
+    first = await node_of(c, "in-a")
+    await c.create(PODS, pod("in-a-2", pool="a"), "default")
+    second = await eventually(lambda: node_of(c, "in-a-2"))
+    assert {first, second} == {"a1", "a2"}
+    await asyncio.sleep(0.5)
+    assert await node_of(c, "stranger") == ""  # no profile of ours: never attempted
+    assert "default/stranger" not in cluster.scheduler.attempts
+
+    async with aiohttp.ClientSession() as http, \
+            http.get(f"{cluster.debug_url}/debug/scheduler/last",
+                     params={"pod": "default/in-a-2"}) as response:
+        assert response.status == 200
+        explained = await response.json()
+    assert explained["profile"] == "default-scheduler" and explained["result"] == "scheduled"
+    assert explained["filters"] == {"b1": [{"plugin": "RequireNodeLabel",
+                                            "code": "Unschedulable",
+                                            "reasons": ["node(s) are in another pool"]}]}
+    parts = explained["pluginScores"]
+    assert parts[second]["RequireNodeLabel"] == {"score": 100, "weight": 1, "weighted": 100}
+    assert parts[first]["RequireNodeLabel"]["score"] == 0
+    assert {"PreFilter", "Filter", "Score", "Reserve", "Permit", "Bind"} <= \
+        set(explained["extensionPoints"])
+
+    text = generate_latest(REGISTRY).decode()
+    assert ('scheduler_framework_extension_point_duration_seconds_count{extension_point="Bind",'
+            'profile="pool-b-scheduler",status="Success"}') in text
+    assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"}' \
+        in text
+
+
+async def test_unschedulable_pod_gets_upstreams_fit_error(cluster: Cluster):
+    c = cluster.client
+    await c.create(PODS, pod("lost", pool="zzz"), "default")
+
+    async def failed():
+        events = (await c.list(EVENTS, "default", field_selector="reason=FailedScheduling"))
+        return [e for e in events["items"] if e["involvedObject"]["name"] == "lost"]
+
+    [event, *_] = await eventually(failed)
+    assert event["message"] == "0/3 nodes are available: 3 node(s) are in another pool."
+
+    async def condition():
+        got = await c.get(PODS, "lost", "default")
+        return next((x for x in got["status"].get("conditions") or []
+                     if x["type"] == "PodScheduled"), None)
+
+    cond = await eventually(condition)
+    assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
+    assert cond["message"] == event["message"]
+
+
+async def test_scheduling_gates_hold_the_pod_until_removed(cluster: Cluster):
+    c = cluster.client
+    await c.create(PODS, pod("gated", pool="a", schedulingGates=[{"name": "example.io/wait"}]),
+                   "default")
+    await asyncio.sleep(0.5)
+    assert await node_of(c, "gated") == ""
+    assert "default/gated" not in cluster.scheduler.attempts
+    await c.patch(PODS, "gated", {"spec": {"schedulingGates": None}}, "default")
+    assert (await eventually(lambda: node_of(c, "gated"))).startswith("a")
+
+
+class Gate:
+    """A Permit plugin that parks every pod until someone allows it through the handle."""
+
+    name = "Gate"
+
+    def permit(self, state, pod, node):
+        return Status.of(Code.WAIT), 30.0
+
+
+class Refuse:
+    """A binder that refuses, then hands over (Skip) to DefaultBinder when told."""
+
+    name = "Refuse"
+    skip = False
+
+    async def bind(self, state, pod, node):
+        return Status.of(Code.SKIP) if Refuse.skip else Status.error("no binding today")
+
+
+@pytest.mark.parametrize("cluster", [{
+    "plugins": {"Gate": lambda args, handle: Gate(), "Refuse": lambda args, handle: Refuse()},
+    "points": {"permit": ["Gate"], "bind": ["Refuse", "DefaultBinder"]},
+}], indirect=True)
+async def test_permit_wait_allow_and_binder_chain(cluster: Cluster):
+    c = cluster.client
+    sched = cluster.scheduler
+    framework = sched.framework.framework_for("default-scheduler")
+    created = await c.create(PODS, pod("parked", pool="a"), "default")
+    uid = created["metadata"]["uid"]
+
+    async def parked():
+        return framework.handle.get_waiting_pod(uid)
+
+    waiting = await eventually(parked)
+    assert waiting.pending_plugins() == ["Gate"]
+    assert await node_of(c, "parked") == ""
+    waiting.allow("Gate")  # Refuse answers an Error: the binding cycle fails
+
+    async def refused():
+        got = await c.get(PODS, "parked", "default")
+        return next((x for x in got["status"].get("conditions") or []
+                     if x["type"] == "PodScheduled" and x["reason"] == "SchedulerError"), None)
+
+    cond = await eventually(refused)
+    assert cond["message"] == 'running Bind plugin "Refuse": no binding today'
+    assert sched.attempts["default/parked"].result == "bind-failed"
+    assert not sched.cache.is_assumed(created)  # the assumption was forgotten
+    Refuse.skip = True  # the retry parks again; allowed, Refuse skips, DefaultBinder binds
+    try:
+        waiting = await eventually(parked)
+        waiting.allow("Gate")
+        assert (await eventually(lambda: node_of(c, "parked"))).startswith("a")
+    finally:
+        Refuse.skip = False
