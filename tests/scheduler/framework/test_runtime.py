@@ -523,3 +523,29 @@ class FreeCpu(CpuFit):
     def filter(self, state, pod, nodes, candidates):
         free = nodes.alloc_cpu - nodes.requested_cpu
         return [(Status.unschedulable("Insufficient cpu"), free < pod.milli_cpu)]
+
+
+# -- the registry -----------------------------------------------------------------------------
+
+
+def test_a_plugin_name_clash_is_upstreams_error():
+    from minikube_py.scheduler.framework.registry import RegistryError
+
+    with pytest.raises(RegistryError, match="^a plugin named PrioritySort already exists$"):
+        build_registry({"PrioritySort": lambda args, handle: PrioritySort()}, group=None)
+
+
+def test_entry_points_of_a_group_are_merged(tmp_path, monkeypatch):
+    """A dist-info on sys.path declaring two plugins: one new, one clashing with in-tree."""
+    from minikube_py.scheduler.framework.registry import RegistryError
+
+    dist = tmp_path / "demo-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[test.minikube.plugins]\nDemo = json:loads\n"
+        "[test.minikube.clash]\nDefaultBinder = json:loads\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "Demo" in build_registry(group="test.minikube.plugins")
+    with pytest.raises(RegistryError, match="a plugin named DefaultBinder already exists"):
+        build_registry(group="test.minikube.clash")

@@ -33,7 +33,7 @@ from minikube_py.scheduler.scheduler import Scheduler
 from minikube_py.scheduler.server import build_app
 from tests.apiserver.conftest import start_api
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scheduler-plugin"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "scheduler-plugin"
 
 
 def node(name: str, pool: str) -> dict:
