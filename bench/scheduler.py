@@ -59,7 +59,9 @@ from minikube_py.scheduler.framework.config.types import (
     Profile,
     SchedulerConfiguration,
 )
+from minikube_py.scheduler.framework.handle import FrameworkHandle
 from minikube_py.scheduler.framework.registry import build_registry
+from minikube_py.scheduler.framework.runtime import EXTENSION_POINTS
 from minikube_py.scheduler.scheduler import Scheduler
 from minikube_py.storage import EmbeddedStore
 
@@ -132,7 +134,8 @@ def pod(i: int, rng: random.Random) -> dict[str, Any]:
 
 def framework_configuration() -> tuple[SchedulerConfiguration, list[str]]:
     """The default profile — the config package's defaults when it has them, else the
-    runtime's own plugins — keeping only plugins the registry has; returns the dropped names."""
+    runtime's own plugins — keeping only the plugins the registry has, at the extension
+    points they implement in this build; returns what was dropped (`Name` or `Name@point`)."""
     try:
         from minikube_py.scheduler.framework.config.load import (  # type: ignore[import-not-found]
             default_configuration,
@@ -145,9 +148,20 @@ def framework_configuration() -> tuple[SchedulerConfiguration, list[str]]:
     registry = build_registry()
     dropped: set[str] = set()
     for profile in config.profiles:
+        built: dict[str, Any] = {}
         for point, refs in profile.plugins.items():
-            dropped |= {ref.name for ref in refs if ref.name not in registry}
-            profile.plugins[point] = [ref for ref in refs if ref.name in registry]
+            kept = []
+            for ref in refs:
+                if ref.name not in registry:
+                    dropped.add(ref.name)
+                    continue
+                if ref.name not in built:  # does this build's plugin implement the point?
+                    built[ref.name] = registry[ref.name](profile.args(ref.name), FrameworkHandle())
+                if not isinstance(built[ref.name], EXTENSION_POINTS[point][0]):
+                    dropped.add(f"{ref.name}@{point}")
+                    continue
+                kept.append(ref)
+            profile.plugins[point] = kept
     return config, sorted(dropped)
 
 
