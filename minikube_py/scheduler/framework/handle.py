@@ -23,8 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
 from ..nodeinfo import NodeInfo
 from ..nodetable import NodeTable, build
 from .interface import CycleState, FilterFailures, Mask, Status, is_success
@@ -42,6 +40,10 @@ class PodNominator(Protocol):
     node by preemption, which later pods of lower priority must leave room for."""
 
     def nominated_pods_for_node(self, node_name: str) -> list[Obj]: ...
+
+    def nodes(self) -> list[str]:
+        """The nodes some pod is nominated to (so a cycle visits only those, not every row)."""
+        ...
 
 
 def pod_priority(pod: Obj) -> int:
@@ -122,8 +124,11 @@ class FrameworkHandle:
         uid = pod_uid(pod.pod)
         overridden = nodes.everywhere(False)
         extra: FilterFailures = []
-        for row in np.flatnonzero(candidates).tolist():
-            nominated = [p for p in self.nominator.nominated_pods_for_node(nodes.names[row])
+        for name in self.nominator.nodes():
+            row = nodes.row_of.get(name)
+            if row is None or not candidates[row]:
+                continue
+            nominated = [p for p in self.nominator.nominated_pods_for_node(name)
                          if pod_priority(p) >= priority and pod_uid(p) != uid]
             if not nominated:
                 continue

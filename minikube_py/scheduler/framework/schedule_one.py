@@ -199,9 +199,9 @@ class PodScheduler:
                 return np.array([row], dtype=np.int64), diagnosis
         candidates = nodes.everywhere()
         if result is not None and not result.all_nodes():
-            wanted = result.node_names or frozenset()
-            candidates = np.fromiter((name in wanted for name in nodes.names), dtype=bool,
-                                     count=nodes.size)
+            candidates = nodes.everywhere(False)
+            candidates[[row for name in result.node_names or ()
+                        if (row := nodes.row_of.get(name)) is not None]] = True
             if (~candidates).any():
                 diagnosis.failures.append((Status.unresolvable(ERR_PREFILTER_RESULT),
                                            ~candidates))

@@ -502,6 +502,9 @@ class Nominator:
     def nominated_pods_for_node(self, name: str) -> list[dict]:
         return self.by_node.get(name, [])
 
+    def nodes(self) -> list[str]:
+        return list(self.by_node)
+
 
 async def test_filter_with_nominated_pods_leaves_room_for_higher_priority():
     rec = Recorder()
