@@ -32,6 +32,7 @@ from minikube_py.scheduler.framework.registry import ENTRY_POINT_GROUP, build_re
 from minikube_py.scheduler.scheduler import Scheduler
 from minikube_py.scheduler.server import build_app
 from tests.apiserver.conftest import start_api
+from tests.e2e.kubectl_run import kubectl
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "scheduler-plugin"
 
@@ -82,6 +83,7 @@ class Cluster:
     client: Client
     scheduler: Scheduler
     debug_url: str
+    api_url: str
 
 
 @pytest.fixture
@@ -103,7 +105,7 @@ async def cluster(tmp_path: Path, entry_point: None, request) -> AsyncIterator[C
     try:
         for name, pool in (("a1", "a"), ("a2", "a"), ("b1", "b")):
             await client.create(NODES, node(name, pool))
-        yield Cluster(client, sched, f"http://127.0.0.1:{debug.addresses[0][1]}")
+        yield Cluster(client, sched, f"http://127.0.0.1:{debug.addresses[0][1]}", api.url)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -168,7 +170,7 @@ async def test_profiles_by_scheduler_name_and_the_entry_point_plugin(cluster: Cl
         in text
 
 
-async def test_unschedulable_pod_gets_upstreams_fit_error(cluster: Cluster):
+async def test_unschedulable_pod_gets_upstreams_fit_error(cluster: Cluster, tmp_path: Path):
     c = cluster.client
     await c.create(PODS, pod("lost", pool="zzz"), "default")
 
@@ -187,6 +189,11 @@ async def test_unschedulable_pod_gets_upstreams_fit_error(cluster: Cluster):
     cond = await eventually(condition)
     assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
     assert cond["message"] == event["message"]
+    # what a user sees: kubectl describe (in a thread: the API server shares this loop)
+    described = await asyncio.to_thread(kubectl, cluster.api_url, tmp_path, "describe", "pod",
+                                        "lost", "-n", "default")
+    assert "FailedScheduling" in described.stdout
+    assert "0/3 nodes are available: 3 node(s) are in another pool." in described.stdout
 
 
 async def test_scheduling_gates_hold_the_pod_until_removed(cluster: Cluster):
