@@ -470,18 +470,16 @@ class Framework:
                                            f'"{plugin.name}" failed with: {status.message()}')
                     raise StatusError(outcome) from exc
                 self._plugin_done(state, plugin.name, "ScoreExtensionNormalize", None, begun)
-            for i, plugin in enumerate(plugins):
-                out_of_range = (normalized[i] > MAX_NODE_SCORE) | (normalized[i] < MIN_NODE_SCORE)
-                if out_of_range.any():
-                    bad = int(normalized[i][np.flatnonzero(out_of_range)[0]])
-                    outcome = Status.error(
-                        f'applying score defaultWeights on Score plugins: plugin "{plugin.name}" '
-                        f"returns an invalid score {bad}, it should in the range of "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-                    raise StatusError(outcome)
+            out_of_range = (normalized > MAX_NODE_SCORE) | (normalized < MIN_NODE_SCORE)
+            if out_of_range.any():  # one check for every plugin; name the first offender
+                i, column = (int(x) for x in np.argwhere(out_of_range)[0])
+                outcome = Status.error(
+                    f'applying score defaultWeights on Score plugins: plugin "{plugins[i].name}" '
+                    f"returns an invalid score {int(normalized[i, column])}, it should in the "
+                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                raise StatusError(outcome)
             weights = np.array([self.score_weights[p.name] for p in plugins], dtype=np.int64)
-            totals = (normalized * weights[:, None]).sum(axis=0) if len(plugins) \
-                else np.zeros(len(rows), dtype=np.int64)
+            totals = weights @ normalized  # int64 (plugins) @ (plugins x rows) -> rows
             return ScoreResult([p.name for p in plugins], weights, normalized, totals)
         finally:
             self._point_done("Score", outcome, started)
