@@ -90,7 +90,8 @@ class FrameworkScheduling:
                                      parallelism=config.parallelism)
             self.frameworks[profile.scheduler_name] = Framework(
                 profile, registry, handle, waiting_pods=self.waiting_pods)
-        self.pod_scheduler = PodScheduler(HostSelector(seed), config.percentage_of_nodes_to_score)
+        self.pod_scheduler = PodScheduler(HostSelector(seed), config.percentage_of_nodes_to_score,
+                                          scheduler.extenders)
 
     def framework_for(self, scheduler_name: str) -> Framework | None:
         return self.frameworks.get(scheduler_name)

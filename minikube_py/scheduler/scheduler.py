@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,7 @@ from .algorithm.priorities_spreading import controller_selector, service_selecto
 from .algorithm.select_host import HostSelector
 from .cache import SchedulerCache
 from .extender import ExtenderError, HTTPExtender
-from .factory import Algorithm
+from .factory import Algorithm, ExtenderConfig
 from .framework.config.types import SchedulerConfiguration
 from .framework.explain import FrameworkExplanation
 from .framework.interface import PluginFactory
@@ -144,19 +144,21 @@ class Scheduler:
                  initial_backoff: float = 1.0, max_backoff: float = 60.0,
                  informers: InformerFactory | None = None,
                  bind_pods_qps: float = 0.0, bind_pods_burst: int = 100,
-                 registry: Mapping[str, PluginFactory] | None = None) -> None:
+                 registry: Mapping[str, PluginFactory] | None = None,
+                 extenders: Sequence[ExtenderConfig] = ()) -> None:
         """`algorithm`: a v1.0/v1.5 Algorithm (provider or Policy file), or a
         SchedulerConfiguration — then every profile gets a framework (framework_cycle.py),
         pods are matched to profiles by spec.schedulerName, and the configuration's backoff
         applies; `registry`: the plugins to build them from (default: in-tree plus the
-        `minikube_py.scheduler.plugins` entry points).
+        `minikube_py.scheduler.plugins` entry points); `extenders`: the configuration's
+        HTTP extenders (the v1.x path takes them from the Algorithm).
         `informers`: the process's shared informers (all-in-one), filtered here in the
         client; without them the scheduler opens its own watches with field selectors, as the
         v1.0 ConfigFactory did. `bind_pods_qps` > 0: v1.0's BindPodsRateLimiter, a token
         bucket each pod waits on before it is scheduled and bound (--bind-pods-qps/-burst)."""
         config = algorithm if isinstance(algorithm, SchedulerConfiguration) else None
         if config is not None:
-            algorithm = Algorithm({}, [])  # the v1.0 path's listers stay unused
+            algorithm = Algorithm({}, [], list(extenders))  # the v1.0 listers stay unused
             initial_backoff = float(config.pod_initial_backoff_seconds)
             max_backoff = float(config.pod_max_backoff_seconds)
         assert isinstance(algorithm, Algorithm)

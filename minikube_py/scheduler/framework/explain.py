@@ -63,10 +63,10 @@ class FrameworkExplanation:
         decision = self.decision
         if decision is None:
             return {}
-        if decision.scores is None:
-            return {decision.names[row]: 1 for row in decision.rows.tolist()}
+        if decision.totals is None:  # one feasible node: nothing was scored
+            return {decision.names[row]: 0 for row in decision.rows.tolist()}
         return {decision.names[row]: total for row, total
-                in zip(decision.rows.tolist(), decision.scores.totals.tolist())}
+                in zip(decision.rows.tolist(), decision.totals.tolist())}
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -78,6 +78,10 @@ class FrameworkExplanation:
         }
         if self.diagnosis is not None:
             out["unschedulablePlugins"] = sorted(self.diagnosis.unschedulable_plugins)
+        decision = self.decision
+        if decision is not None and decision.extender_scores is not None:
+            out["extenderScores"] = {decision.names[row]: score for row, score in zip(
+                decision.rows.tolist(), decision.extender_scores.tolist())}
         if self.post_filter is not None:
             out["postFilter"] = {**_status(self.post_filter),
                                  "nominatedNodeName": self.nominated_node}

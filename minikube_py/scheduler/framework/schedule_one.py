@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import collections
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..algorithm.select_host import HostSelector
-from ..generic_scheduler import NoNodesAvailable
+from ..extender import ExtenderError
+from ..generic_scheduler import Extender, NoNodesAvailable
 from .interface import (
+    MAX_NODE_SCORE,
     Code,
     CycleState,
     Diagnosis,
@@ -49,6 +52,8 @@ TIMINGS_KEY = "minikube_py/extension-point-seconds"
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 ERR_PREFILTER_RESULT = "node is filtered out by the prefilter result"
+#: upstream extenderv1.MaxExtenderPriority: extenders score 0..10, scaled to 0..100
+MAX_EXTENDER_PRIORITY = 10
 
 
 def num_feasible_nodes_to_find(percentage: int | None, total: int) -> int:
@@ -132,6 +137,11 @@ class Decision:
     scores: ScoreResult | None
     timings: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    #: each row's final score: Score plugins' weighted sum plus the extenders' (1 each
+    #: when neither scored, as upstream)
+    totals: np.ndarray | None = None
+    #: the extenders' scaled and weighted part of `totals`
+    extender_scores: np.ndarray | None = None
 
 
 class PodScheduler:
@@ -139,9 +149,13 @@ class PodScheduler:
     feasible-node search (upstream nextStartNodeIndex) and selectHost's round robin."""
 
     def __init__(self, selector: HostSelector | None = None,
-                 percentage_of_nodes_to_score: int | None = None) -> None:
+                 percentage_of_nodes_to_score: int | None = None,
+                 extenders: Sequence[Extender] = ()) -> None:
+        """`extenders`: HTTP extenders (scheduler/extender.py), consulted after the Filter
+        plugins and added to the Score plugins' totals, as upstream's WithExtenders."""
         self.selector = selector or HostSelector()
         self.percentage = percentage_of_nodes_to_score
+        self.extenders = list(extenders)
         self.next_start = 0
 
     async def schedule_pod(self, framework: Framework, handle: FrameworkHandle, state: CycleState,
@@ -157,6 +171,9 @@ class PodScheduler:
             raise NoNodesAvailable()
         feasible, diagnosis = self.find_nodes_that_fit_pod(framework, handle, state, pod, nodes,
                                                            timings)
+        if self.extenders and len(feasible):
+            feasible = await self.find_nodes_that_pass_extenders(pod.pod, nodes, feasible,
+                                                                 diagnosis, timings)
         if not len(feasible):
             raise FitError(pod.pod, nodes.size, diagnosis, nodes.names)
         evaluated = len(feasible) + int(sum(int(m.sum()) for _, m in diagnosis.failures))
@@ -164,11 +181,67 @@ class PodScheduler:
             return Decision(nodes.names[int(feasible[0])], evaluated, 1, nodes.size, diagnosis,
                             nodes.names, feasible, None, timings, time.perf_counter() - started)
         scores = self.prioritize_nodes(framework, state, pod, nodes, feasible, timings)
-        totals = scores.totals if scores is not None else np.ones(len(feasible), dtype=np.int64)
+        extra = None
+        if self.extenders:
+            extra = await self.extender_scores(pod.pod, nodes, feasible, timings)
+            totals = extra + (scores.totals if scores is not None else 0)
+        else:
+            totals = scores.totals if scores is not None else \
+                np.ones(len(feasible), dtype=np.int64)
         index = self.selector.select_index(totals, nodes.name_ranks()[feasible])
         return Decision(nodes.names[int(feasible[index])], evaluated, len(feasible), nodes.size,
                         diagnosis, nodes.names, feasible, scores, timings,
-                        time.perf_counter() - started)
+                        time.perf_counter() - started, totals, extra)
+
+    async def find_nodes_that_pass_extenders(self, pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                                             diagnosis: Diagnosis,
+                                             timings: dict[str, float]) -> np.ndarray:
+        """upstream findNodesThatPassExtenders: each extender filters what the previous
+        left; a rejected node gets Unschedulable with the extender's reason. An extender
+        that fails aborts the attempt (StatusError, an Error)."""
+        begun = time.perf_counter()
+        try:
+            for extender in self.extenders:
+                if not len(rows):
+                    break
+                try:
+                    kept, failed = await extender.filter(pod, [nodes.infos[r].node
+                                                               for r in rows.tolist()])
+                except ExtenderError as exc:
+                    raise StatusError(Status.error(str(exc))) from exc
+                by_reason: dict[str, list[int]] = {}
+                for name, reason in failed.items():
+                    row = nodes.row_of.get(name)
+                    if row is not None:
+                        by_reason.setdefault(reason, []).append(row)
+                for reason, failed_rows in by_reason.items():
+                    mask = nodes.everywhere(False)
+                    mask[failed_rows] = True
+                    diagnosis.failures.append((Status.unschedulable(reason), mask))
+                keep = {nodes.row_of[name] for name in kept if name in nodes.row_of}
+                rows = np.array([r for r in rows.tolist() if r in keep], dtype=np.int64)
+            return rows
+        finally:
+            timings["Extenders"] = time.perf_counter() - begun
+
+    async def extender_scores(self, pod: Obj, nodes: NodeTable, rows: np.ndarray,
+                              timings: dict[str, float]) -> np.ndarray:
+        """upstream prioritizeNodes' extender part: score x weight x (100 / 10); a failing
+        prioritize is ignored (the other scores still decide)."""
+        begun = time.perf_counter()
+        extra = np.zeros(len(rows), dtype=np.int64)
+        objects = [nodes.infos[r].node for r in rows.tolist()]
+        names = [nodes.names[r] for r in rows.tolist()]
+        for extender in self.extenders:
+            try:
+                scores = await extender.prioritize(pod, objects)
+            except ExtenderError:
+                continue
+            if scores:
+                extra += extender.weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY) * np.array(
+                    [int(scores.get(name, 0)) for name in names], dtype=np.int64)
+        timings["Extenders"] = timings.get("Extenders", 0.0) + time.perf_counter() - begun
+        return extra
 
     def find_nodes_that_fit_pod(self, framework: Framework, handle: FrameworkHandle,
                                 state: CycleState, pod: PodMeta, nodes: NodeTable,
