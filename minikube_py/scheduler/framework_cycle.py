@@ -84,7 +84,7 @@ class FrameworkScheduling:
         self.frameworks: dict[str, Framework] = {}
         for profile in config.profiles:
             handle = FrameworkHandle(client=scheduler.client,
-                                     informers=scheduler._informer_factory,
+                                     informers=scheduler.plugin_informers,
                                      snapshot=scheduler.cache.snapshot,
                                      recorder=scheduler.recorder,
                                      parallelism=config.parallelism)

@@ -204,6 +204,13 @@ class Scheduler:
         # PV/PVC informers (upstream ConfigFactory's pVLister / pVCLister): started only when
         # a configured predicate reads volumes and a pod with a claim shows up
         self._informer_factory = informers
+        #: framework plugins read PVs, services, controllers... through informers (upstream
+        #: Handle.SharedInformerFactory); without the process's shared ones the scheduler
+        #: owns a factory for them, started and stopped with it
+        self.plugin_informers: InformerFactory | None = informers
+        self._own_plugin_informers = config is not None and informers is None
+        if self._own_plugin_informers:
+            self.plugin_informers = InformerFactory(client)
         self.volumes = algorithm.volumes
         self.volume_informers: list[Informer] = []
         self._claims_seen = False
@@ -379,9 +386,15 @@ class Scheduler:
         self._wire()
         for informer in self._informers():
             informer.start()
+        if self._own_plugin_informers:
+            assert self.plugin_informers is not None
+            self.plugin_informers.start()
         try:
             for informer in self._informers():
                 await informer.wait_for_sync()
+            if self._own_plugin_informers:
+                assert self.plugin_informers is not None
+                await self.plugin_informers.wait_for_sync()
             log.info("scheduler synced", scheduler=self.name, nodes=len(self.nodes.indexer),
                      pending=len(self.queue))
             janitor = asyncio.create_task(self._expire_assumed())
@@ -393,6 +406,9 @@ class Scheduler:
         finally:
             for informer in self._owned():
                 await informer.stop()
+            if self._own_plugin_informers:
+                assert self.plugin_informers is not None
+                await self.plugin_informers.stop()
             for task in list(self._binds):
                 task.cancel()
             self.recorder.close()

@@ -21,7 +21,7 @@ from aiohttp import web
 from prometheus_client import REGISTRY, generate_latest
 
 from minikube_py.client import Client, HTTPTransport
-from minikube_py.client.resources import EVENTS, NODES, PODS
+from minikube_py.client.resources import EVENTS, NODES, PODS, SERVICES
 from minikube_py.scheduler.framework.config.types import (
     PluginRef,
     Profile,
@@ -261,3 +261,42 @@ async def test_permit_wait_allow_and_binder_chain(cluster: Cluster):
         assert (await eventually(lambda: node_of(c, "parked"))).startswith("a")
     finally:
         Refuse.skip = False
+
+
+class NeedsService:
+    """Filter reading the cluster through the handle's informers: a pod annotated
+    `example.io/service: NAME` fits only once that Service exists in its namespace."""
+
+    name = "NeedsService"
+
+    def __init__(self, handle) -> None:
+        self.services = handle.informers.informer(SERVICES)
+
+    def filter(self, state, pod, nodes, candidates):
+        md = pod.pod["metadata"]
+        wanted = (md.get("annotations") or {}).get("example.io/service")
+        if not wanted or self.services.indexer.get(f"{md['namespace']}/{wanted}") is not None:
+            return []
+        return [(Status.unschedulable(f"service {wanted} does not exist"), nodes.everywhere())]
+
+
+@pytest.mark.parametrize("cluster", [{
+    "plugins": {"NeedsService": lambda args, handle: NeedsService(handle)},
+    "points": {"filter": ["RequireNodeLabel", "NeedsService"]},
+}], indirect=True)
+async def test_plugins_read_the_cluster_through_the_handles_informers(cluster: Cluster):
+    c = cluster.client
+    body = pod("needy", pool="a")
+    body["metadata"]["annotations"]["example.io/service"] = "backend"
+    await c.create(PODS, body, "default")
+
+    async def failed():
+        attempt = cluster.scheduler.attempts.get("default/needy")
+        return attempt if attempt is not None and attempt.result == "unschedulable" else None
+
+    attempt = await eventually(failed)
+    assert attempt.message == "0/3 nodes are available: 1 node(s) are in another pool, " \
+        "2 service backend does not exist."
+    await c.create(SERVICES, {"metadata": {"name": "backend"},
+                              "spec": {"ports": [{"port": 80}]}}, "default")
+    assert (await eventually(lambda: node_of(c, "needy"))).startswith("a")
