@@ -552,3 +552,42 @@ def test_entry_points_of_a_group_are_merged(tmp_path, monkeypatch):
     assert "Demo" in build_registry(group="test.minikube.plugins")
     with pytest.raises(RegistryError, match="a plugin named DefaultBinder already exists"):
         build_registry(group="test.minikube.clash")
+
+
+# -- metrics ----------------------------------------------------------------------------------
+
+
+def test_extension_point_metrics_always_and_plugin_metrics_only_when_sampled():
+    from prometheus_client import REGISTRY
+
+    rec = Recorder()
+    fw, _ = make({"MetricReserve": Reserver("MetricReserve", rec)}, reserve=["MetricReserve"])
+
+    def plugin_count() -> float:
+        return REGISTRY.get_sample_value(
+            "scheduler_plugin_execution_duration_seconds_count",
+            {"plugin": "MetricReserve", "extension_point": "Reserve", "status": "Success"}) or 0
+
+    def point_count() -> float:
+        return REGISTRY.get_sample_value(
+            "scheduler_framework_extension_point_duration_seconds_count",
+            {"extension_point": "Reserve", "status": "Success",
+             "profile": "default-scheduler"}) or 0
+
+    before_plugin, before_point = plugin_count(), point_count()
+    fw.run_reserve_plugins_reserve(CycleState(), pod(), "n1")  # not sampled
+    assert (plugin_count(), point_count()) == (before_plugin, before_point + 1)
+    sampled = CycleState()
+    sampled.record_plugin_metrics = True
+    fw.run_reserve_plugins_reserve(sampled, pod(), "n1")
+    assert (plugin_count(), point_count()) == (before_plugin + 1, before_point + 2)
+
+
+def test_about_one_cycle_in_ten_is_sampled():
+    import random
+
+    from minikube_py.scheduler.framework.metrics import sample_plugin_metrics
+
+    rng = random.Random(3)
+    hits = sum(sample_plugin_metrics(rng) for _ in range(10_000))
+    assert 900 < hits < 1100
