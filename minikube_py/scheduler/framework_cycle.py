@@ -124,7 +124,8 @@ class FrameworkScheduling:
         try:
             decision = await self.pod_scheduler.schedule_pod(framework, handle, state, meta, table)
         except NoNodesAvailable as err:
-            self._failed(framework, pod, Status.unresolvable(str(err)), explanation, started)
+            self._failed(framework, pod, Status.unresolvable(str(err)), explanation, started,
+                         nominated="")
             return
         except FitError as err:
             explanation.diagnosis = err.diagnosis
@@ -137,10 +138,12 @@ class FrameworkScheduling:
                 explanation.post_filter = status
                 explanation.nominated_node = result.nominated_node_name if result else ""
             self._failed(framework, pod, Status(Code.UNSCHEDULABLE, (err.message(),)),
-                         explanation, started, total=err.total)
+                         explanation, started, total=err.total,
+                         nominated=explanation.nominated_node or None)
             return
         except StatusError as err:
-            self._failed(framework, pod, err.status, explanation, started, total=table.size)
+            self._failed(framework, pod, err.status, explanation, started, total=table.size,
+                         nominated="")
             return
         explanation.diagnosis = decision.diagnosis
         explanation.decision = decision
@@ -161,7 +164,7 @@ class FrameworkScheduling:
             framework.run_reserve_plugins_unreserve(state, assumed, node)
             sched.cache.forget_pod(assumed)
             self._failed(framework, pod, _rejection(pod, node, status), explanation, started,
-                         total=decision.total, decision=decision)
+                         total=decision.total, decision=decision, nominated="")
             return
         task = asyncio.create_task(self._binding_cycle(framework, state, pod, assumed, decision,
                                                        explanation, started))
@@ -194,7 +197,7 @@ class FrameworkScheduling:
             assert sched.queue is not None
             sched.queue.move_all_to_active()  # the room it held may fit a waiting pod
             self._failed(framework, pod, status, explanation, started, total=decision.total,
-                         decision=decision, result="bind-failed")
+                         decision=decision, result="bind-failed", nominated="")
             return
         sched.cache.finish_binding(assumed)
         assert sched.queue is not None
@@ -217,9 +220,12 @@ class FrameworkScheduling:
     # -- failures ---------------------------------------------------------------------------
     def _failed(self, framework: Framework, pod: Obj, status: Status,
                 explanation: FrameworkExplanation, started: float, *, total: int = 0,
-                decision: Decision | None = None, result: str = "") -> None:
+                decision: Decision | None = None, result: str = "",
+                nominated: str | None = None) -> None:
         """upstream handleSchedulingFailure: requeue (unless deleted or bound meanwhile),
-        event, PodScheduled=False."""
+        event, PodScheduled=False, and status.nominatedNodeName as the attempt's
+        NominatingInfo says — PostFilter's node, "" to clear it after an error, None
+        (no PostFilter answer) to leave it."""
         sched = self.scheduler
         assert sched.queue is not None
         error = status.code is Code.ERROR
@@ -239,4 +245,4 @@ class FrameworkScheduling:
                  profile=framework.profile_name, reason=message, retry_in_s=delay)
         sched.recorder.event(pod, "Warning", "FailedScheduling", message)
         sched._update_condition(pod, REASON_SCHEDULER_ERROR if error else REASON_UNSCHEDULABLE,
-                                message)
+                                message, nominated)

@@ -482,10 +482,14 @@ class Scheduler:
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
         self._update_condition(pod, REASON_UNSCHEDULABLE, message)
 
-    def _update_condition(self, pod: Obj, reason: str, message: str) -> None:
+    def _update_condition(self, pod: Obj, reason: str, message: str,
+                          nominated_node: str | None = None) -> None:
         """PodScheduled=False with `reason`, written in the background (upstream
-        PodConditionUpdater / 1.31 updatePod, both through pods/status)."""
-        task = asyncio.create_task(self._set_scheduled_false(pod, reason, message))
+        PodConditionUpdater / 1.31 updatePod, both through pods/status). `nominated_node`
+        (framework): the status.nominatedNodeName to write when it differs from the pod's
+        ("" clears it); None leaves it alone."""
+        task = asyncio.create_task(self._set_scheduled_false(pod, reason, message,
+                                                             nominated_node))
         self._binds.add(task)
         task.add_done_callback(self._binds.discard)
 
@@ -499,13 +503,18 @@ class Scheduler:
                     retry_in_s=delay)
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
 
-    async def _set_scheduled_false(self, pod: Obj, reason: str, message: str) -> None:
+    async def _set_scheduled_false(self, pod: Obj, reason: str, message: str,
+                                   nominated_node: str | None = None) -> None:
         md = pod["metadata"]
         condition = {"type": "PodScheduled", "status": "False", "reason": reason,
                      "message": message, "lastProbeTime": None,
                      "lastTransitionTime": meta.now_rfc3339()}
+        status: Obj = {"conditions": [condition]}
+        current = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        if nominated_node is not None and nominated_node != current:
+            status["nominatedNodeName"] = nominated_node or None  # null removes it
         try:
-            await self.client.patch(PODS, md["name"], {"status": {"conditions": [condition]}},
+            await self.client.patch(PODS, md["name"], {"status": status},
                                     md.get("namespace"), patch_type="strategic",
                                     subresource="status")
         except StatusError as exc:

@@ -27,7 +27,7 @@ from minikube_py.scheduler.framework.config.types import (
     Profile,
     SchedulerConfiguration,
 )
-from minikube_py.scheduler.framework.interface import Code, Status
+from minikube_py.scheduler.framework.interface import Code, PostFilterResult, Status
 from minikube_py.scheduler.framework.registry import ENTRY_POINT_GROUP, build_registry
 from minikube_py.scheduler.scheduler import Scheduler
 from minikube_py.scheduler.server import build_app
@@ -300,3 +300,44 @@ async def test_plugins_read_the_cluster_through_the_handles_informers(cluster: C
     await c.create(SERVICES, {"metadata": {"name": "backend"},
                               "spec": {"ports": [{"port": 80}]}}, "default")
     assert (await eventually(lambda: node_of(c, "needy"))).startswith("a")
+
+
+class Nominate:
+    """A PostFilter that nominates node a1 (as preemption would, after evicting victims)."""
+
+    name = "Nominate"
+
+    async def post_filter(self, state, pod, diagnosis):
+        return PostFilterResult("a1"), Status.unschedulable("preemption: would evict 1 pod")
+
+
+@pytest.mark.parametrize("cluster", [{
+    "plugins": {"NeedsService": lambda args, handle: NeedsService(handle),
+                "Nominate": lambda args, handle: Nominate()},
+    "points": {"filter": ["RequireNodeLabel", "NeedsService"], "postFilter": ["Nominate"]},
+}], indirect=True)
+async def test_post_filter_nomination_is_written_and_tried_first(cluster: Cluster):
+    c = cluster.client
+    body = pod("nominee", pool="a")
+    body["metadata"]["annotations"]["example.io/service"] = "db"
+    await c.create(PODS, body, "default")
+
+    async def nominated():
+        got = await c.get(PODS, "nominee", "default")
+        return got if (got.get("status") or {}).get("nominatedNodeName") else None
+
+    got = await eventually(nominated)
+    assert got["status"]["nominatedNodeName"] == "a1"
+    condition = next(x for x in got["status"]["conditions"] if x["type"] == "PodScheduled")
+    assert condition["message"] == ("0/3 nodes are available: 1 node(s) are in another pool, "
+                                    "2 service db does not exist. "
+                                    "preemption: would evict 1 pod.")
+    explained = cluster.scheduler.attempts["default/nominee"].to_dict()
+    assert explained["postFilter"] == {"plugin": "Nominate", "code": "Unschedulable",
+                                       "reasons": ["preemption: would evict 1 pod"],
+                                       "nominatedNodeName": "a1"}
+    # a1 and a2 tie (both empty); the first tie-break of this scheduler would take a2, but
+    # the nominated node is evaluated first and wins as soon as it fits
+    await c.create(SERVICES, {"metadata": {"name": "db"}, "spec": {"ports": [{"port": 80}]}},
+                   "default")
+    assert await eventually(lambda: node_of(c, "nominee")) == "a1"
