@@ -14,6 +14,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import aiohttp
 import pytest
@@ -341,3 +342,57 @@ async def test_post_filter_nomination_is_written_and_tried_first(cluster: Cluste
     await c.create(SERVICES, {"metadata": {"name": "db"}, "spec": {"ports": [{"port": 80}]}},
                    "default")
     assert await eventually(lambda: node_of(c, "nominee")) == "a1"
+
+
+class Quota:
+    """Reserve: the first pod reserved is refused (a quota plugin's Reserve); unreserve
+    calls are recorded."""
+
+    name = "Quota"
+    refused: ClassVar[list[str]] = []
+    unreserved: ClassVar[list[str]] = []
+
+    def reserve(self, state, pod, node):
+        if not Quota.refused:
+            Quota.refused.append(pod["metadata"]["name"])
+            return Status.unschedulable("quota exceeded")
+        return None
+
+    def unreserve(self, state, pod, node):
+        Quota.unreserved.append(pod["metadata"]["name"])
+
+
+@pytest.mark.parametrize("cluster", [{
+    "plugins": {"Quota": lambda args, handle: Quota(), "Gate": lambda args, handle: Gate()},
+    "points": {"reserve": ["Quota"], "permit": ["Gate"]},
+}], indirect=True)
+async def test_reserve_and_permit_rejections_read_as_one_node_fit_errors(cluster: Cluster):
+    c = cluster.client
+    Quota.refused.clear()
+    Quota.unreserved.clear()
+    created = await c.create(PODS, pod("quota", pool="b"), "default")
+
+    async def failed_events():
+        events = (await c.list(EVENTS, "default", field_selector="reason=FailedScheduling"))
+        return [e["message"] for e in events["items"]
+                if e["involvedObject"]["name"] == "quota"]
+
+    # Reserve refused: unreserve ran, the assumption is gone, the text is upstream's FitError
+    assert (await eventually(failed_events))[0] == \
+        "0/1 nodes are available: 1 quota exceeded."
+    assert Quota.unreserved[:1] == ["quota"]
+    assert not cluster.scheduler.cache.is_assumed(created)
+    # the retry is reserved and parks at Permit; another plugin rejects it through the handle
+    framework = cluster.scheduler.framework.framework_for("default-scheduler")
+
+    async def parked():
+        return framework.handle.get_waiting_pod(created["metadata"]["uid"])
+
+    (await eventually(parked)).reject("Coscheduling", "gang incomplete")
+
+    async def two_failures():
+        messages = await failed_events()
+        return messages if len(messages) >= 2 else None
+
+    messages = await eventually(two_failures)
+    assert "0/1 nodes are available: 1 gang incomplete." in messages
