@@ -32,7 +32,7 @@ so a figure taken before every in-tree plugin exists says what it measured.
 
     python -m bench.scheduler [--quick] [--runs N] [--nodes 100,1000,5000] [--pods P]
                               [--transport in-process,http] [--scenarios plain,affinity]
-                              [--algorithms v1.5,framework]
+                              [--algorithms v1.5,framework] [--percentage P]
 """
 
 from __future__ import annotations
@@ -171,7 +171,10 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
-                  scenario: str = "plain", algorithm: str = "v1.5") -> dict[str, Any]:
+                  scenario: str = "plain", algorithm: str = "v1.5",
+                  percentage: int | None = None) -> dict[str, Any]:
+    """`percentage`: the framework's percentageOfNodesToScore (None: the configuration's,
+    upstream's adaptive default; 100 scores every feasible node, as the v1.5 run does)."""
     affinity = scenario == "affinity"
     store = await EmbeddedStore.open(tmp / "data", fsync=False)
     api = APIServer(store, APIServerOptions(max_requests_inflight=0,
@@ -189,6 +192,8 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
     dropped: list[str] = []
     if algorithm == "framework":
         config, dropped = framework_configuration()
+        if percentage is not None:
+            config.percentage_of_nodes_to_score = percentage
         scheduler = Scheduler(sched_client, config)
         assert scheduler.framework is not None
         timed_owner: Any = scheduler.framework.pod_scheduler
@@ -276,9 +281,11 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
 
 
 def _in_fresh_process(transport: str, nodes: int, pods: int, scenario: str,
-                      algorithm: str) -> dict[str, Any]:
+                      algorithm: str, percentage: int | None = None) -> dict[str, Any]:
+    extra = ["--percentage", str(percentage)] if percentage is not None else []
     return common.run_fresh(["bench.scheduler", "--one",
-                             f"{transport}/{nodes}/{scenario}/{algorithm}", "--pods", str(pods)])
+                             f"{transport}/{nodes}/{scenario}/{algorithm}", "--pods", str(pods),
+                             *extra])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -293,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma list of plain and/or affinity")
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS),
                         help="comma list of v1.5 and/or framework")
+    parser.add_argument("--percentage", type=int, default=None,
+                        help="the framework's percentageOfNodesToScore (default: adaptive)")
     parser.add_argument("--one", metavar="TRANSPORT/NODES/SCENARIO/ALGORITHM",
                         help="(internal) measure one run in this process, print it as JSON")
     args = parser.parse_args(argv)
@@ -301,7 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         transport, nodes, scenario, algorithm = (args.one.split("/") + ["plain", "v1.5"])[:4]
         return common.measure_here(
-            lambda tmp: one_run(int(nodes), args.pods, tmp, transport, scenario, algorithm))
+            lambda tmp: one_run(int(nodes), args.pods, tmp, transport, scenario, algorithm,
+                                args.percentage))
     sizes = [100] if args.quick else [int(n) for n in args.nodes.split(",")]
     transports = args.transport.split(",")
     runs = 1 if args.quick else args.runs
@@ -316,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
             for n in sizes:
                 for scenario in scenarios:
                     for algorithm in algorithms:  # interleaved: same machine state for both
-                        result = _in_fresh_process(transport, n, args.pods, scenario, algorithm)
+                        result = _in_fresh_process(transport, n, args.pods, scenario, algorithm,
+                                                   args.percentage)
                         dropped |= set(result.get("dropped_plugins") or ())
                         print(f"  run {run + 1}: {transport}, {n} nodes, {scenario}, "
                               f"{algorithm}: {result['pods_per_s']:.0f} pods/s, algorithm "
@@ -351,8 +362,8 @@ def main(argv: list[str] | None = None) -> int:
                                "algorithm ms/pod", "p50 ms", "p99 ms", "API+rest CPU ms/pod",
                                "binding latency ms", "target", "verdict"], rows))
     print(f"note: API server and scheduler share one process; {args.pods} pods per run; "
-          f"v1.5 = DefaultProvider; framework = the default profile (adaptive "
-          f"percentageOfNodesToScore); loop {loop_name}")
+          f"v1.5 = DefaultProvider; framework = the default profile "
+          f"(percentageOfNodesToScore {args.percentage or 'adaptive'}); loop {loop_name}")
     if dropped:
         print(f"note: the framework ran without these default plugins (not in this build's "
               f"registry): {', '.join(sorted(dropped))}")
