@@ -316,11 +316,16 @@ class PodScheduler:
         wanted = num_feasible_nodes_to_find(percentage, total)
         if len(feasible) <= wanted:
             return feasible
-        start = self.next_start % total
-        rotated = np.concatenate((feasible[feasible >= start], feasible[feasible < start]))
-        chosen = rotated[:wanted]
-        self.next_start = int(chosen[-1]) + 1
-        return np.sort(chosen)
+        # feasible is ascending: the rotation from `start` is feasible[i:] then feasible[:i]
+        i = int(np.searchsorted(feasible, self.next_start % total))
+        tail = len(feasible) - i
+        if tail >= wanted:
+            chosen = feasible[i:i + wanted]
+            self.next_start = int(chosen[-1]) + 1
+            return chosen
+        head = feasible[:wanted - tail]
+        self.next_start = int(head[-1]) + 1
+        return np.concatenate((head, feasible[i:]))
 
     @staticmethod
     def prioritize_nodes(framework: Framework, state: CycleState, pod: PodMeta, nodes: NodeTable,

@@ -591,3 +591,17 @@ def test_about_one_cycle_in_ten_is_sampled():
     rng = random.Random(3)
     hits = sum(sample_plugin_metrics(rng) for _ in range(10_000))
     assert 900 < hits < 1100
+
+
+def test_sampling_rotates_the_start_so_every_node_gets_its_turn():
+    class Profiled:
+        percentage_of_nodes_to_score = 50
+
+    sampler = PodScheduler()
+    feasible = np.arange(200, dtype=np.int64)
+    assert sampler._sample(feasible, 200, Profiled()).tolist() == list(range(100))
+    assert sampler._sample(feasible, 200, Profiled()).tolist() == list(range(100, 200))
+    sampler.next_start = 150  # wraps: the rows from 150, then from the top, in row order
+    assert sampler._sample(feasible, 200, Profiled()).tolist() == \
+        list(range(50)) + list(range(150, 200))
+    assert sampler.next_start == 50
