@@ -568,7 +568,8 @@ class Framework:
             return None
         try:
             status = await waiting.wait()
-        finally:
+        finally:  # also when the binding task is cancelled (the scheduler stops)
+            waiting.stop_timers()
             self.waiting_pods.remove(uid)
         if status.code is Code.SUCCESS:
             return None

@@ -61,9 +61,13 @@ class WaitingPod:
 
     def reject(self, plugin: str, message: str) -> None:
         """Any plugin (or the scheduler, plugin "") rejects the pod: Unschedulable."""
+        self.stop_timers()
+        self._settle(Status(Code.UNSCHEDULABLE, (message,), plugin))
+
+    def stop_timers(self) -> None:
+        """No timeout fires any more (a verdict came, or the waiter went away)."""
         for timer in self._timers.values():
             timer.cancel()
-        self._settle(Status(Code.UNSCHEDULABLE, (message,), plugin))
 
     def _settle(self, status: Status) -> None:
         if not self._verdict.done():

@@ -605,3 +605,17 @@ def test_sampling_rotates_the_start_so_every_node_gets_its_turn():
     assert sampler._sample(feasible, 200, Profiled()).tolist() == \
         list(range(50)) + list(range(150, 200))
     assert sampler.next_start == 50
+
+
+async def test_a_cancelled_wait_leaves_no_timer_and_no_waiting_pod():
+    fw, handle = make({"W1": Waiter("W1", 0.05)}, permit=["W1"])
+    p = pod("c")
+    fw.run_permit_plugins(CycleState(), p, "n1")
+    waiting = handle.get_waiting_pod("uid-c")
+    waiter = asyncio.ensure_future(fw.wait_on_permit(p))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert handle.get_waiting_pod("uid-c") is None
+    assert all(timer.cancelled() for timer in waiting._timers.values())
