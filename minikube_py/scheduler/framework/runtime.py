@@ -339,11 +339,12 @@ class Framework:
         `running "X" filter plugin: ...` — the caller aborts the attempt on those."""
         alive = candidates.copy()
         failures: FilterFailures = []
+        any_alive = bool(alive.any())
         for plugin in self.filter_plugins:
+            if not any_alive:
+                break
             if plugin.name in state.skip_filter_plugins:
                 continue
-            if not alive.any():
-                break
             begun = time.perf_counter()
             try:
                 answer = plugin.filter(state, pod, nodes, alive)
@@ -362,6 +363,7 @@ class Framework:
                 status = status.with_plugin(plugin.name)
                 failures.append((status, rows))
                 alive &= ~rows
+                any_alive = bool(alive.any())  # re-checked only when rows were removed
                 if worst is None or _SEVERITY.get(status.code, 0) > _SEVERITY.get(worst.code, 0):
                     worst = status
             # one call answers for many nodes: its status label is the worst it returned
@@ -470,8 +472,10 @@ class Framework:
                                            f'"{plugin.name}" failed with: {status.message()}')
                     raise StatusError(outcome) from exc
                 self._plugin_done(state, plugin.name, "ScoreExtensionNormalize", None, begun)
-            out_of_range = (normalized > MAX_NODE_SCORE) | (normalized < MIN_NODE_SCORE)
-            if out_of_range.any():  # one check for every plugin; name the first offender
+            if normalized.size and (normalized.max() > MAX_NODE_SCORE
+                                    or normalized.min() < MIN_NODE_SCORE):
+                # one check for every plugin; then name the first offender
+                out_of_range = (normalized > MAX_NODE_SCORE) | (normalized < MIN_NODE_SCORE)
                 i, column = (int(x) for x in np.argwhere(out_of_range)[0])
                 outcome = Status.error(
                     f'applying score defaultWeights on Score plugins: plugin "{plugins[i].name}" '
