@@ -55,6 +55,7 @@ from .algorithm.select_host import HostSelector
 from .cache import SchedulerCache
 from .extender import ExtenderError, HTTPExtender
 from .factory import Algorithm, ExtenderConfig
+from .framework.config.extenders import extender_configs
 from .framework.config.types import SchedulerConfiguration
 from .framework.explain import FrameworkExplanation
 from .framework.interface import PluginFactory
@@ -145,23 +146,21 @@ class Scheduler:
                  informers: InformerFactory | None = None,
                  bind_pods_qps: float = 0.0, bind_pods_burst: int = 100,
                  registry: Mapping[str, PluginFactory] | None = None,
-                 extenders: Sequence[ExtenderConfig] = ()) -> None:
+                 extenders: Sequence[ExtenderConfig] | None = None) -> None:
         """`algorithm`: a v1.0/v1.5 Algorithm (provider or Policy file), or a
         SchedulerConfiguration — then every profile gets a framework (framework_cycle.py),
         pods are matched to profiles by spec.schedulerName, and the configuration's backoff
-        applies; `registry`: the plugins to build them from (default: in-tree plus the
-        `minikube_py.scheduler.plugins` entry points); `extenders`: the configuration's
-        HTTP extenders (the v1.x path takes them from the Algorithm).
+        applies (see `use_configuration`; a configuration can also be handed over after
+        construction, as the CLI's --config does); `registry`, `extenders`: as there.
         `informers`: the process's shared informers (all-in-one), filtered here in the
         client; without them the scheduler opens its own watches with field selectors, as the
         v1.0 ConfigFactory did. `bind_pods_qps` > 0: v1.0's BindPodsRateLimiter, a token
         bucket each pod waits on before it is scheduled and bound (--bind-pods-qps/-burst)."""
         config = algorithm if isinstance(algorithm, SchedulerConfiguration) else None
         if config is not None:
-            algorithm = Algorithm({}, [], list(extenders))  # the v1.0 listers stay unused
-            initial_backoff = float(config.pod_initial_backoff_seconds)
-            max_backoff = float(config.pod_max_backoff_seconds)
+            algorithm = Algorithm({}, [])  # the v1.x algorithm stays unused
         assert isinstance(algorithm, Algorithm)
+        self._seed = seed
         self.client = client
         self.name = scheduler_name
         self.bind_limiter = TokenBucket(bind_pods_qps, bind_pods_burst) if bind_pods_qps > 0 \
@@ -208,9 +207,7 @@ class Scheduler:
         #: Handle.SharedInformerFactory); without the process's shared ones the scheduler
         #: owns a factory for them, started and stopped with it
         self.plugin_informers: InformerFactory | None = informers
-        self._own_plugin_informers = config is not None and informers is None
-        if self._own_plugin_informers:
-            self.plugin_informers = InformerFactory(client)
+        self._own_plugin_informers = False
         self.volumes = algorithm.volumes
         self.volume_informers: list[Informer] = []
         self._claims_seen = False
@@ -219,8 +216,38 @@ class Scheduler:
         # the scheduler cache, NodeLister)
         algorithm.listers.bind(services_for_pod=self._services_for_pod,
                                all_pods=self._cached_pods, node=self._cached_node)
-        self.framework = FrameworkScheduling(self, config, registry=registry, seed=seed) \
-            if config is not None else None
+        #: the configuration the framework runs (cli/scheduler_config.hand_off also records a
+        #: loaded --config here; `use_configuration` is what switches to the framework)
+        self.configuration: SchedulerConfiguration | None = None
+        self.framework: FrameworkScheduling | None = None
+        if config is not None:
+            self.use_configuration(config, registry=registry, extenders=extenders)
+
+    def use_configuration(self, config: SchedulerConfiguration | None, *,
+                          registry: Mapping[str, PluginFactory] | None = None,
+                          extenders: Sequence[ExtenderConfig] | None = None) -> None:
+        """Schedule through the framework (before `run`): one Framework per profile of
+        `config`, pods matched to profiles by spec.schedulerName, the configuration's pod
+        backoff and HTTP extenders (`extenders`, else its `extenders:` entries); None keeps
+        the v1.x algorithm. `registry`: the plugins to build the profiles from (default:
+        in-tree plus the `minikube_py.scheduler.plugins` entry points). Plugins read the
+        cluster through the process's shared informers, or through a factory the scheduler
+        owns, started and synced with it."""
+        if self.queue is not None:
+            raise RuntimeError("a scheduler's configuration is set before it runs")
+        self.configuration = config
+        if config is None:
+            self.framework = None
+            return
+        self._backoff = (float(config.pod_initial_backoff_seconds),
+                         float(config.pod_max_backoff_seconds))
+        configs = list(extenders) if extenders is not None else \
+            extender_configs(config.extenders)
+        self.extenders = [HTTPExtender(c) for c in configs]
+        if self.plugin_informers is None:
+            self.plugin_informers = InformerFactory(self.client)
+            self._own_plugin_informers = True
+        self.framework = FrameworkScheduling(self, config, registry=registry, seed=self._seed)
 
     def _informers(self) -> list[Informer | FilteredInformer]:
         return [self.unassigned, self.assigned, self.nodes, self.services, *self.controllers]

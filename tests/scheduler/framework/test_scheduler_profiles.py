@@ -396,3 +396,33 @@ async def test_reserve_and_permit_rejections_read_as_one_node_fit_errors(cluster
 
     messages = await eventually(two_failures)
     assert "0/1 nodes are available: 1 gang incomplete." in messages
+
+
+async def test_a_configuration_handed_over_after_construction(tmp_path: Path, entry_point: None):
+    """The CLI builds the scheduler from its flags, then hands a loaded --config over."""
+    from minikube_py.scheduler.factory import from_provider
+
+    api, runner, store, session = await start_api(tmp_path)
+    client = Client(HTTPTransport(api.url))
+    sched = Scheduler(Client(HTTPTransport(api.url)), from_provider("DefaultProvider"))
+    config = SchedulerConfiguration(profiles=[profile("late-scheduler")],
+                                    pod_initial_backoff_seconds=2, pod_max_backoff_seconds=4)
+    sched.use_configuration(config)
+    assert sched.configuration is config and sched._backoff == (2.0, 4.0)
+    task = asyncio.create_task(sched.run())
+    try:
+        with pytest.raises(RuntimeError, match="set before it runs"):
+            await asyncio.sleep(0.2)
+            sched.use_configuration(None)
+        await client.create(NODES, node("a1", "a"))
+        await client.create(PODS, pod("late", scheduler="late-scheduler", pool="a"), "default")
+        assert await eventually(lambda: node_of(client, "late")) == "a1"
+        assert sched.attempts["default/late"].to_dict()["profile"] == "late-scheduler"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await sched.client.close()
+        await client.close()
+        await session.close()
+        await runner.cleanup()
+        await store.close()
