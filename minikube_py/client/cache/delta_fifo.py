@@ -218,24 +218,38 @@ class DeltaFIFO:
     def pop_nowait(self, process: PopProcess) -> Deltas | None:
         """Process the oldest item with `process(deltas, is_in_initial_list)`; None when the
         queue is empty. The item is removed before `process` runs; raising Requeue puts it
-        back (unless newer deltas arrived)."""
+        back (unless newer deltas arrived) and re-raises its error, if any."""
+        return self._pop(process, 1)
+
+    def drain(self, process: PopProcess) -> Deltas | None:
+        """pop_nowait for every item queued now, in one call (the informer's process loop:
+        no call per item). Items queued meanwhile, a requeued one included, wait for the
+        next drain. Returns the last deltas processed."""
+        return self._pop(process, len(self.queue))
+
+    def _pop(self, process: PopProcess, limit: int) -> Deltas | None:
         queue, items = self.queue, self.items
-        while queue:
-            initial = not (self.populated and self.initial_population_count == 0)
+        last = None
+        while limit > 0 and queue:
             key = queue.popleft()
-            if self.initial_population_count > 0:
-                self.initial_population_count -= 1
+            count = self.initial_population_count
+            if count > 0:  # still popping the first replace: not synced yet
+                initial = True
+                self.initial_population_count = count - 1
+            else:
+                initial = not self.populated
             deltas = items.pop(key, None)
             if deltas is None:
                 continue
+            limit -= 1
             try:
                 process(deltas, initial)
             except Requeue as requeue:
                 self._add_if_not_present(key, deltas)
                 if requeue.err is not None:
                     raise requeue.err from None
-            return deltas
-        return None
+            last = deltas
+        return last
 
     async def pop(self, process: PopProcess) -> Deltas:
         """Like pop_nowait, waiting for an item; FIFOClosedError once closed and empty."""

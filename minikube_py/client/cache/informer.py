@@ -200,8 +200,7 @@ class Informer:
         fifo, handle = self.fifo, self.handle_deltas
         while True:
             try:
-                while fifo.pop_nowait(handle) is not None:
-                    pass
+                fifo.drain(handle)
                 break
             except Exception:  # an index function that raised: log, keep the informer alive
                 log.exception("informer failed to process deltas", resource=self.resource.plural)
