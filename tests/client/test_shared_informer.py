@@ -165,3 +165,13 @@ def test_listers_get_and_list_by_selector_per_namespace():
     with pytest.raises(StatusError) as err:
         nodes.lister().get("n2")
     assert err.value.message == 'nodes "n2" not found'
+
+
+def test_factory_gives_informers_its_default_or_custom_resync_period():
+    from minikube_py.client.cache import InformerFactory
+
+    factory = InformerFactory(Client.__new__(Client), resync_period=600,
+                              custom_resync={NODES: 60})
+    assert factory.informer(PODS).resync_check_period == 600
+    assert factory.informer(NODES).resync_check_period == 60
+    assert InformerFactory(Client.__new__(Client)).informer(PODS).resync_check_period == 0
