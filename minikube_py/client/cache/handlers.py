@@ -41,6 +41,8 @@ OnAdd = Callable[[Obj], None]
 OnUpdate = Callable[[Obj, Obj], None]
 OnDelete = Callable[[Obj], None]
 
+_EMPTY: dict[str, Any] = {}
+
 #: upstream minimumResyncPeriod
 MINIMUM_RESYNC_PERIOD = 1.0
 
@@ -117,11 +119,6 @@ class Listener:
         self.next_resync = now + self.resync_period
 
 
-def _resource_version(obj: Obj) -> Any:
-    md = obj.get("metadata")
-    return md.get("resourceVersion") if md else None
-
-
 class SharedProcessor:
     """The listeners of one informer and the delivery of its notifications."""
 
@@ -152,7 +149,8 @@ class SharedProcessor:
 
     def on_update(self, old: Obj, new: Obj) -> None:
         """An update with an unchanged resourceVersion is a resync: syncing listeners only."""
-        is_sync = _resource_version(old) == _resource_version(new)
+        old_md, new_md = old.get("metadata") or _EMPTY, new.get("metadata") or _EMPTY
+        is_sync = old_md.get("resourceVersion") == new_md.get("resourceVersion")
         for listener in self.listeners:
             update = listener.update
             if update is not None and (not is_sync or listener.syncing):
