@@ -175,3 +175,51 @@ def test_factory_gives_informers_its_default_or_custom_resync_period():
     assert factory.informer(PODS).resync_check_period == 600
     assert factory.informer(NODES).resync_check_period == 60
     assert InformerFactory(Client.__new__(Client)).informer(PODS).resync_check_period == 0
+
+
+def test_filtered_views_see_a_tombstone_as_the_last_known_object():
+    from minikube_py.client.cache import FilteredInformer
+
+    inf = informer()
+    bound = FilteredInformer(inf, lambda p: bool(p["spec"].get("nodeName")))
+    deleted = []
+    bound.add_event_handler(on_delete=lambda o: deleted.append(o["metadata"]["name"]))
+    on_node = dict(pod("a", 1), spec={"nodeName": "n1"})
+    inf.replace([on_node, pod("b", 2)], "2")
+    inf.replace([], "3")  # both vanished while the watch was down
+    assert deleted == ["a"]
+
+
+def test_removed_handlers_hear_nothing_more():
+    inf = informer()
+    handler = Recorder()
+    registration = inf.add_event_handler(handler)
+    inf.add(pod("a", 1))
+    inf.remove_event_handler(registration)
+    inf.update(pod("a", 2))
+    assert handler.log == [("add", "a", False)]
+
+
+async def test_the_process_loop_survives_an_index_function_that_raises():
+    import asyncio
+
+    def by_node(p):
+        if p["metadata"]["name"] == "bad":
+            raise KeyError("spec.nodeName")
+        return []
+
+    inf = informer(indexers={"node": by_node})
+    handler = Recorder()
+    inf.add_event_handler(handler)
+    loop = asyncio.create_task(inf.process_loop())
+    try:
+        inf.fifo.replace([pod("a", 1)], "1")
+        await asyncio.wait_for(inf.wait_for_sync(), 1)
+        inf.fifo.add(pod("bad", 2))
+        inf.fifo.add(pod("c", 3))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert [e[1] for e in handler.log] == ["a", "c"]
+        assert inf.indexer.get("d/c") is not None
+    finally:
+        loop.cancel()
