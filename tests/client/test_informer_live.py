@@ -73,6 +73,7 @@ async def test_delete_while_the_watch_is_down_is_a_tombstone_after_the_relist(
         assert len(deletes) == 1 and isinstance(deletes[0], DeletedFinalStateUnknown)
         assert deletes[0].key == "default/b" and deletes[0].obj["metadata"]["name"] == "b"
         assert funcs == ["b"]
+        assert int(informer.last_sync_resource_version) >= int(lists[1])
         assert sorted(informer.indexer.keys()) == ["default/a"] + [
             f"default/c{i}" for i in range(6)]
     finally:

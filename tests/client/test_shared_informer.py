@@ -223,3 +223,12 @@ async def test_the_process_loop_survives_an_index_function_that_raises():
         assert inf.indexer.get("d/c") is not None
     finally:
         loop.cancel()
+
+
+def test_factory_listers_read_the_shared_informers_cache():
+    from minikube_py.client.cache import InformerFactory
+
+    factory = InformerFactory(Client.__new__(Client))
+    factory.informer(PODS).replace([pod("a", 7, "x")], "7")
+    assert factory.lister(PODS).by_namespace("x").get("a")["metadata"]["resourceVersion"] == "7"
+    assert factory.lister(PODS, field_selector="spec.nodeName=n1").list() == []

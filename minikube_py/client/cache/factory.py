@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from ..resources import Resource
 from ..rest import Client
 from .informer import Informer
+from .listers import Lister
 from .store import IndexFunc
 
 
@@ -48,6 +49,11 @@ class InformerFactory:
         for name, func in (indexers or {}).items():
             informer.indexer.add_indexer(name, func)
         return informer
+
+    def lister(self, resource: Resource, **selectors: str) -> Lister:
+        """The lister over the shared informer's cache (upstream `factory.Core().V1().Pods()
+        .Lister()`); the informer is made (and started, if the factory is) as `informer`."""
+        return self.informer(resource, **selectors).lister()
 
     def start(self) -> None:
         """Start every informer made so far, and any made later."""

@@ -171,6 +171,12 @@ class Informer:
         await asyncio.wait_for(self._synced.wait(), timeout)
 
     @property
+    def last_sync_resource_version(self) -> str:
+        """The resourceVersion the Reflector last listed or watched to (upstream
+        LastSyncResourceVersion)."""
+        return self.reflector.last_resource_version
+
+    @property
     def has_synced(self) -> bool:
         """The initial list is in the cache (upstream HasSynced: the DeltaFIFO popped it)."""
         return self.fifo.has_synced()
