@@ -113,11 +113,12 @@ class DeltaFIFO:
         #: items of the first replace not yet popped
         self.initial_population_count = 0
         self.closed = False
-        #: the consumer waiting in `wait` (a bare future: cheaper to wake than an Event)
-        self._waiter: asyncio.Future[None] | None = None
-        #: called when work arrives (a key queued, replace, close): a consumer that runs as
-        #: loop callbacks rather than a task waiting in `pop` (the informer's process loop)
+        #: the consumer, called when work arrives (a key joins the queue, a replace or resync is
+        #: done, close): the informer's process loop pops at once; a task in `wait` sets one
+        #: that wakes it
         self.on_ready: Callable[[], None] | None = None
+        #: inside replace/resync: the consumer is told once, at the end
+        self._batching = False
 
     def __len__(self) -> int:
         return len(self.queue)
@@ -142,13 +143,13 @@ class DeltaFIFO:
         self.populated = True
         if self.transformer is not None:
             obj = self.transformer(obj)
-        self._append(ADDED, obj, self.key_func(obj))
+        self._queue(ADDED, obj, self.key_func(obj))
 
     def update(self, obj: Obj) -> None:
         self.populated = True
         if self.transformer is not None:
             obj = self.transformer(obj)
-        self._append(UPDATED, obj, self.key_func(obj))
+        self._queue(UPDATED, obj, self.key_func(obj))
 
     def delete(self, obj: Obj) -> None:
         """Queue a delete, unless neither the queue nor the consumer knows the object (a
@@ -161,7 +162,7 @@ class DeltaFIFO:
                 return
         if self.transformer is not None and not isinstance(obj, DeletedFinalStateUnknown):
             obj = self.transformer(obj)
-        self._append(DELETED, obj, key)
+        self._queue(DELETED, obj, key)
 
     def add_if_not_present(self, deltas: Deltas) -> None:
         """Requeue popped deltas unless newer ones for the object arrived meanwhile."""
@@ -174,12 +175,23 @@ class DeltaFIFO:
         object queued or known that the list lacks."""
         action = REPLACED if self.emit_delta_type_replaced else SYNC
         keys: set[str] = set()
+        self._batching = True
+        try:
+            queued_deletions = self._replace(objects, action, keys)
+        finally:
+            self._batching = False
+        if not self.populated:
+            self.populated = True
+            self.initial_population_count = len(keys) + queued_deletions
+        self._notify()  # once, after the whole list; even an empty one (has_synced changed)
+
+    def _replace(self, objects: Iterable[Obj], action: str, keys: set[str]) -> int:
         for obj in objects:
             key = self.key_func(obj)
             keys.add(key)
             if self.transformer is not None:
                 obj = self.transformer(obj)
-            self._append(action, obj, key)
+            self._queue(action, obj, key)
         queued_deletions = 0
         for key, deltas in list(self.items.items()):
             if key in keys:
@@ -188,18 +200,15 @@ class DeltaFIFO:
             if isinstance(last, DeletedFinalStateUnknown):
                 last = last.obj
             queued_deletions += 1
-            self._append(DELETED, DeletedFinalStateUnknown(key, last), key)
+            self._queue(DELETED, DeletedFinalStateUnknown(key, last), key)
         if self.known_objects is not None:
             for key in self.known_objects.keys():
                 if key in keys or self.items.get(key):
                     continue
                 queued_deletions += 1
-                self._append(DELETED, DeletedFinalStateUnknown(key, self.known_objects.get(key)),
-                             key)
-        if not self.populated:
-            self.populated = True
-            self.initial_population_count = len(keys) + queued_deletions
-        self._wake()  # a waiting consumer re-checks has_synced even for an empty list
+                self._queue(DELETED, DeletedFinalStateUnknown(key, self.known_objects.get(key)),
+                            key)
+        return queued_deletions
 
     def resync(self) -> None:
         """Sync deltas for every known object with nothing queued (a queued change would
@@ -208,27 +217,31 @@ class DeltaFIFO:
         known = self.known_objects
         if known is None:
             return
-        for key in known.keys():
-            obj = known.get(key)
-            if obj is None or self.items.get(key):
-                continue
-            self._append(SYNC, obj, key)  # from the cache: transformed already
+        self._batching = True
+        try:
+            for key in known.keys():
+                obj = known.get(key)
+                if obj is None or self.items.get(key):
+                    continue
+                self._queue(SYNC, obj, key)  # from the cache: transformed already
+        finally:
+            self._batching = False
+        self._notify()
 
     # -- consumers -------------------------------------------------------------------------
     def pop_nowait(self, process: PopProcess) -> Deltas | None:
         """Process the oldest item with `process(deltas, is_in_initial_list)`; None when the
         queue is empty. The item is removed before `process` runs; raising Requeue puts it
         back (unless newer deltas arrived) and re-raises its error, if any."""
-        return self._pop(process, 1)
+        return self.drain(process, 1)
 
-    def drain(self, process: PopProcess) -> Deltas | None:
-        """pop_nowait for every item queued now, in one call (the informer's process loop:
-        no call per item). Items queued meanwhile, a requeued one included, wait for the
-        next drain. Returns the last deltas processed."""
-        return self._pop(process, len(self.queue))
-
-    def _pop(self, process: PopProcess, limit: int) -> Deltas | None:
+    def drain(self, process: PopProcess, limit: int | None = None) -> Deltas | None:
+        """pop_nowait for every item queued now (or the first `limit`), in one call: no call
+        per item. Items queued meanwhile, a requeued one included, wait for the next drain.
+        Returns the last deltas processed."""
         queue, items = self.queue, self.items
+        if limit is None:
+            limit = len(queue)
         last = None
         while limit > 0 and queue:
             key = queue.popleft()
@@ -265,25 +278,30 @@ class DeltaFIFO:
 
     async def wait(self) -> None:
         """Until something is queued (or replace/close is called); at once if the queue is
-        not empty. One waiter at a time (the informer's process loop)."""
+        not empty. One waiter at a time (a task consuming with `pop`)."""
         if self.queue or self.closed:
             return
-        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        if self.on_ready is not None:
+            raise RuntimeError("DeltaFIFO: a consumer is attached (on_ready); pop is not for it")
+        waiter = asyncio.get_running_loop().create_future()
+
+        def wake() -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        self.on_ready = wake
         try:
             await waiter
         finally:
-            self._waiter = None
+            self.on_ready = None
 
     def close(self) -> None:
         self.closed = True
-        self._wake()
+        self._notify()
 
-    def _wake(self) -> None:
+    def _notify(self) -> None:
         if self.on_ready is not None:
             self.on_ready()
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
 
     # -- reads -----------------------------------------------------------------------------
     def list(self) -> list[Any]:
@@ -302,14 +320,15 @@ class DeltaFIFO:
         return self.get_by_key(self.key_of(obj))
 
     # -- internals -------------------------------------------------------------------------
-    def _append(self, action: str, obj: Any, key: str) -> None:
-        """Append a delta (upstream queueActionInternalLocked; callers transform first)."""
+    def _queue(self, action: str, obj: Any, key: str) -> None:
+        """Append a delta (upstream queueActionInternalLocked; callers transform first) and,
+        when the key joins the queue, tell the consumer (unless inside replace/resync)."""
         deltas = self.items.get(key)
         if deltas is None:
             self.items[key] = [(action, obj)]
             self.queue.append(key)
-            if self.on_ready is not None or self._waiter is not None:
-                self._wake()
+            if self.on_ready is not None and not self._batching:
+                self.on_ready()
         else:
             deltas.append((action, obj))
             if action == DELETED:
@@ -321,4 +340,4 @@ class DeltaFIFO:
             return
         self.queue.append(key)
         self.items[key] = deltas
-        self._wake()
+        self._notify()

@@ -10,8 +10,8 @@ that vanished while the watch was down come out as deletes carrying
 `DeletedFinalStateUnknown`. One informer per resource serves many handlers, each with its own
 resync period (the factory, factory.py, shares them).
 
-Single event loop: the Reflector task produces; the process loop consumes in a loop callback
-scheduled when work arrives, once per batch of events the watch delivered, not per event.
+Single event loop: the Reflector task produces; the process loop consumes as the DeltaFIFO's
+`on_ready` hook, in the Reflector's call (see `process_loop` for why not a separate task).
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ class Informer:
                                    should_resync=self.processor.should_resync)
         self._synced = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._scheduled = False
+        self._processing = False
+        self._is_synced = False  # _synced.is_set() without the call, checked per event
         self.started = False
 
     # -- handlers ------------------------------------------------------------------------
@@ -153,9 +153,10 @@ class Informer:
             return
         self.started = True
         self.reflector.resync_period = self.resync_check_period
+        self.fifo.on_ready = self._process  # attached now: before the Reflector's first list
         name = self.resource.plural
-        self._tasks = [asyncio.create_task(self.reflector.run(), name=f"informer:{name}"),
-                       asyncio.create_task(self.process_loop(), name=f"informer-loop:{name}")]
+        self._tasks = [asyncio.create_task(self.process_loop(), name=f"informer-loop:{name}"),
+                       asyncio.create_task(self.reflector.run(), name=f"informer:{name}")]
 
     async def stop(self) -> None:
         tasks, self._tasks = self._tasks, []
@@ -182,35 +183,42 @@ class Informer:
         return self.fifo.has_synced()
 
     async def process_loop(self) -> None:
-        """Process the DeltaFIFO until cancelled (upstream controller.processLoop). Not a
-        task popping in a loop: when the Reflector queues work into an empty DeltaFIFO, one
-        loop callback is scheduled that drains everything queued by the time it runs — the
-        same decoupling (handlers run after the Reflector yields, a burst is processed as
-        one batch) for a third of a task wake's cost per idle event. This coroutine owns
-        that arrangement and waits until cancelled."""
-        loop = self._loop = asyncio.get_running_loop()
-        self.fifo.on_ready = self._schedule
+        """Process the DeltaFIFO while this runs (upstream controller.processLoop), until
+        cancelled. Upstream's consumer is a goroutine blocked in Pop; here it is the
+        DeltaFIFO's `on_ready` hook: whatever the Reflector queues is popped, applied to the
+        indexer and handed to the listeners before the Reflector's call returns (a re-list
+        first queues the whole list and its tombstones, then the hook drains them). Why not
+        a task or a loop callback: on one event loop they buy no parallelism, each informer
+        hop would wait one more loop iteration (a pod crosses several on its way to
+        Running), and waking the consumer cost ~7 µs of CPU per event when events arrive
+        one at a time (bench/informer.py, docs/benchmarks.md)."""
+        fifo = self.fifo
+        fifo.on_ready = self._process
         try:
             self._process()
-            await loop.create_future()
+            await asyncio.get_running_loop().create_future()
         finally:
-            self.fifo.on_ready = None
-
-    def _schedule(self) -> None:
-        if not self._scheduled and self._loop is not None:
-            self._scheduled = True
-            self._loop.call_soon(self._process)
+            if fifo.on_ready == self._process:
+                fifo.on_ready = None
 
     def _process(self) -> None:
-        self._scheduled = False
-        fifo, handle = self.fifo, self.handle_deltas
-        while True:
-            try:
-                fifo.drain(handle)
-                break
-            except Exception:  # an index function that raised: log, keep the informer alive
-                log.exception("informer failed to process deltas", resource=self.resource.plural)
-        if not self._synced.is_set() and fifo.has_synced():
+        """Drain the DeltaFIFO. Re-entrant calls (a handler feeding this informer by hand)
+        return at once: the running drain picks up what they queued."""
+        if self._processing:
+            return
+        self._processing = True
+        fifo = self.fifo
+        try:
+            while fifo.queue:
+                try:
+                    fifo.drain(self.handle_deltas)
+                except Exception:  # an index function that raised: log, keep going
+                    log.exception("informer failed to process deltas",
+                                  resource=self.resource.plural)
+        finally:
+            self._processing = False
+        if not self._is_synced and fifo.has_synced():
+            self._is_synced = True
             self._synced.set()
 
     def handle_deltas(self, deltas: Deltas, is_in_initial_list: bool) -> None:
