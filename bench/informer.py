@@ -7,8 +7,8 @@ updated twice and deleted (10,000 events) fed to one pod informer with three han
 (`on_add`/`on_update`/`on_delete` functions, as components register them) and a
 `spec.nodeName` index. Events are fed to what the Reflector feeds (`informer.reflector.store`:
 the DeltaFIFO since issue 20, the informer itself before) in batches, yielding to the event
-loop after each batch as a watch stream does between socket reads: batch 1 is the worst case
-(one event per read, a consumer wake per event), batch 100 a burst.
+loop after each batch as a watch stream does between socket reads: batch 1 is one event per
+read (what a consumer woken per batch would pay most for), batch 100 a burst.
 
 No API server is involved: the point is the informer's own cost, which a server-backed run
 would drown in decoding and transport. Each run is a fresh interpreter.
