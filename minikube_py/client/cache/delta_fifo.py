@@ -18,8 +18,9 @@ directly:
 - `has_synced` turns true once the first `replace`'s items have all been popped (upstream
   HasSynced: the informer's cache holds the initial list).
 
-Pure and single-threaded (the event loop is the lock): the only asyncio piece is the Event
-that wakes a waiting `pop`. `pop_nowait` is the hot path the informer's process loop drains.
+Pure and single-threaded (the event loop is the lock). Two ways to consume: a task awaiting
+`pop` (the only asyncio piece: the future it sleeps on), or a consumer attached as `on_ready`,
+told when work arrives and popping at once with `drain` (the informer's process loop).
 """
 
 from __future__ import annotations
