@@ -97,6 +97,7 @@ class Informer:
         self._synced = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
         self._processing = False
+        self._handle = self.handle_deltas  # bound once: _process passes it per event
         self._is_synced = False  # _synced.is_set() without the call, checked per event
         self.started = False
 
@@ -211,7 +212,7 @@ class Informer:
         try:
             while fifo.queue:
                 try:
-                    fifo.drain(self.handle_deltas)
+                    fifo.drain(self._handle)
                 except Exception:  # an index function that raised: log, keep going
                     log.exception("informer failed to process deltas",
                                   resource=self.resource.plural)
