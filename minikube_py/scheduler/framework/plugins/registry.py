@@ -27,6 +27,26 @@ def _lazy(module: str, attribute: str) -> PluginFactory:
 
 #: upstream plugin name -> (module under plugins/, factory callable in it). One line per plugin.
 IN_TREE: dict[str, tuple[str, str]] = {
+    "PrioritySort": ("queuesort", "new"),
+    "SchedulingGates": ("schedulinggates", "new"),
+    "DefaultBinder": ("defaultbinder", "new"),
+    "NodeUnschedulable": ("nodeunschedulable", "new"),
+    "NodeName": ("nodename", "new"),
+    "TaintToleration": ("tainttoleration", "new"),
+    "NodeAffinity": ("nodeaffinity", "new"),
+    "NodePorts": ("nodeports", "new"),
+    "NodeResourcesFit": ("noderesources_fit", "new"),
+    "NodeResourcesBalancedAllocation": ("balanced_allocation", "new"),
+    "VolumeRestrictions": ("volumerestrictions", "new"),
+    "NodeVolumeLimits": ("nodevolumelimits", "new"),
+    "VolumeBinding": ("volumebinding", "new"),
+    "VolumeZone": ("volumezone", "new"),
+    "PodTopologySpread": ("podtopologyspread", "new"),
+    "InterPodAffinity": ("interpodaffinity", "new"),
+    "ImageLocality": ("imagelocality", "new"),
+    "NodeLabel": ("nodelabel", "NodeLabel"),
+    "ServiceAffinity": ("serviceaffinity", "ServiceAffinity"),
+    "NodePreferAvoidPods": ("nodepreferavoidpods", "NodePreferAvoidPods"),
 }
 
 
