@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import dataclasses
 import functools
+import io
 import shutil
 import tempfile
 import time
@@ -54,6 +55,19 @@ def start_parser() -> argparse.ArgumentParser:
     return build_parser()
 
 
+def parse_start(argv: list[str]) -> argparse.Namespace:
+    """`start`'s flags parsed; a bad flag is a ValueError with argparse's message (argparse
+    itself would print the usage and exit the test process)."""
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            return start_parser().parse_args(argv)
+    except SystemExit:
+        message = errors.getvalue().strip().splitlines()
+        raise ValueError(f"minikube-py start flags: {message[-1] if message else argv}") \
+            from None
+
+
 class Cluster:
     """A running test cluster; see the module docstring. Keyword arguments are
     ClusterOptions fields (`nodes`, `components`, `controllers`, `secure`, `store`,
@@ -80,8 +94,12 @@ class Cluster:
         self._dir = Path(tempfile.mkdtemp(prefix="minikube-py-test-", dir=base))
         argv = start_argv(self.options, self._dir,
                           etcd_prefix=f"/minikube-py-test-{uuid.uuid4().hex[:12]}")
-        options = dataclasses.replace(StartOptions.from_args(start_parser().parse_args(argv)),
-                                      ephemeral_ports=True, controller_clock=self.clock)
+        try:
+            options = dataclasses.replace(StartOptions.from_args(parse_start(argv)),
+                                          ephemeral_ports=True, controller_clock=self.clock)
+        except BaseException:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            raise
         self._stack = contextlib.AsyncExitStack()
         try:
             self._running = await self._stack.enter_async_context(running_cluster(options))

@@ -155,6 +155,15 @@ def test_report_lists_events_and_writes_of_the_namespace_only() -> None:
         assert "elsewhere" not in text
 
 
+def test_a_bad_start_flag_is_a_value_error_not_an_exit() -> None:
+    with pytest.raises(ValueError, match="unrecognized arguments: --no-such-flag"):
+        Cluster(nodes=0, flags={"no-such-flag": "1"}).__enter__()
+    from minikube_py.cli.storage_target import ConfigError
+
+    with pytest.raises(ConfigError, match="--nodes: invalid"):  # start's own message
+        Cluster(flags={"nodes": "many"}).__enter__()
+
+
 def test_missing_component_is_a_clear_error() -> None:
     with Cluster(nodes=0, components=frozenset()) as c, \
             pytest.raises(RuntimeError, match="does not run the kubelet"):
