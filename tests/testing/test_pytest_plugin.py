@@ -3,6 +3,7 @@ keys, the marker, the failure report, kubectl skips, pytest-asyncio, anyio and x
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,15 +19,21 @@ PLUGIN = ("-p", "minikube_py.testing.pytest_plugin")
 @pytest.fixture(scope="module", autouse=True)
 def _loaded_once() -> None:
     """pytester's in-process runs drop the modules an inner run imported; numpy (the
-    scheduler's) cannot be imported twice in a process, so load every module a cluster
-    and the clients use here first, where the inner runs' clean-up leaves them alone."""
-    import kubernetes  # noqa: F401
-    import kubernetes_asyncio  # noqa: F401
+    scheduler's) cannot be imported twice in a process, and the rest would be imported again
+    by every run, so load every module a cluster and the clients use here first, where the
+    inner runs' clean-up leaves them alone."""
+    import kubernetes.config  # noqa: F401
+    import kubernetes_asyncio.config  # noqa: F401
+
+    # hypothesis's pytest plugin imports this at every session's end (seconds, rewritten)
+    with contextlib.suppress(ImportError):
+        import hypothesis.internal.observability  # noqa: F401
 
     from minikube_py.testing import Cluster
 
     with Cluster(nodes=1, secure=True) as c:
         c.create_namespace()
+        c.kubernetes_client().close()
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
