@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import shutil
 import time
 
 import pytest
@@ -63,6 +64,13 @@ async def test_async_cluster_runs_on_the_callers_loop() -> None:
             assert got.status.phase == "Running"
         finally:
             await api.close()
+        # raw aiohttp, rooted at the API server
+        async with c.http_session() as session, \
+                session.get(f"/api/v1/namespaces/{ns}/pods/p") as resp:
+            assert resp.status == 200 and (await resp.json())["status"]["phase"] == "Running"
+        if shutil.which("kubectl"):  # an asyncio subprocess: the loop keeps serving meanwhile
+            out = await c.kubectl("-n", ns, "get", "pod", "p", "-o", "name")
+            assert out.stdout.strip() == "pod/p"
 
 
 def test_wait_for_times_out_naming_the_condition_and_last_state() -> None:
@@ -100,6 +108,11 @@ def test_secure_cluster_kubeconfig_carries_ca_and_token() -> None:
         from lightkube.resources.core_v1 import Node
 
         assert [n.metadata.name for n in lk.list(Node)] == ["node-0"]
+
+        async def raw() -> int:  # the session carries the CA and the admin token
+            async with c.http_session() as session, session.get("/api/v1/nodes") as resp:
+                return resp.status
+        assert asyncio.run(raw()) == 200
 
 
 def test_node_stop_makes_the_node_not_ready_and_start_brings_it_back() -> None:
