@@ -217,3 +217,15 @@ def test_memory_store_uses_tmpfs_when_present() -> None:
         if Path("/dev/shm").is_dir():
             assert str(c.kubeconfig_path).startswith("/dev/shm/")
         assert asyncio.iscoroutinefunction(c.running.store.get)
+
+
+@pytest.mark.etcd
+def test_clusters_on_one_real_etcd_keep_apart(etcd_server) -> None:
+    url = etcd_server.client_url
+    with Cluster(nodes=1, store=url) as a, Cluster(nodes=0, store=url,
+                                                    components=frozenset()) as b:
+        assert a.running.backend == b.running.backend == "etcd"
+        a.create_namespace("only-in-a")
+        assert a.run(a.client.get(NAMESPACES, "only-in-a"))["status"]["phase"] == "Active"
+        assert b.run(b.client.get_or_none(NAMESPACES, "only-in-a")) is None
+        a.wait_for(NODES, "node-0", "Ready")
