@@ -157,7 +157,7 @@ def kube_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
 @pytest.fixture
 def kube_namespace(request: pytest.FixtureRequest, kube_cluster: Cluster) -> Iterator[str]:
     """A fresh namespace for this test; deleted afterwards (its contents are removed by the
-    namespace controller in the background — nothing waits for it)."""
+    namespace controller in the background, as on a real cluster — nothing waits for it)."""
     namespace = kube_cluster.create_namespace()
     name = namespace["metadata"]["name"]
     since = int(namespace["metadata"]["resourceVersion"])

@@ -58,11 +58,17 @@ def test_fixtures_share_the_session_cluster_and_give_each_test_its_own_namespace
         def test_two(kube_cluster, kube_namespace):
             url, first = seen[0]
             assert kube_cluster.url == url and kube_namespace != first
-            gone = kube_cluster.run(kube_cluster.client.get_or_none(NAMESPACES, first))
-            assert gone is None or gone["metadata"].get("deletionTimestamp")
+            kube_cluster.wait_for(  # the first test's teardown deleted it
+                NAMESPACES, first,
+                lambda ns: ns is None or bool(ns["metadata"].get("deletionTimestamp")),
+                timeout=5)
             assert len(kube_cluster.node_names) == 3
+
+        def test_deleting_its_own_namespace_is_fine(kube_cluster, kube_namespace):
+            kube_cluster.delete_namespace(kube_namespace)
+            kube_cluster.wait_for(NAMESPACES, kube_namespace, "deleted", timeout=10)
     """)
-    run(pytester).assert_outcomes(passed=2)
+    run(pytester).assert_outcomes(passed=3)
 
 
 def test_command_line_wins_over_ini(pytester: pytest.Pytester) -> None:
