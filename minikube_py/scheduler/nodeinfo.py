@@ -147,6 +147,17 @@ class NodeInfo:
         self._allocatable = (node, result)
         return result
 
+    def clone(self) -> NodeInfo:
+        """A copy whose pods can be added and removed without touching this one (upstream
+        NodeInfo.Snapshot): preemption's dry run removes victims from copies. The sums are
+        copied, not recomputed from the pods."""
+        return NodeInfo(node=self.node, pods=dict(self.pods),
+                        requested=Resources(self.requested.milli_cpu, self.requested.memory),
+                        nonzero_requested=Resources(self.nonzero_requested.milli_cpu,
+                                                    self.nonzero_requested.memory),
+                        used_ports=dict(self.used_ports), disk_pods=self.disk_pods,
+                        generation=self.generation, _allocatable=self._allocatable)
+
     def add_pod(self, pod: Obj) -> None:
         key = pod_key(pod)
         if key in self.pods:

@@ -85,7 +85,7 @@ class Nominator:
     def node_of(self, pod: Obj) -> str:
         return self._node_of.get(pod_uid(pod), "")
 
-    def pods_for_node(self, node: str) -> list[Obj]:
+    def nominated_pods_for_node(self, node: str) -> list[Obj]:
         """upstream NominatedPodsForNode (a copy: callers iterate while the queue changes)."""
         return list(self._by_node.get(node, ()))
 

@@ -276,10 +276,10 @@ def test_delete_removes_from_every_queue_and_the_nominator():
     q = make_queue(clock)
     p = pod("p", nominated="n1")
     q.add(p)
-    assert [x["metadata"]["name"] for x in q.nominator.pods_for_node("n1")] == ["p"]
+    assert [x["metadata"]["name"] for x in q.nominator.nominated_pods_for_node("n1")] == ["p"]
     fail(q, q.pop_nowait(), "TaintToleration")
     q.delete(p)
-    assert q.where(p) == "" and len(q) == 0 and q.nominator.pods_for_node("n1") == []
+    assert q.where(p) == "" and len(q) == 0 and q.nominator.nominated_pods_for_node("n1") == []
 
 
 def test_nominator_keeps_an_in_memory_nomination_across_an_update_without_one():
