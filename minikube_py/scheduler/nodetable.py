@@ -129,17 +129,24 @@ class NodeTable:
 
     # -- rows ------------------------------------------------------------------------------
     def append(self, info: NodeInfo) -> None:
-        row = self.size
-        if row == self._capacity:
-            self._allocate(self._capacity * 2)
-        self.infos.append(info)
-        self.names.append(info.name)
-        self.row_of[info.name] = row
-        self._row_ports.append(frozenset())
-        self.facts.append(None)  # type: ignore[arg-type]  # fill() sets it
-        self._node_of.append(None)
+        self.extend((info,))
+
+    def extend(self, infos: Iterable[NodeInfo]) -> None:
+        """Append rows, growing and re-publishing the columns once (preemption builds a
+        scratch table of a hundred rows per decision)."""
+        infos = list(infos)
+        if self.size + len(infos) > self._capacity:
+            self._allocate(max(self._capacity * 2, self.size + len(infos)))
+        for info in infos:
+            row = self.size
+            self.infos.append(info)
+            self.names.append(info.name)
+            self.row_of[info.name] = row
+            self._row_ports.append(frozenset())
+            self.facts.append(None)  # type: ignore[arg-type]  # fill() sets it
+            self._node_of.append(None)
+            self.fill(row)
         self._expose()
-        self.fill(row)
 
     def fill(self, row: int) -> None:
         """(Re)read one row from its NodeInfo."""
@@ -255,6 +262,5 @@ class NodeTable:
 
 def build(infos: Iterable[NodeInfo]) -> NodeTable:
     table = NodeTable()
-    for info in infos:
-        table.append(info)
+    table.extend(infos)
     return table

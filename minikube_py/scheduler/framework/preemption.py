@@ -29,6 +29,7 @@ import numpy as np
 
 from ...api.meta import parse_rfc3339
 from ...api.poddisruptionbudget import budget_covers
+from ..nodeinfo import PodFootprint, pod_key
 from ..nodetable import build
 from .interface import Code, CycleState, FilterFailures, Mask, Status, is_success
 from .nominator import pod_priority
@@ -270,6 +271,7 @@ def select_victims(pod: PodMeta, state: CycleState, infos: Sequence[NodeInfo],
     clones = [info.clone() for info in infos]
     outcomes: list[Victims | Status | None] = [None] * len(clones)
     potential: list[list[Obj]] = []
+    footprints: dict[str, PodFootprint] = {}  # removed pods', to add them back unparsed
     for row, clone in enumerate(clones):
         lower = [p for p in clone.pods.values() if pod_priority(p) < priority]
         potential.append(lower)
@@ -277,7 +279,7 @@ def select_victims(pod: PodMeta, state: CycleState, infos: Sequence[NodeInfo],
             outcomes[row] = Status.unresolvable(ERR_NO_VICTIMS)
             continue
         for victim in lower:
-            clone.remove_pod(victim)
+            footprints[pod_key(victim)] = clone.remove_pod(victim)  # type: ignore[assignment]
             failed = _extend(extensions, state, pod, victim, clone, remove=True)
             if failed is not None:
                 outcomes[row] = failed
@@ -306,7 +308,7 @@ def select_victims(pod: PodMeta, state: CycleState, infos: Sequence[NodeInfo],
             break
         mask = np.zeros(len(clones), dtype=bool)
         for row in trying:
-            clones[row].add_pod(orders[row][k])
+            clones[row].add_pod(orders[row][k], footprints.get(pod_key(orders[row][k])))
             outcomes[row] = _extend(extensions, state, pod, orders[row][k], clones[row],
                                     remove=False)
             table.fill(row)
