@@ -178,6 +178,17 @@ class NodeInfo:
                         generation=self.generation, _allocatable=self._allocatable,
                         footprints=dict(self.footprints))
 
+    def clone_without(self, keys: set[str]) -> NodeInfo:
+        """A copy without the pods under `keys`, built from the pods kept (preemption's
+        dry run drops most of a full node's pods: re-adding the few kept is cheaper than
+        removing the many)."""
+        copy = NodeInfo(node=self.node, generation=self.generation,
+                        _allocatable=self._allocatable)
+        for key, pod in self.pods.items():
+            if key not in keys:
+                copy.add_pod(pod, self.footprints.get(key))
+        return copy
+
     def add_pod(self, pod: Obj, footprint: PodFootprint | None = None) -> None:
         """`footprint`: the pod's, when the caller has it (a pod removed and added back)."""
         key = pod_key(pod)

@@ -21,6 +21,7 @@ as upstream.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,14 +30,13 @@ import numpy as np
 
 from ...api.meta import parse_rfc3339
 from ...api.poddisruptionbudget import budget_covers
-from ..nodeinfo import PodFootprint, pod_key
+from ..nodeinfo import NodeInfo, PodFootprint
 from ..nodetable import build
 from .interface import Code, CycleState, FilterFailures, Mask, Status, is_success
 from .nominator import pod_priority
 
 if TYPE_CHECKING:
     from ..algorithm.predicates_meta import PodMeta
-    from ..nodeinfo import NodeInfo
     from ..nodetable import NodeTable
 
 Obj = dict[str, Any]
@@ -89,12 +89,17 @@ class DryRun:
 def pod_start_time(pod: Obj, now: float) -> float:
     """upstream util.GetPodStartTime: status.startTime, else now."""
     raw = (pod.get("status") or {}).get("startTime")
-    if isinstance(raw, str):
-        try:
-            return parse_rfc3339(raw)
-        except ValueError:
-            pass
-    return now
+    parsed = _parse_time(raw) if isinstance(raw, str) else None
+    return now if parsed is None else parsed
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_time(raw: str) -> float | None:
+    """Start times repeat across a dry run's victims (and across decisions): parse once."""
+    try:
+        return parse_rfc3339(raw)
+    except ValueError:
+        return None
 
 
 def importance(pod: Obj, now: float) -> tuple[int, float]:
@@ -268,62 +273,66 @@ def select_victims(pod: PodMeta, state: CycleState, infos: Sequence[NodeInfo],
     """upstream SelectVictimsOnNode for every node of `infos` at once (see the module
     docstring); per node, its victims or the status that makes it no candidate."""
     priority = pod_priority(pod.pod)
-    clones = [info.clone() for info in infos]
-    outcomes: list[Victims | Status | None] = [None] * len(clones)
-    potential: list[list[Obj]] = []
-    footprints: dict[str, PodFootprint] = {}  # removed pods', to add them back unparsed
-    for row, clone in enumerate(clones):
-        lower = [p for p in clone.pods.values() if pod_priority(p) < priority]
+    clones: list[NodeInfo] = []
+    outcomes: list[Victims | Status | None] = []
+    potential: list[list[_Victim]] = []
+    for info in infos:
+        lower = [_Victim(p, key, prio, info.footprints.get(key) or PodFootprint.of(p))
+                 for key, p, prio in [(k, p, pod_priority(p)) for k, p in info.pods.items()]
+                 if prio < priority]
+        clone = info.clone_without({v.key for v in lower})
+        clones.append(clone)
         potential.append(lower)
         if not lower:
-            outcomes[row] = Status.unresolvable(ERR_NO_VICTIMS)
-            continue
-        for victim in lower:
-            footprints[pod_key(victim)] = clone.remove_pod(victim)  # type: ignore[assignment]
-            failed = _extend(extensions, state, pod, victim, clone, remove=True)
-            if failed is not None:
-                outcomes[row] = failed
-                break
+            outcomes.append(Status.unresolvable(ERR_NO_VICTIMS))
+        elif extensions is not None:
+            outcomes.append(next(filter(None, (_extend(extensions, state, pod, v.obj, clone,
+                                                       remove=True) for v in lower)), None))
+        else:
+            outcomes.append(None)
+    size = len(clones)
     table = build(clones)
-    alive = np.fromiter((o is None for o in outcomes), dtype=bool, count=len(clones))
+    alive = np.fromiter((o is None for o in outcomes), dtype=bool, count=size)
     if alive.any():  # does the pod fit once every lower-priority pod is gone?
         for status, mask in run_filters(state, pod, table, alive.copy()):
             for row in np.flatnonzero(mask & alive).tolist():
                 outcomes[row] = status
                 alive[row] = False
     rows = np.flatnonzero(alive).tolist()
-    orders: dict[int, list[Obj]] = {}
+    orders: dict[int, list[_Victim]] = {}
     violating_count: dict[int, int] = {}
     for row in rows:
-        ordered = sorted(potential[row], key=lambda p: importance(p, now))
-        violating, non_violating = filter_pods_with_pdb_violation(ordered, pdbs)
-        orders[row] = violating + non_violating
+        ordered = sorted(potential[row], key=lambda v: (-v.priority, v.start(now)))
+        by_id = {id(v.obj): v for v in ordered}
+        violating, non_violating = filter_pods_with_pdb_violation([v.obj for v in ordered], pdbs)
+        orders[row] = [by_id[id(p)] for p in violating + non_violating]
         violating_count[row] = len(violating)
-    victims: dict[int, list[Obj]] = {row: [] for row in rows}
+    victims: dict[int, list[_Victim]] = {row: [] for row in rows}
     violations = dict.fromkeys(rows, 0)
     longest = max((len(order) for order in orders.values()), default=0)
     for k in range(longest):  # reprieve the k-th most important of every node together
         trying = [row for row in rows if outcomes[row] is None and k < len(orders[row])]
         if not trying:
             break
-        mask = np.zeros(len(clones), dtype=bool)
+        mask = np.zeros(size, dtype=bool)
         for row in trying:
-            clones[row].add_pod(orders[row][k], footprints.get(pod_key(orders[row][k])))
-            outcomes[row] = _extend(extensions, state, pod, orders[row][k], clones[row],
-                                    remove=False)
-            table.fill(row)
+            victim = orders[row][k]
+            clones[row].add_pod(victim.obj, victim.footprint)
+            outcomes[row] = _extend(extensions, state, pod, victim.obj, clones[row], remove=False)
             mask[row] = outcomes[row] is None
-        failing = np.zeros(len(clones), dtype=bool)
+        table.refill_pods(trying)
+        failing = np.zeros(size, dtype=bool)
         for _status, rows_failing in run_filters(state, pod, table, mask.copy()):
             failing |= rows_failing
-        for row in np.flatnonzero(failing & mask).tolist():
+        dropped = np.flatnonzero(failing & mask).tolist()
+        for row in dropped:
             victim = orders[row][k]
-            clones[row].remove_pod(victim)
-            outcomes[row] = _extend(extensions, state, pod, victim, clones[row], remove=True)
-            table.fill(row)
+            clones[row].remove_pod(victim.obj)
+            outcomes[row] = _extend(extensions, state, pod, victim.obj, clones[row], remove=True)
             victims[row].append(victim)
             if k < violating_count[row]:
                 violations[row] += 1
+        table.refill_pods(dropped)
     for row in rows:
         if outcomes[row] is not None:
             continue
@@ -333,9 +342,25 @@ def select_victims(pod: PodMeta, state: CycleState, infos: Sequence[NodeInfo],
                 f'expected at least one victim pod on node "{clones[row].name}"')
             continue
         if 0 < violating_count[row] < len(orders[row]):
-            found.sort(key=lambda p: importance(p, now))
-        outcomes[row] = Victims(found, violations[row])
+            found.sort(key=lambda v: (-v.priority, v.start(now)))
+        outcomes[row] = Victims([v.obj for v in found], violations[row])
     return [o if o is not None else Status.error("preemption: no outcome") for o in outcomes]
+
+
+@dataclass(slots=True)
+class _Victim:
+    """A lower-priority pod of a candidate node, with what the dry run asks of it often."""
+
+    obj: Obj
+    key: str
+    priority: int
+    footprint: PodFootprint
+    _start: float | None = None
+
+    def start(self, now: float) -> float:
+        if self._start is None:
+            self._start = pod_start_time(self.obj, now)
+        return self._start
 
 
 def _extend(extensions: PreFilterExtensionRunner | None, state: CycleState, pod: PodMeta,
