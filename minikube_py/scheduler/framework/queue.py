@@ -34,12 +34,14 @@ from ..metrics import SchedulerMetrics
 from ..nodeinfo import pod_key
 from . import events
 from .heap import KeyedHeap
-from .interface import ClusterEvent, PreEnqueuePlugin, QueuedPodInfo, is_success
+from .interface import ClusterEvent, QueuedPodInfo, Status, is_success
 from .nominator import Nominator, pod_uid
 from .queueing_hints import HintEntry, is_event_of_interest, worth_requeuing
 
 Obj = dict[str, Any]
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+#: a profile's PreEnqueue plugins run in order: the first rejection, with its plugin's name
+PreEnqueue = Callable[[Obj], "Status | None"]
 
 ACTIVE = "active"
 BACKOFF = "backoff"
@@ -82,10 +84,11 @@ def scheduler_name(pod: Obj) -> str:
 
 class PriorityQueue:
     """upstream PriorityQueue. `less` is the QueueSort of the profiles (upstream requires one
-    QueueSort for all profiles); `pre_enqueue` and `hints` are per schedulerName."""
+    QueueSort for all profiles); `pre_enqueue` (the framework's run_pre_enqueue_plugins) and
+    `hints` are per schedulerName."""
 
     def __init__(self, *, less: Less, clock: Callable[[], float] = time.monotonic,
-                 pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] | None = None,
+                 pre_enqueue: Mapping[str, PreEnqueue] | None = None,
                  hints: Mapping[str, Sequence[HintEntry]] | None = None,
                  initial_backoff: float = 1.0, max_backoff: float = 10.0,
                  max_in_unschedulable: float = POD_MAX_IN_UNSCHEDULABLE_SECONDS,
@@ -421,12 +424,15 @@ class PriorityQueue:
         return True
 
     def _run_pre_enqueue(self, info: QueuedPodInfo) -> str:
-        """The first PreEnqueue plugin that rejects the pod ("" when all admit it)."""
-        for plugin in self._pre_enqueue.get(scheduler_name(info.pod), ()):
-            if not is_success(plugin.pre_enqueue(info.pod)):
-                info.unschedulable_plugins.add(plugin.name)
-                return plugin.name
-        return ""
+        """The PreEnqueue plugin that rejects the pod ("" when all admit it)."""
+        run = self._pre_enqueue.get(scheduler_name(info.pod))
+        status = run(info.pod) if run is not None else None
+        if is_success(status):
+            return ""
+        assert status is not None
+        gate = status.plugin or "PreEnqueue"
+        info.unschedulable_plugins.add(gate)
+        return gate
 
     def _unschedulable_put(self, info: QueuedPodInfo) -> None:
         key = pod_key(info.pod)

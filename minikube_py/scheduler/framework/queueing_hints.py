@@ -21,6 +21,7 @@ import structlog
 from .events import WILDCARD_EVENT, is_wildcard, matches
 from .interface import (
     ClusterEvent,
+    ClusterEventWithHint,
     EnqueueExtensions,
     Plugin,
     QueueingHint,
@@ -40,20 +41,25 @@ class HintEntry:
     fn: QueueingHintFn | None = None
 
 
-def hint_entries(plugins: Iterable[Plugin]) -> list[HintEntry]:
-    """A profile's registrations from its (deduplicated) plugins."""
+def hint_entries(registrations: Mapping[str, Sequence[ClusterEventWithHint] | None]
+                 ) -> list[HintEntry]:
+    """A profile's registrations from its plugins' EnqueueExtensions (the framework's
+    `events_to_register()`: plugin name -> its events, None for a plugin that does not
+    implement EnqueueExtensions and so is woken by every event)."""
     entries: list[HintEntry] = []
-    seen: set[str] = set()
-    for plugin in plugins:
-        if plugin.name in seen:
+    for plugin, registered in registrations.items():
+        if registered is None:
+            entries.append(HintEntry(plugin, WILDCARD_EVENT))
             continue
-        seen.add(plugin.name)
-        if not isinstance(plugin, EnqueueExtensions):
-            entries.append(HintEntry(plugin.name, WILDCARD_EVENT))
-            continue
-        for registered in plugin.events_to_register():
-            entries.append(HintEntry(plugin.name, registered.event, registered.hint))
+        entries.extend(HintEntry(plugin, r.event, r.hint) for r in registered)
     return entries
+
+
+def registrations_of(plugins: Iterable[Plugin]) -> dict[str, list[ClusterEventWithHint] | None]:
+    """`hint_entries`' input from plugin objects (what the runtime's events_to_register
+    computes for a profile)."""
+    return {p.name: p.events_to_register() if isinstance(p, EnqueueExtensions) else None
+            for p in plugins}
 
 
 def is_event_of_interest(hints: Mapping[str, Sequence[HintEntry]], event: ClusterEvent) -> bool:

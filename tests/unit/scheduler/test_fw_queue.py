@@ -29,7 +29,10 @@ from minikube_py.scheduler.framework.queue import (
     PriorityQueue,
     QueueClosed,
 )
-from minikube_py.scheduler.framework.queueing_hints import hint_entries
+from minikube_py.scheduler.framework.queueing_hints import (
+    hint_entries,
+    registrations_of,
+)
 
 
 def pod(name: str, priority: int = 0, *, gates: list[str] | None = None, labels=None,
@@ -92,9 +95,14 @@ class Clock:
 
 def make_queue(clock: Clock, **kw) -> PriorityQueue:
     plugins = [Gates(), NodeTaints(), Legacy()]
+
+    def pre_enqueue(p):
+        status = plugins[0].pre_enqueue(p)
+        return status.with_plugin(plugins[0].name) if status is not None else None
+
     return PriorityQueue(less=priority_sort, clock=clock,
-                         pre_enqueue={"default-scheduler": [plugins[0]]},
-                         hints={"default-scheduler": hint_entries(plugins)},
+                         pre_enqueue={"default-scheduler": pre_enqueue},
+                         hints={"default-scheduler": hint_entries(registrations_of(plugins))},
                          initial_backoff=1.0, max_backoff=10.0, **kw)
 
 
