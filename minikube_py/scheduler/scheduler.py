@@ -371,7 +371,8 @@ class Scheduler:
         pod = await self.queue.pop()
         if self.bind_limiter is not None:  # upstream scheduleOne: BindPodsRateLimiter.Accept()
             await self.bind_limiter.accept()
-        self.metrics.pending.set(len(self.queue))
+        self.metrics.pending.labels(queue="active").set(len(self.queue.active))
+        self.metrics.pending.labels(queue="unschedulable").set(len(self.queue.unschedulable))
         key = meta_namespace_key(pod)
         current = self.unassigned.indexer.get(key)
         if current is None or self.cache.is_assumed(pod):
