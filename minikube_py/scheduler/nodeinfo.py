@@ -143,6 +143,9 @@ class NodeInfo:
     #: per-node answers derived from its pods (priorities' counts), dropped when pods change
     memo: dict = field(default_factory=dict, repr=False, compare=False)
     _allocatable: tuple | None = field(default=None, repr=False, compare=False)
+    #: (node object, NodeFacts) of the last compute_facts: copies share it (preemption's
+    #: scratch tables do not re-read the node objects)
+    facts_memo: tuple | None = field(default=None, repr=False, compare=False)
     #: pod key -> what the pod adds to the sums, so removing it does not re-parse its spec
     footprints: dict[str, PodFootprint] = field(default_factory=dict, repr=False,
                                                 compare=False)
@@ -176,14 +179,14 @@ class NodeInfo:
                                                     self.nonzero_requested.memory),
                         used_ports=dict(self.used_ports), disk_pods=self.disk_pods,
                         generation=self.generation, _allocatable=self._allocatable,
-                        footprints=dict(self.footprints))
+                        facts_memo=self.facts_memo, footprints=dict(self.footprints))
 
     def clone_without(self, keys: set[str]) -> NodeInfo:
         """A copy without the pods under `keys`, built from the pods kept (preemption's
         dry run drops most of a full node's pods: re-adding the few kept is cheaper than
         removing the many)."""
         copy = NodeInfo(node=self.node, generation=self.generation,
-                        _allocatable=self._allocatable)
+                        _allocatable=self._allocatable, facts_memo=self.facts_memo)
         for key, pod in self.pods.items():
             if key not in keys:
                 copy.add_pod(pod, self.footprints.get(key))

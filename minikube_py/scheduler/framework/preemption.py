@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ...api.labels import LabelSelector
 from ...api.meta import parse_rfc3339
-from ...api.poddisruptionbudget import budget_covers
+from ...api.poddisruptionbudget import budget_selector
 from ..nodeinfo import NodeInfo, PodFootprint
 from ..nodetable import build
 from .interface import Code, CycleState, FilterFailures, Mask, Status, is_success
@@ -118,22 +119,42 @@ def earliest_start_time(victims: Victims, now: float) -> float:
 # -- PDBs ------------------------------------------------------------------------------------
 
 
-def filter_pods_with_pdb_violation(pods: Sequence[Obj], pdbs: Sequence[Obj]
+@dataclass(frozen=True)
+class Budget:
+    """A PodDisruptionBudget as preemption reads it, its selector parsed once per decision."""
+
+    namespace: str
+    selector: LabelSelector | None
+    allowed: int
+    disrupted: frozenset[str]
+
+    @classmethod
+    def of(cls, pdb: Obj) -> Budget:
+        status = pdb.get("status") or {}
+        return cls((pdb.get("metadata") or {}).get("namespace", ""), budget_selector(pdb),
+                   int(status.get("disruptionsAllowed") or 0),
+                   frozenset(status.get("disruptedPods") or ()))
+
+
+def filter_pods_with_pdb_violation(pods: Sequence[Obj], pdbs: Sequence[Obj | Budget]
                                    ) -> tuple[list[Obj], list[Obj]]:
     """upstream filterPodsWithPDBViolation: (violating, non-violating), order kept. Each pod
     spends one disruption of every budget covering it (unless the budget already counts it
     in disruptedPods); a pod that drives some budget below zero violates it."""
-    allowed = [int(((pdb.get("status") or {}).get("disruptionsAllowed")) or 0) for pdb in pdbs]
+    budgets = [b if isinstance(b, Budget) else Budget.of(b) for b in pdbs]
+    allowed = [b.allowed for b in budgets]
     violating: list[Obj] = []
     non_violating: list[Obj] = []
     for pod in pods:
         md = pod.get("metadata") or {}
+        labels = md.get("labels")
         violated = False
-        if md.get("labels"):
-            for i, pdb in enumerate(pdbs):
-                if not budget_covers(pdb, pod):
+        if labels:
+            for i, budget in enumerate(budgets):
+                if (budget.selector is None or budget.namespace != md.get("namespace")
+                        or not budget.selector.matches(labels)):
                     continue
-                if md.get("name") in ((pdb.get("status") or {}).get("disruptedPods") or {}):
+                if md.get("name") in budget.disrupted:
                     continue  # the API server already counted this one
                 allowed[i] -= 1
                 if allowed[i] < 0:
@@ -244,15 +265,16 @@ def dry_run_preemption(pod: PodMeta, state: CycleState, potential: Sequence[Node
     batches of `num_candidates` nodes until some non-violating candidate exists and
     `num_candidates` were found, as upstream's parallel search stops."""
     result = DryRun()
+    budgets = [Budget.of(pdb) for pdb in pdbs]
     non_violating: list[Candidate] = []
     violating: list[Candidate] = []
     step = max(num_candidates, 1)
     for start in range(0, len(potential), step):
         batch = potential[start:start + step]
         if extensions is None:
-            outcomes = select_victims(pod, state, batch, pdbs, run_filters, now)
+            outcomes = select_victims(pod, state, batch, budgets, run_filters, now)
         else:  # pod-dependent PreFilter state: one node, one state clone at a time
-            outcomes = [select_victims(pod, state.clone(), [info], pdbs, run_filters, now,
+            outcomes = [select_victims(pod, state.clone(), [info], budgets, run_filters, now,
                                        extensions)[0] for info in batch]
         for info, outcome in zip(batch, outcomes):
             if isinstance(outcome, Victims):
@@ -267,11 +289,12 @@ def dry_run_preemption(pod: PodMeta, state: CycleState, potential: Sequence[Node
 
 
 def select_victims(pod: PodMeta, state: CycleState, infos: Sequence[NodeInfo],
-                   pdbs: Sequence[Obj], run_filters: RunFilters, now: float,
+                   pdbs: Sequence[Obj | Budget], run_filters: RunFilters, now: float,
                    extensions: PreFilterExtensionRunner | None = None
                    ) -> list[Victims | Status]:
     """upstream SelectVictimsOnNode for every node of `infos` at once (see the module
     docstring); per node, its victims or the status that makes it no candidate."""
+    budgets = [b if isinstance(b, Budget) else Budget.of(b) for b in pdbs]
     priority = pod_priority(pod.pod)
     clones: list[NodeInfo] = []
     outcomes: list[Victims | Status | None] = []
@@ -304,7 +327,7 @@ def select_victims(pod: PodMeta, state: CycleState, infos: Sequence[NodeInfo],
     for row in rows:
         ordered = sorted(potential[row], key=lambda v: (-v.priority, v.start(now)))
         by_id = {id(v.obj): v for v in ordered}
-        violating, non_violating = filter_pods_with_pdb_violation([v.obj for v in ordered], pdbs)
+        violating, non_violating = filter_pods_with_pdb_violation([v.obj for v in ordered], budgets)
         orders[row] = [by_id[id(p)] for p in violating + non_violating]
         violating_count[row] = len(violating)
     victims: dict[int, list[_Victim]] = {row: [] for row in rows}
