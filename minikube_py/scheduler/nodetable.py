@@ -34,16 +34,14 @@ ABSENT = 0
 _NUMERIC = ("alloc_cpu", "alloc_memory", "max_pods", "requested_cpu", "requested_memory",
             "nonzero_cpu", "nonzero_memory", "pod_count", "disk_pods", "generation")
 _FLAGS = ("unschedulable", "memory_pressure", "disk_pressure")
-#: the columns that follow a node's pods (not its node object), and how each is read
-_POD_COLUMNS: tuple[tuple[str, Callable[[NodeInfo], int]], ...] = (
-    ("requested_cpu", lambda info: info.requested.milli_cpu),
-    ("requested_memory", lambda info: info.requested.memory),
-    ("nonzero_cpu", lambda info: info.nonzero_requested.milli_cpu),
-    ("nonzero_memory", lambda info: info.nonzero_requested.memory),
-    ("pod_count", lambda info: len(info.pods)),
-    ("disk_pods", lambda info: info.disk_pods),
-    ("generation", lambda info: info.generation),
-)
+#: the columns that follow a node's pods (not its node object), in `_pod_values` order
+_POD_COLUMNS = ("requested_cpu", "requested_memory", "nonzero_cpu", "nonzero_memory",
+                "pod_count", "disk_pods", "generation")
+
+
+def _pod_values(info: NodeInfo) -> tuple[int, ...]:
+    return (info.requested.milli_cpu, info.requested.memory, info.nonzero_requested.milli_cpu,
+            info.nonzero_requested.memory, len(info.pods), info.disk_pods, info.generation)
 _IDS = ("taint_set", "prefer_taint_set", "conditions", "zone", "name_id")
 
 
@@ -184,8 +182,8 @@ class NodeTable:
     def _fill_pods(self, row: int, info: NodeInfo) -> None:
         """The columns that follow the node's pods."""
         c = self._columns
-        for name, read in _POD_COLUMNS:
-            c[name][row] = read(info)
+        for name, value in zip(_POD_COLUMNS, _pod_values(info)):
+            c[name][row] = value
         self._set_ports(row, frozenset(info.used_ports))
 
     def refill_pods(self, rows: list[int]) -> None:
@@ -195,8 +193,9 @@ class NodeTable:
             return
         infos = [self.infos[row] for row in rows]
         c = self._columns
-        for name, read in _POD_COLUMNS:
-            c[name][rows] = [read(info) for info in infos]
+        values = np.array([_pod_values(info) for info in infos], dtype=np.int64)
+        for i, name in enumerate(_POD_COLUMNS):
+            c[name][rows] = values[:, i]
         for row, info in zip(rows, infos):
             self._set_ports(row, frozenset(info.used_ports))
 

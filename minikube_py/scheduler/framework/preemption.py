@@ -326,6 +326,9 @@ def select_victims(pod: PodMeta, state: CycleState, infos: Sequence[NodeInfo],
     violating_count: dict[int, int] = {}
     for row in rows:
         ordered = sorted(potential[row], key=lambda v: (-v.priority, v.start(now)))
+        if not budgets:
+            orders[row], violating_count[row] = ordered, 0
+            continue
         by_id = {id(v.obj): v for v in ordered}
         violating, non_violating = filter_pods_with_pdb_violation([v.obj for v in ordered], budgets)
         orders[row] = [by_id[id(p)] for p in violating + non_violating]
