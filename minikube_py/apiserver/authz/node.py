@@ -71,7 +71,8 @@ class NodeAuthorizer:
     def __init__(self, sources: Mapping[str, tuple[Any, str]] | None = None,
                  rules: list[dict[str, Any]] | None = None) -> None:
         self.graph = NodeGraph()
-        self.informers = {name: StoreInformer(store, prefix, f"node-authorizer:{name}")
+        self.informers = {name: StoreInformer(store, prefix, f"node-authorizer:{name}",
+                                             keep_objects=False)
                           for name, (store, prefix) in (sources or {}).items()
                           if name in RESOURCES}
         feeds = {"pods": self.graph.set_pod, "persistentvolumes": self.graph.set_pv,

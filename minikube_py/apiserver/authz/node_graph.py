@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 Obj = dict[str, Any]
 
 SECRET = "secret"
@@ -147,8 +149,9 @@ class NodeGraph:
     def __init__(self) -> None:
         #: pod key -> (node, namespace, name, refs counted for it)
         self._pods: dict[str, tuple[str, str, str, frozenset[Ref]]] = {}
-        #: pod key -> what its entry was computed from (a status update skips the walk)
-        self._inputs: dict[str, tuple[Any, ...]] = {}
+        #: pod key -> what its entry was computed from, as JSON bytes (a status update skips
+        #: the walk; bytes, not the spec dict, so the graph holds ~1 KB per pod, not a spec)
+        self._inputs: dict[str, bytes] = {}
         #: (kind, namespace, name) -> node -> how many of its bound pods reference it
         self._reach: dict[tuple[str, str, str], dict[str, int]] = {}
         #: pv name -> (namespace, name) of its claimRef
@@ -262,14 +265,18 @@ class NodeGraph:
         return sum(1 for entry in self._pods.values() if entry[0] == node)
 
 
-def _pod_inputs(pod: Obj) -> tuple[Any, ...]:
-    """Everything _pod_entry reads: the spec, the identity, the mirror annotation and the
-    generated resource-claim names (compared with ==, a C-level walk)."""
+def _pod_inputs(pod: Obj) -> bytes | None:
+    """Everything _pod_entry reads — the spec, the identity, the mirror annotation and the
+    generated resource-claim names — serialised, so equal bytes mean an unchanged entry (keys
+    in another order only cost a recomputation). None when it does not serialise."""
     meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
     annotations = meta.get("annotations")
-    return (pod.get("spec"), meta.get("namespace"), meta.get("name"),
-            isinstance(annotations, dict) and MIRROR_ANNOTATION in annotations,
-            _get(pod, "status", "resourceClaimStatuses"))
+    try:
+        return orjson.dumps((pod.get("spec"), meta.get("namespace"), meta.get("name"),
+                             isinstance(annotations, dict) and MIRROR_ANNOTATION in annotations,
+                             _get(pod, "status", "resourceClaimStatuses")))
+    except TypeError:
+        return None
 
 
 def _pod_entry(pod: Obj) -> tuple[str, str, str, frozenset[Ref]] | None:

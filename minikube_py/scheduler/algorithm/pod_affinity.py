@@ -120,20 +120,31 @@ def topology_keys(term: Term, failure_domains: tuple[str, ...]) -> tuple[str, ..
     return (term.topology_key,) if term.topology_key else failure_domains
 
 
-_COMPILED: dict[int, tuple[Obj, PodAffinity | None]] = {}
+_COMPILED: dict[tuple[str, str], PodAffinity] = {}
 _COMPILED_KEPT = 50_000
 
 
 def pod_affinity_of(pod: Obj) -> PodAffinity | None:
-    """`compile_pod_affinity`, remembered per pod object: the incoming pod is read by the
+    """`compile_pod_affinity`, remembered per pod version: the incoming pod is read by the
     predicates and the priorities, and every pod on a node whose pods changed is re-read by
-    the existing-terms index. Keyed on identity (the entry keeps the object, so the id cannot
-    be reused): informer objects are replaced on change, never edited in place."""
-    found = _COMPILED.get(id(pod))
-    if found is not None and found[0] is pod:
-        return found[1]
-    if len(_COMPILED) >= _COMPILED_KEPT:
-        _COMPILED.clear()
-    compiled = compile_pod_affinity(pod)
-    _COMPILED[id(pod)] = (pod, compiled)
-    return compiled
+    the existing-terms index. Most pods have no inter-pod terms and answer None after two
+    lookups, uncached. The memo is keyed on (uid, resourceVersion) and holds only the
+    compiled terms: keyed on the object it would have to keep the object alive, and at
+    50,000 pods stale pod versions held that way weighed ~0.5 GiB."""
+    affinity = (pod.get("spec") or {}).get("affinity")
+    if not affinity or not isinstance(affinity, dict) or not (
+            affinity.get("podAffinity") or affinity.get("podAntiAffinity")):
+        return None
+    meta = pod.get("metadata") or {}
+    key = (meta.get("uid") or "", meta.get("resourceVersion") or "")
+    if not all(key):
+        return compile_pod_affinity(pod)  # not a stored object: nothing identifies it
+    found = _COMPILED.get(key)
+    if found is None:
+        if len(_COMPILED) >= _COMPILED_KEPT:
+            _COMPILED.clear()
+        compiled = compile_pod_affinity(pod)
+        if compiled is None:
+            return None
+        found = _COMPILED[key] = compiled
+    return found
