@@ -21,10 +21,18 @@ The time split, per pod: algorithm = CPU inside predicates/priorities/selectHost
 scheduler's own histogram); API = the rest of the process's CPU (serving creates, bindings,
 events and watches, informers, the event loop); binding = the mean latency of one binding
 request (concurrent with the next decisions, so it is latency, not a share of CPU); p50 / p99
-= the distribution of one decision's algorithm time (GenericScheduler.schedule, timed per pod).
+= the distribution of one decision's algorithm time (GenericScheduler.schedule, or the
+framework's schedulePod, timed per pod).
+
+Algorithms (`--algorithms v1.5,framework`, both by default, same workload, same run): `v1.5` is
+the DefaultProvider through GenericScheduler; `framework` is the scheduling framework with the
+default profile (KubeSchedulerConfiguration defaults when the config package provides them),
+keeping only the plugins this build's registry has — the plugins it had to drop are printed,
+so a figure taken before every in-tree plugin exists says what it measured.
 
     python -m bench.scheduler [--quick] [--runs N] [--nodes 100,1000,5000] [--pods P]
                               [--transport in-process,http] [--scenarios plain,affinity]
+                              [--algorithms v1.5,framework] [--percentage P]
 """
 
 from __future__ import annotations
@@ -46,11 +54,22 @@ from minikube_py.client import Client, HTTPTransport, InProcessTransport
 from minikube_py.client.cache import Informer
 from minikube_py.client.resources import NODES, PODS, SERVICES
 from minikube_py.scheduler.factory import from_provider
+from minikube_py.scheduler.framework.config.types import (
+    PluginRef,
+    Profile,
+    SchedulerConfiguration,
+)
+from minikube_py.scheduler.framework.handle import FrameworkHandle
+from minikube_py.scheduler.framework.registry import build_registry
+from minikube_py.scheduler.framework.runtime import EXTENSION_POINTS
 from minikube_py.scheduler.scheduler import Scheduler
 from minikube_py.storage import EmbeddedStore
 
 TARGETS = {100: 1000.0, 1000: 600.0, 5000: 250.0}  # pods/s, from the issue (plain scenario)
 SCENARIOS = ("plain", "affinity")
+ALGORITHMS = ("v1.5", "framework")
+#: the framework's floor against v1.5 in the same run (issue 20)
+FRAMEWORK_RATIO_TARGET = 0.9
 ZONE = "failure-domain.beta.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 CACHE_PODS = 2000
@@ -113,13 +132,49 @@ def pod(i: int, rng: random.Random) -> dict[str, Any]:
     return {"metadata": {"name": f"p{i}", "labels": {"app": f"a{i % 7}"}}, "spec": spec}
 
 
+def framework_configuration() -> tuple[SchedulerConfiguration, list[str]]:
+    """The default profile — the config package's defaults when it has them, else the
+    runtime's own plugins — keeping only the plugins the registry has, at the extension
+    points they implement in this build; returns what was dropped (`Name` or `Name@point`)."""
+    try:
+        from minikube_py.scheduler.framework.config.load import (  # type: ignore[import-not-found]
+            default_configuration,
+        )
+        config = default_configuration()
+    except ImportError:
+        config = SchedulerConfiguration(profiles=[Profile(plugins={
+            "queueSort": [PluginRef("PrioritySort")], "preEnqueue": [PluginRef("SchedulingGates")],
+            "bind": [PluginRef("DefaultBinder")]})])
+    registry = build_registry()
+    dropped: set[str] = set()
+    for profile in config.profiles:
+        built: dict[str, Any] = {}
+        for point, refs in profile.plugins.items():
+            kept = []
+            for ref in refs:
+                if ref.name not in registry:
+                    dropped.add(ref.name)
+                    continue
+                if ref.name not in built:  # does this build's plugin implement the point?
+                    built[ref.name] = registry[ref.name](profile.args(ref.name), FrameworkHandle())
+                if not isinstance(built[ref.name], EXTENSION_POINTS[point][0]):
+                    dropped.add(f"{ref.name}@{point}")
+                    continue
+                kept.append(ref)
+            profile.plugins[point] = kept
+    return config, sorted(dropped)
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
 async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
-                  scenario: str = "plain") -> dict[str, Any]:
+                  scenario: str = "plain", algorithm: str = "v1.5",
+                  percentage: int | None = None) -> dict[str, Any]:
+    """`percentage`: the framework's percentageOfNodesToScore (None: the configuration's,
+    upstream's adaptive default; 100 scores every feasible node, as the v1.5 run does)."""
     affinity = scenario == "affinity"
     store = await EmbeddedStore.open(tmp / "data", fsync=False)
     api = APIServer(store, APIServerOptions(max_requests_inflight=0,
@@ -134,9 +189,20 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
     else:
         client = Client(InProcessTransport(runner.app))
         sched_client = Client(InProcessTransport(runner.app, user_agent="kube-scheduler"))
-    scheduler = Scheduler(sched_client, from_provider("DefaultProvider"))
+    dropped: list[str] = []
+    if algorithm == "framework":
+        config, dropped = framework_configuration()
+        if percentage is not None:
+            config.percentage_of_nodes_to_score = percentage
+        scheduler = Scheduler(sched_client, config)
+        assert scheduler.framework is not None
+        timed_owner: Any = scheduler.framework.pod_scheduler
+        timed_name = "schedule_pod"
+    else:
+        scheduler = Scheduler(sched_client, from_provider("DefaultProvider"))
+        timed_owner, timed_name = scheduler.algorithm, "schedule"
     decisions: list[float] = []
-    decide = scheduler.algorithm.schedule
+    decide = getattr(timed_owner, timed_name)
 
     async def timed(*args: Any) -> Any:  # one decision's algorithm time, per pod
         begun = time.perf_counter()
@@ -145,7 +211,7 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
         finally:
             decisions.append(time.perf_counter() - begun)
 
-    scheduler.algorithm.schedule = timed  # type: ignore[method-assign]
+    setattr(timed_owner, timed_name, timed)
     bound = Informer(client, PODS, field_selector="spec.nodeName!=")
     done = asyncio.Event()
     seen: set[str] = set()
@@ -197,6 +263,7 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         return {"nodes": nodes, "pods": pods, "transport": transport, "scenario": scenario,
+                "algorithm": algorithm, "dropped_plugins": dropped,
                 "pods_per_s": pods / elapsed, "seconds": elapsed, "create_s": created - started,
                 "algorithm_ms_per_pod": algorithm_s / pods * 1000,
                 "api_ms_per_pod": (cpu - algorithm_s) / pods * 1000,
@@ -213,9 +280,12 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
         await store.close()
 
 
-def _in_fresh_process(transport: str, nodes: int, pods: int, scenario: str) -> dict[str, Any]:
-    return common.run_fresh(["bench.scheduler", "--one", f"{transport}/{nodes}/{scenario}",
-                             "--pods", str(pods)])
+def _in_fresh_process(transport: str, nodes: int, pods: int, scenario: str,
+                      algorithm: str, percentage: int | None = None) -> dict[str, Any]:
+    extra = ["--percentage", str(percentage)] if percentage is not None else []
+    return common.run_fresh(["bench.scheduler", "--one",
+                             f"{transport}/{nodes}/{scenario}/{algorithm}", "--pods", str(pods),
+                             *extra])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,51 +298,75 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma list of in-process and/or http")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help="comma list of plain and/or affinity")
-    parser.add_argument("--one", metavar="TRANSPORT/NODES/SCENARIO",
+    parser.add_argument("--algorithms", default=",".join(ALGORITHMS),
+                        help="comma list of v1.5 and/or framework")
+    parser.add_argument("--percentage", type=int, default=None,
+                        help="the framework's percentageOfNodesToScore (default: adaptive)")
+    parser.add_argument("--one", metavar="TRANSPORT/NODES/SCENARIO/ALGORITHM",
                         help="(internal) measure one run in this process, print it as JSON")
     args = parser.parse_args(argv)
     loop_name = common.choose_loop("auto")
     common.quiet_logs()
     if args.one:
-        transport, nodes, scenario = (args.one.split("/") + ["plain"])[:3]
+        transport, nodes, scenario, algorithm = (args.one.split("/") + ["plain", "v1.5"])[:4]
         return common.measure_here(
-            lambda tmp: one_run(int(nodes), args.pods, tmp, transport, scenario))
+            lambda tmp: one_run(int(nodes), args.pods, tmp, transport, scenario, algorithm,
+                                args.percentage))
     sizes = [100] if args.quick else [int(n) for n in args.nodes.split(",")]
     transports = args.transport.split(",")
     runs = 1 if args.quick else args.runs
     scenarios = args.scenarios.split(",")
+    algorithms = args.algorithms.split(",")
     results: dict[str, list[dict[str, Any]]] = {
-        f"{t}/{n}/{s}": [] for t in transports for n in sizes for s in scenarios}
+        f"{t}/{n}/{s}/{a}": [] for t in transports for n in sizes for s in scenarios
+        for a in algorithms}
+    dropped: set[str] = set()
     for run in range(runs):
         for transport in transports:
             for n in sizes:
                 for scenario in scenarios:
-                    result = _in_fresh_process(transport, n, args.pods, scenario)
-                    print(f"  run {run + 1}: {transport}, {n} nodes, {scenario}: "
-                          f"{result['pods_per_s']:.0f} pods/s, algorithm "
-                          f"{result['algorithm_ms_per_pod']:.2f} ms/pod (p50 "
-                          f"{result['decision_p50_ms']:.2f}, p99 {result['decision_p99_ms']:.2f})"
-                          f", API {result['api_ms_per_pod']:.2f} ms/pod", flush=True)
-                    results[f"{transport}/{n}/{scenario}"].append(result)
+                    for algorithm in algorithms:  # interleaved: same machine state for both
+                        result = _in_fresh_process(transport, n, args.pods, scenario, algorithm,
+                                                   args.percentage)
+                        dropped |= set(result.get("dropped_plugins") or ())
+                        print(f"  run {run + 1}: {transport}, {n} nodes, {scenario}, "
+                              f"{algorithm}: {result['pods_per_s']:.0f} pods/s, algorithm "
+                              f"{result['algorithm_ms_per_pod']:.2f} ms/pod (p50 "
+                              f"{result['decision_p50_ms']:.2f}, p99 "
+                              f"{result['decision_p99_ms']:.2f}), API "
+                              f"{result['api_ms_per_pod']:.2f} ms/pod", flush=True)
+                        results[f"{transport}/{n}/{scenario}/{algorithm}"].append(result)
     rows = []
+    medians = {key: common.aggregate(runs_of)["pods_per_s"] for key, runs_of in results.items()}
     for key, runs_of in results.items():
-        transport, n, scenario = key.split("/")
+        transport, n, scenario, algorithm = key.split("/")
         agg = common.aggregate(runs_of)
         target = TARGETS.get(int(n))
         rate = agg["pods_per_s"]
         verdict = ""
         if target and transport == "in-process" and scenario == "plain":  # the issue's targets
             verdict = "met" if rate >= target else "MISSED"
-        rows.append([transport, n, scenario, common.fmt(rate),
+        baseline = medians.get(f"{transport}/{n}/{scenario}/v1.5")
+        ratio = ""
+        if algorithm == "framework" and baseline:
+            ratio = f"{rate / baseline:.2f}x"
+            verdict += (" " if verdict else "") + (
+                "ratio met" if rate >= FRAMEWORK_RATIO_TARGET * baseline else "ratio MISSED")
+        rows.append([transport, n, scenario, algorithm, common.fmt(rate), ratio,
                      common.fmt(agg["algorithm_ms_per_pod"]), common.fmt(agg["decision_p50_ms"]),
                      common.fmt(agg["decision_p99_ms"]), common.fmt(agg["api_ms_per_pod"]),
                      common.fmt(agg["binding_latency_ms"]),
                      f">= {target:.0f}" if target and scenario == "plain" else "", verdict])
-    print(common.render_table(["transport", "nodes", "scenario", "pods/s (median)",
+    print(common.render_table(["transport", "nodes", "scenario", "algorithm", "pods/s (median)",
+                               "vs v1.5",
                                "algorithm ms/pod", "p50 ms", "p99 ms", "API+rest CPU ms/pod",
                                "binding latency ms", "target", "verdict"], rows))
     print(f"note: API server and scheduler share one process; {args.pods} pods per run; "
-          f"DefaultProvider (v1.5's set); loop {loop_name}")
+          f"v1.5 = DefaultProvider; framework = the default profile "
+          f"(percentageOfNodesToScore {args.percentage or 'adaptive'}); loop {loop_name}")
+    if dropped:
+        print(f"note: the framework ran without these default plugins (not in this build's "
+              f"registry): {', '.join(sorted(dropped))}")
     path = common.write_json(Path(__file__).parent / "results" / "scheduler.json",
                              {"machine": common.machine_facts(loop_name), "runs": results})
     print(f"JSON written to {path}")

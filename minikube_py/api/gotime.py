@@ -18,6 +18,7 @@ an offset can reach format as Go formats them, where datetime would overflow.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -249,10 +250,30 @@ def is_zero(instant: Instant) -> bool:
     return instant.seconds == ZERO_TIME_UNIX and instant.nanos == 0
 
 
+#: text already in the form format_utc writes: 4-digit year, UTC `Z`, and (MicroTime) exactly
+#: six fractional digits — what every client and component sends for a fresh timestamp
+_CANONICAL = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d{6})?Z\Z", re.ASCII)
+
+
+def _already_canonical(text: str, micro: bool) -> bool:
+    """Does Go parse `text` to an instant that formats back to `text` itself? True for the
+    canonical form with in-range fields (Go refuses day 31 of a 30-day month and second 60, as
+    the range checks do here); anything else, and the zero instant, takes the full walk."""
+    match = _CANONICAL.match(text)
+    if match is None or (match.group(7) is not None) != micro:
+        return False
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    return (year > 1 and 1 <= month <= 12 and 1 <= day <= days_in(month, year)
+            and hour < 24 and minute < 60 and second < 60)
+
+
 @lru_cache(maxsize=8192)
 def reencode(text: str, micro: bool) -> str | None:
     """A metav1.Time (micro: MicroTime) JSON string as upstream decodes and re-encodes it: the
     canonical UTC text, or None where upstream writes null. Raises TimeParseError.
-    Remembered: the same timestamps recur across writes (status updates, events)."""
+    Remembered: the same timestamps recur across writes (status updates, events); a fresh one
+    (a lease renewal's renewTime) is usually canonical already and skips Go's parse walk."""
+    if _already_canonical(text, micro):
+        return text
     instant = parse(RFC3339_MICRO if micro else RFC3339, text)
     return None if is_zero(instant) else format_utc(instant, micro)

@@ -12,7 +12,7 @@ import argparse
 
 import structlog
 
-from . import runtime
+from . import runtime, scheduler_config
 from .component_settings import (
     API_CLIENT,
     LEADER_ELECTION,
@@ -38,8 +38,8 @@ OWN = (
 )
 #: client-go rest.Config for this component (upstream's QPS in the help, its burst)
 CLIENT = kube_api_client(50.0, 100)
-SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION,
-            *PROFILING, *runtime.LOOP_WATCH)
+SETTINGS = (*API_CLIENT, *CLIENT, *OWN, *SCHEDULER, scheduler_config.CONFIG,
+            scheduler_config.WRITE_CONFIG_TO, *LEADER_ELECTION, *PROFILING, *runtime.LOOP_WATCH)
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -51,18 +51,24 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = resolve(args, SETTINGS, {})
-    return runtime.run(serve(settings), component="scheduler",
+    if args.write_config_to:
+        return scheduler_config.write_config(args.config, args.policy_config_file,
+                                             args.write_config_to)
+    # the file's leader election, client and profiling settings, under the flags given
+    loaded = scheduler_config.load(args.config, args.policy_config_file)
+    settings = resolve(args, SETTINGS, loaded.settings if loaded else {}, args.config or "")
+    return runtime.run(serve(settings, loaded), component="scheduler",
                        stall_threshold=settings["loop_stall_threshold"])
 
 
-async def serve(settings: dict) -> int:
+async def serve(settings: dict, loaded: scheduler_config.Loaded | None = None) -> int:
     from ..scheduler.factory import AlgorithmArgs, PolicyError, from_provider, load_policy
     from ..scheduler.scheduler import Scheduler
     from ..scheduler.server import build_app
     from .component_process import http_client, run_component
     from .componentconfig import component_config
 
+    configuration = loaded.configuration if loaded else None
     try:
         args = options_from(AlgorithmArgs, settings)
         algorithm = (load_policy(settings["policy_config_file"], args=args)
@@ -75,8 +81,10 @@ async def serve(settings: dict) -> int:
                           percentage_of_nodes_to_score=settings["percentage_of_nodes_to_score"],
                           bind_pods_qps=settings["bind_pods_qps"],
                           bind_pods_burst=settings["bind_pods_burst"])
-    config = component_config((*CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *PROFILING),
-                              settings)
+    scheduler_config.hand_off(scheduler, configuration)
+    config = (scheduler_config.effective_document(configuration, settings) if configuration
+              else component_config((*CLIENT, *OWN, *SCHEDULER, *LEADER_ELECTION, *PROFILING),
+                                    settings))
     return await run_component(
         "scheduler", client, build_app(scheduler, config), settings, scheduler.run,
         scheduler=settings["scheduler_name"], predicates=list(algorithm.predicates),

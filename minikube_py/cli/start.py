@@ -308,8 +308,10 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
     from ..scheduler.factory import AlgorithmArgs, PolicyError, from_provider, load_policy
     from ..scheduler.scheduler import Scheduler
     from ..scheduler.server import build_app
+    from . import scheduler_config as framework_config
     from .settings import options_from
 
+    configuration = options.scheduler_configuration
     try:
         args = options_from(AlgorithmArgs, vars(options))
         algorithm = (load_policy(options.policy_config_file, args=args)
@@ -322,7 +324,9 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
                           percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
                           informers=informers, bind_pods_qps=options.bind_pods_qps,
                           bind_pods_burst=options.bind_pods_burst)
-    runner, url = await serve_health(build_app(scheduler, scheduler_config(options)),
+    framework_config.hand_off(scheduler, configuration)
+    runner, url = await serve_health(build_app(scheduler, framework_config.configz(
+                                         configuration, scheduler_config(options))),
                                      options.address,
                                      options.scheduler_port, "the scheduler", "--scheduler-port")
     if url:

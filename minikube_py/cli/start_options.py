@@ -12,10 +12,11 @@ from collections.abc import Mapping
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..apiserver.options import APIServerOptions, public_endpoint
 from ..controllers.options import ControllerOptions
+from . import scheduler_config
 from .component_settings import (
     APISERVER as APISERVER_DEFAULTS,
     CONTROLLER_MANAGER,
@@ -42,6 +43,9 @@ from .settings import (
 )
 from .storage_target import ConfigError, parse_servers
 
+if TYPE_CHECKING:
+    from ..scheduler.framework.config.types import SchedulerConfiguration
+
 COMPONENTS = ("scheduler", "controller-manager", "kubelet")
 #: where `start` differs from `minikube-py apiserver` (which keeps kube-apiserver's own
 #: defaults): the secure port authorizes like a 1.31 cluster built by kubeadm — the Node
@@ -55,6 +59,7 @@ DEFAULT_KUBECONFIG = "~/.minikube-py/kubeconfig"
 ALL_IN_ONE = (
     Setting("scheduler-port", 10251, "the scheduler's healthz/metrics/debug port (0 disables "
             "the listener)", port),
+    scheduler_config.START_CONFIG,
     Setting("controller-manager-port", 10252, "the controller manager's healthz/metrics port "
             "(0 disables the listener)", port),
     Setting("kubelet-port", 10250, "the simulated kubelets' port: logs, /pods, the node "
@@ -112,6 +117,9 @@ class StartOptions:
     scheduler_port: int
     algorithm_provider: str
     policy_config_file: str | None
+    #: --scheduler-config, loaded and validated while the options are read (before anything
+    #: listens), so a bad file stops `start` at once
+    scheduler_configuration: SchedulerConfiguration | None
     percentage_of_nodes_to_score: int
     bind_pods_qps: float
     bind_pods_burst: int
@@ -193,6 +201,8 @@ class StartOptions:
             scheduler_port=v["scheduler_port"],
             algorithm_provider=str(v["algorithm_provider"]),
             policy_config_file=v["policy_config_file"],
+            scheduler_configuration=scheduler_config.configuration_of(scheduler_config.load(
+                v["scheduler_config"], v["policy_config_file"], "--scheduler-config")),
             percentage_of_nodes_to_score=v["percentage_of_nodes_to_score"],
             bind_pods_qps=v["bind_pods_qps"],
             bind_pods_burst=v["bind_pods_burst"],

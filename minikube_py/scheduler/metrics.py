@@ -25,8 +25,10 @@ class SchedulerMetrics:
         self.binding = Histogram("scheduler_binding_duration_seconds",
                                  "The binding request to the API server.", buckets=_BUCKETS)
         self.attempts = Counter("scheduler_schedule_attempts_total",
-                                "Scheduling attempts by result (scheduled, unschedulable, error).",
-                                ["result"])
+                                "Number of attempts to schedule pods, by the result. "
+                                "'unschedulable' means a pod could not be scheduled, while "
+                                "'error' means an internal scheduler problem.",
+                                ["result", "profile"])
         self.pending = Gauge("scheduler_pending_pods",
                              "Number of pending pods, by the queue type. 'active' means number of "
                              "pods in activeQ; 'backoff' means number of pods in backoffQ; "

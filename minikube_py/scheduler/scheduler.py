@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,12 @@ from .algorithm.priorities_spreading import controller_selector, service_selecto
 from .algorithm.select_host import HostSelector
 from .cache import SchedulerCache
 from .extender import ExtenderError, HTTPExtender
-from .factory import Algorithm
+from .factory import Algorithm, ExtenderConfig
+from .framework.config.extenders import extender_configs
+from .framework.config.types import SchedulerConfiguration
+from .framework.explain import FrameworkExplanation
+from .framework.interface import PluginFactory
+from .framework_cycle import FrameworkScheduling
 from .generic_scheduler import (
     Failures,
     FitError,
@@ -113,28 +118,49 @@ class Attempt:
     seconds: float
     failures: Failures | None = None
     decision: ScheduleResult | None = None
+    #: framework runs: profile, Filter statuses, Score parts, time per extension point
+    explanation: FrameworkExplanation | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The explanation: per node the predicate reasons it failed, per feasible node its
-        weighted score."""
-        return {"pod": self.pod, "time": self.time, "result": self.result, "node": self.node,
-                "message": self.message, "feasible": self.feasible, "total": self.total,
-                "failed": self.failures.by_node() if self.failures is not None else {},
-                "scores": self.decision.scores if self.decision is not None else {},
-                "seconds": self.seconds}
+        weighted score; for framework runs also the profile, each Filter plugin's status per
+        failing node, each Score plugin's normalised and weighted score per scored node and
+        the time per extension point."""
+        out = {"pod": self.pod, "time": self.time, "result": self.result, "node": self.node,
+               "message": self.message, "feasible": self.feasible, "total": self.total,
+               "failed": self.failures.by_node() if self.failures is not None else {},
+               "scores": self.decision.scores if self.decision is not None else {},
+               "seconds": self.seconds}
+        if self.explanation is not None:
+            out["failed"] = self.explanation.failed_reasons()
+            out["scores"] = self.explanation.totals()
+            out.update(self.explanation.to_dict())
+        return out
 
 
 class Scheduler:
-    def __init__(self, client: Client, algorithm: Algorithm, *,
+    def __init__(self, client: Client, algorithm: Algorithm | SchedulerConfiguration, *,
                  scheduler_name: str = DEFAULT_SCHEDULER_NAME,
                  percentage_of_nodes_to_score: int = 100, seed: int | None = None,
                  initial_backoff: float = 1.0, max_backoff: float = 60.0,
                  informers: InformerFactory | None = None,
-                 bind_pods_qps: float = 0.0, bind_pods_burst: int = 100) -> None:
-        """`informers`: the process's shared informers (all-in-one), filtered here in the
+                 bind_pods_qps: float = 0.0, bind_pods_burst: int = 100,
+                 registry: Mapping[str, PluginFactory] | None = None,
+                 extenders: Sequence[ExtenderConfig] | None = None) -> None:
+        """`algorithm`: a v1.0/v1.5 Algorithm (provider or Policy file), or a
+        SchedulerConfiguration — then every profile gets a framework (framework_cycle.py),
+        pods are matched to profiles by spec.schedulerName, and the configuration's backoff
+        applies (see `use_configuration`; a configuration can also be handed over after
+        construction, as the CLI's --config does); `registry`, `extenders`: as there.
+        `informers`: the process's shared informers (all-in-one), filtered here in the
         client; without them the scheduler opens its own watches with field selectors, as the
         v1.0 ConfigFactory did. `bind_pods_qps` > 0: v1.0's BindPodsRateLimiter, a token
         bucket each pod waits on before it is scheduled and bound (--bind-pods-qps/-burst)."""
+        config = algorithm if isinstance(algorithm, SchedulerConfiguration) else None
+        if config is not None:
+            algorithm = Algorithm({}, [])  # the v1.x algorithm stays unused
+        assert isinstance(algorithm, Algorithm)
+        self._seed = seed
         self.client = client
         self.name = scheduler_name
         self.bind_limiter = TokenBucket(bind_pods_qps, bind_pods_burst) if bind_pods_qps > 0 \
@@ -177,6 +203,11 @@ class Scheduler:
         # PV/PVC informers (upstream ConfigFactory's pVLister / pVCLister): started only when
         # a configured predicate reads volumes and a pod with a claim shows up
         self._informer_factory = informers
+        #: framework plugins read PVs, services, controllers... through informers (upstream
+        #: Handle.SharedInformerFactory); without the process's shared ones the scheduler
+        #: owns a factory for them, started and stopped with it
+        self.plugin_informers: InformerFactory | None = informers
+        self._own_plugin_informers = False
         self.volumes = algorithm.volumes
         self.volume_informers: list[Informer] = []
         self._claims_seen = False
@@ -185,6 +216,38 @@ class Scheduler:
         # the scheduler cache, NodeLister)
         algorithm.listers.bind(services_for_pod=self._services_for_pod,
                                all_pods=self._cached_pods, node=self._cached_node)
+        #: the configuration the framework runs (cli/scheduler_config.hand_off also records a
+        #: loaded --config here; `use_configuration` is what switches to the framework)
+        self.configuration: SchedulerConfiguration | None = None
+        self.framework: FrameworkScheduling | None = None
+        if config is not None:
+            self.use_configuration(config, registry=registry, extenders=extenders)
+
+    def use_configuration(self, config: SchedulerConfiguration | None, *,
+                          registry: Mapping[str, PluginFactory] | None = None,
+                          extenders: Sequence[ExtenderConfig] | None = None) -> None:
+        """Schedule through the framework (before `run`): one Framework per profile of
+        `config`, pods matched to profiles by spec.schedulerName, the configuration's pod
+        backoff and HTTP extenders (`extenders`, else its `extenders:` entries); None keeps
+        the v1.x algorithm. `registry`: the plugins to build the profiles from (default:
+        in-tree plus the `minikube_py.scheduler.plugins` entry points). Plugins read the
+        cluster through the process's shared informers, or through a factory the scheduler
+        owns, started and synced with it."""
+        if self.queue is not None:
+            raise RuntimeError("a scheduler's configuration is set before it runs")
+        self.configuration = config
+        if config is None:
+            self.framework = None
+            return
+        self._backoff = (float(config.pod_initial_backoff_seconds),
+                         float(config.pod_max_backoff_seconds))
+        configs = list(extenders) if extenders is not None else \
+            extender_configs(config.extenders)
+        self.extenders = [HTTPExtender(c) for c in configs]
+        if self.plugin_informers is None:
+            self.plugin_informers = InformerFactory(self.client)
+            self._own_plugin_informers = True
+        self.framework = FrameworkScheduling(self, config, registry=registry, seed=self._seed)
 
     def _informers(self) -> list[Informer | FilteredInformer]:
         return [self.unassigned, self.assigned, self.nodes, self.services, *self.controllers]
@@ -197,19 +260,44 @@ class Scheduler:
         return [*self._informers(), *self.volume_informers]
 
     # -- wiring (ConfigFactory) ----------------------------------------------------------
+    def wanted_scheduler(self, pod: Obj) -> str:
+        """The scheduler a pod asks for: spec.schedulerName (the framework reads only that,
+        as upstream since 1.6; the v1.x path also honours the alpha annotation)."""
+        wanted = (pod.get("spec") or {}).get("schedulerName")
+        if self.framework is None:
+            annotations = (pod.get("metadata") or {}).get("annotations") or {}
+            wanted = annotations.get(SCHEDULER_NAME_ANNOTATION) or wanted
+        return wanted or DEFAULT_SCHEDULER_NAME
+
     def is_ours(self, pod: Obj) -> bool:
-        annotations = (pod.get("metadata") or {}).get("annotations") or {}
-        wanted = annotations.get(SCHEDULER_NAME_ANNOTATION) or \
-            (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        wanted = self.wanted_scheduler(pod)
+        if self.framework is not None:
+            return self.framework.framework_for(wanted) is not None
         return wanted == self.name
+
+    def _queueable(self, pod: Obj) -> bool:
+        """Ours, and (framework) not held back by a PreEnqueue plugin (scheduling gates)."""
+        if not self.is_ours(pod):
+            return False
+        if self.framework is None:
+            return True
+        framework = self.framework.framework_for(self.wanted_scheduler(pod))
+        assert framework is not None
+        return self.framework.gated(framework, pod) is None
+
+    def _unassigned_pod_gone(self, pod: Obj) -> None:
+        assert self.queue is not None
+        self.queue.delete(pod)
+        if self.framework is not None:
+            self.framework.pod_deleted(pod)
 
     def _wire(self) -> None:
         queue = self.queue
         assert queue is not None
         self.unassigned.add_event_handler(
-            on_add=lambda p: queue.add(p) if self.is_ours(p) else None,
-            on_update=lambda old, new: queue.update(new) if self.is_ours(new) else None,
-            on_delete=queue.delete)
+            on_add=lambda p: queue.add(p) if self._queueable(p) else None,
+            on_update=lambda old, new: queue.update(new) if self._queueable(new) else None,
+            on_delete=self._unassigned_pod_gone)
         self.assigned.add_event_handler(
             on_add=self._assigned_pod_added, on_update=self.cache.update_pod,
             on_delete=self._assigned_pod_gone)
@@ -325,9 +413,15 @@ class Scheduler:
         self._wire()
         for informer in self._informers():
             informer.start()
+        if self._own_plugin_informers:
+            assert self.plugin_informers is not None
+            self.plugin_informers.start()
         try:
             for informer in self._informers():
                 await informer.wait_for_sync()
+            if self._own_plugin_informers:
+                assert self.plugin_informers is not None
+                await self.plugin_informers.wait_for_sync()
             log.info("scheduler synced", scheduler=self.name, nodes=len(self.nodes.indexer),
                      pending=len(self.queue))
             janitor = asyncio.create_task(self._expire_assumed())
@@ -339,6 +433,9 @@ class Scheduler:
         finally:
             for informer in self._owned():
                 await informer.stop()
+            if self._own_plugin_informers:
+                assert self.plugin_informers is not None
+                await self.plugin_informers.stop()
             for task in list(self._binds):
                 task.cancel()
             self.recorder.close()
@@ -378,6 +475,11 @@ class Scheduler:
         if current is None or self.cache.is_assumed(pod):
             return  # bound or deleted since it was queued
         await self._volumes_ready(current)
+        if self.framework is not None:
+            framework = self.framework.framework_for(self.wanted_scheduler(current))
+            if framework is not None:
+                await self.framework.schedule_one(framework, current)
+            return
         started = time.perf_counter()
         try:
             result = await self.algorithm.schedule(current, self.cache.snapshot())
@@ -401,17 +503,21 @@ class Scheduler:
                        seconds: float) -> None:
         assert self.queue is not None
         delay = self.queue.add_unschedulable(pod)
-        self.metrics.attempts.labels("unschedulable").inc()
+        self.metrics.attempts.labels("unschedulable", self.name).inc()
         self._remember(pod, "unschedulable", "", message, 0, total, seconds, failures)
         log.info("unschedulable", pod=meta_namespace_key(pod), reason=message,
                  retry_in_s=delay)
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
         self._update_condition(pod, REASON_UNSCHEDULABLE, message)
 
-    def _update_condition(self, pod: Obj, reason: str, message: str) -> None:
+    def _update_condition(self, pod: Obj, reason: str, message: str,
+                          nominated_node: str | None = None) -> None:
         """PodScheduled=False with `reason`, written in the background (upstream
-        PodConditionUpdater / 1.31 updatePod, both through pods/status)."""
-        task = asyncio.create_task(self._set_scheduled_false(pod, reason, message))
+        PodConditionUpdater / 1.31 updatePod, both through pods/status). `nominated_node`
+        (framework): the status.nominatedNodeName to write when it differs from the pod's
+        ("" clears it); None leaves it alone."""
+        task = asyncio.create_task(self._set_scheduled_false(pod, reason, message,
+                                                             nominated_node))
         self._binds.add(task)
         task.add_done_callback(self._binds.discard)
 
@@ -419,19 +525,24 @@ class Scheduler:
         """The algorithm itself failed (an extender's filter): event, backoff, retry."""
         assert self.queue is not None
         delay = self.queue.add_unschedulable(pod)
-        self.metrics.attempts.labels("error").inc()
+        self.metrics.attempts.labels("error", self.name).inc()
         self._remember(pod, "error", "", message, 0, 0, seconds)
         log.warning("scheduling failed", pod=meta_namespace_key(pod), error=message,
                     retry_in_s=delay)
         self.recorder.event(pod, "Warning", "FailedScheduling", message)
 
-    async def _set_scheduled_false(self, pod: Obj, reason: str, message: str) -> None:
+    async def _set_scheduled_false(self, pod: Obj, reason: str, message: str,
+                                   nominated_node: str | None = None) -> None:
         md = pod["metadata"]
         condition = {"type": "PodScheduled", "status": "False", "reason": reason,
                      "message": message, "lastProbeTime": None,
                      "lastTransitionTime": meta.now_rfc3339()}
+        status: Obj = {"conditions": [condition]}
+        current = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        if nominated_node is not None and nominated_node != current:
+            status["nominatedNodeName"] = nominated_node or None  # null removes it
         try:
-            await self.client.patch(PODS, md["name"], {"status": {"conditions": [condition]}},
+            await self.client.patch(PODS, md["name"], {"status": status},
                                     md.get("namespace"), patch_type="strategic",
                                     subresource="status")
         except StatusError as exc:
@@ -451,7 +562,7 @@ class Scheduler:
             await self.client.bind(md.get("namespace", ""), md["name"], result.node)
         except StatusError as exc:
             self.cache.forget_pod(assumed)
-            self.metrics.attempts.labels("error").inc()
+            self.metrics.attempts.labels("error", self.name).inc()
             self._remember(pod, "bind-failed", result.node, exc.message, result.feasible,
                            result.total, result.seconds, result.failures, result)
             if exc.code == 409:  # another scheduler bound it first, or it is being deleted
@@ -461,7 +572,7 @@ class Scheduler:
             return
         except Exception as exc:  # connection trouble: the same, the error as its text
             self.cache.forget_pod(assumed)
-            self.metrics.attempts.labels("error").inc()
+            self.metrics.attempts.labels("error", self.name).inc()
             self._binding_rejected(pod, result.node, str(exc) or repr(exc))
             return
         self.cache.finish_binding(assumed)
@@ -470,7 +581,7 @@ class Scheduler:
         now = time.perf_counter()
         self.metrics.binding.observe(now - bind_started)
         self.metrics.e2e.observe(now - started)
-        self.metrics.attempts.labels("scheduled").inc()
+        self.metrics.attempts.labels("scheduled", self.name).inc()
         self._remember(pod, "scheduled", result.node, "", result.feasible, result.total,
                        result.seconds, result.failures, result)
         log.info("scheduled", pod=key, node=result.node, score=result.score,
@@ -514,10 +625,11 @@ class Scheduler:
 
     def _remember(self, pod: Obj, result: str, node: str, message: str, feasible: int,
                   total: int, seconds: float, failures: Failures | None = None,
-                  decision: ScheduleResult | None = None) -> None:
+                  decision: ScheduleResult | None = None,
+                  explanation: FrameworkExplanation | None = None) -> None:
         key = meta_namespace_key(pod)
         self.attempts.pop(key, None)
         self.attempts[key] = Attempt(key, meta.now_rfc3339(), result, node, message, feasible,
-                                     total, round(seconds, 6), failures, decision)
+                                     total, round(seconds, 6), failures, decision, explanation)
         if len(self.attempts) > _EXPLANATIONS_KEPT:
             self.attempts.popitem(last=False)

@@ -138,6 +138,8 @@ class CycleState:
         self.skip_filter_plugins: set[str] = set()
         #: plugins whose PreScore returned Skip: their Score is not called this cycle
         self.skip_score_plugins: set[str] = set()
+        #: time each plugin in this cycle (upstream ShouldRecordPluginMetrics: 10% of cycles)
+        self.record_plugin_metrics = False
 
     def read(self, key: str) -> Any:
         """The value under `key`; KeyError as upstream's ErrNotFound."""
@@ -157,6 +159,7 @@ class CycleState:
         copy._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
+        copy.record_plugin_metrics = self.record_plugin_metrics
         return copy
 
 

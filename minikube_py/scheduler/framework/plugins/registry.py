@@ -27,6 +27,9 @@ def _lazy(module: str, attribute: str) -> PluginFactory:
 
 #: upstream plugin name -> (module under plugins/, factory callable in it). One line per plugin.
 IN_TREE: dict[str, tuple[str, str]] = {
+    "PrioritySort": ("queuesort", "new"),
+    "SchedulingGates": ("schedulinggates", "new"),
+    "DefaultBinder": ("defaultbinder", "new"),
 }
 
 
