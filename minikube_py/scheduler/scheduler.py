@@ -292,6 +292,9 @@ class Scheduler:
             self.framework.pod_deleted(pod)
 
     def _wire(self) -> None:
+        if self.framework is not None:
+            self.framework.wire()  # the modern queue and its cluster events
+            return
         queue = self.queue
         assert queue is not None
         self.unassigned.add_event_handler(
@@ -408,8 +411,9 @@ class Scheduler:
     # -- the loop ------------------------------------------------------------------------
     async def run(self) -> None:
         """Start the informers, wait until they have listed, then schedule forever."""
-        self.queue = SchedulingQueue(initial_backoff=self._backoff[0],
-                                     max_backoff=self._backoff[1])
+        if self.framework is None:
+            self.queue = SchedulingQueue(initial_backoff=self._backoff[0],
+                                         max_backoff=self._backoff[1])
         self._wire()
         for informer in self._informers():
             informer.start()
@@ -422,14 +426,19 @@ class Scheduler:
             if self._own_plugin_informers:
                 assert self.plugin_informers is not None
                 await self.plugin_informers.wait_for_sync()
+            pending = self.framework.queue if self.framework is not None else self.queue
             log.info("scheduler synced", scheduler=self.name, nodes=len(self.nodes.indexer),
-                     pending=len(self.queue))
+                     pending=len(pending or ()))
             janitor = asyncio.create_task(self._expire_assumed())
+            flushes = asyncio.create_task(self.framework.queue.run()) \
+                if self.framework is not None else None
             try:
                 while True:
                     await self.schedule_one()
             finally:
                 janitor.cancel()
+                if flushes is not None:
+                    flushes.cancel()
         finally:
             for informer in self._owned():
                 await informer.stop()
@@ -439,7 +448,10 @@ class Scheduler:
             for task in list(self._binds):
                 task.cancel()
             self.recorder.close()
-            self.queue.close()
+            if self.queue is not None:
+                self.queue.close()
+            if self.framework is not None:
+                self.framework.queue.close()
             for extender in self.extenders:
                 await extender.close()
 
@@ -449,7 +461,6 @@ class Scheduler:
         entries idle that long are dropped (upstream podBackoff.gc, which v1.5 ran on every
         scheduling error: here on a timer, so a burst of failures does not walk the map each
         time)."""
-        assert self.queue is not None
         loop = asyncio.get_running_loop()
         next_gc = loop.time() + self._backoff[1]
         while True:
@@ -457,13 +468,16 @@ class Scheduler:
             for pod in self.cache.cleanup_expired():
                 log.warning("assumed pod expired: binding never observed",
                             pod=meta_namespace_key(pod))
-            if loop.time() >= next_gc:
+            if self.queue is not None and loop.time() >= next_gc:
                 next_gc = loop.time() + self._backoff[1]
                 dropped = self.queue.backoff.gc()
                 if dropped:
                     log.debug("pod backoff entries dropped", count=dropped)
 
     async def schedule_one(self) -> None:
+        if self.framework is not None:
+            await self.framework.schedule_next()
+            return
         assert self.queue is not None
         pod = await self.queue.pop()
         if self.bind_limiter is not None:  # upstream scheduleOne: BindPodsRateLimiter.Accept()

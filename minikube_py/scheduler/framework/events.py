@@ -40,8 +40,8 @@ POD_REQUEST_SCALED_DOWN = ClusterEvent(POD, ActionType.UPDATE_POD_SCALE_DOWN, "P
 POD_TOLERATION_CHANGE = ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATIONS, "PodTolerationChange")
 POD_SCHEDULING_GATE_ELIMINATED = ClusterEvent(
     POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "PodSchedulingGateEliminatedChange")
-#: an update of an unscheduled pod that matches none of the specific changes
-_POD_OTHER_UPDATE = ClusterEvent(POD, ActionType.UPDATE, "UnschedulablePodUpdate")
+#: an update that matches none of the specific changes (upstream assignedPodOtherUpdate)
+_POD_OTHER_UPDATE = ClusterEvent(POD, ActionType.UPDATE, "AssignedPodUpdate")
 
 NODE_ADD = ClusterEvent(NODE, ActionType.ADD, "NodeAdd")
 NODE_DELETE = ClusterEvent(NODE, ActionType.DELETE, "NodeDelete")
@@ -87,8 +87,9 @@ def _scaled_down(new: Obj, old: Obj) -> bool:
 
 
 def pod_scheduling_properties_change(new: Obj, old: Obj | None) -> list[ClusterEvent]:
-    """upstream PodSchedulingPropertiesChange: the specific changes of an unscheduled pod, or
-    the generic update when none of them happened."""
+    """upstream PodSchedulingPropertiesChange: the specific changes of a pod (unscheduled:
+    the queue's own update; assigned: AssignedPodUpdated), or the generic update when none
+    of them happened."""
     events: list[ClusterEvent] = []
     if old is not None:
         if _get(new, "metadata", "labels") != _get(old, "metadata", "labels"):

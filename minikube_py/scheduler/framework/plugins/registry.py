@@ -30,6 +30,7 @@ IN_TREE: dict[str, tuple[str, str]] = {
     "PrioritySort": ("queuesort", "new"),
     "SchedulingGates": ("schedulinggates", "new"),
     "DefaultBinder": ("defaultbinder", "new"),
+    "DefaultPreemption": ("defaultpreemption", "new"),
 }
 
 
