@@ -373,3 +373,38 @@ async def test_run_flushes_backoff_on_the_real_clock():
     finally:
         q.close()
         await asyncio.wait_for(runner, 1)
+
+
+def test_node_updates_become_upstream_events_and_heartbeats_none():
+    base = {"metadata": {"name": "n", "labels": {"a": "1"}},
+            "spec": {}, "status": {"allocatable": {"cpu": "2"}, "conditions": [
+                {"type": "Ready", "status": "True", "lastHeartbeatTime": "t1"}]}}
+    beat = {**base, "status": {**base["status"], "conditions": [
+        {"type": "Ready", "status": "True", "lastHeartbeatTime": "t2"}]}}
+    assert events.node_scheduling_properties_change(beat, base) == []
+    tainted = {**base, "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}],
+                                "unschedulable": True}}
+    labels = [e.label for e in events.node_scheduling_properties_change(tainted, base)]
+    assert labels == ["NodeSpecUnschedulableChange", "NodeTaintChange"]
+    relabelled = {**base, "metadata": {"name": "n", "labels": {"a": "2"}}}
+    assert [e.label for e in events.node_scheduling_properties_change(relabelled, base)] == \
+        ["NodeLabelChange"]
+
+
+def test_pod_updates_become_upstream_events():
+    old = pod("p", gates=["g"], labels={"a": "1"})
+    new = pod("p", labels={"a": "2"})
+    assert [e.label for e in events.pod_scheduling_properties_change(new, old)] == \
+        ["PodLabelChange", "PodSchedulingGateEliminatedChange"]
+    smaller = pod("p")
+    smaller["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
+    bigger = pod("p")
+    bigger["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
+    assert [e.label for e in events.pod_scheduling_properties_change(smaller, bigger)] == \
+        ["PodRequestScaledDown"]
+    assert [e.label for e in events.pod_scheduling_properties_change(bigger, bigger)] == \
+        ["AssignedPodUpdate"]
+    registered = ClusterEvent("Pod", ActionType.UPDATE_POD_LABEL)
+    assert events.matches(registered, events.POD_LABEL_CHANGE)
+    assert not events.matches(registered, events.NODE_LABEL_CHANGE)
+    assert events.matches(events.WILDCARD_EVENT, events.NODE_ADD)
