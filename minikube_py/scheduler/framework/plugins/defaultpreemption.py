@@ -128,7 +128,7 @@ class DefaultPreemption:
                 pod, state, [nodes.infos[r] for r in rotated], self.list_pdbs(),
                 self.handle.run_filter_plugins_with_nominated_pods,
                 calculate_num_candidates(len(potential), self.min_percentage, self.min_absolute),
-                now=time.time(), extensions=self._extensions())
+                now=time.time(), extensions=self._extensions(state))
             if dry_run.candidates:
                 best = pick_one_node_for_preemption(dry_run.candidates, time.time())
                 assert best is not None
@@ -140,12 +140,14 @@ class DefaultPreemption:
         message = FitError(pod.pod, nodes.size, _diagnosis(nodes, statuses)).message()
         return PostFilterResult(""), Status.unschedulable(message)
 
-    def _extensions(self) -> Any:
-        """The handle's PreFilter extension runner when some PreFilter plugin keeps
-        pod-dependent state (then each node is dry-run on its own state clone)."""
+    def _extensions(self, state: CycleState) -> Any:
+        """The handle's PreFilter extension runner when some PreFilter plugin that ran this
+        cycle (not skipped) keeps pod-dependent state (then each node is dry-run on its own
+        state clone, as upstream); None: the column-wise dry run over all candidates."""
         framework = getattr(self.handle, "framework", None)
         plugins = getattr(framework, "pre_filter_plugins", ()) if framework is not None else ()
-        if any(p.pre_filter_extensions() is not None for p in plugins):
+        if any(p.pre_filter_extensions() is not None and p.name not in state.skip_filter_plugins
+               for p in plugins):
             return self.handle
         return None
 
