@@ -120,11 +120,6 @@ class FrameworkScheduling:
     def framework_for(self, scheduler_name: str) -> Framework | None:
         return self.frameworks.get(scheduler_name)
 
-    def gated(self, framework: Framework, pod: Obj) -> Status | None:
-        """PreEnqueue: a gated pod is not queued until an update lifts the gate (the modern
-        queue's unschedulable-pods bookkeeping of gated pods is fw-queue's)."""
-        return framework.run_pre_enqueue_plugins(pod)
-
     def pod_deleted(self, pod: Obj) -> None:
         """upstream: a deleted pod that waits on Permit is rejected ("removed")."""
         waiting = self.waiting_pods.get(pod_uid(pod))

@@ -199,7 +199,8 @@ class Scheduler:
         self._backoff = (initial_backoff, max_backoff)
         self._binds: set[asyncio.Task] = set()
         self._selectors: dict[int, tuple[Obj, Any]] = {}  # id(service/controller) -> selector
-        self.queue: SchedulingQueue | None = None
+        self.queue: SchedulingQueue | None = None  # the v1.x queue (the framework has its own)
+        self._running = False
         # PV/PVC informers (upstream ConfigFactory's pVLister / pVCLister): started only when
         # a configured predicate reads volumes and a pod with a claim shows up
         self._informer_factory = informers
@@ -233,7 +234,7 @@ class Scheduler:
         in-tree plus the `minikube_py.scheduler.plugins` entry points). Plugins read the
         cluster through the process's shared informers, or through a factory the scheduler
         owns, started and synced with it."""
-        if self.queue is not None:
+        if self._running:
             raise RuntimeError("a scheduler's configuration is set before it runs")
         self.configuration = config
         if config is None:
@@ -275,32 +276,17 @@ class Scheduler:
             return self.framework.framework_for(wanted) is not None
         return wanted == self.name
 
-    def _queueable(self, pod: Obj) -> bool:
-        """Ours, and (framework) not held back by a PreEnqueue plugin (scheduling gates)."""
-        if not self.is_ours(pod):
-            return False
-        if self.framework is None:
-            return True
-        framework = self.framework.framework_for(self.wanted_scheduler(pod))
-        assert framework is not None
-        return self.framework.gated(framework, pod) is None
-
-    def _unassigned_pod_gone(self, pod: Obj) -> None:
-        assert self.queue is not None
-        self.queue.delete(pod)
-        if self.framework is not None:
-            self.framework.pod_deleted(pod)
-
     def _wire(self) -> None:
         if self.framework is not None:
-            self.framework.wire()  # the modern queue and its cluster events
+            # the modern queue: PreEnqueue gates, cluster events, waiting pods on delete
+            self.framework.wire()
             return
         queue = self.queue
         assert queue is not None
         self.unassigned.add_event_handler(
-            on_add=lambda p: queue.add(p) if self._queueable(p) else None,
-            on_update=lambda old, new: queue.update(new) if self._queueable(new) else None,
-            on_delete=self._unassigned_pod_gone)
+            on_add=lambda p: queue.add(p) if self.is_ours(p) else None,
+            on_update=lambda old, new: queue.update(new) if self.is_ours(new) else None,
+            on_delete=queue.delete)
         self.assigned.add_event_handler(
             on_add=self._assigned_pod_added, on_update=self.cache.update_pod,
             on_delete=self._assigned_pod_gone)
@@ -411,6 +397,7 @@ class Scheduler:
     # -- the loop ------------------------------------------------------------------------
     async def run(self) -> None:
         """Start the informers, wait until they have listed, then schedule forever."""
+        self._running = True
         if self.framework is None:
             self.queue = SchedulingQueue(initial_backoff=self._backoff[0],
                                          max_backoff=self._backoff[1])
