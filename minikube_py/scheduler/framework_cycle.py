@@ -43,6 +43,7 @@ from .framework.interface import (
 )
 from .framework.metrics import sample_plugin_metrics
 from .framework.nominator import NominatingInfo
+from .framework.preemption import DECISION_KEY as PREEMPTION_DECISION_KEY
 from .framework.registry import build_registry
 from .framework.runtime import Framework
 from .framework.schedule_one import (
@@ -160,6 +161,7 @@ class FrameworkScheduling:
                 err.diagnosis.post_filter_msg = status.message()
                 explanation.post_filter = status
                 explanation.nominated_node = result.nominated_node_name if result else ""
+                explanation.preemption = state.get(PREEMPTION_DECISION_KEY)
             self._failed(framework, info, Status(Code.UNSCHEDULABLE, (err.message(),)),
                          explanation, started, total=err.total,
                          nominated=explanation.nominated_node or None,

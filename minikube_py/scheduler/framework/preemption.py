@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 RunFilters = Callable[[CycleState, "PodMeta", "NodeTable", Mask], FilterFailures]
 
+#: CycleState key under which DefaultPreemption leaves its decision for the explanation
+DECISION_KEY = "minikube_py/preemption-decision"
 ERR_NO_VICTIMS = "No preemption victims found for incoming pod"
 ERR_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 MSG_PREEMPTION_NEVER = "not eligible due to preemptionPolicy=Never."

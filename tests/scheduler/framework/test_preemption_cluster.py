@@ -54,6 +54,7 @@ class Cluster:
     url: str
     client: Client
     home: Path
+    scheduler: Scheduler
 
     def kubectl(self, *args: str) -> str:
         return kubectl(self.url, self.home, *args).stdout
@@ -76,7 +77,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
             "metadata": {"name": "n1"},
             "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"},
                        "conditions": [{"type": "Ready", "status": "True"}]}})
-        c = Cluster(api.url, client, tmp_path)
+        c = Cluster(api.url, client, tmp_path, sched)
         for name, value, policy in (("low", "10", "PreemptLowerPriority"),
                                     ("high", "1000", "PreemptLowerPriority"),
                                     ("high-polite", "1000", "Never")):
@@ -138,6 +139,12 @@ async def test_high_priority_pod_preempts_the_low_priority_pod(cluster: Cluster)
         return (current.get("status") or {}).get("nominatedNodeName")
 
     assert await eventually(nominated) == "n1"
+    # the explanation (/debug/scheduler/last) shows the preemption decision
+    explained = cluster.scheduler.attempts["default/preemptor"].to_dict()
+    assert explained["postFilter"]["nominatedNodeName"] == "n1"
+    assert explained["preemption"] == {"potentialNodes": 1, "candidates": 1, "notCandidates": 0,
+                                       "node": "n1", "numPDBViolations": 0,
+                                       "victims": ["default/victim"]}
 
     async def preempted_event():
         events = (await c.list(EVENTS, "default"))["items"]

@@ -37,6 +37,7 @@ from ...metrics import SchedulerMetrics
 from ..interface import Code, CycleState, Diagnosis, Handle, PostFilterResult, Status
 from ..nominator import pod_uid
 from ..preemption import (
+    DECISION_KEY,
     DISRUPTION_TARGET,
     ERR_NOT_HELPFUL,
     REASON_PREEMPTION_BY_SCHEDULER,
@@ -116,6 +117,7 @@ class DefaultPreemption:
             pod.pod, status_of_row(diagnosis.failures, row) if row is not None else None,
             nodes.infos[row] if row is not None else None)
         if not eligible:
+            state.write(DECISION_KEY, {"notEligible": why})
             return None, Status.unschedulable(why)
         if not nodes.size:
             return None, Status.error("no nodes available")
@@ -129,9 +131,15 @@ class DefaultPreemption:
                 self.handle.run_filter_plugins_with_nominated_pods,
                 calculate_num_candidates(len(potential), self.min_percentage, self.min_absolute),
                 now=time.time(), extensions=self._extensions(state))
+            state.write(DECISION_KEY, {"potentialNodes": len(potential),
+                                       "candidates": len(dry_run.candidates),
+                                       "notCandidates": len(dry_run.statuses)})
             if dry_run.candidates:
                 best = pick_one_node_for_preemption(dry_run.candidates, time.time())
                 assert best is not None
+                state.get(DECISION_KEY).update(
+                    node=best.node, numPDBViolations=best.victims.num_pdb_violations,
+                    victims=[_key(p) for p in best.victims.pods])
                 return best
             statuses = dry_run.statuses
             errors = [s.message() for s in statuses.values() if s.code is Code.ERROR]
