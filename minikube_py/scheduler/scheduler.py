@@ -250,6 +250,11 @@ class Scheduler:
             self._own_plugin_informers = True
         self.framework = FrameworkScheduling(self, config, registry=registry, seed=self._seed)
 
+    @property
+    def running(self) -> bool:
+        """`run` has started (its queue exists: the v1.x one, or the framework's)."""
+        return self._running
+
     def _informers(self) -> list[Informer | FilteredInformer]:
         return [self.unassigned, self.assigned, self.nodes, self.services, *self.controllers]
 
