@@ -153,6 +153,7 @@ class FrameworkScheduling:
             return
         except FitError as err:
             explanation.diagnosis = err.diagnosis
+            nominated: str | None = None  # no PostFilter answer: leave any nomination
             if framework.has_post_filter_plugins():
                 begun = time.perf_counter()
                 result, status = await framework.run_post_filter_plugins(state, meta,
@@ -160,11 +161,12 @@ class FrameworkScheduling:
                 timings["PostFilter"] = time.perf_counter() - begun
                 err.diagnosis.post_filter_msg = status.message()
                 explanation.post_filter = status
-                explanation.nominated_node = result.nominated_node_name if result else ""
+                # an answer overrides the nomination; "" clears it (preemption found nothing)
+                nominated = result.nominated_node_name if result is not None else None
+                explanation.nominated_node = nominated or ""
                 explanation.preemption = state.get(PREEMPTION_DECISION_KEY)
             self._failed(framework, info, Status(Code.UNSCHEDULABLE, (err.message(),)),
-                         explanation, started, total=err.total,
-                         nominated=explanation.nominated_node or None,
+                         explanation, started, total=err.total, nominated=nominated,
                          plugins=err.diagnosis.unschedulable_plugins)
             return
         except StatusError as err:

@@ -187,3 +187,32 @@ async def test_preemption_policy_never_waits(cluster: Cluster):
 async def _bound(c: Client, name: str) -> str:
     current = await get(c, name)
     return ((current or {}).get("spec") or {}).get("nodeName") or ""
+
+
+async def test_a_nomination_preemption_cannot_honour_is_cleared(cluster: Cluster):
+    """upstream: Preempt answers NewPostFilterResultWithNominatedNode("") when no node has
+    victims, and the failure handler clears status.nominatedNodeName."""
+    c = cluster.client
+    await c.create(PODS, pod("holder", "high"), "default")
+    await eventually(lambda: _bound(c, "holder"))
+    peer = pod("peer", "high")
+    peer["spec"]["schedulingGates"] = [{"name": "example.com/hold"}]
+    await c.create(PODS, peer, "default")  # gated: not tried while its status is set up
+    await c.patch(PODS, "peer", {"status": {"nominatedNodeName": "n1"}}, "default",
+                  subresource="status")
+    current = await get(c, "peer")
+    current["spec"]["schedulingGates"] = []
+    await c.update(PODS, current)
+
+    async def cleared():
+        now = await get(c, "peer")
+        conditions = (now.get("status") or {}).get("conditions") or []
+        tried = any(x["type"] == "PodScheduled" and x.get("reason") == "Unschedulable"
+                    for x in conditions)
+        return tried and not (now.get("status") or {}).get("nominatedNodeName")
+
+    assert await eventually(cleared)
+    explained = cluster.scheduler.attempts["default/peer"].to_dict()
+    assert explained["preemption"] == {"potentialNodes": 1, "candidates": 0, "notCandidates": 1}
+    assert explained["message"].endswith(
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..")
