@@ -22,6 +22,12 @@ NO_SCHEDULE, NO_EXECUTE = "NoSchedule", "NoExecute"
 #: the taints the node lifecycle controller puts on a node that is not Ready (upstream
 #: v1.TaintNodeNotReady, TaintNodeUnreachable)
 NOT_READY, UNREACHABLE = "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"
+#: upstream v1.TaintNodeUnschedulable and the pressure/network condition taints
+#: (TaintNodesByCondition: the scheduler reads them instead of the node's conditions)
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+MEMORY_PRESSURE, DISK_PRESSURE = "node.kubernetes.io/memory-pressure", "node.kubernetes.io/disk-pressure"
+PID_PRESSURE = "node.kubernetes.io/pid-pressure"
+NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
 
 
 def tolerates(toleration: Toleration, taint: Taint) -> bool:

@@ -18,7 +18,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..api import meta
-from ..api.taints import NO_EXECUTE, NOT_READY, UNREACHABLE
+from ..api.taints import (
+    DISK_PRESSURE,
+    MEMORY_PRESSURE,
+    NETWORK_UNAVAILABLE,
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    NOT_READY,
+    PID_PRESSURE,
+    UNREACHABLE,
+    UNSCHEDULABLE,
+)
 from .conditions import get_condition
 
 Obj = dict[str, Any]
@@ -173,16 +183,52 @@ def no_execute_taint_key(ready_status: str | None) -> str | None:
     return UNREACHABLE
 
 
-def with_no_execute_taint(node: Obj, key: str | None, now_text: str) -> list[Obj] | None:
-    """The node's taints with exactly the not-ready/unreachable NoExecute taint `key` (None:
-    neither); None when they already are so. A kept taint keeps its timeAdded (the moment the
-    taint eviction clock started)."""
+#: upstream nodeConditionToTaintKeyStatusMap: (condition, status) -> its NoSchedule taint
+NO_SCHEDULE_TAINTS = {
+    ("Ready", "False"): NOT_READY, ("Ready", "Unknown"): UNREACHABLE,
+    ("MemoryPressure", "True"): MEMORY_PRESSURE, ("DiskPressure", "True"): DISK_PRESSURE,
+    ("NetworkUnavailable", "True"): NETWORK_UNAVAILABLE, ("PIDPressure", "True"): PID_PRESSURE,
+}
+#: the NoSchedule taint keys this controller owns (it leaves a user's other taints alone)
+_OWNED_NO_SCHEDULE = frozenset((*NO_SCHEDULE_TAINTS.values(), UNSCHEDULABLE))
+
+
+def no_schedule_taint_keys(node: Obj, ready_status: str | None) -> list[str]:
+    """upstream doNoScheduleTaintingPass (TaintNodesByCondition, GA in 1.17): the NoSchedule
+    taints the node's conditions call for — `ready_status` stands for its Ready condition, as
+    this pass just wrote it — plus `unschedulable` for a cordoned node. The scheduling
+    framework keeps pods off such nodes through these taints (TaintToleration), not by
+    reading conditions as v1.x's predicates did."""
+    statuses = {c.get("type"): c.get("status")
+                for c in (node.get("status") or {}).get("conditions") or () if isinstance(c, dict)}
+    if "Ready" in statuses or ready_status != "Unknown":
+        statuses["Ready"] = ready_status
+    keys = [NO_SCHEDULE_TAINTS[item] for item in statuses.items() if item in NO_SCHEDULE_TAINTS]
+    if (node.get("spec") or {}).get("unschedulable") is True:
+        keys.append(UNSCHEDULABLE)
+    return sorted(keys)
+
+
+def with_condition_taints(node: Obj, no_execute_key: str | None, no_schedule_keys: list[str],
+                          now_text: str, *, manage_no_execute: bool = True) -> list[Obj] | None:
+    """The node's taints with exactly the not-ready/unreachable NoExecute taint
+    `no_execute_key` (None: neither; left alone unless `manage_no_execute`) and exactly the
+    condition NoSchedule taints `no_schedule_keys`; None when they already are so. A kept taint
+    keeps its timeAdded (for NoExecute, the moment the taint eviction clock started); upstream
+    stamps timeAdded on the NoExecute taints it adds, not on NoSchedule ones."""
     taints = [t for t in (node.get("spec") or {}).get("taints") or () if isinstance(t, dict)]
-    ours = [t for t in taints if t.get("effect") == NO_EXECUTE
-            and t.get("key") in (NOT_READY, UNREACHABLE)]
-    if [t.get("key") for t in ours] == ([key] if key else []):
+    executes = [t for t in taints if manage_no_execute and t.get("effect") == NO_EXECUTE
+                and t.get("key") in (NOT_READY, UNREACHABLE)]
+    schedules = [t for t in taints if t.get("effect") == NO_SCHEDULE
+                 and t.get("key") in _OWNED_NO_SCHEDULE]
+    wanted_executes = [no_execute_key] if manage_no_execute and no_execute_key else []
+    if ([t.get("key") for t in executes] == wanted_executes
+            and sorted(t.get("key") for t in schedules) == no_schedule_keys):
         return None
-    kept = [t for t in taints if t not in ours]
-    if key:
-        kept.append({"key": key, "effect": NO_EXECUTE, "timeAdded": now_text})
+    kept = [t for t in taints if t not in executes and t not in schedules]
+    kept += [t for t in schedules if t.get("key") in no_schedule_keys]
+    present = {t.get("key") for t in schedules}
+    kept += [{"key": key, "effect": NO_SCHEDULE} for key in no_schedule_keys if key not in present]
+    if wanted_executes:
+        kept += executes or [{"key": no_execute_key, "effect": NO_EXECUTE, "timeAdded": now_text}]
     return kept

@@ -41,10 +41,11 @@ from .node_health import (
     eviction_decision,
     grace_period,
     no_execute_taint_key,
+    no_schedule_taint_keys,
     observe,
     observe_lease,
     stale,
-    with_no_execute_taint,
+    with_condition_taints,
 )
 from .rate_limited_queue import RateLimitedTimedQueue, TokenBucket
 
@@ -145,12 +146,11 @@ class NodeLifecycleController(Controller):
         else:
             self.log.warning("update node status exceeded retry count", node=name)
             return
-        if self.options.enable_taint_manager:
-            # a node that has no Ready condition yet (its kubelet is starting) is left alone
-            # until the startup grace period has the condition written as Unknown
-            if get_condition(node, "Ready") is not None or current != observed:
-                await self._sync_no_execute_taint(node, current, now)
-        else:
+        # a node that has no Ready condition yet (its kubelet is starting) is left alone
+        # until the startup grace period has the condition written as Unknown
+        if get_condition(node, "Ready") is not None or current != observed:
+            await self._sync_taints(node, current, now)
+        if not self.options.enable_taint_manager:
             health = self.health[name]
             decision = eviction_decision(observed, health, now, self.options.pod_eviction_timeout)
             if decision is Eviction.EVICT and self.evictor.add(name):
@@ -187,17 +187,25 @@ class NodeLifecycleController(Controller):
                       reason=new_ready.get("reason"), silent_for=round(now - health.probe_timestamp, 3))
         return observed, "Unknown"
 
-    async def _sync_no_execute_taint(self, node: Obj, ready: str, now: float) -> None:
-        """upstream doNoExecuteTaintingPass: the node carries the NoExecute taint its Ready
-        status calls for; the taint-eviction-controller does the evicting."""
-        key = no_execute_taint_key(ready)
-        if with_no_execute_taint(node, key, "") is None:
+    async def _sync_taints(self, node: Obj, ready: str, now: float) -> None:
+        """upstream doNoScheduleTaintingPass and (with the taint manager) doNoExecuteTaintingPass:
+        the node carries the NoSchedule taints its conditions call for, and the NoExecute taint
+        its Ready status calls for; the taint-eviction-controller does the evicting."""
+        execute_key = no_execute_taint_key(ready)
+        manage = self.options.enable_taint_manager
+
+        def wanted(current: Obj, now_text: str) -> list[Obj] | None:
+            return with_condition_taints(current, execute_key,
+                                         no_schedule_taint_keys(current, ready), now_text,
+                                         manage_no_execute=manage)
+
+        if wanted(node, "") is None:
             return  # the cached node already agrees: no request
         name = node["metadata"]["name"]
         for _ in range(STATUS_UPDATE_RETRY):
             try:
                 node = await self.client.get(NODES, name)
-                taints = with_no_execute_taint(node, key, meta.rfc3339(now))
+                taints = wanted(node, meta.rfc3339(now))
                 if taints is None:
                     return
                 spec = dict(node.get("spec") or {}, taints=taints)
@@ -211,7 +219,9 @@ class NodeLifecycleController(Controller):
                     continue
                 self.log.warning("could not taint node", node=name, error=str(exc))
                 return
-            self.log.info("node taints updated", node=name, no_execute=key)
+            self.log.info("node taints updated", node=name,
+                          no_execute=execute_key if manage else None,
+                          no_schedule=no_schedule_taint_keys(node, ready))
             return
 
     async def mark_all_pods_not_ready(self, node_name: str) -> None:

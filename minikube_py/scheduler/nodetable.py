@@ -44,6 +44,10 @@ def _pod_values(info: NodeInfo) -> tuple[int, ...]:
             info.nonzero_requested.memory, len(info.pods), info.disk_pods, info.generation)
 _IDS = ("taint_set", "prefer_taint_set", "conditions", "zone", "name_id")
 
+#: int64 counters bumped when a row re-reads its node object (not its pods): what follows
+#: node objects (ImageLocality's image index) refreshes only those rows
+_VERSIONS = ("node_version",)
+
 
 class Interned:
     """Hashable values <-> small ints; id 0 (ABSENT) stands for None / the empty value."""
@@ -84,6 +88,7 @@ class NodeTable:
         self._row_ports: list[frozenset[int]] = []
         self._derived: dict[Hashable, tuple[np.ndarray, np.ndarray]] = {}
         self._name_ranks: np.ndarray | None = None
+        self._node_versions = 0  # bumped whenever some row re-reads its node object
         self._allocate(64)
 
     # -- columns ---------------------------------------------------------------------------
@@ -98,7 +103,7 @@ class NodeTable:
                 new[:len(old)] = old[:len(new)]
             return new
 
-        for name in _NUMERIC:
+        for name in _NUMERIC + _VERSIONS:
             self._columns[name] = grow(self._columns.get(name), np.int64)
         for name in _FLAGS:
             self._columns[name] = grow(self._columns.get(name), bool)
@@ -126,6 +131,7 @@ class NodeTable:
     pod_count: np.ndarray
     disk_pods: np.ndarray  # pods with GCE PD / EBS / RBD / iSCSI volumes (NoDiskConflict)
     generation: np.ndarray  # NodeInfo.generation: changes whenever the row does
+    node_version: np.ndarray  # changes whenever the row's node object does (not its pods)
     unschedulable: np.ndarray
     memory_pressure: np.ndarray
     disk_pressure: np.ndarray
@@ -164,6 +170,8 @@ class NodeTable:
         if self._node_of[row] is info.node:
             return  # only the pods changed (an assumed or bound pod): the common case
         self._node_of[row] = info.node
+        self._node_versions += 1
+        c["node_version"][row] = self._node_versions
         facts = self.facts[row] = compute_facts(info)
         c["alloc_cpu"][row] = facts.milli_cpu
         c["alloc_memory"][row] = facts.memory

@@ -268,6 +268,8 @@ class Kubelet:
     def __init__(self, client: Client, node: str) -> None:
         self.client, self.node = client, node
         self.beats = 0
+        #: other conditions each heartbeat reports beside Ready (e.g. MemoryPressure)
+        self.conditions: list[dict] = []
         self.running = asyncio.Event()
         self.running.set()
         self.task = asyncio.create_task(self._run())
@@ -279,7 +281,8 @@ class Kubelet:
             "metadata": {"name": self.node},
             "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
                                        "lastHeartbeatTime": stamp,
-                                       "lastTransitionTime": meta.rfc3339(1_700_000_000)}]}})
+                                       "lastTransitionTime": meta.rfc3339(1_700_000_000)},
+                                      *self.conditions]}})
 
     async def _run(self) -> None:
         while True:

@@ -1,6 +1,7 @@
 """Taint-based eviction, as 1.31: a node that stops reporting is tainted
 node.kubernetes.io/unreachable:NoExecute and each pod leaves when its toleration runs out — the
-one DefaultTolerationSeconds gave it, its own, or never."""
+one DefaultTolerationSeconds gave it, its own, or never. And TaintNodesByCondition: a node's
+conditions and cordon become NoSchedule taints, which the scheduling framework reads."""
 
 from __future__ import annotations
 
@@ -68,8 +69,12 @@ async def test_pods_leave_a_dead_node_when_their_tolerations_run_out(client: Cli
                 return node["spec"].get("taints")
             taints = await eventually(tainted, 3)
             tainted_at = time.monotonic()
-            assert [(t["key"], t["effect"]) for t in taints] == [(UNREACHABLE, "NoExecute")]
-            assert taints[0]["timeAdded"]
+            # TaintNodesByCondition's NoSchedule taint keeps new pods off (the scheduling
+            # framework reads taints, not conditions); the NoExecute one starts evictions
+            assert sorted((t["key"], t["effect"]) for t in taints) == [
+                (UNREACHABLE, "NoExecute"), (UNREACHABLE, "NoSchedule")]
+            assert [t for t in taints if t["effect"] == "NoExecute"][0]["timeAdded"]
+            assert "timeAdded" not in [t for t in taints if t["effect"] == "NoSchedule"][0]
 
             await eventually(lambda: deleting(client, "at-once"), 1)
             assert not await deleting(client, "defaulted")  # its 2 s are not over
@@ -115,3 +120,40 @@ async def test_every_namespace_gets_the_root_ca_configmap(client: Client, tmp_pa
         await client.delete(CONFIGMAPS, "kube-root-ca.crt", "team")  # it comes back
         await asyncio.sleep(0.05)
         assert (await eventually(published, 3))["data"] == {"ca.crt": ca.read_text()}
+
+
+async def test_conditions_and_cordon_become_no_schedule_taints(client: Client) -> None:
+    """upstream doNoScheduleTaintingPass: pressure conditions and spec.unschedulable are
+    mirrored as NoSchedule taints (a user's own taints stay), and go when they clear."""
+    await client.create(NODES, {"metadata": {"name": "busy"},
+                                "spec": {"taints": [{"key": "team", "value": "a",
+                                                     "effect": "NoSchedule"}]}})
+    kubelet = Kubelet(client, "busy")
+    await kubelet.beat()
+    try:
+        async with running(client, NodeLifecycleController, **NODE_OPTIONS):
+            node = await client.get(NODES, "busy")
+            node["spec"]["unschedulable"] = True
+            await client.update(NODES, node)
+            kubelet.conditions = [{"type": "MemoryPressure", "status": "True",
+                                   "reason": "KubeletHasInsufficientMemory"}]
+
+            async def keys() -> list[tuple[str, str]]:
+                taints = (await client.get(NODES, "busy"))["spec"].get("taints") or []
+                return sorted((t["key"], t["effect"]) for t in taints)
+            wanted = [("node.kubernetes.io/memory-pressure", "NoSchedule"),
+                      ("node.kubernetes.io/unschedulable", "NoSchedule"), ("team", "NoSchedule")]
+            await eventually(lambda: _equals(keys(), wanted), 3)
+
+            node = await client.get(NODES, "busy")
+            node["spec"]["unschedulable"] = False
+            await client.update(NODES, node)
+            await eventually(lambda: _equals(keys(), [wanted[0], wanted[2]]), 3)
+            kubelet.conditions = []
+            await eventually(lambda: _equals(keys(), [wanted[2]]), 3)
+    finally:
+        await kubelet.stop()
+
+
+async def _equals(value, wanted) -> bool:
+    return await value == wanted

@@ -49,7 +49,10 @@ class FilteredInformer:
         self.active = True
 
     def add_event_handler(self, on_add: OnAdd | None = None, on_update: OnUpdate | None = None,
-                          on_delete: OnDelete | None = None) -> None:
+                          on_delete: OnDelete | None = None, *,
+                          resync_period: float | None = None) -> None:
+        """The shared informer's function-form handlers (a tombstone's last known object
+        is what `on_delete` gets and what the predicate sees), filtered."""
         matches = self.predicate
 
         def added(obj: Obj) -> None:
@@ -73,7 +76,7 @@ class FilteredInformer:
             if self.active and on_delete is not None and matches(obj):
                 on_delete(obj)
 
-        self.base.add_event_handler(added, updated, deleted)
+        self.base.add_event_handler(added, updated, deleted, resync_period=resync_period)
 
     def start(self) -> None:
         self.base.start()

@@ -9,13 +9,18 @@ controller relies on:
   no re-list;
 - on 410 Expired (history compacted), re-list at once; on any other failure (connection lost,
   server restarting), re-list after a backoff that doubles from 0.8 s to 30 s (upstream's
-  wait.Backoff for reflectors), reset after a healthy list.
+  wait.Backoff for reflectors), reset after a healthy list;
+- while a watch runs, every `resync_period` seconds (0: never) ask `should_resync` (the
+  informer's listeners; upstream ShouldResync) and if it says so call the store's `resync`
+  (upstream startResync: the DeltaFIFO re-queues the cache as Sync deltas).
+The store is a DeltaFIFO (delta_fifo.py) when an informer owns the reflector.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import aiohttp
@@ -35,6 +40,7 @@ class ReflectorStore(Protocol):
     def add(self, obj: Obj) -> None: ...
     def update(self, obj: Obj) -> None: ...
     def delete(self, obj: Obj) -> None: ...
+    def resync(self) -> None: ...
 
 
 class Reflector:
@@ -50,6 +56,8 @@ class Reflector:
         backoff_initial: float = 0.8,
         backoff_max: float = 30.0,
         watch_timeout: tuple[int, int] = (300, 600),
+        resync_period: float = 0.0,
+        should_resync: Callable[[], bool] | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -60,6 +68,8 @@ class Reflector:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.watch_timeout = watch_timeout
+        self.resync_period = resync_period
+        self.should_resync = should_resync
         self.last_resource_version = ""
         self.synced = asyncio.Event()
         self.relists = 0
@@ -94,6 +104,23 @@ class Reflector:
         self.store.replace(listed.get("items") or [], rv)
         self.last_resource_version = rv
         self.synced.set()
+        resyncer = (asyncio.create_task(self._resync_loop(), name=f"resync:{self.resource.plural}")
+                    if self.resync_period > 0 else None)
+        try:
+            await self._watch()
+        finally:
+            if resyncer is not None:
+                resyncer.cancel()
+
+    async def _resync_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.resync_period)
+            if self.should_resync is None or self.should_resync():
+                log.debug("forcing resync", resource=self.resource.plural)
+                self.store.resync()
+
+    async def _watch(self) -> None:
+        rv = self.last_resource_version
         while True:  # each pass is one watch request; a server-side timeout just re-watches
             async for event in self.client.watch(
                     self.resource, self.namespace, resource_version=self.last_resource_version,

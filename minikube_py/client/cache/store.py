@@ -80,7 +80,10 @@ class Indexer:
     update = add
 
     def delete(self, obj: Obj) -> Obj | None:
-        key = meta_namespace_key(obj)
+        return self.delete_key(meta_namespace_key(obj))
+
+    def delete_key(self, key: str) -> Obj | None:
+        """Remove by key (a DeletedFinalStateUnknown may carry no object); returns it."""
         old = self.items.pop(key, None)
         if old is not None:
             self._unindex(key, old)

@@ -117,6 +117,10 @@ def _matches_node_labels(meta: PodMeta, nodes: NodeTable) -> np.ndarray:
     return rows
 
 
+#: the match itself, public for the NodeAffinity and PodTopologySpread plugins
+matches_node_labels = _matches_node_labels
+
+
 def match_node_selector(meta: PodMeta, nodes: NodeTable) -> list[Failure]:
     """MatchNodeSelector (PodSelectorMatches): spec.nodeSelector is a subset of the node's
     labels and one of the required nodeSelectorTerms matches."""

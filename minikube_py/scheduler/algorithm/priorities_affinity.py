@@ -42,6 +42,10 @@ def _intolerable(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...])
     return sum(1 for taint in taints if not any(tolerates(t, taint) for t in tolerations))
 
 
+#: public for the TaintToleration plugin (one count, two callers)
+intolerable_count = _intolerable
+
+
 def taint_toleration_priority(pod: Obj, nodes: NodeTable, rows: np.ndarray,
                               ctx: PriorityContext) -> Scores:
     """TaintTolerationPriority: fewer untolerated PreferNoSchedule taints is better;

@@ -40,8 +40,11 @@ from .priorities_meta import MAX_PRIORITY, Obj, PriorityContext, PriorityFunctio
 
 
 def inter_pod_affinity_points(pod: Obj, nodes: NodeTable, ctx: PriorityContext,
-                              hard_weight: int, failure_domains: tuple[str, ...]) -> np.ndarray:
-    """Upstream's pm.counts for every row of the table (float64)."""
+                              hard_weight: int, failure_domains: tuple[str, ...],
+                              existing_preferred: bool = True) -> np.ndarray:
+    """Upstream's pm.counts for every row of the table (float64). `existing_preferred=False`
+    leaves out the existing pods' preferred terms (the InterPodAffinity plugin's
+    ignorePreferredTermsOfExistingPods)."""
     meta = ctx.meta(pod)
     points = np.zeros(nodes.size, dtype=np.float64)
     affinity = meta.pod_affinity
@@ -56,7 +59,7 @@ def inter_pod_affinity_points(pod: Obj, nodes: NodeTable, ctx: PriorityContext,
     index = existing_terms(nodes)
     for kind, factor in ((REQUIRED_AFFINITY, float(hard_weight)), (PREFERRED_AFFINITY, 1.0),
                          (PREFERRED_ANTI, -1.0)):
-        if not factor:
+        if not factor or (kind != REQUIRED_AFFINITY and not existing_preferred):
             continue
         for (_kind, namespaces, selector, key), rows, weights in index.of_kind(kind):
             if namespace in namespaces and selector.matches(labels):
