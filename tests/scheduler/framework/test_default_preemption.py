@@ -2,8 +2,8 @@
 upstream's messages when preemption cannot help, the chosen node and victims, PDBs from the
 handle's informers, and the combined FailedScheduling text.
 
-The Filter is a column-wise plugin over the v1.0 PodFitsResources predicate (the resource check
-NodeResourcesFit does), so these tests do not depend on which in-tree filters exist.
+The Filter is the in-tree NodeResourcesFit (PreFilter + Filter), so "Insufficient cpu" is the
+plugin's own reason.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import random
 import numpy as np
 import pytest
 
-from minikube_py.scheduler.algorithm import predicates
 from minikube_py.scheduler.algorithm.predicates_meta import PodMeta
 from minikube_py.scheduler.framework.config.types import PluginRef, Profile
 from minikube_py.scheduler.framework.handle import FrameworkHandle
@@ -25,20 +24,6 @@ from minikube_py.scheduler.framework.runtime import Framework
 from minikube_py.scheduler.framework.schedule_one import FitError, PodScheduler
 from minikube_py.scheduler.nodeinfo import NodeInfo
 from minikube_py.scheduler.nodetable import build
-
-
-class ResourcesFit:
-    """Filter: the pod's requests against allocatable minus requested (PodFitsResources)."""
-
-    name = "ResourcesFit"
-
-    def filter(self, state, pod, nodes, candidates):
-        return [(Status.unschedulable(reason), rows)
-                for reason, rows in predicates.pod_fits_resources(pod, nodes)]
-
-
-def new_fit(args, handle):
-    return ResourcesFit()
 
 
 def node(name: str, cpu: str = "2") -> dict:
@@ -67,10 +52,11 @@ def cluster(*nodes: tuple[dict, list[dict]], pdbs: list[dict] | None = None):
     table = build(infos)
     handle = FrameworkHandle(snapshot=lambda: table)
     profile = Profile(plugins={"queueSort": [PluginRef("PrioritySort")],
-                               "filter": [PluginRef("ResourcesFit")],
+                               "preFilter": [PluginRef("NodeResourcesFit")],
+                               "filter": [PluginRef("NodeResourcesFit")],
                                "postFilter": [PluginRef("DefaultPreemption")],
                                "bind": [PluginRef("DefaultBinder")]})
-    framework = Framework(profile, build_registry({"ResourcesFit": new_fit}, group=None), handle)
+    framework = Framework(profile, build_registry(group=None), handle)
     plugin = framework.plugins["DefaultPreemption"]
     assert isinstance(plugin, DefaultPreemption)
     plugin.rng = random.Random(1)

@@ -20,32 +20,20 @@ from prometheus_client import REGISTRY
 
 from minikube_py.client import Client, HTTPTransport
 from minikube_py.client.resources import EVENTS, NODES, PODS
-from minikube_py.scheduler.algorithm import predicates
 from minikube_py.scheduler.framework.config.types import (
     PluginRef,
     Profile,
     SchedulerConfiguration,
 )
-from minikube_py.scheduler.framework.interface import Status
 from minikube_py.scheduler.framework.registry import build_registry
 from minikube_py.scheduler.scheduler import Scheduler
 from tests.apiserver.conftest import start_api
 from tests.e2e.kubectl_run import kubectl
 
-
-class ResourcesFit:
-    """Filter: PodFitsResources as a column-wise plugin (NodeResourcesFit's check)."""
-
-    name = "ResourcesFit"
-
-    def filter(self, state, pod, nodes, candidates):
-        return [(Status.unschedulable(reason), rows)
-                for reason, rows in predicates.pod_fits_resources(pod, nodes)]
-
-
 PROFILE = Profile(plugins={
     "queueSort": [PluginRef("PrioritySort")], "preEnqueue": [PluginRef("SchedulingGates")],
-    "filter": [PluginRef("ResourcesFit")], "postFilter": [PluginRef("DefaultPreemption")],
+    "preFilter": [PluginRef("NodeResourcesFit")], "filter": [PluginRef("NodeResourcesFit")],
+    "postFilter": [PluginRef("DefaultPreemption")],
     "bind": [PluginRef("DefaultBinder")]})
 
 
@@ -69,8 +57,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     config = SchedulerConfiguration(profiles=[PROFILE], pod_initial_backoff_seconds=1,
                                     pod_max_backoff_seconds=1)
     sched = Scheduler(Client(HTTPTransport(api.url)), config,
-                      registry=build_registry({"ResourcesFit": lambda args, h: ResourcesFit()},
-                                              group=None))
+                      registry=build_registry(group=None))
     task = asyncio.create_task(sched.run())
     try:
         await client.create(NODES, {
