@@ -1,5 +1,5 @@
-"""Preemption end to end: a real API server over real sockets, the framework scheduler with the
-modern queue and DefaultPreemption, PriorityClasses made with the real kubectl.
+"""Preemption end to end: a real API server over real sockets, the framework scheduler (default
+profile, every in-tree plugin) on the modern queue, PriorityClasses made with the real kubectl.
 
 A low-priority pod fills the only node; a high-priority pod arrives: the scheduler marks the
 victim DisruptionTarget/PreemptionByScheduler, deletes it gracefully, records the Preempted
@@ -20,21 +20,11 @@ from prometheus_client import REGISTRY
 
 from minikube_py.client import Client, HTTPTransport
 from minikube_py.client.resources import EVENTS, NODES, PODS
-from minikube_py.scheduler.framework.config.types import (
-    PluginRef,
-    Profile,
-    SchedulerConfiguration,
-)
+from minikube_py.scheduler.framework.config.load import default_configuration
 from minikube_py.scheduler.framework.registry import build_registry
 from minikube_py.scheduler.scheduler import Scheduler
 from tests.apiserver.conftest import start_api
 from tests.e2e.kubectl_run import kubectl
-
-PROFILE = Profile(plugins={
-    "queueSort": [PluginRef("PrioritySort")], "preEnqueue": [PluginRef("SchedulingGates")],
-    "preFilter": [PluginRef("NodeResourcesFit")], "filter": [PluginRef("NodeResourcesFit")],
-    "postFilter": [PluginRef("DefaultPreemption")],
-    "bind": [PluginRef("DefaultBinder")]})
 
 
 @dataclass
@@ -54,8 +44,9 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     api, runner, store, session = await start_api(
         tmp_path, admission_control=("NamespaceLifecycle", "Priority"))
     client = Client(HTTPTransport(api.url))
-    config = SchedulerConfiguration(profiles=[PROFILE], pod_initial_backoff_seconds=1,
-                                    pod_max_backoff_seconds=1)
+    config = default_configuration()  # the default profile: every in-tree plugin
+    assert [ref.name for ref in config.profiles[0].enabled("postFilter")] == ["DefaultPreemption"]
+    config.pod_initial_backoff_seconds = config.pod_max_backoff_seconds = 1
     sched = Scheduler(Client(HTTPTransport(api.url)), config,
                       registry=build_registry(group=None))
     task = asyncio.create_task(sched.run())
