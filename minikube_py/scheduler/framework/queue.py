@@ -36,7 +36,7 @@ from . import events
 from .heap import KeyedHeap
 from .interface import ClusterEvent, QueuedPodInfo, Status, is_success
 from .nominator import Nominator, pod_uid
-from .queueing_hints import HintEntry, is_event_of_interest, worth_requeuing
+from .queueing_hints import EventInterest, HintEntry, worth_requeuing
 
 Obj = dict[str, Any]
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
@@ -70,12 +70,17 @@ class PrometheusQueueMetrics:
         self._metrics = metrics or SchedulerMetrics.instance()
         self._gauges = {q: self._metrics.pending.labels(queue=q)
                         for q in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)}
+        self._counters: dict[tuple[str, str], Any] = {}
 
     def pending(self, queue: str, count: int) -> None:
         self._gauges[queue].set(count)
 
     def incoming(self, queue: str, event: str) -> None:
-        self._metrics.queue_incoming.labels(queue=queue, event=event).inc()
+        counter = self._counters.get((queue, event))
+        if counter is None:
+            counter = self._counters[(queue, event)] = self._metrics.queue_incoming.labels(
+                queue=queue, event=event)
+        counter.inc()
 
 
 def scheduler_name(pod: Obj) -> str:
@@ -99,6 +104,7 @@ class PriorityQueue:
         self.max_in_unschedulable = max_in_unschedulable
         self._pre_enqueue = dict(pre_enqueue or {})
         self._hints = dict(hints or {})
+        self._interested = EventInterest(self._hints)
         self._metrics = metrics if metrics is not None else PrometheusQueueMetrics()
         self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_info_key, less)
         self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(
@@ -115,6 +121,7 @@ class PriorityQueue:
         self.nominator = Nominator()
         self._wakeup: asyncio.Event | None = None
         self._closed = False
+        self._recorded: dict[str, int] = {}
 
     # -- sizes -----------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -305,7 +312,7 @@ class PriorityQueue:
             pre_check: Callable[[Obj], bool] | None = None) -> None:
         """upstream MoveAllToActiveOrBackoffQueue: `event` happened; requeue the
         unschedulable pods it may help."""
-        if not is_event_of_interest(self._hints, event):
+        if not self._interested(event):
             return
         infos = [info for info in self._unschedulable.values()
                  if pre_check is None or pre_check(info.pod)]
@@ -451,8 +458,14 @@ class PriorityQueue:
             self._wakeup.set()
 
     def _record(self) -> None:
-        for queue, count in self.counts().items():
-            self._metrics.pending(queue, count)
+        """Publish the queue sizes (only those that changed: this runs on every event)."""
+        counts = self.counts()
+        if counts == self._recorded:
+            return
+        for queue, count in counts.items():
+            if self._recorded.get(queue) != count:
+                self._metrics.pending(queue, count)
+        self._recorded = counts
 
 
 def _info_key(info: QueuedPodInfo) -> str:

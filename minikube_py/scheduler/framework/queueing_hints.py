@@ -70,6 +70,22 @@ def is_event_of_interest(hints: Mapping[str, Sequence[HintEntry]], event: Cluste
     return any(matches(entry.event, event) for entries in hints.values() for entry in entries)
 
 
+class EventInterest:
+    """`is_event_of_interest` remembered per (resource, action): the informers deliver the
+    same few kinds of event thousands of times."""
+
+    def __init__(self, hints: Mapping[str, Sequence[HintEntry]]) -> None:
+        self._hints = hints
+        self._known: dict[tuple[str, int], bool] = {}
+
+    def __call__(self, event: ClusterEvent) -> bool:
+        key = (event.resource, int(event.action))
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = is_event_of_interest(self._hints, event)
+        return known
+
+
 def worth_requeuing(rejectors: set[str], entries: Sequence[HintEntry] | None, pod: Obj,
                     event: ClusterEvent, old: Obj | None, new: Obj | None) -> bool:
     """upstream isPodWorthRequeuing (without Pending plugins: Queue means after backoff)."""
