@@ -408,3 +408,14 @@ def test_pod_updates_become_upstream_events():
     assert events.matches(registered, events.POD_LABEL_CHANGE)
     assert not events.matches(registered, events.NODE_LABEL_CHANGE)
     assert events.matches(events.WILDCARD_EVENT, events.NODE_ADD)
+
+
+def test_event_interest_is_per_resource_and_action():
+    from minikube_py.scheduler.framework.queueing_hints import EventInterest
+
+    interest = EventInterest({"default-scheduler": hint_entries(registrations_of([NodeTaints()]))})
+    assert interest(events.NODE_ADD) and interest(events.NODE_TAINT_CHANGE)
+    assert not interest(events.NODE_LABEL_CHANGE) and not interest(events.ASSIGNED_POD_DELETE)
+    assert interest(events.UNSCHEDULABLE_TIMEOUT)  # the wildcard always is
+    everything = EventInterest({"default-scheduler": hint_entries(registrations_of([Legacy()]))})
+    assert everything(events.ASSIGNED_POD_DELETE)
