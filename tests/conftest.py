@@ -19,6 +19,11 @@ from tests.etcd_server import EtcdServer, etcd_binary, start_single
 
 BACKENDS = ["embedded", "etcd"]
 
+# minikube_py's own pytest plugin (kube_cluster, kube_namespace, ...; tests/testing/); an
+# installed package registers it through its pytest11 entry point under this same name, so
+# naming it here too is harmless; pytester runs the plugin's own tests (tests/testing/)
+pytest_plugins = ["pytester", "minikube_py.testing.pytest_plugin"]
+
 
 @pytest.fixture(autouse=True)
 def _restore_structlog():

@@ -97,10 +97,14 @@ class Component:
 
     def __init__(self, name: str, url: str | None, stop: Callable[[], Awaitable[None]],
                  detail: str = "", *, listed: bool = True,
-                 pending: Callable[[], list[str]] | None = None) -> None:
+                 pending: Callable[[], list[str]] | None = None,
+                 handle: object = None) -> None:
         self.name, self.url, self._stop, self.detail = name, url, stop, detail
         self.listed = listed  # shown in the ready line and the summary
         self.pending = pending  # what it still waits for before it is ready (none: ready)
+        #: the running object (Scheduler, ControllerManager, KubeletPool) for in-process
+        #: drivers such as minikube_py.testing (stop a node, advance the controllers' clock)
+        self.handle = handle
 
     async def stop(self) -> None:
         await self._stop()
@@ -155,15 +159,17 @@ async def running_cluster(options: StartOptions,
                 if not ipaddress.ip_address(options.address).is_loopback:
                     log.warning("the insecure port serves everyone who can reach it, with no "
                                 "authentication", address=options.address, port=options.port)
-                await _listen(runner, options.address, options.port, "the API server",
-                              "--insecure-port")
-                url = f"http://{options.address}:{options.port}"
+                bound = await _listen(runner, options.address,
+                                      0 if options.ephemeral_ports else options.port,
+                                      "the API server", "--insecure-port")
+                url = f"http://{options.address}:{bound}"
             if secure is not None:
-                await _listen(runner, options.bind_address, options.secure_port,
-                              "the secure port", "--secure-port", secure.ssl_context)
+                bound = await _listen(runner, options.bind_address,
+                                      0 if options.ephemeral_ports else options.secure_port,
+                                      "the secure port", "--secure-port", secure.ssl_context)
                 host = "127.0.0.1" if options.bind_address in ("0.0.0.0", "::") \
                     else options.bind_address
-                secure_url = f"https://{host}:{options.secure_port}"
+                secure_url = f"https://{host}:{bound}"
             components = await start_components(options, apiserver, runner.app)
             await wait_ready(options, runner.app, components, stop or asyncio.Event())
             yield RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
@@ -332,7 +338,7 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
     if url:
         apiserver.set_component_url("scheduler", f"{url}/healthz")
     task = asyncio.create_task(scheduler.run(), name="scheduler")
-    return Component("scheduler", url, _stopper(task, runner, client))
+    return Component("scheduler", url, _stopper(task, runner, client), handle=scheduler)
 
 
 async def start_controller_manager(options: StartOptions, apiserver: "APIServer",
@@ -348,6 +354,8 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
                                                   "kube-system"))
     manager = ControllerManager(client, options.controllers, informers=informers,
                                 clients=accounts)
+    if options.controller_clock is not None:  # before run() builds the controllers
+        manager.ctx.clock = options.controller_clock
     runner, url = await serve_health(build_app(manager, controller_manager_config(options)),
                                      options.address,
                                      options.controller_manager_port, "the controller manager",
@@ -356,7 +364,7 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
         apiserver.set_component_url("controller-manager", f"{url}/healthz")
     task = asyncio.create_task(manager.run(), name="controller-manager")
     return Component("controller-manager", url, _stopper(task, runner, client, accounts),
-                     f"{len(options.controllers.controllers)} controllers")
+                     f"{len(options.controllers.controllers)} controllers", handle=manager)
 
 
 async def start_ingress(options: StartOptions, app: "web.Application") -> Component:
@@ -424,7 +432,8 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
     serving = pool_serving(options)  # HTTPS + authn/authz with the secure port, else open HTTP
     client = in_process_client(app, "kubelet")
     nodes = InProcessClients(app, "kubelet", identities.node_user)  # system:node:<name>
-    port = options.kubelet_port if options.kubelet_port else -1
+    port = (0 if options.ephemeral_ports else options.kubelet_port) if options.kubelet_port \
+        else -1
     pool = KubeletPool(client, address=options.address, port=port, node_ip=options.address,
                        informers=informers, serving=serving, node_clients=nodes)
     for spec in options.node_pools:
@@ -458,7 +467,7 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
     detail = f"{count} node{'s' if count != 1 else ''}" + (
         "; TLS, authentication" if serving is not None and serving.secured
         else "; no authentication" if url else "")
-    return Component("kubelet", url, stop, detail, pending=pending)
+    return Component("kubelet", url, stop, detail, pending=pending, handle=pool)
 
 
 def _stopper(task: asyncio.Task, runner: "web.AppRunner | None", client: "Client",
@@ -547,7 +556,8 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
 
 
 async def _listen(runner: "web.AppRunner", address: str, port: int, what: str, flag: str,
-                  ssl_context: "ssl.SSLContext | None" = None) -> None:
+                  ssl_context: "ssl.SSLContext | None" = None) -> int:
+    """Serve `runner` on address:port; returns the bound port (the OS's choice for 0)."""
     from aiohttp import web
 
     site = web.TCPSite(runner, address, port, ssl_context=ssl_context)
@@ -556,5 +566,9 @@ async def _listen(runner: "web.AppRunner", address: str, port: int, what: str, f
     except OSError as exc:
         raise CommandError(f"cannot serve {what} on {address}:{port}: "
                            f"{exc.strerror or exc} (use {flag})") from exc
+    if port:
+        return port
+    server = site._server  # aiohttp keeps the asyncio Server here; its socket has the port
+    return server.sockets[0].getsockname()[1] if server is not None else port
 
 

@@ -8,7 +8,7 @@ API server, the scheduler, the controller manager and the simulated nodes.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,6 +147,13 @@ class StartOptions:
     default_storage_class: bool = True
     #: KubeletConfig's heartbeat fields (component_settings.kubelet_heartbeat)
     node_heartbeat: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: not a flag (minikube_py.testing sets it): every enabled API-server listener and the
+    #: kubelet port bind port 0, and RunningCluster reports the port the OS chose — on a
+    #: shared machine a port picked beforehand can be taken before it is bound
+    ephemeral_ports: bool = False
+    #: not a flag (minikube_py.testing sets it): the controllers' wall clock
+    #: (ControllerContext.clock), a clock a test can advance; None: time.time
+    controller_clock: Callable[[], float] | None = None
 
     def runs(self, component: str) -> bool:
         return component not in self.disabled
