@@ -40,8 +40,10 @@ POD_REQUEST_SCALED_DOWN = ClusterEvent(POD, ActionType.UPDATE_POD_SCALE_DOWN, "P
 POD_TOLERATION_CHANGE = ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATIONS, "PodTolerationChange")
 POD_SCHEDULING_GATE_ELIMINATED = ClusterEvent(
     POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "PodSchedulingGateEliminatedChange")
-#: an update that matches none of the specific changes (upstream assignedPodOtherUpdate)
-_POD_OTHER_UPDATE = ClusterEvent(POD, ActionType.UPDATE, "AssignedPodUpdate")
+#: an update that matches none of the specific changes (upstream assignedPodOtherUpdate, whose
+#: action is the updatePodOther bit only a registration for every Pod update covers; the
+#: contract's ActionType has no such bit, so `matches` treats this event specially)
+POD_OTHER_UPDATE = ClusterEvent(POD, ActionType.UPDATE, "AssignedPodUpdate")
 
 NODE_ADD = ClusterEvent(NODE, ActionType.ADD, "NodeAdd")
 NODE_DELETE = ClusterEvent(NODE, ActionType.DELETE, "NodeDelete")
@@ -67,8 +69,11 @@ def matches(registered: ClusterEvent, event: ClusterEvent) -> bool:
     """upstream ClusterEvent.Match: does a plugin's registered event cover `event`?"""
     if is_wildcard(registered):
         return True
-    return (registered.resource in (WILDCARD, event.resource)
-            and bool(registered.action & event.action))
+    if registered.resource not in (WILDCARD, event.resource):
+        return False
+    if event == POD_OTHER_UPDATE:  # a status-only or other unspecific change
+        return registered.action & ActionType.UPDATE == ActionType.UPDATE
+    return bool(registered.action & event.action)
 
 
 def _get(obj: Obj | None, *path: str) -> Any:
@@ -100,7 +105,7 @@ def pod_scheduling_properties_change(new: Obj, old: Obj | None) -> list[ClusterE
             events.append(POD_SCHEDULING_GATE_ELIMINATED)
         if _get(new, "spec", "tolerations") != _get(old, "spec", "tolerations"):
             events.append(POD_TOLERATION_CHANGE)
-    return events or [_POD_OTHER_UPDATE]
+    return events or [POD_OTHER_UPDATE]
 
 
 def node_scheduling_properties_change(new: Obj, old: Obj) -> list[ClusterEvent]:

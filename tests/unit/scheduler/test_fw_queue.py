@@ -419,3 +419,25 @@ def test_event_interest_is_per_resource_and_action():
     assert interest(events.UNSCHEDULABLE_TIMEOUT)  # the wildcard always is
     everything = EventInterest({"default-scheduler": hint_entries(registrations_of([Legacy()]))})
     assert everything(events.ASSIGNED_POD_DELETE)
+
+
+def test_an_unspecific_pod_update_wakes_only_plugins_registered_for_every_update():
+    """upstream assignedPodOtherUpdate: the scheduler's own PodScheduled=False patch of a
+    pod NodeResourcesFit rejected (registered for Pod Delete|UpdatePodScaleDown) must not
+    requeue it; a plugin registered for all Pod events is woken."""
+    scale_down = ClusterEvent("Pod", ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)
+    assert not events.matches(scale_down, events.POD_OTHER_UPDATE)
+    assert events.matches(ClusterEvent("Pod", ActionType.ALL), events.POD_OTHER_UPDATE)
+    assert events.matches(scale_down, events.POD_REQUEST_SCALED_DOWN)
+    clock = Clock()
+    fits = type("Fit", (), {"name": "NodeResourcesFit", "events_to_register":
+                            lambda self: [ClusterEventWithHint(scale_down)]})()
+    q = PriorityQueue(less=priority_sort, clock=clock,
+                      hints={"default-scheduler": hint_entries(registrations_of([fits]))})
+    q.add(pod("p"))
+    fail(q, q.pop_nowait(), "NodeResourcesFit")
+    clock.now += 20
+    patched = pod("p")
+    patched["status"]["conditions"] = [{"type": "PodScheduled", "status": "False"}]
+    q.update(pod("p"), patched)
+    assert q.where(patched) == UNSCHEDULABLE
