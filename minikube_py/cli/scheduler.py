@@ -76,7 +76,8 @@ async def serve(settings: dict, loaded: scheduler_config.Loaded | None = None) -
 
     configuration = scheduler_config.chosen(loaded.configuration if loaded else None,
                                             settings["algorithm_provider"],
-                                            settings["policy_config_file"])
+                                            settings["policy_config_file"],
+                                            settings["scheduler_name"])
     try:
         args = options_from(AlgorithmArgs, settings)
         algorithm = (load_policy(settings["policy_config_file"], args=args)
