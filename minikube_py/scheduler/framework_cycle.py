@@ -29,7 +29,7 @@ from ..client.cache import meta_namespace_key
 from .algorithm.predicates_meta import PodMeta
 from .algorithm.select_host import HostSelector
 from .framework.config.types import SchedulerConfiguration
-from .framework.events import ASSIGNED_POD_DELETE
+from .framework.events import ASSIGNED_POD_DELETE, WILDCARD
 from .framework.explain import FrameworkExplanation
 from .framework.handle import FrameworkHandle
 from .framework.interface import (
@@ -99,7 +99,11 @@ class FrameworkScheduling:
                                           scheduler.extenders)
         #: the modern scheduling queue of every profile (framework_queueing.py)
         self.queue = new_queue(self.frameworks, config)
-        self._handlers = QueueEventHandlers(scheduler, self.queue, self.pod_deleted)
+        registered = frozenset(
+            entry.event.resource if entries is not None else WILDCARD
+            for fw in self.frameworks.values() for entries in fw.events_to_register().values()
+            for entry in (entries if entries is not None else (None,)))
+        self._handlers = QueueEventHandlers(scheduler, self.queue, self.pod_deleted, registered)
 
     def wire(self) -> None:
         """The informers' events into the queue and the cache (upstream addAllEventHandlers)."""

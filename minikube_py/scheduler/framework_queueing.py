@@ -19,9 +19,17 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..client.resources import (
+    CSI_NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    STORAGE_CLASSES,
+    Resource,
+)
 from .framework import events
 from .framework.config.types import SchedulerConfiguration
 from .framework.handle import FrameworkHandle
+from .framework.interface import ActionType, ClusterEvent
 from .framework.queue import PriorityQueue
 from .framework.queueing_hints import hint_entries
 from .framework.runtime import Framework
@@ -30,6 +38,17 @@ if TYPE_CHECKING:
     from .scheduler import Scheduler
 
 Obj = dict[str, Any]
+
+#: the other objects plugins register for, with upstream 1.31's event labels (PvcAdd, ...):
+#: an informer's add/update/delete of one is that cluster event (addAllEventHandlers adds a
+#: handler per GVK some plugin's EventsToRegister names)
+WATCHED_OBJECTS: tuple[tuple[Resource, str, str], ...] = (
+    (PERSISTENT_VOLUME_CLAIMS, "PersistentVolumeClaim", "Pvc"),
+    (PERSISTENT_VOLUMES, "PersistentVolume", "Pv"),
+    (STORAGE_CLASSES, "StorageClass", "StorageClass"),
+    (CSI_NODES, "CSINode", "CSINode"),
+)
+
 
 def new_queue(frameworks: Mapping[str, Framework], config: SchedulerConfiguration,
               clock: Callable[[], float] = time.monotonic) -> PriorityQueue:
@@ -52,10 +71,13 @@ class QueueEventHandlers:
     """upstream addAllEventHandlers for one scheduler and its PriorityQueue."""
 
     def __init__(self, sched: Scheduler, queue: PriorityQueue,
-                 pod_deleted: Callable[[Obj], None]) -> None:
+                 pod_deleted: Callable[[Obj], None],
+                 registered: frozenset[str] = frozenset()) -> None:
+        """`registered`: the resources the profiles' plugins registered events for."""
         self.sched = sched
         self.queue = queue
         self._pod_deleted = pod_deleted
+        self._registered = registered
 
     def wire(self) -> None:
         sched = self.sched
@@ -66,6 +88,26 @@ class QueueEventHandlers:
                                          on_delete=self.delete_assigned)
         sched.nodes.add_event_handler(on_add=self.add_node, on_update=self.update_node,
                                       on_delete=sched.cache.remove_node)
+        informers = sched.plugin_informers
+        for resource, kind, label in WATCHED_OBJECTS:
+            if informers is not None and ({kind, events.WILDCARD} & self._registered):
+                informers.informer(resource).add_event_handler(**self._object_events(kind, label))
+
+    def _object_events(self, kind: str, label: str) -> dict[str, Callable[..., None]]:
+        """Handlers turning one kind's informer events into its cluster events (a resync,
+        the same resourceVersion again, is none)."""
+        added = ClusterEvent(kind, ActionType.ADD, f"{label}Add")
+        updated = ClusterEvent(kind, ActionType.UPDATE, f"{label}Update")
+        deleted = ClusterEvent(kind, ActionType.DELETE, f"{label}Delete")
+        move = self.queue.move_all_to_active_or_backoff_queue
+
+        def on_update(old: Obj, new: Obj) -> None:
+            if ((old.get("metadata") or {}).get("resourceVersion")
+                    != (new.get("metadata") or {}).get("resourceVersion")):
+                move(updated, old, new)
+
+        return {"on_add": lambda obj: move(added, None, obj), "on_update": on_update,
+                "on_delete": lambda obj: move(deleted, obj, None)}
 
     # -- unscheduled pods (the queue) -------------------------------------------------------
     def add_unscheduled(self, pod: Obj) -> None:
