@@ -28,6 +28,7 @@ from ..api.params import parse_bool
 from ..logs import debug_enabled
 from ..loopwatch import DESCRIPTIONS as DOING
 from ..loopwatch import current_task
+from ..trace import REQUEST, TRACE
 from . import render
 from .authn import UserInfo
 from .authz.guard import USER, authorization_view
@@ -79,6 +80,11 @@ class Instruments:
         self.access_log = debug_enabled()
 
     def record(self, request: web.Request, info: RequestInfo, status: int, elapsed: float) -> None:
+        if TRACE.active:
+            TRACE.emit(REQUEST, request.headers.get("User-Agent", ""), info.resource,
+                       info.namespace, info.name, "",
+                       (info.verb, request.path, info.subresource, status,
+                        round(elapsed * 1000, 3)))
         if info.is_resource:
             key = ("WATCH" if info.verb == "watch" else request.method, info.group,
                    info.resource, info.subresource)

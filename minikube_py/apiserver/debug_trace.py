@@ -1,0 +1,94 @@
+"""`GET /debug/trace`: the trace ring as Server-Sent Events of JSON records.
+
+Kubernetes piece: a debug endpoint beside `/debug/pprof` (upstream's apiserver mounts its
+debug handlers on the same mux, behind the same authentication and authorization filters —
+here authz/guard.py covers every path but the health checks). Upstream has no trace stream;
+the wire format is the W3C EventSource one so a browser (the console) reads it with
+`new EventSource(...)` and a terminal with `curl -N`.
+
+Query: `kind=request,store,...`, `uid=`, `object=ns/name` (or `namespace=`, `name=`),
+`resource=pods`, `since=SEQ` (or the `Last-Event-ID` header an EventSource sends when it
+reconnects), `follow=false` to get what the ring holds and end. Each record is one event with
+`id: <seq>` and `data: <json>`; `event: lost` says how many records after `since` the ring
+no longer held. While a follower is attached the ring records (`TraceRing.viewer`); a client
+that goes away just ends its stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import orjson
+from aiohttp import web
+
+from ..api import errors
+from ..trace.filters import TraceFilter, from_query, parse_since
+from ..trace.records import to_json
+from ..trace.ring import TraceRing
+from .runtime_config import parse_bool
+
+#: a comment line this often keeps proxies from closing an idle stream
+KEEPALIVE_SECONDS = 15.0
+#: records encoded per write before yielding the loop (a replay of a full ring)
+BATCH = 256
+
+
+def frame(seq: int, data: bytes) -> bytes:
+    return b"id: %d\ndata: %s\n\n" % (seq, data)
+
+
+class TraceEndpoint:
+    """The handler of `/debug/trace` over one ring."""
+
+    def __init__(self, ring: TraceRing, *, keepalive: float = KEEPALIVE_SECONDS) -> None:
+        self.ring = ring
+        self.keepalive = keepalive
+
+    def install(self, router: web.UrlDispatcher) -> None:
+        router.add_get("/debug/trace", self.handle)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        query = request.query
+        try:
+            selected = from_query(query)
+            since = parse_since(query.get("since") or request.headers.get("Last-Event-ID")
+                                or "0")
+            follow = parse_bool("follow", query.get("follow", ""))
+        except ValueError as exc:
+            raise errors.bad_request(str(exc)) from None
+        response = web.StreamResponse(status=200, headers={
+            "Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no"})
+        try:
+            if follow:
+                with self.ring.viewer():
+                    await response.prepare(request)
+                    await self._stream(response, selected, since, follow=True)
+            else:
+                await response.prepare(request)
+                await self._stream(response, selected, since, follow=False)
+            await response.write_eof()
+        except (ConnectionResetError, ConnectionError):
+            pass  # the client went away: not an error
+        return response
+
+    async def _stream(self, response: web.StreamResponse, selected: TraceFilter, seq: int,
+                      *, follow: bool) -> None:
+        ring = self.ring
+        while True:
+            records, missed = ring.since(seq)
+            if missed:
+                await response.write(b"event: lost\ndata: %d\n\n" % missed)
+            for start in range(0, len(records), BATCH):
+                chunk = [frame(r.seq, orjson.dumps(to_json(r)))
+                         for r in records[start:start + BATCH] if selected.matches(r)]
+                if chunk:
+                    await response.write(b"".join(chunk))
+                if len(records) > BATCH:
+                    await asyncio.sleep(0)  # a long replay shares the loop
+            if records:
+                seq = records[-1].seq
+            if not follow:
+                return
+            if not await ring.wait(seq, self.keepalive):
+                await response.write(b": keepalive\n\n")
