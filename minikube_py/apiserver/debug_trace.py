@@ -25,6 +25,7 @@ from ..api import errors
 from ..trace.filters import TraceFilter, from_query, parse_since
 from ..trace.records import to_json
 from ..trace.ring import TraceRing
+from .connection import APIRequestHandler
 from .runtime_config import parse_bool
 
 #: a comment line this often keeps proxies from closing an idle stream
@@ -43,6 +44,7 @@ class TraceEndpoint:
     def __init__(self, ring: TraceRing, *, keepalive: float = KEEPALIVE_SECONDS) -> None:
         self.ring = ring
         self.keepalive = keepalive
+        self._followers: set[asyncio.Task] = set()
 
     def install(self, router: web.UrlDispatcher) -> None:
         router.add_get("/debug/trace", self.handle)
@@ -59,6 +61,14 @@ class TraceEndpoint:
         response = web.StreamResponse(status=200, headers={
             "Content-Type": "text/event-stream", "Cache-Control": "no-cache",
             "X-Accel-Buffering": "no"})
+        task = asyncio.current_task()
+        assert task is not None
+        # a client that leaves, or the server shutting down, ends the stream at once (not at
+        # the next record or keepalive): the follower's task is cancelled
+        protocol = request.protocol
+        forget_lost = protocol.on_lost(task.cancel) \
+            if isinstance(protocol, APIRequestHandler) else None
+        self._followers.add(task)
         try:
             if follow:
                 with self.ring.viewer():
@@ -68,9 +78,18 @@ class TraceEndpoint:
                 await response.prepare(request)
                 await self._stream(response, selected, since, follow=False)
             await response.write_eof()
-        except (ConnectionResetError, ConnectionError):
-            pass  # the client went away: not an error
+        except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
+            pass  # the client went away or the server stops: not an error
+        finally:
+            self._followers.discard(task)
+            if forget_lost is not None:
+                forget_lost()
         return response
+
+    def close(self) -> None:
+        """End every open stream (the server is shutting down)."""
+        for task in list(self._followers):
+            task.cancel()
 
     async def _stream(self, response: web.StreamResponse, selected: TraceFilter, seq: int,
                       *, follow: bool) -> None:

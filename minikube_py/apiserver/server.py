@@ -276,7 +276,8 @@ class APIServer:
             IssuerDiscovery(self.tokens).install(router)  # /.well-known/openid-configuration
         if opts.profiling:
             Profiling().install(router)  # --profiling: /debug/pprof/
-        TraceEndpoint(TRACE).install(router)  # /debug/trace: the trace ring, live (SSE)
+        trace = TraceEndpoint(TRACE)
+        trace.install(router)  # /debug/trace: the trace ring, live (SSE)
         if self.cors is not None:
             self.cors.install(app)  # --cors-allowed-origins: before the filter chain
 
@@ -286,6 +287,7 @@ class APIServer:
         async def on_shutdown(_app: web.Application) -> None:
             self._shutting_down = True
             self.close_watchers()  # open streams end now, not at their next wake-up
+            trace.close()
 
         async def on_cleanup(_app: web.Application) -> None:
             await self.stop()
