@@ -242,7 +242,7 @@ async def one_run(nodes: int, pods: int, tmp: Path, transport: str,
         task = asyncio.create_task(scheduler.run())
         bound.start()
         await bound.wait_for_sync()
-        while scheduler.queue is None or not scheduler.nodes.has_synced or \
+        while not scheduler.running or not scheduler.nodes.has_synced or \
                 len(scheduler.cache.pod_nodes) < (CACHE_PODS if affinity else 0):
             await asyncio.sleep(0.05)
         seen.clear()  # count only the measured pods (the cache pods were bound at creation)

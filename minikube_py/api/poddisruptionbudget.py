@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import errors
-from .labels import selector_from_label_selector
+from .labels import LabelSelector, selector_from_label_selector
 from .meta import parse_rfc3339, rfc3339
 
 Obj = dict[str, Any]
@@ -320,8 +320,15 @@ def budget_covers(pdb: Obj, pod: Obj) -> bool:
     should match nothing, not everything")."""
     if _d(pdb.get("metadata")).get("namespace") != _d(pod.get("metadata")).get("namespace"):
         return False
+    selector = budget_selector(pdb)
+    return selector is not None and selector.matches(_d(pod.get("metadata")).get("labels") or {})
+
+
+def budget_selector(pdb: Obj) -> LabelSelector | None:
+    """The budget's selector, None when it covers no pod (nil, empty or invalid); callers
+    matching many pods (the scheduler's preemption) parse it once with this."""
     try:
         selector = selector_from_label_selector(_d(pdb.get("spec")).get("selector"))
     except (errors.StatusError, ValueError):
-        return False
-    return not selector.empty() and selector.matches(_d(pod.get("metadata")).get("labels") or {})
+        return None
+    return None if selector.empty() else selector

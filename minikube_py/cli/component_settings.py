@@ -157,8 +157,9 @@ APISERVER = (
 SCHEDULER = (
     # the names are scheduler/factory.py's PROVIDERS (a test keeps them in step; importing
     # the scheduler here would load numpy for every command)
-    Setting("algorithm-provider", "DefaultProvider", "the scheduling algorithm provider to "
-            "use, one of: ClusterAutoscalerProvider | DefaultProvider | V1.0Provider "
+    Setting("algorithm-provider", "", "a v1.x scheduling algorithm provider instead of the "
+            "framework's default profile (unset, as kube-scheduler 1.31), one of: "
+            "ClusterAutoscalerProvider | DefaultProvider | V1.0Provider "
             "(DefaultProvider: v1.5's predicates and priorities; V1.0Provider: v1.0's)"),
     Setting("policy-config-file", None, "a v1.0 Policy JSON file (overrides "
             "--algorithm-provider)", metavar="FILE"),

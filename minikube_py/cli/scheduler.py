@@ -62,18 +62,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def serve(settings: dict, loaded: scheduler_config.Loaded | None = None) -> int:
-    from ..scheduler.factory import AlgorithmArgs, PolicyError, from_provider, load_policy
+    from ..scheduler.factory import (
+        DEFAULT_PROVIDER,
+        AlgorithmArgs,
+        PolicyError,
+        from_provider,
+        load_policy,
+    )
     from ..scheduler.scheduler import Scheduler
     from ..scheduler.server import build_app
     from .component_process import http_client, run_component
     from .componentconfig import component_config
 
-    configuration = loaded.configuration if loaded else None
+    configuration = scheduler_config.chosen(loaded.configuration if loaded else None,
+                                            settings["algorithm_provider"],
+                                            settings["policy_config_file"],
+                                            settings["scheduler_name"])
     try:
         args = options_from(AlgorithmArgs, settings)
         algorithm = (load_policy(settings["policy_config_file"], args=args)
                      if settings["policy_config_file"]
-                     else from_provider(settings["algorithm_provider"], args))
+                     else from_provider(settings["algorithm_provider"] or DEFAULT_PROVIDER, args))
     except PolicyError as exc:
         raise CommandError(str(exc)) from None
     client = http_client(settings, "kube-scheduler")

@@ -158,14 +158,32 @@ def write_config(path: str | None, policy_config_file: str | None, target: str) 
 
 
 def hand_off(scheduler: Any, configuration: SchedulerConfiguration | None) -> None:
-    """Give the scheduler its framework configuration. Until the framework runtime runs the
-    profiles, the v1.x algorithm keeps scheduling and the configuration is only kept on
-    `scheduler.configuration` (and shown on /configz)."""
-    scheduler.configuration = configuration
+    """Give the scheduler its framework configuration: with one, the scheduling framework runs
+    its profiles (one Framework per schedulerName); None keeps the v1.x algorithm the flags
+    chose (--algorithm-provider, --policy-config-file)."""
+    scheduler.use_configuration(configuration)
 
 
 def configuration_of(loaded: Loaded | None) -> SchedulerConfiguration | None:
     return loaded.configuration if loaded else None
+
+
+def chosen(configuration: SchedulerConfiguration | None, algorithm_provider: str,
+           policy_config_file: str | None,
+           scheduler_name: str = "default-scheduler") -> SchedulerConfiguration | None:
+    """Which algorithm schedules: a configuration file's profiles; else the v1.x algorithm a
+    flag named (--algorithm-provider, --policy-config-file); else, as kube-scheduler 1.31
+    with no flags, the framework's default profile — serving `scheduler_name`
+    (--scheduler-name, as upstream's deprecated flag did before profiles replaced it)."""
+    if configuration is not None or algorithm_provider or policy_config_file:
+        return configuration
+    from ..scheduler.framework.config.load import default_configuration
+
+    defaulted = default_configuration()
+    defaulted.profiles[0].scheduler_name = scheduler_name
+    for profile in defaulted.versioned.get("profiles") or ():
+        profile["schedulerName"] = scheduler_name
+    return defaulted
 
 
 def configz(configuration: SchedulerConfiguration | None,

@@ -316,18 +316,26 @@ async def serve_health(app: "web.Application", address: str, port: int, what: st
 
 async def start_scheduler(options: StartOptions, apiserver: "APIServer",
                           app: "web.Application", informers: "InformerFactory") -> Component:
-    from ..scheduler.factory import AlgorithmArgs, PolicyError, from_provider, load_policy
+    from ..scheduler.factory import (
+        DEFAULT_PROVIDER,
+        AlgorithmArgs,
+        PolicyError,
+        from_provider,
+        load_policy,
+    )
     from ..scheduler.scheduler import Scheduler
     from ..scheduler.server import build_app
     from . import scheduler_config as framework_config
     from .settings import options_from
 
-    configuration = options.scheduler_configuration
+    configuration = framework_config.chosen(options.scheduler_configuration,
+                                            options.algorithm_provider,
+                                            options.policy_config_file)
     try:
         args = options_from(AlgorithmArgs, vars(options))
         algorithm = (load_policy(options.policy_config_file, args=args)
                      if options.policy_config_file
-                     else from_provider(options.algorithm_provider, args))
+                     else from_provider(options.algorithm_provider or DEFAULT_PROVIDER, args))
     except PolicyError as exc:
         raise CommandError(str(exc)) from None
     client = in_process_client(app, "kube-scheduler", identities.KUBE_SCHEDULER)

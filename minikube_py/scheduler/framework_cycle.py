@@ -29,17 +29,21 @@ from ..client.cache import meta_namespace_key
 from .algorithm.predicates_meta import PodMeta
 from .algorithm.select_host import HostSelector
 from .framework.config.types import SchedulerConfiguration
+from .framework.events import ASSIGNED_POD_DELETE
 from .framework.explain import FrameworkExplanation
 from .framework.handle import FrameworkHandle
 from .framework.interface import (
     Code,
     CycleState,
     PluginFactory,
+    QueuedPodInfo,
     Status,
     StatusError,
     is_success,
 )
 from .framework.metrics import sample_plugin_metrics
+from .framework.nominator import NominatingInfo
+from .framework.preemption import DECISION_KEY as PREEMPTION_DECISION_KEY
 from .framework.registry import build_registry
 from .framework.runtime import Framework
 from .framework.schedule_one import (
@@ -49,6 +53,7 @@ from .framework.schedule_one import (
     single_node_fit_error,
 )
 from .framework.waiting_pods import WaitingPodsMap, pod_uid
+from .framework_queueing import QueueEventHandlers, new_queue
 from .generic_scheduler import NoNodesAvailable
 
 if TYPE_CHECKING:
@@ -92,14 +97,29 @@ class FrameworkScheduling:
                 profile, registry, handle, waiting_pods=self.waiting_pods)
         self.pod_scheduler = PodScheduler(HostSelector(seed), config.percentage_of_nodes_to_score,
                                           scheduler.extenders)
+        #: the modern scheduling queue of every profile (framework_queueing.py)
+        self.queue = new_queue(self.frameworks, config)
+        self._handlers = QueueEventHandlers(scheduler, self.queue, self.pod_deleted)
+
+    def wire(self) -> None:
+        """The informers' events into the queue and the cache (upstream addAllEventHandlers)."""
+        self._handlers.wire()
+
+    async def schedule_next(self) -> None:
+        """upstream ScheduleOne's start: pop, skip a pod deleted or assumed meanwhile."""
+        info = await self.queue.pop()
+        sched = self.scheduler
+        current = sched.unassigned.indexer.get(meta_namespace_key(info.pod))
+        framework = self.framework_for(sched.wanted_scheduler(current)) \
+            if current is not None else None
+        if current is None or framework is None or sched.cache.is_assumed(current):
+            self.queue.done(info.pod)
+            return
+        info.pod = current
+        await self.schedule_one(framework, current, info)
 
     def framework_for(self, scheduler_name: str) -> Framework | None:
         return self.frameworks.get(scheduler_name)
-
-    def gated(self, framework: Framework, pod: Obj) -> Status | None:
-        """PreEnqueue: a gated pod is not queued until an update lifts the gate (the modern
-        queue's unschedulable-pods bookkeeping of gated pods is fw-queue's)."""
-        return framework.run_pre_enqueue_plugins(pod)
 
     def pod_deleted(self, pod: Obj) -> None:
         """upstream: a deleted pod that waits on Permit is rejected ("removed")."""
@@ -108,7 +128,11 @@ class FrameworkScheduling:
             waiting.reject("", "removed")
 
     # -- the scheduling cycle ---------------------------------------------------------------
-    async def schedule_one(self, framework: Framework, pod: Obj) -> None:
+    async def schedule_one(self, framework: Framework, pod: Obj,
+                           info: QueuedPodInfo | None = None) -> None:
+        """`info`: the pod as popped from the queue (its attempts and rejecting plugins
+        follow it back into the queue)."""
+        info = info if info is not None else QueuedPodInfo(pod, time.monotonic(), attempts=1)
         sched = self.scheduler
         handle = framework.handle
         state = CycleState()
@@ -124,11 +148,12 @@ class FrameworkScheduling:
         try:
             decision = await self.pod_scheduler.schedule_pod(framework, handle, state, meta, table)
         except NoNodesAvailable as err:
-            self._failed(framework, pod, Status.unresolvable(str(err)), explanation, started,
+            self._failed(framework, info, Status.unresolvable(str(err)), explanation, started,
                          nominated="")
             return
         except FitError as err:
             explanation.diagnosis = err.diagnosis
+            nominated: str | None = None  # no PostFilter answer: leave any nomination
             if framework.has_post_filter_plugins():
                 begun = time.perf_counter()
                 result, status = await framework.run_post_filter_plugins(state, meta,
@@ -136,13 +161,16 @@ class FrameworkScheduling:
                 timings["PostFilter"] = time.perf_counter() - begun
                 err.diagnosis.post_filter_msg = status.message()
                 explanation.post_filter = status
-                explanation.nominated_node = result.nominated_node_name if result else ""
-            self._failed(framework, pod, Status(Code.UNSCHEDULABLE, (err.message(),)),
-                         explanation, started, total=err.total,
-                         nominated=explanation.nominated_node or None)
+                # an answer overrides the nomination; "" clears it (preemption found nothing)
+                nominated = result.nominated_node_name if result is not None else None
+                explanation.nominated_node = nominated or ""
+                explanation.preemption = state.get(PREEMPTION_DECISION_KEY)
+            self._failed(framework, info, Status(Code.UNSCHEDULABLE, (err.message(),)),
+                         explanation, started, total=err.total, nominated=nominated,
+                         plugins=err.diagnosis.unschedulable_plugins)
             return
         except StatusError as err:
-            self._failed(framework, pod, err.status, explanation, started, total=table.size,
+            self._failed(framework, info, err.status, explanation, started, total=table.size,
                          nominated="")
             return
         explanation.diagnosis = decision.diagnosis
@@ -163,19 +191,21 @@ class FrameworkScheduling:
             assert status is not None
             framework.run_reserve_plugins_unreserve(state, assumed, node)
             sched.cache.forget_pod(assumed)
-            self._failed(framework, pod, _rejection(pod, node, status), explanation, started,
-                         total=decision.total, decision=decision, nominated="")
+            self._failed(framework, info, _rejection(pod, node, status), explanation, started,
+                         total=decision.total, decision=decision, nominated="",
+                         plugins=_rejectors(status))
             return
-        task = asyncio.create_task(self._binding_cycle(framework, state, pod, assumed, decision,
+        task = asyncio.create_task(self._binding_cycle(framework, state, info, assumed, decision,
                                                        explanation, started))
         sched._binds.add(task)
         task.add_done_callback(sched._binds.discard)
 
     # -- the binding cycle ------------------------------------------------------------------
-    async def _binding_cycle(self, framework: Framework, state: CycleState, pod: Obj,
+    async def _binding_cycle(self, framework: Framework, state: CycleState, info: QueuedPodInfo,
                              assumed: Obj, decision: Decision, explanation: FrameworkExplanation,
                              started: float) -> None:
         sched = self.scheduler
+        pod = info.pod
         node = decision.node
         timings = explanation.timings
         bind_started = time.perf_counter()
@@ -194,14 +224,14 @@ class FrameworkScheduling:
             assert status is not None
             framework.run_reserve_plugins_unreserve(state, assumed, node)
             sched.cache.forget_pod(assumed)
-            assert sched.queue is not None
-            sched.queue.move_all_to_active()  # the room it held may fit a waiting pod
-            self._failed(framework, pod, status, explanation, started, total=decision.total,
-                         decision=decision, result="bind-failed", nominated="")
+            # the room it held may fit a waiting pod (upstream handleBindingCycleError)
+            self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, assumed, None)
+            self._failed(framework, info, status, explanation, started, total=decision.total,
+                         decision=decision, result="bind-failed", nominated="",
+                         plugins=_rejectors(status))
             return
         sched.cache.finish_binding(assumed)
-        assert sched.queue is not None
-        sched.queue.scheduled(pod)
+        self.queue.done(pod)
         now = time.perf_counter()
         sched.metrics.binding.observe(now - bind_started)
         sched.metrics.e2e.observe(now - started)
@@ -218,23 +248,34 @@ class FrameworkScheduling:
         timings["PostBind"] = time.perf_counter() - begun
 
     # -- failures ---------------------------------------------------------------------------
-    def _failed(self, framework: Framework, pod: Obj, status: Status,
+    def _failed(self, framework: Framework, info: QueuedPodInfo, status: Status,
                 explanation: FrameworkExplanation, started: float, *, total: int = 0,
                 decision: Decision | None = None, result: str = "",
-                nominated: str | None = None) -> None:
+                nominated: str | None = None,
+                plugins: set[str] | frozenset[str] = frozenset()) -> None:
         """upstream handleSchedulingFailure: requeue (unless deleted or bound meanwhile),
         event, PodScheduled=False, and status.nominatedNodeName as the attempt's
         NominatingInfo says — PostFilter's node, "" to clear it after an error, None
-        (no PostFilter answer) to leave it."""
+        (no PostFilter answer) to leave it. The pod goes back to the queue with the plugins
+        that rejected it (`plugins`: its requeueing hints), and a nominated node into the
+        queue's nominator."""
         sched = self.scheduler
-        assert sched.queue is not None
+        pod = info.pod
         error = status.code is Code.ERROR
         message = status.message()
         key = meta_namespace_key(pod)
         current = sched.unassigned.indexer.get(key)
-        delay = None
+        queued = ""
         if current is not None and not (current.get("spec") or {}).get("nodeName"):
-            delay = sched.queue.add_unschedulable(current)
+            info.pod = current
+            info.unschedulable_plugins = set() if error else set(plugins)
+            try:
+                queued = self.queue.add_unschedulable_if_not_present(info)
+            except ValueError:
+                queued = "active"  # an update queued it again meanwhile
+            if nominated is not None:
+                self.queue.nominator.add(current, NominatingInfo(nominated, override=True))
+        self.queue.done(pod)
         outcome = result or ("error" if error else "unschedulable")
         sched.metrics.attempts.labels("error" if error or result else "unschedulable",
                                       framework.profile_name).inc()
@@ -242,7 +283,13 @@ class FrameworkScheduling:
                         decision.feasible if decision else 0, total,
                         time.perf_counter() - started, explanation=explanation)
         log.info("unschedulable" if not error else "scheduling failed", pod=key,
-                 profile=framework.profile_name, reason=message, retry_in_s=delay)
+                 profile=framework.profile_name, reason=message, queue=queued)
         sched.recorder.event(pod, "Warning", "FailedScheduling", message)
         sched._update_condition(pod, REASON_SCHEDULER_ERROR if error else REASON_UNSCHEDULABLE,
                                 message, nominated)
+
+
+def _rejectors(status: Status | None) -> set[str]:
+    """The plugin whose rejection failed a Reserve/Permit/bind step (requeue hints)."""
+    return {status.plugin} if status is not None and status.is_rejected() and status.plugin \
+        else set()

@@ -29,7 +29,21 @@ class SchedulerMetrics:
                                 "'unschedulable' means a pod could not be scheduled, while "
                                 "'error' means an internal scheduler problem.",
                                 ["result", "profile"])
-        self.pending = Gauge("scheduler_pending_pods", "Pods waiting in the scheduling queue.")
+        self.pending = Gauge("scheduler_pending_pods",
+                             "Number of pending pods, by the queue type. 'active' means number of "
+                             "pods in activeQ; 'backoff' means number of pods in backoffQ; "
+                             "'unschedulable' means number of pods in unschedulablePods that the "
+                             "scheduler attempted to schedule and failed; 'gated' is the number of "
+                             "unschedulable pods that the scheduler never attempted to schedule "
+                             "because they are gated.", ["queue"])
+        self.queue_incoming = Counter("scheduler_queue_incoming_pods_total",
+                                      "Number of pods added to scheduling queues by event and "
+                                      "queue type.", ["queue", "event"])
+        self.preemption_attempts = Counter("scheduler_preemption_attempts_total",
+                                           "Total preemption attempts in the cluster till now")
+        self.preemption_victims = Histogram("scheduler_preemption_victims",
+                                            "Number of selected preemption victims",
+                                            buckets=(1, 2, 4, 8, 16, 32, 64))
 
     @classmethod
     def instance(cls) -> SchedulerMetrics:

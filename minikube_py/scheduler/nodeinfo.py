@@ -114,6 +114,22 @@ def pod_key(pod: Obj) -> str:
     return f"{md.get('namespace', '')}/{md.get('name', '')}"
 
 
+@dataclass(frozen=True, slots=True)
+class PodFootprint:
+    """What one pod adds to a node's sums, parsed once: removing a pod (or preemption adding
+    a victim back) reuses it instead of re-reading the pod's containers."""
+
+    requests: Resources
+    nonzero: Resources
+    ports: tuple[int, ...]
+    disk: bool
+
+    @classmethod
+    def of(cls, pod: Obj) -> PodFootprint:
+        return cls(pod_requests(pod), pod_nonzero_requests(pod), tuple(pod_host_ports(pod)),
+                   bool(pod_disks(pod)))
+
+
 @dataclass
 class NodeInfo:
     node: Obj | None = None
@@ -127,6 +143,12 @@ class NodeInfo:
     #: per-node answers derived from its pods (priorities' counts), dropped when pods change
     memo: dict = field(default_factory=dict, repr=False, compare=False)
     _allocatable: tuple | None = field(default=None, repr=False, compare=False)
+    #: (node object, NodeFacts) of the last compute_facts: copies share it (preemption's
+    #: scratch tables do not re-read the node objects)
+    facts_memo: tuple | None = field(default=None, repr=False, compare=False)
+    #: pod key -> what the pod adds to the sums, so removing it does not re-parse its spec
+    footprints: dict[str, PodFootprint] = field(default_factory=dict, repr=False,
+                                                compare=False)
 
     @property
     def name(self) -> str:
@@ -147,34 +169,63 @@ class NodeInfo:
         self._allocatable = (node, result)
         return result
 
-    def add_pod(self, pod: Obj) -> None:
+    def clone(self) -> NodeInfo:
+        """A copy whose pods can be added and removed without touching this one (upstream
+        NodeInfo.Snapshot): preemption's dry run removes victims from copies. The sums and the
+        pods' footprints are copied, not recomputed from the pods."""
+        return NodeInfo(node=self.node, pods=dict(self.pods),
+                        requested=Resources(self.requested.milli_cpu, self.requested.memory),
+                        nonzero_requested=Resources(self.nonzero_requested.milli_cpu,
+                                                    self.nonzero_requested.memory),
+                        used_ports=dict(self.used_ports), disk_pods=self.disk_pods,
+                        generation=self.generation, _allocatable=self._allocatable,
+                        facts_memo=self.facts_memo, footprints=dict(self.footprints))
+
+    def clone_without(self, keys: set[str]) -> NodeInfo:
+        """A copy without the pods under `keys`, built from the pods kept (preemption's
+        dry run drops most of a full node's pods: re-adding the few kept is cheaper than
+        removing the many)."""
+        copy = NodeInfo(node=self.node, generation=self.generation,
+                        _allocatable=self._allocatable, facts_memo=self.facts_memo)
+        for key, pod in self.pods.items():
+            if key not in keys:
+                copy.add_pod(pod, self.footprints.get(key))
+        return copy
+
+    def add_pod(self, pod: Obj, footprint: PodFootprint | None = None) -> None:
+        """`footprint`: the pod's, when the caller has it (a pod removed and added back)."""
         key = pod_key(pod)
         if key in self.pods:
             self.remove_pod(self.pods[key])
+        fp = footprint if footprint is not None else PodFootprint.of(pod)
         self.pods[key] = pod
-        self.requested.add(pod_requests(pod))
-        self.nonzero_requested.add(pod_nonzero_requests(pod))
-        for port in pod_host_ports(pod):
+        self.footprints[key] = fp
+        self.requested.add(fp.requests)
+        self.nonzero_requested.add(fp.nonzero)
+        for port in fp.ports:
             self.used_ports[port] = self.used_ports.get(port, 0) + 1
-        if pod_disks(pod):
+        if fp.disk:
             self.disk_pods += 1
         self.generation += 1
         self.memo.clear()
 
-    def remove_pod(self, pod: Obj) -> None:
+    def remove_pod(self, pod: Obj) -> PodFootprint | None:
+        """Returns the removed pod's footprint (None: it was not here)."""
         key = pod_key(pod)
         current = self.pods.pop(key, None)
         if current is None:
-            return
-        self.requested.sub(pod_requests(current))
-        self.nonzero_requested.sub(pod_nonzero_requests(current))
-        for port in pod_host_ports(current):
+            return None
+        fp = self.footprints.pop(key, None) or PodFootprint.of(current)
+        self.requested.sub(fp.requests)
+        self.nonzero_requested.sub(fp.nonzero)
+        for port in fp.ports:
             left = self.used_ports.get(port, 0) - 1
             if left > 0:
                 self.used_ports[port] = left
             else:
                 self.used_ports.pop(port, None)
-        if pod_disks(current):
+        if fp.disk:
             self.disk_pods -= 1
         self.generation += 1
         self.memo.clear()
+        return fp

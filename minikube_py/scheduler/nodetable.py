@@ -34,6 +34,14 @@ ABSENT = 0
 _NUMERIC = ("alloc_cpu", "alloc_memory", "max_pods", "requested_cpu", "requested_memory",
             "nonzero_cpu", "nonzero_memory", "pod_count", "disk_pods", "generation")
 _FLAGS = ("unschedulable", "memory_pressure", "disk_pressure")
+#: the columns that follow a node's pods (not its node object), in `_pod_values` order
+_POD_COLUMNS = ("requested_cpu", "requested_memory", "nonzero_cpu", "nonzero_memory",
+                "pod_count", "disk_pods", "generation")
+
+
+def _pod_values(info: NodeInfo) -> tuple[int, ...]:
+    return (info.requested.milli_cpu, info.requested.memory, info.nonzero_requested.milli_cpu,
+            info.nonzero_requested.memory, len(info.pods), info.disk_pods, info.generation)
 _IDS = ("taint_set", "prefer_taint_set", "conditions", "zone", "name_id")
 
 #: int64 counters bumped when a row re-reads its node object (not its pods): what follows
@@ -135,17 +143,24 @@ class NodeTable:
 
     # -- rows ------------------------------------------------------------------------------
     def append(self, info: NodeInfo) -> None:
-        row = self.size
-        if row == self._capacity:
-            self._allocate(self._capacity * 2)
-        self.infos.append(info)
-        self.names.append(info.name)
-        self.row_of[info.name] = row
-        self._row_ports.append(frozenset())
-        self.facts.append(None)  # type: ignore[arg-type]  # fill() sets it
-        self._node_of.append(None)
+        self.extend((info,))
+
+    def extend(self, infos: Iterable[NodeInfo]) -> None:
+        """Append rows, growing and re-publishing the columns once (preemption builds a
+        scratch table of a hundred rows per decision)."""
+        infos = list(infos)
+        if self.size + len(infos) > self._capacity:
+            self._allocate(max(self._capacity * 2, self.size + len(infos)))
+        for info in infos:
+            row = self.size
+            self.infos.append(info)
+            self.names.append(info.name)
+            self.row_of[info.name] = row
+            self._row_ports.append(frozenset())
+            self.facts.append(None)  # type: ignore[arg-type]  # fill() sets it
+            self._node_of.append(None)
+            self.fill(row)
         self._expose()
-        self.fill(row)
 
     def fill(self, row: int) -> None:
         """(Re)read one row from its NodeInfo."""
@@ -175,14 +190,22 @@ class NodeTable:
     def _fill_pods(self, row: int, info: NodeInfo) -> None:
         """The columns that follow the node's pods."""
         c = self._columns
-        c["requested_cpu"][row] = info.requested.milli_cpu
-        c["requested_memory"][row] = info.requested.memory
-        c["nonzero_cpu"][row] = info.nonzero_requested.milli_cpu
-        c["nonzero_memory"][row] = info.nonzero_requested.memory
-        c["pod_count"][row] = len(info.pods)
-        c["disk_pods"][row] = info.disk_pods
-        c["generation"][row] = info.generation
+        for name, value in zip(_POD_COLUMNS, _pod_values(info)):
+            c[name][row] = value
         self._set_ports(row, frozenset(info.used_ports))
+
+    def refill_pods(self, rows: list[int]) -> None:
+        """`fill` for rows whose pods changed but not their node objects, column by column
+        (preemption's dry run changes a hundred rows per step)."""
+        if not rows:
+            return
+        infos = [self.infos[row] for row in rows]
+        c = self._columns
+        values = np.array([_pod_values(info) for info in infos], dtype=np.int64)
+        for i, name in enumerate(_POD_COLUMNS):
+            c[name][rows] = values[:, i]
+        for row, info in zip(rows, infos):
+            self._set_ports(row, frozenset(info.used_ports))
 
     def _set_ports(self, row: int, ports: frozenset[int]) -> None:
         old = self._row_ports[row]
@@ -263,6 +286,5 @@ class NodeTable:
 
 def build(infos: Iterable[NodeInfo]) -> NodeTable:
     table = NodeTable()
-    for info in infos:
-        table.append(info)
+    table.extend(infos)
     return table

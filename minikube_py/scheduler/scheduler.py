@@ -200,7 +200,8 @@ class Scheduler:
         self._backoff = (initial_backoff, max_backoff)
         self._binds: set[asyncio.Task] = set()
         self._selectors: dict[int, tuple[Obj, Any]] = {}  # id(service/controller) -> selector
-        self.queue: SchedulingQueue | None = None
+        self.queue: SchedulingQueue | None = None  # the v1.x queue (the framework has its own)
+        self._running = False
         # PV/PVC informers (upstream ConfigFactory's pVLister / pVCLister): started only when
         # a configured predicate reads volumes and a pod with a claim shows up
         self._informer_factory = informers
@@ -234,7 +235,7 @@ class Scheduler:
         in-tree plus the `minikube_py.scheduler.plugins` entry points). Plugins read the
         cluster through the process's shared informers, or through a factory the scheduler
         owns, started and synced with it."""
-        if self.queue is not None:
+        if self._running:
             raise RuntimeError("a scheduler's configuration is set before it runs")
         self.configuration = config
         if config is None:
@@ -249,6 +250,11 @@ class Scheduler:
             self.plugin_informers = InformerFactory(self.client)
             self._own_plugin_informers = True
         self.framework = FrameworkScheduling(self, config, registry=registry, seed=self._seed)
+
+    @property
+    def running(self) -> bool:
+        """`run` has started (its queue exists: the v1.x one, or the framework's)."""
+        return self._running
 
     def _informers(self) -> list[Informer | FilteredInformer]:
         return [self.unassigned, self.assigned, self.nodes, self.services, *self.controllers]
@@ -276,29 +282,17 @@ class Scheduler:
             return self.framework.framework_for(wanted) is not None
         return wanted == self.name
 
-    def _queueable(self, pod: Obj) -> bool:
-        """Ours, and (framework) not held back by a PreEnqueue plugin (scheduling gates)."""
-        if not self.is_ours(pod):
-            return False
-        if self.framework is None:
-            return True
-        framework = self.framework.framework_for(self.wanted_scheduler(pod))
-        assert framework is not None
-        return self.framework.gated(framework, pod) is None
-
-    def _unassigned_pod_gone(self, pod: Obj) -> None:
-        assert self.queue is not None
-        self.queue.delete(pod)
-        if self.framework is not None:
-            self.framework.pod_deleted(pod)
-
     def _wire(self) -> None:
+        if self.framework is not None:
+            # the modern queue: PreEnqueue gates, cluster events, waiting pods on delete
+            self.framework.wire()
+            return
         queue = self.queue
         assert queue is not None
         self.unassigned.add_event_handler(
-            on_add=lambda p: queue.add(p) if self._queueable(p) else None,
-            on_update=lambda old, new: queue.update(new) if self._queueable(new) else None,
-            on_delete=self._unassigned_pod_gone)
+            on_add=lambda p: queue.add(p) if self.is_ours(p) else None,
+            on_update=lambda old, new: queue.update(new) if self.is_ours(new) else None,
+            on_delete=queue.delete)
         self.assigned.add_event_handler(
             on_add=self._assigned_pod_added, on_update=self.cache.update_pod,
             on_delete=self._assigned_pod_gone)
@@ -409,8 +403,10 @@ class Scheduler:
     # -- the loop ------------------------------------------------------------------------
     async def run(self) -> None:
         """Start the informers, wait until they have listed, then schedule forever."""
-        self.queue = SchedulingQueue(initial_backoff=self._backoff[0],
-                                     max_backoff=self._backoff[1])
+        self._running = True
+        if self.framework is None:
+            self.queue = SchedulingQueue(initial_backoff=self._backoff[0],
+                                         max_backoff=self._backoff[1])
         self._wire()
         for informer in self._informers():
             informer.start()
@@ -423,14 +419,19 @@ class Scheduler:
             if self._own_plugin_informers:
                 assert self.plugin_informers is not None
                 await self.plugin_informers.wait_for_sync()
+            pending = self.framework.queue if self.framework is not None else self.queue
             log.info("scheduler synced", scheduler=self.name, nodes=len(self.nodes.indexer),
-                     pending=len(self.queue))
+                     pending=len(pending or ()))
             janitor = asyncio.create_task(self._expire_assumed())
+            flushes = asyncio.create_task(self.framework.queue.run()) \
+                if self.framework is not None else None
             try:
                 while True:
                     await self.schedule_one()
             finally:
                 janitor.cancel()
+                if flushes is not None:
+                    flushes.cancel()
         finally:
             for informer in self._owned():
                 await informer.stop()
@@ -440,7 +441,10 @@ class Scheduler:
             for task in list(self._binds):
                 task.cancel()
             self.recorder.close()
-            self.queue.close()
+            if self.queue is not None:
+                self.queue.close()
+            if self.framework is not None:
+                self.framework.queue.close()
             for extender in self.extenders:
                 await extender.close()
 
@@ -450,7 +454,6 @@ class Scheduler:
         entries idle that long are dropped (upstream podBackoff.gc, which v1.5 ran on every
         scheduling error: here on a timer, so a burst of failures does not walk the map each
         time)."""
-        assert self.queue is not None
         loop = asyncio.get_running_loop()
         next_gc = loop.time() + self._backoff[1]
         while True:
@@ -458,18 +461,22 @@ class Scheduler:
             for pod in self.cache.cleanup_expired():
                 log.warning("assumed pod expired: binding never observed",
                             pod=meta_namespace_key(pod))
-            if loop.time() >= next_gc:
+            if self.queue is not None and loop.time() >= next_gc:
                 next_gc = loop.time() + self._backoff[1]
                 dropped = self.queue.backoff.gc()
                 if dropped:
                     log.debug("pod backoff entries dropped", count=dropped)
 
     async def schedule_one(self) -> None:
+        if self.framework is not None:
+            await self.framework.schedule_next()
+            return
         assert self.queue is not None
         pod = await self.queue.pop()
         if self.bind_limiter is not None:  # upstream scheduleOne: BindPodsRateLimiter.Accept()
             await self.bind_limiter.accept()
-        self.metrics.pending.set(len(self.queue))
+        self.metrics.pending.labels(queue="active").set(len(self.queue.active))
+        self.metrics.pending.labels(queue="unschedulable").set(len(self.queue.unschedulable))
         key = meta_namespace_key(pod)
         current = self.unassigned.indexer.get(key)
         if current is None or self.cache.is_assumed(pod):

@@ -65,7 +65,9 @@ def test_component_config_shape():
 
 # -- a running cluster -------------------------------------------------------------------------
 async def test_configz_and_bind_rate_limit(tmp_path: Path):
-    options = start_options(tmp_path, "--bind-pods-qps", "20", "--bind-pods-burst", "1",
+    # v1.0's BindPodsRateLimiter belongs to the v1.x algorithm: name its provider
+    options = start_options(tmp_path, "--algorithm-provider", "DefaultProvider",
+                            "--bind-pods-qps", "20", "--bind-pods-burst", "1",
                             "--node-monitor-grace-period", "45s")
     async with running_cluster(options) as cluster:
         scheduler_url = cluster.component("scheduler").url
@@ -109,7 +111,8 @@ async def test_configz_and_bind_rate_limit(tmp_path: Path):
 
 
 async def test_unlimited_when_qps_is_zero(tmp_path: Path):
-    options = start_options(tmp_path, "--bind-pods-qps", "0")
+    options = start_options(tmp_path, "--algorithm-provider", "DefaultProvider",
+                            "--bind-pods-qps", "0")
     async with running_cluster(options) as cluster:
         scheduler = cluster.component("scheduler")
         code, body = await get_json(f"{scheduler.url}/configz")

@@ -245,9 +245,19 @@ def zone_key(node: Obj | None) -> str:
 
 
 def compute_facts(info: NodeInfo) -> NodeFacts:
-    """NodeFacts of `info.node` (which must exist)."""
+    """NodeFacts of `info.node` (which must exist), remembered on the NodeInfo for that node
+    object (copies of it share the answer)."""
     node = info.node
     assert node is not None
+    memo = info.facts_memo
+    if memo is not None and memo[0] is node:
+        return memo[1]
+    facts = _compute_facts(info, node)
+    info.facts_memo = (node, facts)
+    return facts
+
+
+def _compute_facts(info: NodeInfo, node: Obj) -> NodeFacts:
     md = node.get("metadata") or {}
     spec = node.get("spec") or {}
     status = {c.get("type"): c.get("status")

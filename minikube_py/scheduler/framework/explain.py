@@ -30,6 +30,8 @@ class FrameworkExplanation:
     decision: Decision | None = None
     post_filter: Status | None = None
     nominated_node: str = ""
+    #: DefaultPreemption's decision (candidates dry-run, chosen node, victims), when it ran
+    preemption: dict[str, Any] | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
     def filters(self) -> dict[str, list[dict[str, Any]]]:
@@ -85,6 +87,8 @@ class FrameworkExplanation:
         if self.post_filter is not None:
             out["postFilter"] = {**_status(self.post_filter),
                                  "nominatedNodeName": self.nominated_node}
+        if self.preemption is not None:
+            out["preemption"] = self.preemption
         return out
 
     def failed_reasons(self) -> dict[str, list[str]]:

@@ -397,7 +397,7 @@ class Framework:
                 if not status.is_rejected():
                     outcome = Status(Code.ERROR, (status.message(),), plugin.name)
                     return None, outcome
-                if answer is not None and answer.nominated_node_name:
+                if answer is not None:  # upstream: a result other than ModeNoop overrides
                     result = answer
                 reasons.extend(status.reasons)
                 rejector = rejector or plugin.name

@@ -236,3 +236,21 @@ def test_write_config_to_prints_the_defaulted_configuration_and_exits(tmp_path: 
                          str(out))
     assert code == 0, err
     _assert_configz(yaml.safe_load(out.read_text()))
+
+
+def test_which_algorithm_schedules():
+    """No flag: the framework's default profile (1.31), serving --scheduler-name; a v1.x
+    provider or Policy file: the v1.x algorithm (None); a configuration file: its profiles."""
+    from minikube_py.cli.scheduler_config import chosen
+    from minikube_py.scheduler.framework.config.load import default_configuration
+
+    framework = chosen(None, "", None)
+    assert [p.scheduler_name for p in framework.profiles] == ["default-scheduler"]
+    assert "DefaultPreemption" in [r.name for r in framework.profiles[0].enabled("postFilter")]
+    named = chosen(None, "", None, "batch-scheduler")
+    assert named.profiles[0].scheduler_name == "batch-scheduler"
+    assert named.versioned["profiles"][0]["schedulerName"] == "batch-scheduler"
+    assert chosen(None, "DefaultProvider", None) is None
+    assert chosen(None, "", "policy.json") is None
+    given = default_configuration()
+    assert chosen(given, "V1.0Provider", None) is given

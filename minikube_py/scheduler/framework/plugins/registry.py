@@ -47,6 +47,7 @@ IN_TREE: dict[str, tuple[str, str]] = {
     "NodeLabel": ("nodelabel", "NodeLabel"),
     "ServiceAffinity": ("serviceaffinity", "ServiceAffinity"),
     "NodePreferAvoidPods": ("nodepreferavoidpods", "NodePreferAvoidPods"),
+    "DefaultPreemption": ("defaultpreemption", "new"),
 }
 
 
