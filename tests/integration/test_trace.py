@@ -23,9 +23,11 @@ from minikube_py.client.resources import PODS, SERVICEACCOUNTS
 from minikube_py.trace import TRACE
 from minikube_py.trace.eventstream import EventParser
 from tests.apiserver.test_secure import serve
+from tests.e2e.kubectl_run import kubectl
 from tests.polling import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
+KUBECTL_131 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.31"
 
 
 def start_options(tmp: Path, *extra: str) -> StartOptions:
@@ -205,3 +207,31 @@ async def test_endpoint_auth_and_bad_input(secure) -> None:  # type: ignore[no-u
         status, body = await secure.call("GET", f"/debug/trace?{query}", token="admin-token")
         assert status == 400 and body["reason"] == "BadRequest", body
         assert message in body["message"]
+
+
+@pytest.mark.skipif(not os.path.exists(KUBECTL_131), reason=f"needs {KUBECTL_131}")
+async def test_kubectl_reads_the_trace(secure, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`kubectl get --raw /debug/trace?follow=false` on the secure port: refused for a user
+    the authorizer does not allow, the records (its own earlier request among them) for one
+    it does."""
+    def run(*args: str, ok: bool = True):  # type: ignore[no-untyped-def]
+        return asyncio.to_thread(kubectl, secure.https, tmp_path, "--certificate-authority",
+                                 str(secure.ca), *args, ok=ok, binary=KUBECTL_131)
+
+    since = TRACE.last_seq
+    TRACE.hold()  # as `start --trace` does
+    try:
+        await run("--token", "admin-token", "get", "pods", "-n", "traced")
+    finally:
+        TRACE.release()
+    denied = await run("--token", "reader-token", "get", "--raw",
+                       "/debug/trace?follow=false", ok=False)
+    assert denied.returncode != 0 and "Forbidden" in denied.stderr
+    shown = await run("--token", "admin-token", "get", "--raw",
+                      f"/debug/trace?follow=false&kind=request&namespace=traced&since={since}")
+    parser = EventParser()
+    events = [e for e in map(parser.feed, shown.stdout.splitlines()) if e is not None]
+    records = [orjson.loads(e.data) for e in events]
+    assert [(r["verb"], r["resource"], r["status"]) for r in records] == [("list", "pods", 200)]
+    assert records[0]["component"].startswith("kubectl")
+    assert int(events[0].id) > since
