@@ -28,6 +28,10 @@ from ..trace.ring import TraceRing
 from .connection import APIRequestHandler
 from .runtime_config import parse_bool
 
+#: request key: the metadata of the object a create made (set by the create handler while the
+#: trace records, read by the filter chain's request record, whose path has no name)
+CREATED: web.RequestKey[dict] | str = (
+    web.RequestKey("trace_created", dict) if hasattr(web, "RequestKey") else "trace_created")
 #: a comment line this often keeps proxies from closing an idle stream
 KEEPALIVE_SECONDS = 15.0
 #: records encoded per write before yielding the loop (a replay of a full ring)

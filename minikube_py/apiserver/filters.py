@@ -34,6 +34,7 @@ from .authn import UserInfo
 from .authz.guard import USER, authorization_view
 from .connection import IN_PROCESS_PEER as IN_PROCESS
 from .connection import client_left
+from .debug_trace import CREATED
 from .hostcheck import HostCheck
 from .metrics import APIServerMetrics
 from .requestinfo import RequestInfo, resolve_cached
@@ -81,8 +82,11 @@ class Instruments:
 
     def record(self, request: web.Request, info: RequestInfo, status: int, elapsed: float) -> None:
         if TRACE.active:
+            created = request.get(CREATED)
+            name, uid = (info.name, "") if created is None else \
+                (created.get("name", ""), created.get("uid", ""))
             TRACE.emit(REQUEST, request.headers.get("User-Agent", ""), info.resource,
-                       info.namespace, info.name, "",
+                       info.namespace, name, uid,
                        (info.verb, request.path, info.subresource, status,
                         round(elapsed * 1000, 3)))
         if info.is_resource:

@@ -123,6 +123,10 @@ async def test_pod_journey_over_sse_and_cli(tmp_path: Path) -> None:
             assert decision["node"] in ("node-0", "node-1")
             assert records[bound]["status"] == 201
             assert records[bound]["component"] == "kube-scheduler"
+            create = next(r for r in records if r["kind"] == "request" and r["verb"] == "create"
+                          and not r["subresource"])  # named by the object it made
+            assert (create["status"], create["component"]) == (201, "trace-test")
+            assert create["uid"] == records[-1]["uid"] and create["seq"] > records[created]["seq"]
             assert records[scheduled]["uid"] == records[-1]["uid"] != ""
             write = records[created]
             assert write["key"].endswith("/pods/default/journey") and write["revision"] > 0
@@ -146,6 +150,7 @@ async def test_pod_journey_over_sse_and_cli(tmp_path: Path) -> None:
             assert steps.index("created") < steps.index("bound") < steps.index("scheduled") \
                 < steps.index("running")
             assert f"-> {decision['node']} (2/2 nodes fit" in out
+            assert "create -> 201 in" in out and "by trace-test" in out
 
             # --follow prints a journey as it happens (a second pod)
             proc = await asyncio.create_subprocess_exec(
