@@ -7,8 +7,10 @@ the wire format is the W3C EventSource one so a browser (the console) reads it w
 `new EventSource(...)` and a terminal with `curl -N`.
 
 Query: `kind=request,store,...`, `uid=`, `object=ns/name` (or `namespace=`, `name=`),
-`resource=pods`, `since=SEQ` (or the `Last-Event-ID` header an EventSource sends when it
-reconnects), `follow=false` to get what the ring holds and end. Each record is one event with
+`resource=pods`, `detail=full|summary` (a scheduling attempt's per-node explanation, or
+only its outcome; full by default when one object is followed), `since=SEQ` (or the
+`Last-Event-ID` header an EventSource sends when it reconnects), `follow=false` to get what
+the ring holds and end. Each record is one event with
 `id: <seq>` and `data: <json>`; `event: lost` says how many records after `since` the ring
 no longer held. While a follower is attached the ring records (`TraceRing.viewer`); a client
 that goes away just ends its stream.
@@ -22,7 +24,7 @@ import orjson
 from aiohttp import web
 
 from ..api import errors
-from ..trace.filters import TraceFilter, from_query, parse_since
+from ..trace.filters import TraceFilter, from_query, full_detail, parse_since
 from ..trace.records import to_json
 from ..trace.ring import TraceRing
 from .connection import APIRequestHandler
@@ -57,6 +59,7 @@ class TraceEndpoint:
         query = request.query
         try:
             selected = from_query(query)
+            full = full_detail(query, selected)
             since = parse_since(query.get("since") or request.headers.get("Last-Event-ID")
                                 or "0")
             follow = parse_bool("follow", query.get("follow", ""))
@@ -77,10 +80,10 @@ class TraceEndpoint:
             if follow:
                 with self.ring.viewer():
                     await response.prepare(request)
-                    await self._stream(response, selected, since, follow=True)
+                    await self._stream(response, selected, since, follow=True, full=full)
             else:
                 await response.prepare(request)
-                await self._stream(response, selected, since, follow=False)
+                await self._stream(response, selected, since, follow=False, full=full)
             await response.write_eof()
         except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
             pass  # the client went away or the server stops: not an error
@@ -96,14 +99,14 @@ class TraceEndpoint:
             task.cancel()
 
     async def _stream(self, response: web.StreamResponse, selected: TraceFilter, seq: int,
-                      *, follow: bool) -> None:
+                      *, follow: bool, full: bool) -> None:
         ring = self.ring
         while True:
             records, missed = ring.since(seq)
             if missed:
                 await response.write(b"event: lost\ndata: %d\n\n" % missed)
             for start in range(0, len(records), BATCH):
-                chunk = [frame(r.seq, orjson.dumps(to_json(r)))
+                chunk = [frame(r.seq, orjson.dumps(to_json(r, full=full)))
                          for r in records[start:start + BATCH] if selected.matches(r)]
                 if chunk:
                     await response.write(b"".join(chunk))

@@ -69,6 +69,17 @@ def parse_since(text: str) -> int:
     return seq
 
 
+def full_detail(query: Mapping[str, str], selected: TraceFilter) -> bool:
+    """`detail=full|summary`; by default full when the viewer follows one object (a journey
+    wants the scheduler's per-node explanation), a summary when it follows everything."""
+    detail = query.get("detail", "")
+    if detail not in ("", "full", "summary"):
+        raise ValueError(f"detail: must be full or summary, got {detail!r}")
+    if detail:
+        return detail == "full"
+    return bool(selected.uid or selected.name)
+
+
 def from_query(query: Mapping[str, str]) -> TraceFilter:
     """The filter of `/debug/trace?kind=..&uid=..&object=ns/name&namespace=..&name=..&resource=..`."""
     namespace: str | None = query.get("namespace")

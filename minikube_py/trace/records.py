@@ -74,8 +74,14 @@ class Record:
                 f"object={self.resource}/{self.namespace}/{self.name})")
 
 
-def to_json(record: Record) -> dict[str, Any]:
-    """The record as the endpoint serves it (plain JSON types)."""
+#: what a scheduling attempt's summary keeps (the per-node explanation is ~14 KB at 50 nodes)
+SUMMARY_FIELDS = ("result", "node", "message", "feasible", "total", "seconds")
+
+
+def to_json(record: Record, *, full: bool = True) -> dict[str, Any]:
+    """The record as the endpoint serves it (plain JSON types). `full=False`: a scheduling
+    attempt as its summary (outcome, node, how many fit), without the per-node explanation —
+    what a follower of every record wants, where one pod's journey wants it all."""
     out: dict[str, Any] = {
         "seq": record.seq, "time": record.time, "kind": record.kind,
         "component": record.component, "resource": record.resource,
@@ -85,7 +91,8 @@ def to_json(record: Record) -> dict[str, Any]:
     if names is not None and isinstance(detail, tuple):
         out.update(zip(names, detail))
     elif hasattr(detail, "to_dict"):
-        out["detail"] = detail.to_dict()
+        out["detail"] = detail.to_dict() if full else {
+            name: getattr(detail, name) for name in SUMMARY_FIELDS if hasattr(detail, name)}
     elif detail is not None:
         out["detail"] = detail
     return out

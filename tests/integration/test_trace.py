@@ -140,6 +140,13 @@ async def test_pod_journey_over_sse_and_cli(tmp_path: Path) -> None:
                                                 "since": str(seqs[2])}) as resp:
                 replay = await read_events(resp, lambda r: False)
             assert [r["seq"] for r in replay] == seqs[3:]
+            # every record (no object filter): scheduling attempts as summaries
+            async with session.get(url, params={"follow": "false", "kind": "schedule",
+                                                "since": str(since)}) as resp:
+                summaries = await read_events(resp, lambda r: False)
+            ours = [r for r in summaries if r["name"] == "journey"]
+            assert [sorted(r["detail"]) for r in ours] == [
+                ["feasible", "message", "node", "result", "seconds", "total"]]
 
             # the CLI replays the same journey
             code, out, err = await cli(cluster.url, "journey")
@@ -207,6 +214,7 @@ async def test_endpoint_auth_and_bad_input(secure) -> None:  # type: ignore[no-u
     status, body = await secure.call("GET", "/debug/trace?follow=false", token="admin-token")
     assert status == 200
     for query, message in (("kind=bogus", "kind: unknown trace record kind 'bogus'"),
+                           ("detail=most", "detail: must be full or summary"),
                            ("since=-3", "since: must be a non-negative sequence number"),
                            ("follow=maybe", "invalid value of follow: maybe")):
         status, body = await secure.call("GET", f"/debug/trace?{query}", token="admin-token")

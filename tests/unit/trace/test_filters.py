@@ -81,3 +81,15 @@ def test_timeline_lines() -> None:
     assert describe({"kind": "kubelet", "node": "n", "phase": "Running", "pod_ip": "1.2.3.4"}) \
         == ("running", "n: Running ip 1.2.3.4")
     assert describe({"kind": "nonsense"}) is None
+
+
+def test_detail_full_for_one_object_else_summary() -> None:
+    from minikube_py.trace.filters import full_detail
+
+    assert full_detail({}, from_query({})) is False
+    assert full_detail({}, from_query({"object": "a/web"})) is True
+    assert full_detail({}, from_query({"uid": "u"})) is True
+    assert full_detail({"detail": "full"}, from_query({})) is True
+    assert full_detail({"detail": "summary"}, from_query({"object": "a/web"})) is False
+    with pytest.raises(ValueError, match="detail: must be full or summary"):
+        full_detail({"detail": "some"}, from_query({}))

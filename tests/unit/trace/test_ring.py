@@ -87,8 +87,10 @@ async def test_follower_woken_from_another_thread() -> None:
 
 
 class Attempt:
+    result, node, feasible, total = "scheduled", "node-1", 2, 3
+
     def to_dict(self) -> dict:
-        return {"result": "scheduled", "node": "node-1"}
+        return {"result": "scheduled", "node": "node-1", "scores": {"node-1": 9}}
 
 
 def test_to_json_names_the_detail_fields() -> None:
@@ -101,5 +103,7 @@ def test_to_json_names_the_detail_fields() -> None:
                        "component": "kubectl/v1.31", "resource": "pods", "namespace": "ns",
                        "name": "p", "uid": "", "verb": "create", "path": "/api/v1/x",
                        "subresource": "", "status": 201, "latency_ms": 1.5}
-    assert schedule["detail"] == {"result": "scheduled", "node": "node-1"}
+    assert schedule["detail"] == {"result": "scheduled", "node": "node-1", "scores": {"node-1": 9}}
+    assert to_json(ring.records[1], full=False)["detail"] == {
+        "result": "scheduled", "node": "node-1", "feasible": 2, "total": 3}
     assert schedule["uid"] == "u-1"
