@@ -114,15 +114,23 @@ class TraceRing:
     def since(self, seq: int) -> tuple[list[Record], int]:
         """The records after `seq`, oldest first, and how many after `seq` the ring no longer
         holds (the viewer fell behind or asked for history already dropped)."""
-        records = self.records
+        while True:
+            try:
+                out = self._after(seq)
+                break
+            except RuntimeError:  # appended to from another thread meanwhile: read again
+                continue
+        first = out[0].seq if out else self.last_seq + 1
+        return out, max(0, first - seq - 1)
+
+    def _after(self, seq: int) -> list[Record]:
         out: list[Record] = []
-        for record in reversed(records):  # a follower is usually near the end
+        for record in reversed(self.records):  # a follower is usually near the end
             if record.seq <= seq:
                 break
             out.append(record)
         out.reverse()
-        first = out[0].seq if out else self.last_seq + 1
-        return out, max(0, first - seq - 1)
+        return out
 
     async def wait(self, seq: int, timeout: float | None = None) -> bool:
         """Wait until a record after `seq` exists; False if `timeout` passed first."""
@@ -135,12 +143,13 @@ class TraceRing:
         if self.last_seq > seq:  # written between the check and the registration
             return True
         try:
-            await asyncio.wait_for(asyncio.shield(future), timeout)
+            await asyncio.wait_for(future, timeout)
+            return True
         except TimeoutError:
+            return self.last_seq > seq
+        finally:  # woken (already taken off), timed out or cancelled (the viewer left)
             with self._lock, contextlib.suppress(ValueError):
                 self._waiters.remove((loop, future))
-            return self.last_seq > seq
-        return True
 
     def clear(self) -> None:
         """Forget every record (the sequence keeps growing, so resumes stay correct)."""

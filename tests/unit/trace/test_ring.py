@@ -107,3 +107,14 @@ def test_to_json_names_the_detail_fields() -> None:
     assert to_json(ring.records[1], full=False)["detail"] == {
         "result": "scheduled", "node": "node-1", "feasible": 2, "total": 3}
     assert schedule["uid"] == "u-1"
+
+
+async def test_a_cancelled_follower_stops_waiting() -> None:
+    ring = TraceRing()
+    waiter = asyncio.ensure_future(ring.wait(0))
+    await asyncio.sleep(0.01)
+    assert len(ring._waiters) == 1
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert not ring._waiters
