@@ -89,6 +89,31 @@ async def one_run(tmp: Path, nodes: int, pods: int, rate: float, transport: str,
         return result
 
 
+class GCTime:
+    """The cyclic garbage collector's pauses while it is installed (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self.seconds = 0.0
+        self.longest = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, _info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            pause = time.perf_counter() - self._started
+            self.seconds += pause
+            self.longest = max(self.longest, pause)
+
+    def stop(self) -> None:
+        import gc
+
+        gc.callbacks.remove(self._callback)
+
+
 class TraceViewer:
     """A `/debug/trace` follower over HTTP that drains what it is sent (what a console or
     `minikube-py trace --follow` costs the server, without the reader's own parsing)."""
@@ -165,6 +190,7 @@ async def measure(cluster: Any, nodes: int, pods: int, rate: float,
             await client.create(PODS, body, "default")
             acked[name] = time.perf_counter()
 
+        gc_time = GCTime()
         cpu = time.process_time()
         began = time.perf_counter()
         tasks = []
@@ -179,6 +205,7 @@ async def measure(cluster: Any, nodes: int, pods: int, rate: float,
         await asyncio.wait_for(done.wait(), 120)
         elapsed = time.perf_counter() - began
         cpu = time.process_time() - cpu
+        gc_time.stop()
 
         names = list(acked)
         create_lat = [acked[n] - sent[n] for n in names]
@@ -195,6 +222,8 @@ async def measure(cluster: Any, nodes: int, pods: int, rate: float,
             "seconds": elapsed,
             "process_cpu_share": cpu / elapsed,  # of one core
             "cpu_ms_per_pod": cpu * 1000 / pods,  # the process's CPU per pod started
+            "gc_ms": gc_time.seconds * 1000,  # the cycle collector's pauses in the window
+            "gc_max_pause_ms": gc_time.longest * 1000,
         }
         return result
     finally:
