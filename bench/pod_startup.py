@@ -20,8 +20,15 @@ With `start`'s default `--authorization-mode Node,RBAC` every component request 
 as the component's identity (docs/security.md, "Who the components are");
 `--authorization-mode AlwaysAllow` measures the same cluster without that cost, for a ratio.
 
+`--trace off|on|viewer` measures the trace ring's cost (minikube_py.trace): `on` records with
+nobody reading (`start --trace`), `viewer` also streams every record over HTTP from
+`/debug/trace` to a client in the same process that drains the bytes; `--trace compare` runs
+the three modes interleaved, each run in a fresh interpreter, and reports the overhead of each
+against `off` (results in bench/results/pod_startup_trace.json).
+
     python -m bench.pod_startup [--runs 3] [--pods 1000] [--rate 100] [--nodes 100]
                                 [--transport in-process|http] [--authorization-mode MODES]
+                                [--trace off|on|viewer|compare]
 """
 
 from __future__ import annotations
@@ -57,15 +64,88 @@ def pod(i: int) -> dict[str, Any]:
 
 
 async def one_run(tmp: Path, nodes: int, pods: int, rate: float, transport: str,
-                  authorization_mode: str = "Node,RBAC") -> dict[str, Any]:
+                  authorization_mode: str = "Node,RBAC", trace: str = "off") -> dict[str, Any]:
     from minikube_py.cli.main import build_parser
     from minikube_py.cli.start import running_cluster
     from minikube_py.cli.start_options import StartOptions
+    from minikube_py.trace import TRACE
 
+    flags = start_flags(tmp / "data", nodes, authorization_mode)
     options = StartOptions.from_args(build_parser().parse_args(
-        start_flags(tmp / "data", nodes, authorization_mode)))
+        flags + (["--trace"] if trace == "on" else [])))
     async with running_cluster(options) as cluster:
-        return await measure(cluster, nodes, pods, rate, transport)
+        first = TRACE.last_seq
+        viewer = TraceViewer(cluster.url) if trace == "viewer" else None
+        if viewer is not None:
+            await viewer.start()
+        try:
+            result = await measure(cluster, nodes, pods, rate, transport)
+        finally:
+            if viewer is not None:
+                await viewer.stop()
+        result["trace"] = trace
+        result["trace_records"] = TRACE.last_seq - first
+        result["trace_viewer_bytes"] = viewer.received if viewer is not None else 0
+        return result
+
+
+class GCTime:
+    """The cyclic garbage collector's pauses while it is installed (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self.seconds = 0.0
+        self.longest = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, _info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            pause = time.perf_counter() - self._started
+            self.seconds += pause
+            self.longest = max(self.longest, pause)
+
+    def stop(self) -> None:
+        import gc
+
+        gc.callbacks.remove(self._callback)
+
+
+class TraceViewer:
+    """A `/debug/trace` follower over HTTP that drains what it is sent (what a console or
+    `minikube-py trace --follow` costs the server, without the reader's own parsing)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.received = 0
+        self._task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        from minikube_py.trace import TRACE
+
+        self._task = asyncio.ensure_future(self._read())
+        async with asyncio.timeout(10):
+            while TRACE.viewers == 0:
+                await asyncio.sleep(0.01)
+
+    async def _read(self) -> None:
+        import aiohttp
+
+        async with aiohttp.ClientSession() as session, \
+                session.get(self.url + "/debug/trace") as resp:
+            async for chunk in resp.content.iter_any():
+                self.received += len(chunk)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
 
 
 async def measure(cluster: Any, nodes: int, pods: int, rate: float,
@@ -110,6 +190,7 @@ async def measure(cluster: Any, nodes: int, pods: int, rate: float,
             await client.create(PODS, body, "default")
             acked[name] = time.perf_counter()
 
+        gc_time = GCTime()
         cpu = time.process_time()
         began = time.perf_counter()
         tasks = []
@@ -124,6 +205,7 @@ async def measure(cluster: Any, nodes: int, pods: int, rate: float,
         await asyncio.wait_for(done.wait(), 120)
         elapsed = time.perf_counter() - began
         cpu = time.process_time() - cpu
+        gc_time.stop()
 
         names = list(acked)
         create_lat = [acked[n] - sent[n] for n in names]
@@ -139,6 +221,9 @@ async def measure(cluster: Any, nodes: int, pods: int, rate: float,
             "running_seen_before_ack": early,
             "seconds": elapsed,
             "process_cpu_share": cpu / elapsed,  # of one core
+            "cpu_ms_per_pod": cpu * 1000 / pods,  # the process's CPU per pod started
+            "gc_ms": gc_time.seconds * 1000,  # the cycle collector's pauses in the window
+            "gc_max_pause_ms": gc_time.longest * 1000,
         }
         return result
     finally:
@@ -148,11 +233,55 @@ async def measure(cluster: Any, nodes: int, pods: int, rate: float,
             await client.close()
 
 
-def _in_fresh_process(args: argparse.Namespace) -> dict[str, Any]:
+def _in_fresh_process(args: argparse.Namespace, trace: str | None = None) -> dict[str, Any]:
     return common.run_fresh(["bench.pod_startup", "--one", "--nodes", str(args.nodes),
                              "--pods", str(args.pods), "--rate", str(args.rate),
                              "--transport", args.transport,
-                             "--authorization-mode", args.authorization_mode])
+                             "--authorization-mode", args.authorization_mode,
+                             "--trace", trace or args.trace])
+
+
+TRACE_MODES = ("off", "on", "viewer")
+
+
+def compare_trace(args: argparse.Namespace, loop_name: str) -> int:
+    """The trace's overhead: the three modes interleaved run by run (a drift of the machine
+    hits them alike), medians per mode, overhead against `off`."""
+    runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in TRACE_MODES}
+    for i in range(args.runs):
+        for mode in TRACE_MODES:
+            result = _in_fresh_process(args, mode)
+            runs[mode].append(result)
+            print(f"  run {i + 1} trace={mode}: ->Running p50 {result['running_p50_ms']:.1f} ms"
+                  f", p99 {result['running_p99_ms']:.1f} ms; CPU "
+                  f"{result['cpu_ms_per_pod']:.2f} ms per pod; "
+                  f"{result['trace_records']} records", flush=True)
+    agg = {mode: common.aggregate(runs[mode]) for mode in TRACE_MODES}
+    base = agg["off"]
+
+    def over(mode: str, key: str) -> str:
+        return f"{(agg[mode][key] / base[key] - 1) * 100:+.1f}%" if base[key] else "n/a"
+
+    rows = [[mode, common.fmt(agg[mode]["running_p50_ms"]),
+             common.fmt(agg[mode]["running_p99_ms"]),
+             f"{agg[mode]['cpu_ms_per_pod']:.2f}",
+             over(mode, "cpu_ms_per_pod") if mode != "off" else "",
+             over(mode, "running_p50_ms") if mode != "off" else "",
+             str(agg[mode]["trace_records"])] for mode in TRACE_MODES]
+    print(common.render_table(["trace", "->Running p50 ms", "p99 ms", "CPU ms per pod",
+                               "CPU vs off", "p50 vs off", "records"], rows))
+    print(f"note: {args.pods} pods at {args.rate:g}/s onto {args.nodes} nodes, "
+          f"--authorization-mode {args.authorization_mode}; {args.runs} runs per mode, "
+          f"interleaved, each in a fresh interpreter; loop {loop_name}")
+    path = common.write_json(Path(__file__).parent / "results" / "pod_startup_trace.json",
+                             {"machine": common.machine_facts(loop_name),
+                              "settings": {"nodes": args.nodes, "pods": args.pods,
+                                           "rate_per_s": args.rate,
+                                           "transport": args.transport,
+                                           "authorization_mode": args.authorization_mode},
+                              "median": agg, "runs": runs})
+    print(f"JSON written to {path}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--authorization-mode", default="Node,RBAC",
                         help="the cluster's mode (start's default Node,RBAC; AlwaysAllow for "
                              "the cost of authorizing the components)")
+    parser.add_argument("--trace", choices=(*TRACE_MODES, "compare"), default="off",
+                        help="the trace ring: off (nobody reads), on (start --trace), viewer "
+                             "(a /debug/trace follower attached); compare: all three")
     parser.add_argument("--one", action="store_true",
                         help="(internal) measure one run in this process, print it as JSON")
     args = parser.parse_args(argv)
@@ -172,7 +304,10 @@ def main(argv: list[str] | None = None) -> int:
     common.quiet_logs()
     if args.one:
         return common.measure_here(lambda tmp: one_run(tmp, args.nodes, args.pods, args.rate,
-                                                     args.transport, args.authorization_mode))
+                                                     args.transport, args.authorization_mode,
+                                                     args.trace))
+    if args.trace == "compare":
+        return compare_trace(args, loop_name)
     runs = []
     for i in range(args.runs):
         result = _in_fresh_process(args)

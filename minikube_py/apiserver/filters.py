@@ -28,11 +28,13 @@ from ..api.params import parse_bool
 from ..logs import debug_enabled
 from ..loopwatch import DESCRIPTIONS as DOING
 from ..loopwatch import current_task
+from ..trace import REQUEST, TRACE
 from . import render
 from .authn import UserInfo
 from .authz.guard import USER, authorization_view
 from .connection import IN_PROCESS_PEER as IN_PROCESS
 from .connection import client_left
+from .debug_trace import CREATED
 from .hostcheck import HostCheck
 from .metrics import APIServerMetrics
 from .requestinfo import RequestInfo, resolve_cached
@@ -79,6 +81,14 @@ class Instruments:
         self.access_log = debug_enabled()
 
     def record(self, request: web.Request, info: RequestInfo, status: int, elapsed: float) -> None:
+        if TRACE.active:
+            created = request.get(CREATED)
+            name, uid = (info.name, "") if created is None else \
+                (created.get("name", ""), created.get("uid", ""))
+            TRACE.emit(REQUEST, request.headers.get("User-Agent", ""), info.resource,
+                       info.namespace, name, uid,
+                       (info.verb, request.path, info.subresource, status,
+                        round(elapsed * 1000, 3)))
         if info.is_resource:
             key = ("WATCH" if info.verb == "watch" else request.method, info.group,
                    info.resource, info.subresource)

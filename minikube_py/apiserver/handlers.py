@@ -27,11 +27,13 @@ from ..registry import codec
 from ..registry.generic import Registry, check_name
 from ..registry.request_context import requested_by
 from ..registry.strategy import Obj
+from ..trace import TRACE
 from . import protobuf_render, render, reviews, strictness, subresources
 from .metrics_server import api as metrics_api
 from .admission import Attributes
 from .authn import INSECURE_SUPERUSER
 from .authz.guard import USER
+from .debug_trace import CREATED
 from .deleteoptions import body_dry_run, check_delete_options, dry_run_values
 from .filters import WARNINGS
 from .negotiation import (
@@ -356,6 +358,8 @@ class ResourceHandlers:
         # insecure superuser (as the access reviews answer)
         with requested_by(request.get(USER) or INSECURE_SUPERUSER):
             created = await registry.create(namespace, body, dry_run=_dry_run(request))
+        if TRACE.active:  # the trace names the object a create made (its path does not)
+            request[CREATED] = created.get("metadata") or {}
         return await self.respond(request, created, 201)
 
     async def respond(self, request: web.Request, obj: Obj, status: int = 200) -> web.Response:

@@ -29,6 +29,7 @@ from ..registry.leases import LeaseManager
 from ..registry.metrics import STRATEGIES as METRICS_STRATEGIES
 from ..registry.priorityclasses import ensure_system_priority_classes
 from ..storage import Store
+from ..trace import TRACE
 from . import discovery, healthz, render
 from .admission import build_chain, registry_lookup
 from .admission.chain import PluginContext
@@ -47,6 +48,7 @@ from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
 from .connection import APIRunner
 from .cors import CORS, parse_origins
 from .crd_controller import CRDController
+from .debug_trace import TraceEndpoint
 from .filters import INFO, filter_chain
 from .flowcontrol_bootstrap import FlowControlBootstrap
 from .handlers import ResourceHandlers
@@ -274,6 +276,8 @@ class APIServer:
             IssuerDiscovery(self.tokens).install(router)  # /.well-known/openid-configuration
         if opts.profiling:
             Profiling().install(router)  # --profiling: /debug/pprof/
+        trace = TraceEndpoint(TRACE)
+        trace.install(router)  # /debug/trace: the trace ring, live (SSE)
         if self.cors is not None:
             self.cors.install(app)  # --cors-allowed-origins: before the filter chain
 
@@ -283,6 +287,7 @@ class APIServer:
         async def on_shutdown(_app: web.Application) -> None:
             self._shutting_down = True
             self.close_watchers()  # open streams end now, not at their next wake-up
+            trace.close()
 
         async def on_cleanup(_app: web.Application) -> None:
             await self.stop()
@@ -350,6 +355,7 @@ class APIServer:
         paths += sorted(f"/apis/{g}" for g in groups)
         if "" in self.resources.groups:
             paths += ["/api", *(f"/api/{v}" for v in self.resources.groups[""])]
+        paths.append("/debug/trace")
         if self.options.profiling:
             paths += ["/debug/pprof", "/debug/tasks"]
         return render.json_response(orjson.dumps({"paths": sorted(paths)}))

@@ -116,6 +116,7 @@ async def serve_watch(
                       view=registry.strategy.stored_as,
                       conversion=registry.strategy.conversion,
                       api_version=registry.strategy.api_version)
+    watcher.who = request.headers.get("User-Agent", "")
 
     initial: list[bytes] = []
     if rv_text in ("", "0"):

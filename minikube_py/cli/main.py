@@ -26,6 +26,7 @@ from . import (
     start,
     status,
     storage_inspector,
+    trace,
 )
 from .storage_target import CommandError
 
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.register(commands, [logging_flags("warning")])
     kubeconfig.register(commands, [logging_flags("warning")])
     node.register(commands, [logging_flags("warning")])
+    trace.register(commands, [logging_flags("warning")])
     # Inspection prints results on stdout; only warnings belong beside them.
     storage_inspector.register(commands, [logging_flags("warning")])
     return parser

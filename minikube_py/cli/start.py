@@ -34,6 +34,7 @@ import structlog
 from .. import loopwatch
 from ..apiserver.authn import identities
 from ..storage import EmbeddedStore, Store
+from ..trace import TRACE
 from . import runtime
 from .start_options import StartOptions, add_start_flags
 from .storage_target import CommandError, ConfigError, connect_etcd
@@ -145,6 +146,8 @@ async def running_cluster(options: StartOptions,
     options = front_proxy_tls.with_proxy_client(options)  # ... and to aggregated APIs
     options = with_service_account_key(options)  # TokenRequest's signing key, sa.key
     store, backend = await open_store(options)
+    if options.trace:
+        TRACE.hold()  # --trace: record from the start, not only while someone watches
     try:
         try:
             apiserver = APIServer(store, options.apiserver)
@@ -179,6 +182,8 @@ async def running_cluster(options: StartOptions,
                 await component.stop()
             await runner.cleanup()
     finally:
+        if options.trace:
+            TRACE.release()
         await store.close()
 
 

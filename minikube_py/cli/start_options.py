@@ -87,6 +87,9 @@ ALL_IN_ONE = (
     Setting("default-storage-class", True, "create the default StorageClass `standard` "
             "(provisioner hostpath.csi.minikube-py.io), as minikube's and kind's clusters ship "
             "one", boolean, metavar="BOOL"),
+    Setting("trace", False, "keep the trace ring (/debug/trace, `minikube-py trace`) "
+            "recording from the start, not only while a viewer is attached", boolean,
+            switch=True),
 )
 
 SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE,
@@ -147,6 +150,8 @@ class StartOptions:
     default_storage_class: bool = True
     #: KubeletConfig's heartbeat fields (component_settings.kubelet_heartbeat)
     node_heartbeat: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: --trace: the trace ring records with no viewer attached (minikube_py.trace)
+    trace: bool = False
     #: not a flag (minikube_py.testing sets it): every enabled API-server listener and the
     #: kubelet port bind port 0, and RunningCluster reports the port the OS chose — on a
     #: shared machine a port picked beforehand can be taken before it is bound
@@ -236,6 +241,7 @@ class StartOptions:
             ingress_port=v["ingress_port"],
             default_storage_class=bool(v["default_storage_class"]),
             node_heartbeat=kubelet_heartbeat(v),
+            trace=bool(v["trace"]),
         )
 
 

@@ -20,6 +20,7 @@ from ..client import Client
 from ..client.cache import InformerFactory
 from ..client.record import EventRecorder
 from ..client.workqueue import WorkQueue
+from ..trace import RECONCILE, TRACE
 from .metrics import ControllerMetrics
 from .options import ControllerOptions
 from .sync_cpu import CPUMeter, measure
@@ -117,6 +118,7 @@ class Controller:
             adds.inc()
             started = time.perf_counter()
             meter = CPUMeter()
+            error = ""
             try:
                 await measure(self.sync(key), meter)
             except asyncio.CancelledError:
@@ -126,12 +128,19 @@ class Controller:
                                  retries=self.queue.num_requeues(key))
                 retries.inc()
                 self.queue.add_rate_limited(key)
+                error = str(exc)
             else:
                 self.queue.forget(key)
             finally:
                 self.queue.done(key)
-                sync.observe(time.perf_counter() - started)
+                elapsed = time.perf_counter() - started
+                sync.observe(elapsed)
                 sync_cpu.observe(meter.seconds)
+                if TRACE.active:
+                    namespace, name = split_key(key) if isinstance(key, str) else ("", str(key))
+                    TRACE.emit(RECONCILE, self.name, "", namespace, name, "",
+                               (self.name, key, round(elapsed, 6), round(meter.seconds, 6),
+                                error))
 
 
 def enqueue_key(queue: WorkQueue, obj: Obj) -> None:

@@ -31,6 +31,7 @@ from ..api.errors import StatusError
 from ..client.cache import strip_managed_fields
 from ..client.record import EventRecorder
 from ..client.resources import CSI_NODES, LEASES, NODES, PODS
+from ..trace import KUBELET, TRACE
 from .config import KubeletConfig
 from .containers import Container
 from .csi import csi_node_object
@@ -346,6 +347,12 @@ class Kubelet:
                     continue
                 if rv_of(written) >= rv_of(record.pod):
                     record.pod = strip_managed_fields(written)
+                if TRACE.active:
+                    md = record.pod["metadata"]
+                    TRACE.emit(KUBELET, f"kubelet/{self.name}", "pods", md.get("namespace", ""),
+                               md.get("name", ""), record.uid,
+                               (self.name, status.get("phase"), _waiting_reason(status),
+                                status.get("podIP")))
                 log.debug("pod status written", node=self.name, pod=key,
                           phase=status.get("phase"), reason=_waiting_reason(status),
                           pod_ip=status.get("podIP"), resource_version=rv_of(written))

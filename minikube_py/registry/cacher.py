@@ -45,6 +45,7 @@ from ..api.fields import FieldSelector
 from ..api.labels import LabelSelector
 from ..apiextensions.conversion import Converter, set_api_version
 from ..storage import CompactedError, Event, EventType, StorageError, Store
+from ..trace import STORE, TRACE, WATCH
 from . import codec
 from .strategy import Obj, StoredAs, Strategy
 from .watch_conversion import ConversionFeed, feed_for
@@ -227,6 +228,8 @@ class Watcher:
         #: when the writer must wake even without events (deadline, bookmark, liveness);
         #: read by the API server's watch clock
         self.due = float("inf")
+        #: who reads this stream (its User-Agent), as the trace names the delivery's receiver
+        self.who = ""
 
     @property
     def behind(self) -> bool:
@@ -265,6 +268,9 @@ class Watcher:
             self._emit(event, "DELETED", "prev")
 
     def _emit(self, event: CachedEvent, kind: str, which: str) -> None:
+        if TRACE.active:
+            TRACE.emit(WATCH, self.who, event.strategy.resource, event.namespace, event.name,
+                       "", (event.revision, kind))
         if self.feed is None:
             self.push(event.encoded(self.event_encoder, kind, which), event.revision)
             return
@@ -406,7 +412,10 @@ class Cacher:
             if not batch:
                 watch = await self._restart_watch()
                 continue
-            self.dispatch_batch([CachedEvent(e, self.strategy, self.prefix) for e in batch])
+            events = [CachedEvent(e, self.strategy, self.prefix) for e in batch]
+            if TRACE.active:
+                trace_writes(batch, events)
+            self.dispatch_batch(events)
 
     async def _restart_watch(self):
         """Resume after the last dispatched revision; if that history is gone, every watcher
@@ -433,6 +442,7 @@ class Cacher:
             self.dispatch(event, plain=False)
 
     def _dispatch_plain(self, events: list[CachedEvent]) -> None:
+        tracing = TRACE.active
         for key, group in tuple(self.plain.items()):
             selected = events if key is None else [e for e in events if e.namespace == key]
             if not selected:
@@ -444,11 +454,15 @@ class Cacher:
                     continue
                 if selected[0].revision > watcher.min_revision:
                     watcher.push(shared, last)
+                    if tracing:
+                        trace_deliveries(watcher, selected)
                 else:  # registered mid-batch: only what it has not seen
                     later = [e for e in selected if e.revision > watcher.min_revision]
                     if later:
                         watcher.push(b"".join(e.encoded(json_line, e.type, "cur")
                                               for e in later), last)
+                        if tracing:
+                            trace_deliveries(watcher, later)
 
     def dispatch(self, event: CachedEvent, *, plain: bool = True) -> None:
         if len(self.ring) == self.ring.maxlen:
@@ -572,3 +586,20 @@ def internal_status(message: str) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": f"Internal error occurred: {message}", "reason": "InternalError",
             "code": 500}
+
+
+# -- the trace (minikube_py.trace): called only while it records ---------------------------
+def trace_writes(batch: list[Event], events: list[CachedEvent]) -> None:
+    """One STORE record per write of the batch: key, revision and the previous revision."""
+    for raw, event in zip(batch, events):
+        prev = raw.prev_kv
+        TRACE.emit(STORE, "storage", event.strategy.resource, event.namespace, event.name, "",
+                   (event.type, raw.kv.key, event.revision,
+                    prev.mod_revision if prev is not None else 0))
+
+
+def trace_deliveries(watcher: Watcher, events: list[CachedEvent]) -> None:
+    """One WATCH record per event a plain (selector-less) watcher was handed."""
+    for event in events:
+        TRACE.emit(WATCH, watcher.who, event.strategy.resource, event.namespace, event.name,
+                   "", (event.revision, event.type))

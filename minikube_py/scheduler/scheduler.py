@@ -47,6 +47,7 @@ from ..client.resources import (
     SERVICES,
     STORAGE_CLASSES,
 )
+from ..trace import SCHEDULE, TRACE
 from .algorithm.predicates_volume_binding import bind_plan
 from .algorithm.predicates_volumes import pod_claims
 from .algorithm.priorities import PriorityContext
@@ -635,7 +636,12 @@ class Scheduler:
                   explanation: FrameworkExplanation | None = None) -> None:
         key = meta_namespace_key(pod)
         self.attempts.pop(key, None)
-        self.attempts[key] = Attempt(key, meta.now_rfc3339(), result, node, message, feasible,
-                                     total, round(seconds, 6), failures, decision, explanation)
+        attempt = self.attempts[key] = Attempt(key, meta.now_rfc3339(), result, node, message,
+                                               feasible, total, round(seconds, 6), failures,
+                                               decision, explanation)
+        if TRACE.active:  # the trace keeps the attempt itself: explained when read
+            md = pod["metadata"]
+            TRACE.emit(SCHEDULE, "scheduler", "pods", md.get("namespace", ""), md["name"],
+                       md.get("uid", ""), attempt)
         if len(self.attempts) > _EXPLANATIONS_KEPT:
             self.attempts.popitem(last=False)
