@@ -62,6 +62,12 @@ log = structlog.get_logger(component="kubelet")
 Obj = dict[str, Any]
 
 #: the port-forward SPDY session tunnelled in a WebSocket (kubectl 1.31+, KEP-4006)
+#: how long a WebSocket exec/attach waits after the handshake before the program writes: a
+#: container runtime takes milliseconds to start an exec, and client-go's WebSocket executor
+#: (kubectl 1.30+) registers its streams only after the handshake returns — a message that
+#: arrives first is discarded ("Unknown stream id 1") and the command fails ("closed all
+#: streams"). Our simulated shell answers in microseconds, so it waits as a runtime would.
+WEBSOCKET_EXEC_START_S = 0.02
 PORTFORWARD_TUNNEL = "SPDY/3.1+portforward.k8s.io"
 PORTFORWARD_WS_PROTOCOLS = {PORTFORWARD_TUNNEL, *wsstream.PORTFORWARD}
 #: port-forward over a plain SPDY upgrade (kubectl <= 1.30)
@@ -244,6 +250,8 @@ class StreamingServer:
             raise web.HTTPUpgradeRequired(text="Upgrade request required")
         if not await streams.start():
             return response
+        if isinstance(streams, WebSocketStreams):
+            await asyncio.sleep(WEBSOCKET_EXEC_START_S)
         stdin = Stdin(options.stdin, options.tty)
         reader = asyncio.get_running_loop().create_task(self._read(streams, stdin))
         code = 0
