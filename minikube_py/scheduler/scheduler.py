@@ -70,6 +70,7 @@ from .generic_scheduler import (
 )
 from .metrics import SchedulerMetrics
 from .queue import SchedulingQueue
+from .selecting import SelectingObjects
 
 log = structlog.get_logger(component="scheduler")
 
@@ -199,7 +200,7 @@ class Scheduler:
         self.attempts: collections.OrderedDict[str, Attempt] = collections.OrderedDict()
         self._backoff = (initial_backoff, max_backoff)
         self._binds: set[asyncio.Task] = set()
-        self._selectors: dict[int, tuple[Obj, Any]] = {}  # id(service/controller) -> selector
+        self._selectors = SelectingObjects()  # Services and controllers selecting a pod
         self.queue: SchedulingQueue | None = None  # the v1.x queue (the framework has its own)
         self._running = False
         # PV/PVC informers (upstream ConfigFactory's pVLister / pVCLister): started only when
@@ -379,26 +380,9 @@ class Scheduler:
 
     def _selecting(self, pod: Obj, informers: list[Informer], selector_of) -> list[Obj]:
         """Objects in the pod's namespace whose selector (as the priorities read it) matches
-        the pod's labels. Selectors are built once per object (informer objects are
-        replaced, never edited, so identity says when to rebuild)."""
-        md = pod.get("metadata") or {}
-        namespace = md.get("namespace")
-        labels = md.get("labels") or {}
-        selectors = self._selectors
-        out = []
-        for informer in informers:
-            for obj in informer.indexer.list():
-                if obj["metadata"].get("namespace") != namespace:
-                    continue
-                cached = selectors.get(id(obj))
-                if cached is None or cached[0] is not obj:
-                    if len(selectors) > 10_000:
-                        selectors.clear()
-                    cached = selectors[id(obj)] = (obj, selector_of(obj))
-                selector = cached[1]
-                if selector is not None and selector.matches(labels):
-                    out.append(obj)
-        return out
+        the pod's labels (selecting.SelectingObjects)."""
+        return [obj for obj, _ in self._selectors.matching(
+            pod, [(informer.indexer.list(), selector_of) for informer in informers])]
 
     # -- the loop ------------------------------------------------------------------------
     async def run(self) -> None:

@@ -29,6 +29,7 @@ from ....client.resources import (
 from ...algorithm.cluster_listers import ClusterListers
 from ...algorithm.priorities_spreading import controller_selector, service_selector
 from ...algorithm.volume_listers import VolumeLister, VolumeListers
+from ...selecting import SelectingObjects
 
 Obj = dict[str, Any]
 
@@ -64,27 +65,11 @@ def selectors_for_pod(handle: Any) -> Callable[[Obj], list[LabelSelector]]:
     if informers is None:
         return lambda _pod: []
     sources = [(informers.informer(resource), read) for resource, read in _SELECTING]
-    #: id(object) -> (object, its selector): informer objects are replaced, never edited, so
-    #: identity says when a selector must be rebuilt
-    built: dict[int, tuple[Obj, LabelSelector | None]] = {}
+    selecting_objects = SelectingObjects()
 
     def selecting(pod: Obj) -> list[LabelSelector]:
-        md = pod.get("metadata") or {}
-        namespace, labels = md.get("namespace"), md.get("labels") or {}
-        out = []
-        for informer, read in sources:
-            for obj in informer.indexer.list():
-                if (obj.get("metadata") or {}).get("namespace") != namespace:
-                    continue
-                cached = built.get(id(obj))
-                if cached is None or cached[0] is not obj:
-                    if len(built) > 10_000:
-                        built.clear()
-                    cached = built[id(obj)] = (obj, read(obj))
-                selector = cached[1]
-                if selector is not None and selector.matches(labels):
-                    out.append(selector)
-        return out
+        return [selector for _, selector in selecting_objects.matching(
+            pod, [(informer.indexer.list(), read) for informer, read in sources])]
 
     return selecting
 
