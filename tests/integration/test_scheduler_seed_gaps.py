@@ -17,6 +17,7 @@ from minikube_py.client import Client, HTTPTransport
 from minikube_py.client.resources import EVENTS, NODES, PODS, SERVICES
 from minikube_py.scheduler.factory import Algorithm, from_provider, load_policy
 from minikube_py.scheduler.scheduler import Scheduler
+from tests import polling
 from tests.apiserver.conftest import start_api
 
 VAP = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
@@ -35,15 +36,9 @@ def pod(name: str, labels: dict | None = None, **spec: Any) -> dict:
             "spec": {"containers": [{"name": "c", "image": "x"}], **spec}}
 
 
-async def eventually(check, timeout: float = 15.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.05)
+async def eventually(check, timeout: float = 15.0):
+    """tests.polling.eventually with these cluster tests' longer default wait."""
+    return await polling.eventually(check, timeout, interval=0.05)
 
 
 @asynccontextmanager

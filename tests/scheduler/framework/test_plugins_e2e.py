@@ -20,6 +20,7 @@ from minikube_py.scheduler.framework.config.load import default_configuration
 from minikube_py.scheduler.framework.config.types import SchedulerConfiguration
 from minikube_py.scheduler.framework.registry import build_registry
 from minikube_py.scheduler.scheduler import Scheduler
+from tests import polling
 from tests.apiserver.conftest import start_api
 from tests.e2e.kubectl_run import kubectl
 
@@ -81,14 +82,8 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
 
 
 async def eventually(check, timeout: float = 15.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.1)
+    """tests.polling.eventually with these cluster tests' longer default wait."""
+    return await polling.eventually(check, timeout, interval=0.05)
 
 
 async def test_topology_spread_example_lands_in_zone_b(cluster: Cluster):

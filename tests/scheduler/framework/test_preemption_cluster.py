@@ -23,6 +23,7 @@ from minikube_py.client.resources import EVENTS, NODES, PODS
 from minikube_py.scheduler.framework.config.load import default_configuration
 from minikube_py.scheduler.framework.registry import build_registry
 from minikube_py.scheduler.scheduler import Scheduler
+from tests import polling
 from tests.apiserver.conftest import start_api
 from tests.e2e.kubectl_run import kubectl
 
@@ -79,14 +80,8 @@ def pod(name: str, priority_class: str, **spec) -> dict:
 
 
 async def eventually(check, timeout: float = 15.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.1)
+    """tests.polling.eventually with these cluster tests' longer default wait."""
+    return await polling.eventually(check, timeout, interval=0.05)
 
 
 async def get(client: Client, name: str) -> dict | None:

@@ -32,6 +32,7 @@ from minikube_py.scheduler.framework.interface import Code, PostFilterResult, St
 from minikube_py.scheduler.framework.registry import ENTRY_POINT_GROUP, build_registry
 from minikube_py.scheduler.scheduler import Scheduler
 from minikube_py.scheduler.server import build_app
+from tests import polling
 from tests.apiserver.conftest import start_api
 from tests.e2e.kubectl_run import kubectl
 
@@ -119,14 +120,8 @@ async def cluster(tmp_path: Path, entry_point: None, request) -> AsyncIterator[C
 
 
 async def eventually(check, timeout: float = 15.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.1)
+    """tests.polling.eventually with these cluster tests' longer default wait."""
+    return await polling.eventually(check, timeout, interval=0.05)
 
 
 async def node_of(client: Client, name: str) -> str:
