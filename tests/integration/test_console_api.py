@@ -220,3 +220,33 @@ def test_non_loopback_console_without_authentication_refuses_to_start() -> None:
                                            "secure port's credentials"):
         with Cluster(nodes=0, console=True, flags={"console-address": "0.0.0.0"}):
             pass
+
+
+# -- start's flags and summary ---------------------------------------------------------------
+def start_options(*flags: str) -> Any:
+    from minikube_py.cli.start_options import StartOptions
+    from minikube_py.testing.cluster import parse_start
+
+    return StartOptions.from_args(parse_start(["start", *flags]))
+
+
+def test_start_serves_the_console_on_loopback_by_default() -> None:
+    from minikube_py.cli.storage_target import ConfigError
+
+    options = start_options()
+    assert (options.console, options.console_address, options.console_port) == \
+        (True, "127.0.0.1", 0)
+    assert start_options("--no-console").console is False
+    options = start_options("--console-address", "0.0.0.0", "--console-port", "8443")
+    assert (options.console_address, options.console_port) == ("0.0.0.0", 8443)
+    with pytest.raises(ConfigError, match="port 70000 is out of range"):
+        start_options("--console-port", "70000")
+
+
+def test_start_summary_prints_the_console_url(cluster: Cluster,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from minikube_py.cli.start import print_summary
+
+    print_summary(start_options("--kubeconfig-out", ""), cluster.running, 1.0)
+    assert f"  console             {cluster.console_url}  (the web console)" in \
+        capsys.readouterr().out
