@@ -103,3 +103,25 @@ def test_trace_record_and_gauge() -> None:
     assert gauge("unit-gauge", "controller") == 0
     registry.unregister(gate)
     assert gauge("unit-gauge", "controller") is None
+
+
+async def test_queues_take_nothing_while_the_gate_is_closed() -> None:
+    """The work queue (controllers) and the FIFO (v1.x scheduler) keep filling while paused;
+    a consumer already waiting for an item takes none until the gate opens."""
+    from minikube_py.client.cache import FIFO
+    from minikube_py.client.workqueue import WorkQueue
+
+    gate = PauseGate("replicaset", "controller")
+    work, fifo = WorkQueue(), FIFO()
+    key = asyncio.create_task(work.get(gate))
+    obj = asyncio.create_task(fifo.pop(gate))
+    await asyncio.sleep(0.01)
+    gate.pause()
+    work.add("default/web")
+    fifo.add({"metadata": {"namespace": "default", "name": "web"}})
+    await asyncio.sleep(0.05)
+    assert not key.done() and not obj.done()
+    assert len(work) == 1 and len(fifo) == 1
+    gate.resume()
+    assert await asyncio.wait_for(key, 1) == "default/web"
+    assert (await asyncio.wait_for(obj, 1))["metadata"]["name"] == "web"
