@@ -25,7 +25,8 @@ from .storage_target import CommandError
 PATH = "/debug/components"
 
 
-def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+def register(subparsers: argparse._SubParsersAction,
+             parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "component", parents=parents,
         help="list, pause or resume the scheduler and the controllers",

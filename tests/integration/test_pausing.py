@@ -1,8 +1,8 @@
 """Pausing components in a running all-in-one (minikube_py/pausing.py): the scheduler stops
 taking pods (they pile up Pending, the queue's gauge rises) and schedules them on resume; the
-ReplicaSet controller ignores a `kubectl scale` until resumed; `/debug/components` over the secure port
-(401 without credentials, 404 Status for an unknown component) and `minikube-py component`
-over a real socket."""
+ReplicaSet controller ignores a `kubectl scale` until resumed; `/debug/components` over the
+secure port (401 without credentials, 404 Status for an unknown component) and
+`minikube-py component` over a real socket."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ def call(cluster: Cluster, method: str, path: str, *, token: str | None = "admin
     request = urllib.request.Request(cluster.url + path, method=method, data=b"" if method ==
                                      "POST" else None)
     if token is not None:
-        request.add_header("Authorization", f"Bearer {cluster.token if token == 'admin' else token}")
+        bearer = cluster.token if token == "admin" else token
+        request.add_header("Authorization", f"Bearer {bearer}")
     try:
         with urllib.request.urlopen(request, context=context, timeout=10) as answer:
             return answer.status, json.loads(answer.read())
