@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,6 @@ import aiohttp
 import pytest
 
 from minikube_py.cli.storage_target import CommandError
-from minikube_py.console.actions import pause_registry
 from minikube_py.console.auth import COOKIE
 from minikube_py.testing import Cluster
 
@@ -120,13 +120,27 @@ def test_pause_actions(cluster: Cluster) -> None:
     base = cluster.console_url
     status, body, _ = call("GET", base + "console-api/components")
     assert status == 200 and body["components"] == ["controller-manager", "scheduler", "kubelet"]
-    answer = call("POST", base + "console-api/actions/components/nope/pause")
-    if pause_registry() is None:
-        assert body["pausable"] is None
-        assert_status(answer, 503, "ServiceUnavailable", "pausing components is not available "
-                      "in this build (minikube_py.pausing)")
-    else:
-        assert_status(answer, 404, "NotFound", 'component "nope" is not pausable')
+    gates = {g["name"]: g for g in body["pausable"]}
+    assert gates["scheduler"]["kind"] == "scheduler" and not gates["scheduler"]["paused"]
+    assert gates["replicaset"]["kind"] == "controller"
+    assert_status(call("POST", base + "console-api/actions/components/nope/pause"),
+                  404, "NotFound", 'components "nope" not found')
+    assert_status(call("POST", base + "console-api/actions/components/scheduler/nap"),
+                  404, "NotFound", "the server could not find the requested resource")
+    status, body, _ = call("POST", base + "console-api/actions/components/scheduler/pause")
+    assert (status, body["name"], body["paused"]) == (200, "scheduler", True)
+    try:
+        # the same gate the cluster's scheduler checks: a new pod stays unscheduled
+        namespace = cluster.create_namespace()["metadata"]["name"]
+        cluster.kubectl("run", "waits", "--image=nginx", "-n", namespace)
+        time.sleep(0.5)
+        _, pods, _ = call("GET", base + f"console-api/pods?namespace={namespace}")
+        assert [(p["name"], p["node"]) for p in pods["items"]] == [("waits", "")]
+    finally:
+        status, body, _ = call("POST", base + "console-api/actions/components/scheduler/resume")
+    assert (status, body["paused"]) == (200, False)
+    cluster.wait_for("pods", "waits", lambda p: bool(p and p["spec"].get("nodeName")),
+                     namespace=namespace, timeout=10)
 
 
 def test_events_list_and_stream(cluster: Cluster) -> None:
