@@ -31,6 +31,9 @@ def cluster() -> Iterator[Cluster]:
 def call(method: str, url: str, body: bytes | None = None,
          headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
     """One request; (status, decoded JSON or text, response headers)."""
+    if method == "POST":  # as the page's postJSON: an action must say it is JSON
+        headers = {"Content-Type": "application/json", **(headers or {})}
+
     async def go() -> tuple[int, Any, dict[str, str]]:
         async with aiohttp.ClientSession() as session, \
                 session.request(method, url, data=body, headers=headers) as response:
@@ -172,6 +175,21 @@ def test_events_list_and_stream(cluster: Cluster) -> None:
     assert b'"reason":"ScalingReplicaSet"' in chunk
 
 
+def test_actions_must_be_json_and_hosts_must_not_be_rebound_names(cluster: Cluster) -> None:
+    base = cluster.console_url
+    url = base + "console-api/actions/nodes/node-0/start"
+    # what a form or a no-cors fetch from another site can send without a preflight
+    answer = call("POST", url, b"x", headers={"Content-Type": "text/plain"})
+    assert answer[0] == 415 and answer[1]["reason"] == "UnsupportedMediaType"
+    assert '(got "text/plain")' in answer[1]["message"]
+    # DNS rebinding: a name that resolved to 127.0.0.1 for an attacker's page
+    assert_status(call("GET", base + "console-api/nodes", headers={"Host": "evil.example:80"}),
+                  403, "Forbidden", 'Host "evil.example:80" is not allowed on the console: use '
+                  "a loopback address, localhost or this host's name "
+                  f"({__import__('socket').gethostname().lower()})")
+    assert call("GET", base + "console-api/nodes", headers={"Host": "localhost"})[0] == 200
+
+
 def test_unknown_paths_and_static_assets(cluster: Cluster) -> None:
     base = cluster.console_url
     assert_status(call("GET", base + "console-api/nope"), 404, "NotFound",
@@ -180,8 +198,10 @@ def test_unknown_paths_and_static_assets(cluster: Cluster) -> None:
     assert status == 200 and '<script type="module" src="/static/app.js">' in text
     for asset in ("app.js", "api.js", "style.css", "views/overview.js", "views/nodes.js",
                   "views/pods.js", "views/events.js"):
-        status, _, headers = call("GET", base + f"static/{asset}")
-        assert status == 200, asset
+        status, text, headers = call("GET", base + f"static/{asset}")
+        assert status == 200 and text, asset
+        kind = "text/css" if asset.endswith(".css") else "application/javascript"
+        assert headers["Content-Type"].startswith(kind), (asset, headers["Content-Type"])
 
 
 # -- the door of a console on a non-loopback address ----------------------------------------
@@ -230,10 +250,10 @@ def test_token_in_the_query_sets_an_http_only_cookie(guarded: Cluster) -> None:
 
 
 def test_non_loopback_console_without_authentication_refuses_to_start() -> None:
-    with pytest.raises(CommandError, match="is not loopback: the console then asks for the "
-                                           "secure port's credentials"):
-        with Cluster(nodes=0, console=True, flags={"console-address": "0.0.0.0"}):
-            pass
+    refused = pytest.raises(CommandError, match="is not loopback: the console then asks for "
+                                                "the secure port's credentials")
+    with refused, Cluster(nodes=0, console=True, flags={"console-address": "0.0.0.0"}):
+        pass
 
 
 # -- start's flags and summary ---------------------------------------------------------------
