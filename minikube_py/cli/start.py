@@ -250,7 +250,8 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
         await informers.stop()
         await informers.client.close()
 
-    started: list[Component] = [Component("informers", None, stop_informers, listed=False)]
+    started: list[Component] = [Component("informers", None, stop_informers, listed=False,
+                                          handle=informers)]  # the console reads them too
     try:
         await install_storage(options, app)
         if options.runs("controller-manager"):

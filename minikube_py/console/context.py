@@ -66,7 +66,7 @@ class ConsoleContext:
         if self._feeds is None:
             from .feeds import Feeds
 
-            self._feeds = Feeds(self.client("minikube-py-console"))
+            self._feeds = Feeds(self.client("minikube-py-console"), self.component("informers"))
         return self._feeds
 
     @property
