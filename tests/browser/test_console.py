@@ -20,7 +20,7 @@ def test_overview_shows_the_architecture_and_live_figures(page: Any, console_clu
               "scheduler": "kube-scheduler", "controller-manager": "kube-controller-manager",
               "kubelet": "kubelets"}
     for box, label in labels.items():
-        assert page.locator(f'svg [data-box="{box}"] text.label').inner_text() == label, box
+        assert page.locator(f'svg [data-box="{box}"] text.label').text_content() == label, box
     # the store's revision arrives from the first poll, and it is the store's
     page.wait_for_function(
         "() => Number(document.querySelector('[data-view=overview]').dataset.revision) > 0",
