@@ -4,8 +4,12 @@ Issue 21's target: first paint <= 1 s on a 100-node cluster. Measured in Debian'
 (headless, driven by Playwright, a fresh browser context per load so nothing is cached):
 - `first-contentful-paint` from the Performance API (the shell's first text and boxes),
 - the time from navigation start until the nodes view lists every node (the first poll of
-  /console-api/nodes answered and rendered: 100 rows in `[data-view=nodes] tbody`),
-- the same for the overview's first figures (the store revision shown).
+  /console-api/nodes answered and rendered: the page's `console:nodes-listed` performance mark,
+  set once all 100 rows are in `[data-view=nodes] tbody`),
+- the same for the overview's first figures (`console:overview-shown`: the store revision,
+  node and pod counts shown).
+The marks are read from the page rather than timed by polling from outside: a headless
+browser's requestAnimationFrame polling was measured to add 100–600 ms of detection lag.
 Each figure is the median of `--loads` loads; the individual loads are kept in the JSON.
 
     python -m bench.console [--nodes 100] [--loads 7]
@@ -29,24 +33,27 @@ FCP = ("() => (performance.getEntriesByName('first-contentful-paint')[0] || {}).
        "|| null")
 
 
+def mark(name: str) -> str:
+    """A page function: the start time of performance mark `name`, or null until it exists."""
+    return f"() => (performance.getEntriesByName('{name}')[0] || {{}}).startTime || null"
+
+
 def one_load(browser: Any, url: str, nodes: int) -> dict[str, float]:
     """One cold load of #/nodes, then of #/overview, in a fresh context."""
     context = browser.new_context(viewport={"width": 1280, "height": 860})
     try:
         page = context.new_page()
         page.goto(url + "#/nodes")
-        listed = page.wait_for_function(
-            f"() => document.querySelectorAll('[data-view=nodes] tbody tr').length === {nodes}"
-            " && performance.now()", polling="raf", timeout=30_000).json_value()
-        page.wait_for_function(f"{FCP} !== null", timeout=10_000)
-        fcp = page.evaluate(FCP)
+        listed = page.wait_for_function(mark("console:nodes-listed"), timeout=30_000).json_value()
+        rows = page.locator("[data-view=nodes] tbody tr").count()
+        if rows != nodes:
+            raise SystemExit(f"the nodes view listed {rows} nodes, not {nodes}")
+        fcp = page.wait_for_function(FCP, timeout=10_000).json_value()
         page.close()
         page = context.new_page()
         page.goto(url + "#/overview")
-        revision = page.wait_for_function(
-            "() => Number((document.querySelector('[data-view=overview]') || {dataset: {}})"
-            ".dataset.revision) > 0 && performance.now()", polling="raf",
-            timeout=30_000).json_value()
+        revision = page.wait_for_function(mark("console:overview-shown"),
+                                          timeout=30_000).json_value()
         return {"first_contentful_paint_ms": float(fcp), "nodes_listed_ms": float(listed),
                 "overview_figures_ms": float(revision)}
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from . import auth, errors
+from . import auth, errors, static_files
 from .context import ConsoleContext
 
 STATIC = Path(__file__).parent / "static"
@@ -29,18 +29,13 @@ ROUTE_MODULES: tuple[str, ...] = (
 )
 
 
-async def _index(request: web.Request) -> web.FileResponse:
-    return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
-
-
 def build_app(ctx: ConsoleContext) -> web.Application:
     app = web.Application(middlewares=[errors.middleware, auth.middleware(ctx)],
                           client_max_size=64 * 1024)
     for name in ROUTE_MODULES:
         module = importlib.import_module(f".{name}", __package__)
         app.add_routes(module.routes(ctx))
-    app.router.add_get("/", _index)
-    app.router.add_static("/static/", STATIC, append_version=False)
+    app.add_routes(static_files.routes(STATIC))
 
     async def close(_app: web.Application) -> None:
         await ctx.close()

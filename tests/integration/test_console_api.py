@@ -13,6 +13,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from multidict import CIMultiDict
 
 from minikube_py.cli.storage_target import CommandError
 from minikube_py.console.auth import COOKIE
@@ -40,7 +41,7 @@ def call(method: str, url: str, body: bytes | None = None,
             kind = response.headers.get("Content-Type", "")
             data = await (response.json() if kind.startswith("application/json")
                           else response.text())
-            return response.status, data, dict(response.headers)
+            return response.status, data, CIMultiDict(response.headers)
     return asyncio.run(go())
 
 
@@ -201,8 +202,15 @@ def test_unknown_paths_and_static_assets(cluster: Cluster) -> None:
                   "views/pods.js", "views/events.js"):
         status, text, headers = call("GET", base + f"static/{asset}")
         assert status == 200 and text, asset
-        kind = "text/css" if asset.endswith(".css") else "application/javascript"
+        kind = "text/css" if asset.endswith(".css") else "text/javascript"
         assert headers["Content-Type"].startswith(kind), (asset, headers["Content-Type"])
+    # revalidation: the same bytes are a 304 without a body
+    status, _, headers = call("GET", base + "static/app.js")
+    again = call("GET", base + "static/app.js", headers={"If-None-Match": headers["ETag"]})
+    assert (again[0], again[1]) == (304, "")
+    for missing in ("static/nope.js", "static/../app.py", "static/%2e%2e/app.py"):
+        assert_status(call("GET", base + missing), 404, "NotFound",
+                      "the server could not find the requested resource")
 
 
 # -- the door of a console on a non-loopback address ----------------------------------------

@@ -37,6 +37,7 @@ export function mount(root, params) {
                                   "Running here", "Kubelet"].map((t) => h("th", {}, t)))),
       body));
   const rows = new Map();
+  let first = true;
   const update = async () => {
     const data = await getJSON("/console-api/nodes");
     const seen = new Set();
@@ -70,6 +71,8 @@ export function mount(root, params) {
     summary.textContent = `${ready}/${data.items.length} Ready`;
     root.dataset.count = String(data.items.length);
     root.dataset.ready = String(ready);
+    // for bench/console.py: when the first answer's rows are all in the DOM
+    if (first) { performance.mark("console:nodes-listed"); first = false; }
   };
   const stop = every(1000, update, showError);
   return { unmount: stop };
