@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY as PROMETHEUS
 
+from minikube_py.cli.main import main
 from minikube_py.client.resources import PODS, REPLICASETS
 from minikube_py.controllers.options import ALL_CONTROLLERS
 from minikube_py.testing import Cluster
@@ -151,27 +152,62 @@ def test_debug_components_needs_credentials(cluster: Cluster) -> None:
 
 
 def cli(cluster: Cluster, *args: str) -> subprocess.CompletedProcess:
+    """`minikube-py component ...` as a user runs it: a process of its own."""
     return subprocess.run([*CLI, "component", *args, "--kubeconfig",
                            str(cluster.kubeconfig_path)], capture_output=True, text=True,
                           timeout=30)
 
 
-def test_cli_lists_pauses_and_resumes(cluster: Cluster) -> None:
+def cli_here(cluster: Cluster, capsys: pytest.CaptureFixture, *args: str
+             ) -> tuple[int, str, str]:
+    """The same command run in this process (its own loop, the same socket; no start-up
+    cost): (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    code = main(["component", *args, "--kubeconfig", str(cluster.kubeconfig_path)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_lists_pauses_and_resumes(cluster: Cluster, capsys: pytest.CaptureFixture) -> None:
     done = cli(cluster, "pause", "deployment")
     assert (done.returncode, done.stdout) == (0, "component deployment: paused\n"), done.stderr
     try:
         assert cluster.running.pauses.get("deployment").paused
-        listed = cli(cluster, "list")
-        assert listed.returncode == 0, listed.stderr
-        lines = listed.stdout.splitlines()
+        code, out, err = cli_here(cluster, capsys, "list")
+        assert code == 0, err
+        lines = out.splitlines()
         assert lines[0].split() == ["NAME", "KIND", "STATUS", "SINCE"]
         rows = {line.split()[0]: line.split()[1:3] for line in lines[1:]}
         assert rows["deployment"] == ["controller", "Paused"]
         assert rows["scheduler"] == ["scheduler", "Running"]
     finally:
-        done = cli(cluster, "resume", "deployment")
-    assert (done.returncode, done.stdout) == (0, "component deployment: resumed\n"), done.stderr
+        code, out, err = cli_here(cluster, capsys, "resume", "deployment")
+    assert (code, out) == (0, "component deployment: resumed\n"), err
     assert not cluster.running.pauses.get("deployment").paused
-    missing = cli(cluster, "pause", "kube-proxy")
-    assert missing.returncode == 1
-    assert 'components "kube-proxy" not found' in missing.stderr
+    code, _, err = cli_here(cluster, capsys, "pause", "kube-proxy")
+    assert code == 1
+    assert 'component kube-proxy: components "kube-proxy" not found' in err
+    code, _, err = cli_here(cluster, capsys, "pause")
+    assert code == 1 and "which component?" in err
+
+
+def test_v1x_scheduler_pauses_and_clusters_do_not_share_gates(cluster: Cluster) -> None:
+    """The v1.x loop (--algorithm-provider) pauses too; a second cluster in this process has
+    its own `scheduler` gate, untouched by the first's."""
+    with Cluster(nodes=1, controllers="serviceaccount",
+                 flags={"algorithm-provider": "DefaultProvider"}) as legacy:
+        assert legacy.running.component("scheduler").handle.framework is None
+        gate = legacy.running.pauses.get("scheduler")
+        assert gate is not cluster.running.pauses.get("scheduler")
+        namespace = legacy.create_namespace()["metadata"]["name"]
+        gate.pause()
+        assert not cluster.running.pauses.get("scheduler").paused
+        try:
+            for i in range(2):
+                legacy.run(legacy.client.create(PODS, pod(f"p{i}"), namespace))
+            wait_until(lambda: pending_gauge() >= 2)
+            time.sleep(SETTLE)
+            assert [p["spec"].get("nodeName") for p in pods_in(legacy, namespace)] == [None] * 2
+        finally:
+            gate.resume()
+        wait_until(lambda: all(p["spec"].get("nodeName") for p in pods_in(legacy, namespace)))
