@@ -21,7 +21,7 @@ import pytest
 from prometheus_client import REGISTRY as PROMETHEUS
 
 from minikube_py.cli.main import main
-from minikube_py.client.resources import PODS, REPLICASETS
+from minikube_py.client.resources import NODES, PODS, REPLICASETS
 from minikube_py.controllers.options import ALL_CONTROLLERS
 from minikube_py.testing import Cluster
 
@@ -211,3 +211,24 @@ def test_v1x_scheduler_pauses_and_clusters_do_not_share_gates(cluster: Cluster) 
         finally:
             gate.resume()
         wait_until(lambda: all(p["spec"].get("nodeName") for p in pods_in(legacy, namespace)))
+
+
+def ready(node: dict | None) -> str | None:
+    conditions = ((node or {}).get("status") or {}).get("conditions") or []
+    return next((c["status"] for c in conditions if c["type"] == "Ready"), None)
+
+
+def test_paused_node_lifecycle_controller_does_not_judge_a_silent_node() -> None:
+    """A controller whose work is a periodic pass (the node monitor), not a queue, waits at
+    the top of each pass while paused."""
+    grace = 1.5  # the monitor uses real time (testing/clock.py does not move it)
+    with Cluster(nodes=1, controllers="nodelifecycle,serviceaccount",
+                 flags={"node-monitor-period": "200ms", "node-monitor-grace-period": f"{grace}s",
+                        "node-status-update-frequency": "200ms"}) as c:
+        (name,) = c.node_names
+        c.running.pauses.get("nodelifecycle").pause()
+        c.stop_node(name)
+        time.sleep(grace + SETTLE)  # silent past the grace period
+        assert ready(c.run(c.client.get(NODES, name))) == "True"
+        c.running.pauses.get("nodelifecycle").resume()
+        c.wait_for(NODES, name, lambda n: ready(n) == "Unknown", timeout=10)
