@@ -191,26 +191,41 @@ def test_cli_lists_pauses_and_resumes(cluster: Cluster, capsys: pytest.CaptureFi
     assert code == 1 and "which component?" in err
 
 
-def test_v1x_scheduler_pauses_and_clusters_do_not_share_gates(cluster: Cluster) -> None:
-    """The v1.x loop (--algorithm-provider) pauses too; a second cluster in this process has
-    its own `scheduler` gate, untouched by the first's."""
-    with Cluster(nodes=1, controllers="serviceaccount",
-                 flags={"algorithm-provider": "DefaultProvider"}) as legacy:
-        assert legacy.running.component("scheduler").handle.framework is None
-        gate = legacy.running.pauses.get("scheduler")
-        assert gate is not cluster.running.pauses.get("scheduler")
-        namespace = legacy.create_namespace()["metadata"]["name"]
-        gate.pause()
-        assert not cluster.running.pauses.get("scheduler").paused
-        try:
-            for i in range(2):
-                legacy.run(legacy.client.create(PODS, pod(f"p{i}"), namespace))
-            wait_until(lambda: pending_gauge() >= 2)
-            time.sleep(SETTLE)
-            assert [p["spec"].get("nodeName") for p in pods_in(legacy, namespace)] == [None] * 2
-        finally:
-            gate.resume()
-        wait_until(lambda: all(p["spec"].get("nodeName") for p in pods_in(legacy, namespace)))
+#: a monitor pass and grace period short enough to see a silent node judged (the node monitor
+#: uses real time: testing/clock.py does not move it)
+GRACE = 1.5
+
+
+@pytest.fixture(scope="module")
+def legacy() -> Iterator[Cluster]:
+    """A second cluster in this process: the v1.x scheduler (--algorithm-provider), one node,
+    a fast node monitor."""
+    with Cluster(nodes=1, controllers="nodelifecycle,serviceaccount",
+                 flags={"algorithm-provider": "DefaultProvider", "node-monitor-period": "200ms",
+                        "node-monitor-grace-period": f"{GRACE}s",
+                        "node-status-update-frequency": "200ms"}) as c:
+        yield c
+
+
+def test_v1x_scheduler_pauses_and_clusters_do_not_share_gates(cluster: Cluster,
+                                                               legacy: Cluster) -> None:
+    """The v1.x loop pauses too; the second cluster has its own `scheduler` gate, untouched
+    by the first's."""
+    assert legacy.running.component("scheduler").handle.framework is None
+    gate = legacy.running.pauses.get("scheduler")
+    assert gate is not cluster.running.pauses.get("scheduler")
+    namespace = legacy.create_namespace()["metadata"]["name"]
+    gate.pause()
+    assert not cluster.running.pauses.get("scheduler").paused
+    try:
+        for i in range(2):
+            legacy.run(legacy.client.create(PODS, pod(f"p{i}"), namespace))
+        wait_until(lambda: pending_gauge() >= 2)
+        time.sleep(SETTLE)
+        assert [p["spec"].get("nodeName") for p in pods_in(legacy, namespace)] == [None] * 2
+    finally:
+        gate.resume()
+    wait_until(lambda: all(p["spec"].get("nodeName") for p in pods_in(legacy, namespace)))
 
 
 def ready(node: dict | None) -> str | None:
@@ -218,17 +233,17 @@ def ready(node: dict | None) -> str | None:
     return next((c["status"] for c in conditions if c["type"] == "Ready"), None)
 
 
-def test_paused_node_lifecycle_controller_does_not_judge_a_silent_node() -> None:
+def test_paused_node_lifecycle_controller_does_not_judge_a_silent_node(legacy: Cluster
+                                                                         ) -> None:
     """A controller whose work is a periodic pass (the node monitor), not a queue, waits at
-    the top of each pass while paused."""
-    grace = 1.5  # the monitor uses real time (testing/clock.py does not move it)
-    with Cluster(nodes=1, controllers="nodelifecycle,serviceaccount",
-                 flags={"node-monitor-period": "200ms", "node-monitor-grace-period": f"{grace}s",
-                        "node-status-update-frequency": "200ms"}) as c:
-        (name,) = c.node_names
-        c.running.pauses.get("nodelifecycle").pause()
-        c.stop_node(name)
-        time.sleep(grace + SETTLE)  # silent past the grace period
-        assert ready(c.run(c.client.get(NODES, name))) == "True"
-        c.running.pauses.get("nodelifecycle").resume()
-        c.wait_for(NODES, name, lambda n: ready(n) == "Unknown", timeout=10)
+    the top of each pass while paused. (Runs last on `legacy`: its node stays stopped.)"""
+    (name,) = legacy.node_names
+    gate = legacy.running.pauses.get("nodelifecycle")
+    gate.pause()
+    try:
+        legacy.stop_node(name)
+        time.sleep(GRACE + SETTLE)  # silent past the grace period
+        assert ready(legacy.run(legacy.client.get(NODES, name))) == "True"
+    finally:
+        gate.resume()
+    legacy.wait_for(NODES, name, lambda n: ready(n) == "Unknown", timeout=10)
