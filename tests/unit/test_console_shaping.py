@@ -159,3 +159,14 @@ def test_sample_workload_rejects_bad_input_with_400(body: dict, message: str) ->
     with pytest.raises(StatusError) as caught:
         sample_workload(body)
     assert caught.value.code == 400 and caught.value.message == message
+
+
+def test_a_slow_event_follower_is_dropped_not_buffered() -> None:
+    from minikube_py.console.feeds import QUEUE_SIZE, EventFollower
+
+    follower = EventFollower()
+    for i in range(QUEUE_SIZE):
+        follower.push({"key": str(i)})
+    assert not follower.closed and follower.queue.qsize() == QUEUE_SIZE
+    follower.push({"key": "one too many"})
+    assert follower.closed and follower.queue.qsize() == QUEUE_SIZE
