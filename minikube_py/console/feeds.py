@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from ..api import errors
 from ..client.cache import InformerFactory
 from ..client.resources import EVENTS, NODES, PODS
 from .shaping import event_row
@@ -68,14 +69,23 @@ class Feeds:
     async def ready(self) -> None:
         """Start the informers (once) and wait until their caches hold the first lists."""
         if self._started is None:
-            self._listener = self.events.add_event_handler(
-                self._event, lambda _old, new: self._event(new))
+            if self._listener is None:
+                self._listener = self.events.add_event_handler(
+                    self._event, lambda _old, new: self._event(new))
             informers = (self.nodes, self.pods, self.events)
             for informer in informers:
                 informer.start()  # (a no-op for one the shared factory runs already)
             self._started = asyncio.ensure_future(asyncio.gather(
                 *(i.wait_for_sync(SYNC_TIMEOUT) for i in informers)))
-        await asyncio.shield(self._started)
+        started = self._started
+        try:
+            await asyncio.shield(started)
+        except TimeoutError:
+            if self._started is started:
+                self._started = None  # the next view waits again
+            raise errors.service_unavailable(
+                f"the console's watches of nodes, pods and events have not listed within "
+                f"{SYNC_TIMEOUT:g} s") from None
 
     def _event(self, event: Obj) -> None:
         if not self.followers:
