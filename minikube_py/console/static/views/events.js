@@ -7,7 +7,7 @@ const MAX_ROWS = 500;
 
 function clock(seconds) {
   if (!seconds) return "";
-  return new Date(seconds * 1000).toLocaleTimeString();
+  return new Date(seconds * 1000).toLocaleTimeString([], { hour12: false });
 }
 
 export function mount(root, params) {
@@ -17,7 +17,7 @@ export function mount(root, params) {
   root.append(
     h("h1", {}, "Events ", state),
     h("table", { class: "events" },
-      h("thead", {}, h("tr", {}, ["Last seen", "Type", "Reason", "Object", "Source", "Count", "Message"]
+      h("thead", {}, h("tr", {}, ["Last seen", "Namespace", "Type", "Reason", "Object", "Source", "Count", "Message"]
         .map((t) => h("th", {}, t)))),
       body));
   const rows = new Map();
@@ -25,10 +25,11 @@ export function mount(root, params) {
     const old = rows.get(event.key);
     if (old) old.remove();
     const tr = h("tr", { dataset: { key: event.key, type: event.type, reason: event.reason } },
-      h("td", { class: "muted" }, clock(event.time)),
+      h("td", { class: "muted time" }, clock(event.time)),
+      h("td", { class: "muted" }, event.namespace),
       h("td", { class: event.type === "Warning" ? "warning" : "" }, event.type),
       h("td", {}, event.reason),
-      h("td", {}, event.namespace ? `${event.namespace}/` : "", event.object),
+      h("td", {}, event.object),
       h("td", { class: "muted" }, event.source),
       h("td", { class: "num" }, String(event.count)),
       h("td", {}, event.message));
