@@ -273,7 +273,7 @@ def start_options(*flags: str) -> Any:
     return StartOptions.from_args(parse_start(["start", *flags]))
 
 
-def test_start_serves_the_console_on_loopback_by_default() -> None:
+def test_start_serves_the_console_on_loopback_by_default(tmp_path: Path) -> None:
     from minikube_py.cli.storage_target import ConfigError
 
     options = start_options()
@@ -284,6 +284,10 @@ def test_start_serves_the_console_on_loopback_by_default() -> None:
     assert (options.console_address, options.console_port) == ("0.0.0.0", 8443)
     with pytest.raises(ConfigError, match="port 70000 is out of range"):
         start_options("--console-port", "70000")
+    config = tmp_path / "cluster.yaml"  # the same names as config keys; flags win
+    config.write_text("console-port: 9000\nno-console: true\n")
+    options = start_options("--config", str(config), "--console-port", "9001")
+    assert (options.console, options.console_port) == (False, 9001)
 
 
 def test_start_summary_prints_the_console_url(cluster: Cluster,
