@@ -15,6 +15,7 @@ import contextlib
 import orjson
 from aiohttp import web
 
+from .. import offload
 from .context import ConsoleContext
 from .shaping import recent_events
 from .views_json import int_param, json_response
@@ -22,6 +23,16 @@ from .views_json import int_param, json_response
 KEEPALIVE = 15.0
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 5000
+
+
+#: roughly the bytes of an Event walked to shape its row (weighs the offload decision)
+BYTES_PER_EVENT = 800
+
+
+async def newest(events: list, limit: int) -> list:
+    """recent_events, on the offload worker when there are many (offload.py)."""
+    return await offload.run(recent_events, events, limit,
+                             weight=len(events) * BYTES_PER_EVENT)
 
 
 def sse(data: object) -> bytes:
@@ -33,7 +44,7 @@ def routes(ctx: ConsoleContext) -> list[web.RouteDef]:
         limit = int_param(request.query, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
         feeds = ctx.feeds
         await feeds.ready()
-        return json_response({"items": recent_events(feeds.event_list(), limit)})
+        return json_response({"items": await newest(feeds.event_list(), limit)})
 
     async def stream(request: web.Request) -> web.StreamResponse:
         limit = int_param(request.query, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
@@ -45,7 +56,7 @@ def routes(ctx: ConsoleContext) -> list[web.RouteDef]:
             "X-Accel-Buffering": "no"})
         try:
             await response.prepare(request)
-            rows = recent_events(feeds.event_list(), limit)
+            rows = await newest(feeds.event_list(), limit)
             await response.write(b"".join(sse(row) for row in rows) or b": empty\n\n")
             while not follower.closed:
                 try:
