@@ -68,6 +68,25 @@ def test_overview_nodes_and_pods(cluster: Cluster) -> None:
     assert (status, body) == (200, {"items": []})
 
 
+def test_overview_counts_requests_per_component_from_the_trace(cluster: Cluster) -> None:
+    from minikube_py.trace import TRACE
+
+    base = cluster.console_url
+    call("GET", base + "console-api/overview")  # an open overview holds the ring on
+    assert TRACE.active
+
+    async def requests() -> None:
+        async with aiohttp.ClientSession(headers={"User-Agent": "rate-test"}) as session:
+            for _ in range(30):
+                async with session.get(cluster.url + "/api/v1/namespaces/default") as r:
+                    assert r.status == 200
+    asyncio.run(requests())
+    time.sleep(1.1)  # rates count whole seconds
+    _, body, _ = call("GET", base + "console-api/overview")
+    # 30 requests over at most the 5-second window; "rate-test" is one of the clients
+    assert body["rates"]["requests"]["clients"] >= 30 / 5
+
+
 def test_sample_workload_action_and_its_pods(cluster: Cluster) -> None:
     base = cluster.console_url
     namespace = cluster.create_namespace()["metadata"]["name"]
