@@ -8,9 +8,11 @@ cluster through the in-process client (as any other client would) and the trace 
 never writes to the store directly.
 
 Modules, one job each: `context` (what views read), `app` (the aiohttp application and its
-listener), `auth` (non-loopback credentials), `errors` (JSON Status bodies), `feeds` (the one
-shared watch per kind), `rates` (request rates from the trace ring), `shaping` (pure JSON for
-each view), `routes_*` (the handlers), `actions` (the buttons' pure request shaping).
+listener), `static_files` (the shell, served from memory), `auth` (the door: credentials off
+loopback, Host and JSON checks on it), `errors` and `views_json` (JSON Status bodies, JSON
+answers, query parsing), `feeds` (the one shared watch per kind), `rates` (request and watch
+rates from the trace ring), `shaping` (pure JSON for each view), `actions` (the buttons' pure
+request shaping), `routes_*` (the handlers, listed in app.ROUTE_MODULES).
 """
 
 from .context import ConsoleContext
