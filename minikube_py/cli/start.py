@@ -36,6 +36,7 @@ from ..apiserver.authn import identities
 from ..storage import EmbeddedStore, Store
 from ..trace import TRACE
 from . import runtime
+from .console import serving_console
 from .start_options import StartOptions, add_start_flags
 from .storage_target import CommandError, ConfigError, connect_etcd
 
@@ -124,6 +125,8 @@ class RunningCluster:
     components: list[Component]
     secure_url: str | None = None
     secure: "SecureServing | None" = None
+    #: the web console's URL (cli/console.py), None with --no-console
+    console_url: str | None = None
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -175,8 +178,10 @@ async def running_cluster(options: StartOptions,
                 secure_url = f"https://{host}:{bound}"
             components = await start_components(options, apiserver, runner.app)
             await wait_ready(options, runner.app, components, stop or asyncio.Event())
-            yield RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
-                                 components, secure_url, secure)
+            cluster = RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
+                                     components, secure_url, secure)
+            async with serving_console(options, cluster):
+                yield cluster
         finally:
             for component in reversed(components):
                 await component.stop()
@@ -206,6 +211,7 @@ async def serve(options: StartOptions) -> int:
                      keys=len(page.kvs) + page.remaining,
                      **{c.name.replace("-", "_"): c.url for c in listed},
                      kubeconfig=str(options.kubeconfig_out or ""), **where,
+                     console=cluster.console_url or "",
                      inspect=inspect_hint(options))
             print_summary(options, cluster, seconds)
             loopwatch.mark_ready()  # from now on a stall of the loop is a warning
@@ -556,6 +562,8 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
     for c in (c for c in cluster.components if c.listed):
         target = c.url or "(no listener)"
         lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
+    if cluster.console_url:
+        lines.append(f"  {'console':<20}{cluster.console_url}  (the web console)")
     if options.kubeconfig_out is not None:
         lines.append(f"  {'kubeconfig':<20}{options.kubeconfig_out}")
         lines.append(f"Point kubectl at it:  export KUBECONFIG={options.kubeconfig_out}"

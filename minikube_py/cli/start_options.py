@@ -90,6 +90,13 @@ ALL_IN_ONE = (
     Setting("trace", False, "keep the trace ring (/debug/trace, `minikube-py trace`) "
             "recording from the start, not only while a viewer is attached", boolean,
             switch=True),
+    # the web console (minikube_py.console, issue 21)
+    Setting("console-port", 0, "the web console's port (0: a port the OS picks; the summary "
+            "prints the console's URL)", port),
+    Setting("console-address", "127.0.0.1", "the web console's address; on a non-loopback "
+            "one it asks for a cluster-admin's bearer token (the secure port's credentials)",
+            metavar="IP"),
+    Setting("no-console", False, "do not serve the web console", boolean, switch=True),
 )
 
 SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE,
@@ -159,6 +166,10 @@ class StartOptions:
     #: not a flag (minikube_py.testing sets it): the controllers' wall clock
     #: (ControllerContext.clock), a clock a test can advance; None: time.time
     controller_clock: Callable[[], float] | None = None
+    #: the web console (--no-console, --console-address, --console-port)
+    console: bool = True
+    console_address: str = "127.0.0.1"
+    console_port: int = 0
 
     def runs(self, component: str) -> bool:
         return component not in self.disabled
@@ -242,6 +253,9 @@ class StartOptions:
             default_storage_class=bool(v["default_storage_class"]),
             node_heartbeat=kubelet_heartbeat(v),
             trace=bool(v["trace"]),
+            console=not v["no_console"],
+            console_address=str(v["console_address"]),
+            console_port=v["console_port"],
         )
 
 
