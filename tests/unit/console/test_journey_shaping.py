@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikube_py.console.journey import decision_table, find_schedule, hops, journey, pod_state
+from minikube_py.console.journey import (
+    decision_table,
+    find_schedule,
+    hops,
+    journey,
+    pod_state,
+)
 from minikube_py.trace.journey import Timeline, component_lane
 
 T0 = 1_000.0
