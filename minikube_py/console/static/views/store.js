@@ -107,8 +107,12 @@ export function mount(root, params) {
     children.replaceChildren(h("table", { class: "tree", dataset: { table: "tree" } },
       h("thead", {}, h("tr", {}, ["key", "holds", "mod rev", "version", "size"].map((t) => h("th", {}, t)))),
       tbody), moreCell);
-    const [count, isKey] = await Promise.all([loadPage("", tbody, moreCell), showHistory()]);
-    if (!count) children.replaceChildren(h("p", { class: "muted" }, isKey ? "" : `nothing under ${path}/`));
+    // a directory is not asked for its history: that would replay every write below it
+    const count = await loadPage("", tbody, moreCell);
+    if (!count) {
+      const isKey = await showHistory();
+      children.replaceChildren(h("p", { class: "muted" }, isKey ? "" : `nothing under ${path}/`));
+    }
     root.dataset.loaded = "true";
   };
 
