@@ -16,6 +16,8 @@ from ..api import errors
 
 Obj = dict[str, Any]
 DEFAULT_IMAGE = "registry.k8s.io/pause:3.9"
+#: what each sample pod asks for, so the nodes view shows requests filling allocatable
+SAMPLE_REQUESTS = {"cpu": "100m", "memory": "64Mi"}
 #: a console button is not a load generator: larger workloads go through kubectl
 MAX_REPLICAS = 500
 
@@ -49,7 +51,8 @@ def sample_workload(body: Obj) -> tuple[str, Obj]:
             "selector": {"matchLabels": dict(labels)},
             "template": {
                 "metadata": {"labels": dict(labels)},
-                "spec": {"containers": [{"name": container, "image": image}]},
+                "spec": {"containers": [{"name": container, "image": image,
+                                         "resources": {"requests": dict(SAMPLE_REQUESTS)}}]},
             },
         },
     }

@@ -32,13 +32,12 @@ BOXES = (
     ("kube-controller-manager", "controller-manager"),
     ("kubelet", "kubelet"),
     ("minikube-py-informers", "informers"),
-    ("minikube-py-console", "console"),
 )
 
 
 def box_of(user_agent: str) -> str:
     """The diagram box a request's User-Agent belongs to; anything else is a client
-    (kubectl, the Python clients, tests)."""
+    (kubectl, the Python clients, tests, the console's own watches and actions)."""
     for prefix, box in BOXES:
         if user_agent.startswith(prefix):
             return box

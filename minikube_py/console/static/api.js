@@ -33,7 +33,7 @@ export async function postJSON(path, body) {
 }
 
 // Follow an SSE stream: onRecord(parsedData, event) per message; returns close().
-export function openStream(path, onRecord, onError) {
+export function openStream(path, onRecord, onError, onOpen) {
   const source = new EventSource(path, { withCredentials: true });
   source.onmessage = (event) => {
     let data;
@@ -41,6 +41,7 @@ export function openStream(path, onRecord, onError) {
     onRecord(data, event);
   };
   if (onError) source.onerror = onError;
+  if (onOpen) source.onopen = onOpen;
   return () => source.close();
 }
 
