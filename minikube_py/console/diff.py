@@ -16,6 +16,8 @@ import orjson
 
 #: changes listed at most (a whole new object lists each leaf: a pod has ~60)
 MAX_CHANGES = 500
+#: where server-side apply keeps its field sets: listed after the object's own changes
+BOOKKEEPING = ".metadata.managedFields"
 #: unified lines at most (a 3 MiB ConfigMap must not become a 3 MiB page)
 MAX_LINES = 2000
 
@@ -86,6 +88,7 @@ def diff(old: Any, new: Any, *, old_name: str = "previous", new_name: str = "thi
     if old is None or new is None:
         found: list[dict[str, Any]] = []
     else:
-        found = changes(old, new)
+        # the object's own fields first, the field managers' bookkeeping after them
+        found = sorted(changes(old, new), key=lambda c: c["path"].startswith(BOOKKEEPING))
     return {"changes": found, "truncated": len(found) >= MAX_CHANGES,
             "unified": unified(old, new, old_name=old_name, new_name=new_name)}

@@ -44,7 +44,7 @@ def ring_records(ring: TraceRing, selected: TraceFilter, since: int = 0,
 
 def hops(records: list[Obj]) -> list[Obj]:
     """The journey's hops, timed from the first record."""
-    timeline = Timeline(watches=True)
+    timeline = Timeline(watches=True, reads=False)
     out = []
     for rec in records:
         hop = timeline.hop(rec)

@@ -94,7 +94,7 @@ class JourneyRoutes:
             since = request_since(request)
         except ValueError as exc:
             raise errors.bad_request(str(exc)) from None
-        timeline = Timeline(watches=True, start=_float(request.query.get("start"), "start"))
+        timeline = Timeline(watches=True, reads=False, start=_float(request.query.get("start"), "start"))
 
         def shape(rec: Obj) -> Obj | None:
             hop = timeline.hop(rec)

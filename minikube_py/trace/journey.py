@@ -148,15 +148,26 @@ def link(rec: Rec) -> dict[str, Any]:
     return {}
 
 
-class Timeline:
-    """Turns records into Hops, timed from the first one it saw."""
+#: requests that change nothing: a journey without them shows the writes and decisions
+READ_VERBS = frozenset({"get", "list", "watch"})
 
-    def __init__(self, *, watches: bool = True, start: float | None = None) -> None:
+
+class Timeline:
+    """Turns records into Hops, timed from the first one it saw. `watches=False` leaves out
+    watch deliveries, `reads=False` the requests that only read the pod (a viewer's own
+    GETs would otherwise appear in the journey it is showing)."""
+
+    def __init__(self, *, watches: bool = True, reads: bool = True,
+                 start: float | None = None) -> None:
         self.start = start
         self.watches = watches
+        self.reads = reads
 
     def hop(self, rec: Rec) -> Hop | None:
-        if rec.get("kind") == "watch" and not self.watches:
+        kind = rec.get("kind")
+        if kind == "watch" and not self.watches:
+            return None
+        if kind == "request" and not self.reads and rec.get("verb") in READ_VERBS:
             return None
         described = describe(rec)
         if described is None:

@@ -39,3 +39,10 @@ def test_diff_of_a_creation_and_a_deletion_is_unified_only() -> None:
 def test_changes_are_bounded() -> None:
     found = diff({"x": list(range(2000))}, {"x": [i + 1 for i in range(2000)]})
     assert len(found["changes"]) == MAX_CHANGES and found["truncated"]
+
+
+def test_managed_fields_changes_come_last() -> None:
+    old = {"metadata": {"managedFields": [{"f": 1}]}, "status": {"phase": "Pending"}}
+    new = {"metadata": {"managedFields": [{"f": 2}]}, "status": {"phase": "Running"}}
+    assert [c["path"] for c in diff(old, new)["changes"]] == [
+        ".status.phase", ".metadata.managedFields[0].f"]

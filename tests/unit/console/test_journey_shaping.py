@@ -43,6 +43,8 @@ JOURNEY = [
     rec(18, 0.0001, "watch", "minikube-py-informers", revision=117, type="ADDED"),
     rec(21, 0.0002, "request", "kubectl/v1.31.0", verb="create", path="/api/v1/...",
         subresource="", status=201, latency_ms=6.0),
+    rec(22, 0.0003, "request", "minikube-py-console", verb="get", path="/api/v1/...",
+        subresource="", status=200, latency_ms=0.1),  # a viewer's own read: left out
     rec(30, 0.005, "request", "kube-scheduler", verb="create", path="/api/v1/.../binding",
         subresource="binding", status=201, latency_ms=0.5),
     rec(31, 0.0055, "schedule", "scheduler", detail=FRAMEWORK),
@@ -136,4 +138,6 @@ def test_pod_state_and_journey_body() -> None:
     assert pod_state(None) is None
     body = journey("default", "web", JOURNEY, 0, 50, pod, "/registry/pods/default/web", [])
     assert body["last_seq"] == 50 and len(body["hops"]) == 6
+    # the CLI's timeline keeps the reads
+    assert sum(1 for r in JOURNEY if Timeline().hop(r) is not None) == 7
     assert body["lanes"][:3] == ["client", "apiserver", "store"]

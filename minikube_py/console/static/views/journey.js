@@ -10,6 +10,8 @@ import { getJSON, h, loadStyle, openStream, showError } from "../api.js";
 import { decisionTable, valueDiff } from "./journey_panels.js";
 
 const enc = encodeURIComponent;
+// the lanes before the first answer names them (trace/journey.py LANES)
+const LANES = ["client", "apiserver", "store", "informers", "scheduler", "controllers", "kubelet"];
 
 export function mount(root, params) {
   loadStyle("journey");
@@ -80,7 +82,11 @@ export function mount(root, params) {
     else if (link.decision) li.addEventListener("click", () => openDecision(li, link.decision));
     list.append(li);
     root.dataset.hops = String(seen.size);
-    if (hop.label === "running") refreshState().catch(() => {});
+    if (root.dataset.waiting) {
+      delete root.dataset.waiting;
+      notice.textContent = "";
+    }
+    if (["created", "bound", "running", "kubelet"].includes(hop.label)) refreshState().catch(() => {});
   };
 
   const setState = (pod) => {
@@ -111,17 +117,22 @@ export function mount(root, params) {
         }))));
   };
 
-  let refreshing = null;
+  // one refresh at a time; a hop arriving meanwhile asks for one more round (so the last
+  // state shown is read after the last hop)
+  let refreshing = false;
+  let again = false;
   const refreshState = async () => {
-    if (refreshing) return refreshing;
-    refreshing = (async () => {
-      try {
+    if (refreshing) { again = true; return; }
+    refreshing = true;
+    try {
+      do {
+        again = false;
         const data = await getJSON(base);
+        if (stopped) return;
         setState(data.pod);
         renderHistory(data.key, data.history);
-      } finally { refreshing = null; }
-    })();
-    return refreshing;
+      } while (again);
+    } finally { refreshing = false; }
   };
 
   (async () => {
@@ -129,18 +140,30 @@ export function mount(root, params) {
     try {
       data = await getJSON(base);
     } catch (err) {
-      root.dataset.error = String(err.code || "");
-      showError(err);
-      return;
+      if (err.code !== 404) {
+        root.dataset.error = String(err.code || "");
+        showError(err);
+        return;
+      }
+      // no such pod (yet): wait for it — the stream replays what the ring gets of it
+      root.dataset.waiting = "true";
+      data = { lanes: LANES, pod: null, key: "", history: [], hops: [], lost: 0, last_seq: 0,
+               missing: err.message };
     }
     if (stopped) return;
     lanes = data.lanes;
     lanesRow.replaceChildren(h("span", { class: "offset" }, "offset"),
       ...lanes.map((lane, i) => h("span", { class: `lane-head lane-${lane}`, style: `--col: ${i + 2}` }, lane)));
-    setState(data.pod);
+    if (data.missing) {
+      state.textContent = "not found";
+      state.dataset.phase = "Unknown";
+    } else {
+      setState(data.pod);
+    }
     renderHistory(data.key, data.history);
     data.hops.forEach(addHop);
-    notice.textContent = data.hops.length ? (data.lost ? `${data.lost} earlier records are no longer in the trace ring.` : "")
+    notice.textContent = data.missing ? `${data.missing}: waiting for it — its hops appear here as it is created.`
+      : data.hops.length ? (data.lost ? `${data.lost} earlier records are no longer in the trace ring.` : "")
       : "The trace ring holds nothing of this pod yet: it records while someone watches " +
         "(this view does now; `minikube-py start --trace` records from the start). Its state now " +
         "and its store revisions are shown; new hops appear here live.";

@@ -112,6 +112,7 @@ export function mount(root, params) {
     if (!count) {
       const isKey = await showHistory();
       children.replaceChildren(h("p", { class: "muted" }, isKey ? "" : `nothing under ${path}/`));
+      if (isKey) root.classList.add("key-only");
     }
     root.dataset.loaded = "true";
   };
