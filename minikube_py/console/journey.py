@@ -6,7 +6,7 @@ records of the pod (`minikube_py.trace`), turned into hops by the same function 
 `minikube-py trace pod` prints (trace/journey.py). The decision table is what
 kube-scheduler-simulator's UI shows and what the scheduler's `-v=10` logs spell out: per node,
 which Filter plugin (v1.x: predicate) rejected it and why; per feasible node, each Score
-plugin's normalised score, its weight and the product (v1.x: the weighted sum only); the total
+plugin's (v1.x: priority's) score, its weight and the product; the total
 and the chosen node — read from the attempt's `to_dict()` (scheduler.Attempt and
 framework/explain.py). Pure: records and dicts in, JSON out; routes_journey.py does the I/O.
 """
@@ -99,7 +99,7 @@ def _framework_rows(detail: Obj) -> tuple[dict[str, dict[str, list[str]]],
 def _v1_rows(detail: Obj) -> tuple[dict[str, dict[str, list[str]]], dict[str, dict[str, Obj]]]:
     rejected = {node: {"predicates": list(reasons or [])}
                 for node, reasons in (detail.get("failed") or {}).items()}
-    return rejected, {}
+    return rejected, detail.get("priorityScores") or {}
 
 
 def decision_table(detail: Obj) -> Obj:

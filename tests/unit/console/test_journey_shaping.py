@@ -112,10 +112,15 @@ def test_v1_decision_table_has_predicate_reasons_and_totals() -> None:
     assert [r["name"] for r in table["nodes"]] == ["a", "b"]
     assert not any(r["chosen"] or r["feasible"] for r in table["nodes"])
     assert table["nodes"][0]["rejected"] == {"predicates": ["Insufficient cpu"]}
+    parts = {"a": {"LeastRequestedPriority": {"score": 7, "weight": 1, "weighted": 7}},
+             "b": {"LeastRequestedPriority": {"score": 9, "weight": 1, "weighted": 9}}}
     scheduled = decision_table({**detail, "result": "scheduled", "node": "b", "failed": {},
-                                "scores": {"a": 7, "b": 9}, "feasible": 2})
+                                "scores": {"a": 7, "b": 9}, "feasible": 2,
+                                "priorityScores": parts})
     assert [(r["name"], r["total"], r["chosen"]) for r in scheduled["nodes"]] == [
         ("b", 9, True), ("a", 7, False)]
+    assert scheduled["scorers"] == [{"name": "LeastRequestedPriority", "weight": 1}]
+    assert scheduled["nodes"][0]["scores"] == parts["b"]
 
 
 def test_find_schedule_by_seq_or_latest() -> None:
