@@ -133,3 +133,31 @@ async def test_journey_and_store_routes(tmp_path: Path) -> None:
                                 params={"key": link["key"],
                                         "revision": str(link["revision"])}) as resp:
                 assert resp.status == 410
+
+
+async def test_decision_table_of_the_v1_algorithm(tmp_path: Path) -> None:
+    """With --algorithm-provider the v1.x predicates and priorities schedule: the table has a
+    column per priority (score x weight) and no framework profile."""
+    options = start_options(tmp_path, "--log-level", "warning",
+                            "--algorithm-provider", "DefaultProvider")
+    async with running_cluster(options) as cluster:
+        assert cluster.console_url is not None
+        base = cluster.console_url.rstrip("/")
+        client = Client(InProcessTransport(cluster.runner.app, user_agent="kubectl/v1.31.0"))
+        await default_account(client)
+        await client.create(PODS, pod("v1"), "default")
+        async with aiohttp.ClientSession() as http:
+            async with asyncio.timeout(20):
+                while True:
+                    async with http.get(f"{base}/console-api/journey/default/v1/decision") as resp:
+                        if resp.status == 200:
+                            table = await resp.json()
+                            break
+                        assert resp.status == 404
+                    await asyncio.sleep(0.05)
+        assert table["algorithm"] == "v1" and table["profile"] == ""
+        names = {s["name"] for s in table["scorers"]}
+        assert "LeastRequestedPriority" in names
+        chosen = table["nodes"][0]
+        assert chosen["chosen"] and chosen["name"] == table["node"]
+        assert sum(p["weighted"] for p in chosen["scores"].values()) == chosen["total"]
