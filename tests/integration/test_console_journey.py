@@ -155,6 +155,18 @@ async def test_decision_table_of_the_v1_algorithm(tmp_path: Path) -> None:
                             break
                         assert resp.status == 404
                     await asyncio.sleep(0.05)
+            # created while nobody watched the ring: the journey still has its state and its
+            # key's store history
+            async with asyncio.timeout(20):
+                while True:
+                    async with http.get(f"{base}/console-api/journey/default/v1") as resp:
+                        assert resp.status == 200
+                        body = await resp.json()
+                    if body["pod"]["phase"] == "Running":
+                        break
+                    await asyncio.sleep(0.05)
+        assert body["key"] == "/registry/pods/default/v1"
+        assert [row["version"] for row in body["history"]][-2:] == [2, 1]
         assert table["algorithm"] == "v1" and table["profile"] == ""
         names = {s["name"] for s in table["scorers"]}
         assert "LeastRequestedPriority" in names
