@@ -68,6 +68,9 @@ def test_store_browser_reaches_the_pods_key(page: Any, console_cluster: Cluster,
     view = page.locator('[data-view="store"][data-loaded="true"]')
     view.wait_for(timeout=TIMEOUT_MS)
     assert int(view.get_attribute("data-revision")) > 0
+    pods_row = page.locator('[data-view="store"] tr[data-key="/registry/pods/"]')
+    assert int(pods_row.locator("td").nth(1).inner_text().split()[0]) >= 1  # "N keys"
+    screenshot(page, "store-tree")
     # /registry -> pods/ -> <namespace>/ -> db, by clicking the tree's links
     for key in ("/registry/pods/", f"/registry/pods/{namespace}/",
                 f"/registry/pods/{namespace}/db"):

@@ -48,7 +48,7 @@ export function mount(root, params) {
       const key = c.key;
       tbody.append(h("tr", { dataset: { key, dir: String(c.dir) } },
         h("td", {}, h("a", { href: storeHash(key) }, c.dir ? c.name : c.name)),
-        h("td", { class: "num" }, c.dir ? `${c.count} keys` : ""),
+        h("td", { class: "num" }, c.dir ? `${c.count} ${c.count === 1 ? "key" : "keys"}` : ""),
         h("td", { class: "num" }, c.dir ? "" : c.mod_revision),
         h("td", { class: "num" }, c.dir ? "" : c.version),
         h("td", { class: "num" }, c.dir ? "" : c.size)));
