@@ -11,11 +11,15 @@ import pytest
 
 from minikube_py.api.errors import StatusError
 from minikube_py.console import store_browser as sb
-from minikube_py.storage import EmbeddedStore
+from minikube_py.storage import EmbeddedStore, Store
+
+# `store`: tests/conftest.py's, one per backend (the embedded store, and a real etcd when the
+# etcd binary is installed): the browser reads through the Store contract only.
 
 
 @pytest.fixture
-async def store(tmp_path: Path):  # type: ignore[no-untyped-def]
+async def embedded(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Compaction is store-wide: on the shared etcd it would compact other tests' history."""
     s = await EmbeddedStore.open(tmp_path / "data", fsync=False)
     yield s
     await s.close()
@@ -25,7 +29,7 @@ def obj(**fields: object) -> bytes:
     return orjson.dumps(fields)
 
 
-async def test_tree_counts_children_and_pages(store: EmbeddedStore) -> None:
+async def test_tree_counts_children_and_pages(store: Store) -> None:
     for ns, n in (("default", 3), ("kube-system", 2), ("a-b", 1)):
         for i in range(n):
             await store.create(f"/registry/pods/{ns}/p{i}", obj(i=i))
@@ -50,7 +54,7 @@ async def test_tree_counts_children_and_pages(store: EmbeddedStore) -> None:
     assert (await sb.tree(store, "/nothing/"))["children"] == []
 
 
-async def test_key_at_a_revision_with_previous_value_and_diff(store: EmbeddedStore) -> None:
+async def test_key_at_a_revision_with_previous_value_and_diff(store: Store) -> None:
     created = await store.create("/registry/pods/default/web", obj(phase="Pending"))
     updated = await store.update("/registry/pods/default/web", obj(phase="Running"),
                                  expected_mod_revision=created.mod_revision)
@@ -73,7 +77,7 @@ async def test_key_at_a_revision_with_previous_value_and_diff(store: EmbeddedSto
     assert missing.value.message == 'key "/registry/pods/default/web" not found'
 
 
-async def test_bad_input_and_compacted_revisions(store: EmbeddedStore) -> None:
+async def test_bad_input(store: Store) -> None:
     kv = await store.create("/k", obj(a=1))
     await store.update("/k", obj(a=2), expected_mod_revision=kv.mod_revision)
     for text in ("x", "-1", "1.5"):
@@ -90,6 +94,12 @@ async def test_bad_input_and_compacted_revisions(store: EmbeddedStore) -> None:
     with pytest.raises(StatusError) as limit:
         sb.parse_limit("0")
     assert limit.value.code == 400
+
+
+async def test_compaction_and_compacted_revisions(embedded: EmbeddedStore) -> None:
+    store = embedded
+    kv = await store.create("/k", obj(a=1))
+    await store.update("/k", obj(a=2), expected_mod_revision=kv.mod_revision)
     result = await sb.compact(store)
     assert result["compacted"] == result["revision"] == await store.compact_revision()
     with pytest.raises(StatusError) as old:
@@ -100,7 +110,7 @@ async def test_bad_input_and_compacted_revisions(store: EmbeddedStore) -> None:
     assert again.value.code == 400 and "already compacted" in again.value.message
 
 
-async def test_history_rows_newest_first_with_diffs(store: EmbeddedStore) -> None:
+async def test_history_rows_newest_first_with_diffs(store: Store) -> None:
     kv = await store.create("/registry/pods/default/web", obj(phase="Pending"))
     kv = await store.update("/registry/pods/default/web", obj(phase="Running"),
                             expected_mod_revision=kv.mod_revision)
