@@ -32,10 +32,11 @@ async def serving_console(options: StartOptions, cluster: RunningCluster) -> Asy
 
     guarded = not is_loopback(options.console_address)
     guard = cluster.apiserver.guard
-    if guarded and guard is None:
+    if guarded and (guard is None or cluster.secure_url is None):
         raise CommandError(f"--console-address {options.console_address} is not loopback: the "
                            "console then asks for the secure port's credentials, but the API "
-                           "server has no authentication (use --console-address 127.0.0.1)")
+                           "server has no secure port with authentication (use "
+                           "--console-address 127.0.0.1)")
     ctx = ConsoleContext(cluster.store, functools.partial(in_process_client, cluster.runner.app),
                          cluster, guard=guard, require_auth=guarded)
     try:

@@ -1,5 +1,4 @@
-"""The console's buttons as pure request shaping: what a sample workload is, which pause
-registry a component is in.
+"""The console's buttons as pure request shaping: what a sample workload is.
 
 Kubernetes piece: `kubectl create deployment NAME --image=IMAGE --replicas=N` (its generated
 Deployment: labels app=NAME on the template and selector, one container named after the
@@ -8,7 +7,6 @@ image). The API server validates the rest and its Status reaches the page as it 
 
 from __future__ import annotations
 
-import importlib
 import re
 from typing import Any
 
@@ -57,11 +55,3 @@ def sample_workload(body: Obj) -> tuple[str, Obj]:
         },
     }
     return namespace, deployment
-
-
-def pause_registry() -> Any:
-    """minikube_py.pausing's REGISTRY (branch `pause`), or None in a build without it."""
-    try:
-        return importlib.import_module("minikube_py.pausing").REGISTRY
-    except (ImportError, AttributeError):
-        return None

@@ -10,7 +10,11 @@ system:masters), because the console's actions act with the API server's loopbac
 
 A browser cannot put a header on an EventSource, so a token may also come once as `?token=`:
 the answer then sets it as an HttpOnly, SameSite=Strict cookie that later requests carry.
-On loopback (the default) there is no check, as the insecure port on 127.0.0.1.
+On loopback (the default) there are no credentials, as on the insecure port on 127.0.0.1 —
+and the same defence against DNS rebinding (apiserver/hostcheck.py: a Host that is a DNS name
+other than localhost or this machine's is refused with a 403). Against cross-site request
+forgery, every action (any method but GET/HEAD) must be sent as `application/json`: a page
+elsewhere can only send that with a CORS preflight, which the console never answers.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from multidict import CIMultiDict
 from ..api import errors
 from ..apiserver.authn import UserInfo
 from ..apiserver.authz import Attributes, forbidden_error
+from ..apiserver.hostcheck import allowed as host_allowed
+from ..apiserver.hostcheck import split_host
 
 if TYPE_CHECKING:
     from ..apiserver.authz.guard import Guard
@@ -65,10 +71,33 @@ def require_admin(guard: Guard, user: UserInfo) -> None:
         raise forbidden_error(attrs, reason)
 
 
+def check_host(request: web.Request, hostname: str) -> None:
+    """The insecure port's DNS-rebinding rule (apiserver/hostcheck.py), for the open console."""
+    value = request.headers.get("Host")
+    if value is not None and not host_allowed(value, hostname):
+        raise errors.forbidden_request(
+            f'Host "{value}" is not allowed on the console: use a loopback address, localhost '
+            f"or this host's name ({hostname})")
+
+
+def check_action(request: web.Request) -> None:
+    """A 415 Status unless a state-changing request says it is JSON (see the docstring)."""
+    if request.method in ("GET", "HEAD"):
+        return
+    if request.content_type != "application/json":
+        raise errors.unsupported_media_type(request.headers.get("Content-Type", ""))
+
+
 def middleware(ctx: ConsoleContext) -> Callable[..., Awaitable[web.StreamResponse]]:
+    import socket
+
+    hostname = split_host(socket.gethostname())
+
     @web.middleware
     async def check(request: web.Request, handler: web.RequestHandler) -> web.StreamResponse:
         if not ctx.require_auth:
+            check_host(request, hostname)
+            check_action(request)
             return await handler(request)
         token, from_query = token_of(request)
         guard = ctx.guard
@@ -76,6 +105,7 @@ def middleware(ctx: ConsoleContext) -> Callable[..., Awaitable[web.StreamRespons
         if user is None:
             raise errors.unauthorized()
         require_admin(guard, user)  # type: ignore[arg-type]  (user is set only with a guard)
+        check_action(request)
         response = await handler(request)
         if from_query and not response.prepared:
             response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/",

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..pausing import REGISTRY, PauseRegistry
 from ..trace import TRACE
 from ..trace.ring import TraceRing
 
@@ -53,11 +54,19 @@ class ConsoleContext:
         return next((c.handle for c in self.cluster.components if c.name == name), None)
 
     @property
+    def pauses(self) -> PauseRegistry:
+        """The pause gates of the cluster's scheduler and controllers (minikube_py.pausing):
+        the cluster's own registry, else the process's (a console built without a cluster)."""
+        if self.cluster is not None and self.cluster.pauses is not None:
+            return self.cluster.pauses
+        return REGISTRY
+
+    @property
     def feeds(self) -> Feeds:
         if self._feeds is None:
             from .feeds import Feeds
 
-            self._feeds = Feeds(self.client("minikube-py-console"))
+            self._feeds = Feeds(self.client("minikube-py-console"), self.component("informers"))
         return self._feeds
 
     @property

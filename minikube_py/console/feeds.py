@@ -3,7 +3,10 @@ number of browser tabs, and a fan-out of Events to the tabs following them.
 
 Kubernetes piece: client-go's SharedInformerFactory (client/cache/factory.py) — the console is
 one more client of the API server, so it lists and watches nodes, pods and events once, through
-the in-process client, and every view reads the informers' caches. A tab following Events gets
+the in-process client, and every view reads the informers' caches. Inside `start` it does not
+even do that: it takes its informers from the cluster's own factory (the one the scheduler,
+the controllers and the kubelets share), so the console adds no watch and no second copy of
+every pod — only an events informer if no component had one. A tab following Events gets
 its own bounded queue; a tab that does not keep up is dropped (its stream ends, the browser's
 EventSource reconnects and starts from the cache again) instead of growing memory — the same
 rule as the API server's watchers.
@@ -47,23 +50,31 @@ class EventFollower:
 
 
 class Feeds:
-    """Nodes, pods and events, listed and watched once; started by the first view."""
+    """Nodes, pods and events, listed and watched once; started by the first view. `shared`:
+    the cluster's running factory to take the informers from (not stopped by `close`); without
+    one the console makes and owns its own, over `client`."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, shared: InformerFactory | None = None) -> None:
         self.client = client
-        self.factory = InformerFactory(client)
+        self.owned = shared is None
+        self.factory = shared if shared is not None else InformerFactory(client)
         self.nodes = self.factory.informer(NODES)
         self.pods = self.factory.informer(PODS)
         self.events = self.factory.informer(EVENTS)
         self.followers: set[EventFollower] = set()
-        self._started: asyncio.Task | None = None
+        self._listener: object = None
+        self._started: asyncio.Future | None = None
 
     async def ready(self) -> None:
         """Start the informers (once) and wait until their caches hold the first lists."""
         if self._started is None:
-            self.events.add_event_handler(self._event, lambda _old, new: self._event(new))
-            self.factory.start()
-            self._started = asyncio.ensure_future(self.factory.wait_for_sync(SYNC_TIMEOUT))
+            self._listener = self.events.add_event_handler(
+                self._event, lambda _old, new: self._event(new))
+            informers = (self.nodes, self.pods, self.events)
+            for informer in informers:
+                informer.start()  # (a no-op for one the shared factory runs already)
+            self._started = asyncio.ensure_future(asyncio.gather(
+                *(i.wait_for_sync(SYNC_TIMEOUT) for i in informers)))
         await asyncio.shield(self._started)
 
     def _event(self, event: Obj) -> None:
@@ -96,5 +107,8 @@ class Feeds:
     async def close(self) -> None:
         if self._started is not None:
             self._started.cancel()
-        await self.factory.stop()
+        if self.owned:
+            await self.factory.stop()
+        elif self._listener is not None:
+            self.events.remove_event_handler(self._listener)  # type: ignore[arg-type]
         await self.client.close()

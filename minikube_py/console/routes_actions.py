@@ -3,8 +3,9 @@
 Kubernetes piece: the commands a learner would type — `kubectl create deployment`,
 `systemctl stop kubelet` on a node (here the kubelet pool's toggle, as `minikube-py node
 stop|start`), and pausing a component (minikube_py.pausing: the scheduler or a controller
-stops taking work, to watch the queue grow). A failure is the API server's Status, or a 404
-/ 503 Status of the console's own, never a 500.
+stops taking work, to watch the queue grow; the same gates as the API server's
+/debug/components). A failure is the API server's Status, or a 404 / 503 Status of the
+console's own, never a 500.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from aiohttp import web
 from ..api import errors
 from ..api.errors import StatusError
 from ..client.resources import DEPLOYMENTS, NAMESPACES
-from .actions import pause_registry, sample_workload
+from .actions import sample_workload
 from .context import ConsoleContext
 from .errors import parse_json_object
 from .views_json import json_response
@@ -53,28 +54,21 @@ def routes(ctx: ConsoleContext) -> list[web.RouteDef]:
             await pool.start_node(name)
         return json_response({"name": name, "running": bool(kubelet.running)})
 
-    def gates() -> object:
-        registry = pause_registry()
-        if registry is None:
-            raise errors.service_unavailable("pausing components is not available in this "
-                                             "build (minikube_py.pausing)")
-        return registry
-
     async def components(request: web.Request) -> web.Response:
-        registry = pause_registry()
         names = [c.name for c in ctx.cluster.components if c.listed] if ctx.cluster else []
-        return json_response({"components": names,
-                              "pausable": registry.snapshot() if registry is not None else None})
+        return json_response({"components": names, "pausable": ctx.pauses.snapshot()})
 
     async def pause(request: web.Request) -> web.Response:
         name, action = request.match_info["name"], request.match_info["action"]
-        registry = gates()
         try:
-            gate = registry.get(name)  # type: ignore[attr-defined]
-        except KeyError:
-            raise StatusError(404, "NotFound", f'component "{name}" is not pausable') from None
-        gate.pause() if action == "pause" else gate.resume()
-        return json_response({"name": gate.name, "kind": gate.kind, "paused": gate.paused})
+            gate = ctx.pauses.get(name)
+        except KeyError:  # what /debug/components answers (apiserver/debug_components.py)
+            raise errors.not_found("components", name) from None
+        if action == "pause":
+            gate.pause()
+        else:
+            gate.resume()
+        return json_response(gate.to_dict())
 
     return [
         web.post("/console-api/actions/sample-workload", create_sample),

@@ -93,3 +93,21 @@ def test_events_arrive_live(page: Any, console_cluster: Cluster, screenshot: Any
     page.locator(f'[data-view="events"] tr[data-reason="ScalingReplicaSet"]'
                  f'[data-key^="{namespace}/"]').wait_for(timeout=TIMEOUT_MS)
     screenshot(page, "events")
+
+
+def test_pause_and_resume_the_scheduler_from_the_overview(page: Any, console_cluster: Cluster,
+                                                          screenshot: Any) -> None:
+    page.goto(console_cluster.console_url + "#/overview")
+    page.locator('button[data-action="pause"][data-component="scheduler"]').click(
+        timeout=TIMEOUT_MS)
+    page.locator('svg [data-box="scheduler"][data-paused="true"]').wait_for(timeout=TIMEOUT_MS)
+    gate = console_cluster.running.pauses.get("scheduler")
+    try:
+        assert gate.paused  # the cluster's own gate, not a copy
+        screenshot(page, "overview-paused")
+    finally:
+        page.locator('button[data-action="resume"][data-component="scheduler"]').click(
+            timeout=TIMEOUT_MS)
+        page.locator('svg [data-box="scheduler"][data-paused="false"]').wait_for(
+            timeout=TIMEOUT_MS)
+    assert not gate.paused

@@ -133,6 +133,7 @@ export function mount(root, params) {
         try {
           await postJSON(`/console-api/actions/components/${encodeURIComponent(gate.name)}/${action}`);
           await updateComponents();
+          await update();
         } catch (err) { showError(err); } finally { button.disabled = false; }
       });
       return h("tr", { dataset: { name: gate.name, paused: String(gate.paused) } },
@@ -140,9 +141,19 @@ export function mount(root, params) {
                h("td", {}, gate.paused ? "paused" : "running"), h("td", {}, button));
     });
     pausable.replaceChildren(h("div", { class: "muted" }, "Pause a component"),
-                             h("table", { class: "compact" }, h("tbody", {}, rows)));
+                             h("div", { class: "gates" },
+                               h("table", { class: "compact" }, h("tbody", {}, rows))));
+    // the diagram says which boxes are paused
+    const scheduler = data.pausable.find((g) => g.kind === "scheduler" && g.name === "scheduler");
+    const paused = data.pausable.filter((g) => g.kind === "controller" && g.paused).length;
+    const schedulerBox = picture.querySelector('[data-box="scheduler"]');
+    schedulerBox.dataset.paused = String(Boolean(scheduler && scheduler.paused));
+    picture.querySelector('[data-sub="scheduler"]').textContent = scheduler && scheduler.paused ? "paused" : "";
+    picture.querySelector('[data-box="controller-manager"]').dataset.paused = String(paused > 0);
+    picture.querySelector('[data-sub="controller-manager"]').textContent =
+      paused ? `${paused} controller${paused > 1 ? "s" : ""} paused` : "";
   };
   const stopPoll = every(1000, update, showError);
-  const stopComponents = every(5000, updateComponents, showError);
+  const stopComponents = every(2000, updateComponents, showError);
   return { unmount() { stopPoll(); stopComponents(); } };
 }
