@@ -81,7 +81,8 @@ class JourneyRoutes:
         if key:
             try:
                 history = [{k: row[k] for k in ("type", "revision", "version", "size")}
-                           for row in (await key_history(self.ctx.store, key))["rows"]]
+                           for row in (await key_history(self.ctx.store, key,
+                                                         diffs=False))["rows"]]
             except errors.StatusError:
                 history = []
         body = await offload.run(journey, namespace, name, records, lost, last, pod, key,
@@ -129,9 +130,6 @@ class JourneyRoutes:
         table = await offload.run(decision_table, detail,
                                   weight=len(detail.get("scores") or {}) * 256)
         return web.json_response(table)
-
-    def close(self) -> None:
-        self.endpoint.close()
 
 
 def routes(ctx: ConsoleContext) -> list[web.RouteDef]:

@@ -207,10 +207,11 @@ def _diff(old: KeyValue | None, new: KeyValue | None) -> Obj:
                 new_name=f"revision {new.mod_revision}" if new is not None else "(deleted)")
 
 
-def history_rows(events: list[Event], *, carried: KeyValue | None = None) -> list[Obj]:
+def history_rows(events: list[Event], *, carried: KeyValue | None = None,
+                 diffs: bool = True) -> list[Obj]:
     """One row per retained write, newest first, each with its diff against the write before
-    (the watch event's previous value). `carried`: the live value written before the retained
-    history (shown first, without a diff)."""
+    (the watch event's previous value; None with `diffs=False`). `carried`: the live value
+    written before the retained history (shown first, without a diff)."""
     rows: list[Obj] = []
     if carried is not None:
         rows.append({"type": "PUT", "revision": carried.mod_revision, "before_history": True,
@@ -219,13 +220,14 @@ def history_rows(events: list[Event], *, carried: KeyValue | None = None) -> lis
         kv = event.kv if event.type is EventType.PUT else None
         rows.append({"type": event.type.value, "revision": event.revision,
                      "before_history": False, **kv_meta(event.kv),
-                     "diff": _diff(event.prev_kv, kv)})
+                     "diff": _diff(event.prev_kv, kv) if diffs else None})
     rows.reverse()
     return rows[:MAX_HISTORY]
 
 
-async def key_history(store: Store, key: str) -> Obj:
-    """Every retained revision of the key (storage/history.py), 404 when it has none."""
+async def key_history(store: Store, key: str, *, diffs: bool = True) -> Obj:
+    """Every retained revision of the key (storage/history.py), 404 when it has none;
+    `diffs=False`: the rows without their diffs (the journey lists revisions only)."""
     check_key(key)
     found = await collect_history(store, key)
     carried = found.live if found.live is not None and not any(
@@ -236,8 +238,9 @@ async def key_history(store: Store, key: str) -> Obj:
                                     if found.start > 1 else ""),
                                  {"name": key, "kind": "key"})
     return {"key": key, "history_from_revision": found.start,
-            "rows": await offload.run(history_rows, found.events, carried=carried,
-                                      weight=sum(_size(e.kv, e.prev_kv) for e in found.events)),
+            "rows": await offload.run(history_rows, found.events, carried=carried, diffs=diffs,
+                                      weight=sum(_size(e.kv, e.prev_kv) for e in found.events)
+                                      if diffs else 0),
             **await revisions(store)}
 
 

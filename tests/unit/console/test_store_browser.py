@@ -119,6 +119,9 @@ async def test_history_rows_newest_first_with_diffs(store: Store) -> None:
     assert [row["type"] for row in found["rows"]] == ["DELETE", "PUT", "PUT"]
     assert found["rows"][1]["diff"]["changes"][0]["path"] == ".phase"
     assert found["rows"][2]["diff"]["changes"] == []  # a creation: unified lines only
+    bare = await sb.key_history(store, "/registry/pods/default/web", diffs=False)
+    assert [row["revision"] for row in bare["rows"]] == [row["revision"] for row in found["rows"]]
+    assert all(row["diff"] is None for row in bare["rows"])
     with pytest.raises(StatusError) as unknown:
         await sb.key_history(store, "/registry/pods/default/none")
     assert unknown.value.code == 404
