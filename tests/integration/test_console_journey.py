@@ -117,8 +117,12 @@ async def test_journey_and_store_routes(tmp_path: Path) -> None:
             async with http.get(f"{base}/console-api/journey/default/web/decision",
                                 params={"seq": "x"}) as resp:
                 assert resp.status == 400
-            async with http.get(f"{base}/console-api/journey/default/web/stream",
-                                params={"since": "-1"}) as resp:
+            for params in ({"since": "-1"}, {"start": "soon"}):
+                async with http.get(f"{base}/console-api/journey/default/web/stream",
+                                    params=params) as resp:
+                    assert resp.status == 400, params
+            async with http.get(f"{base}/console-api/store/tree",
+                                params={"limit": "100000"}) as resp:
                 assert resp.status == 400
             async with http.post(f"{base}/console-api/store/compact",
                                  json={"revision": "x"}) as resp:
