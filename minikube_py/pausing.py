@@ -50,15 +50,14 @@ class PauseGate:
     """One pausable component. Its loop does `if gate.paused: await gate.wait_resumed()`
     before taking the next item; `pause()`/`resume()` flip it from anywhere."""
 
-    __slots__ = ("_lock", "_registry", "_waiters", "kind", "name", "paused", "since")
+    __slots__ = ("_lock", "_waiters", "kind", "name", "paused", "since")
 
-    def __init__(self, name: str, kind: str, registry: PauseRegistry | None = None) -> None:
+    def __init__(self, name: str, kind: str) -> None:
         self.name = name
         self.kind = kind
         self.paused = False
         #: epoch seconds of the last pause or resume (registration counts as a resume)
         self.since = time.time()
-        self._registry = registry
         self._lock = threading.Lock()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
@@ -142,7 +141,7 @@ class PauseRegistry:
         process must use one registry each) or the kind unknown."""
         if kind not in GATE_KINDS:
             raise ValueError(f"unknown component kind {kind!r} (one of {', '.join(GATE_KINDS)})")
-        gate = PauseGate(name, kind, self)
+        gate = PauseGate(name, kind)
         with self._lock:
             if name in self._gates:
                 raise ValueError(

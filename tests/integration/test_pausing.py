@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY as PROMETHEUS
 
-from minikube_py.client.resources import PODS, REPLICASETS
+from minikube_py.cli.main import main
+from minikube_py.client.resources import NODES, PODS, REPLICASETS
 from minikube_py.controllers.options import ALL_CONTROLLERS
 from minikube_py.testing import Cluster
 
@@ -151,27 +152,98 @@ def test_debug_components_needs_credentials(cluster: Cluster) -> None:
 
 
 def cli(cluster: Cluster, *args: str) -> subprocess.CompletedProcess:
+    """`minikube-py component ...` as a user runs it: a process of its own."""
     return subprocess.run([*CLI, "component", *args, "--kubeconfig",
                            str(cluster.kubeconfig_path)], capture_output=True, text=True,
                           timeout=30)
 
 
-def test_cli_lists_pauses_and_resumes(cluster: Cluster) -> None:
+def cli_here(cluster: Cluster, capsys: pytest.CaptureFixture, *args: str
+             ) -> tuple[int, str, str]:
+    """The same command run in this process (its own loop, the same socket; no start-up
+    cost): (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    code = main(["component", *args, "--kubeconfig", str(cluster.kubeconfig_path)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_lists_pauses_and_resumes(cluster: Cluster, capsys: pytest.CaptureFixture) -> None:
     done = cli(cluster, "pause", "deployment")
     assert (done.returncode, done.stdout) == (0, "component deployment: paused\n"), done.stderr
     try:
         assert cluster.running.pauses.get("deployment").paused
-        listed = cli(cluster, "list")
-        assert listed.returncode == 0, listed.stderr
-        lines = listed.stdout.splitlines()
+        code, out, err = cli_here(cluster, capsys, "list")
+        assert code == 0, err
+        lines = out.splitlines()
         assert lines[0].split() == ["NAME", "KIND", "STATUS", "SINCE"]
         rows = {line.split()[0]: line.split()[1:3] for line in lines[1:]}
         assert rows["deployment"] == ["controller", "Paused"]
         assert rows["scheduler"] == ["scheduler", "Running"]
     finally:
-        done = cli(cluster, "resume", "deployment")
-    assert (done.returncode, done.stdout) == (0, "component deployment: resumed\n"), done.stderr
+        code, out, err = cli_here(cluster, capsys, "resume", "deployment")
+    assert (code, out) == (0, "component deployment: resumed\n"), err
     assert not cluster.running.pauses.get("deployment").paused
-    missing = cli(cluster, "pause", "kube-proxy")
-    assert missing.returncode == 1
-    assert 'components "kube-proxy" not found' in missing.stderr
+    code, _, err = cli_here(cluster, capsys, "pause", "kube-proxy")
+    assert code == 1
+    assert 'component kube-proxy: components "kube-proxy" not found' in err
+    code, _, err = cli_here(cluster, capsys, "pause")
+    assert code == 1 and "which component?" in err
+
+
+#: a monitor pass and grace period short enough to see a silent node judged (the node monitor
+#: uses real time: testing/clock.py does not move it)
+GRACE = 1.5
+
+
+@pytest.fixture(scope="module")
+def legacy() -> Iterator[Cluster]:
+    """A second cluster in this process: the v1.x scheduler (--algorithm-provider), one node,
+    a fast node monitor."""
+    with Cluster(nodes=1, controllers="nodelifecycle,serviceaccount",
+                 flags={"algorithm-provider": "DefaultProvider", "node-monitor-period": "200ms",
+                        "node-monitor-grace-period": f"{GRACE}s",
+                        "node-status-update-frequency": "200ms"}) as c:
+        yield c
+
+
+def test_v1x_scheduler_pauses_and_clusters_do_not_share_gates(cluster: Cluster,
+                                                               legacy: Cluster) -> None:
+    """The v1.x loop pauses too; the second cluster has its own `scheduler` gate, untouched
+    by the first's."""
+    assert legacy.running.component("scheduler").handle.framework is None
+    gate = legacy.running.pauses.get("scheduler")
+    assert gate is not cluster.running.pauses.get("scheduler")
+    namespace = legacy.create_namespace()["metadata"]["name"]
+    gate.pause()
+    assert not cluster.running.pauses.get("scheduler").paused
+    try:
+        for i in range(2):
+            legacy.run(legacy.client.create(PODS, pod(f"p{i}"), namespace))
+        wait_until(lambda: pending_gauge() >= 2)
+        time.sleep(SETTLE)
+        assert [p["spec"].get("nodeName") for p in pods_in(legacy, namespace)] == [None] * 2
+    finally:
+        gate.resume()
+    wait_until(lambda: all(p["spec"].get("nodeName") for p in pods_in(legacy, namespace)))
+
+
+def ready(node: dict | None) -> str | None:
+    conditions = ((node or {}).get("status") or {}).get("conditions") or []
+    return next((c["status"] for c in conditions if c["type"] == "Ready"), None)
+
+
+def test_paused_node_lifecycle_controller_does_not_judge_a_silent_node(legacy: Cluster
+                                                                         ) -> None:
+    """A controller whose work is a periodic pass (the node monitor), not a queue, waits at
+    the top of each pass while paused. (Runs last on `legacy`: its node stays stopped.)"""
+    (name,) = legacy.node_names
+    gate = legacy.running.pauses.get("nodelifecycle")
+    gate.pause()
+    try:
+        legacy.stop_node(name)
+        time.sleep(GRACE + SETTLE)  # silent past the grace period
+        assert ready(legacy.run(legacy.client.get(NODES, name))) == "True"
+    finally:
+        gate.resume()
+    legacy.wait_for(NODES, name, lambda n: ready(n) == "Unknown", timeout=10)
