@@ -1,9 +1,11 @@
-"""Requests per second to the API server, per component, for the overview's arrows.
+"""Requests per second to the API server, and watch events per second from it, per
+component, for the overview's arrows.
 
 Kubernetes piece: what `apiserver_request_total` would give if it had a client label — it
 does not (upstream drops the user agent from metrics for cardinality; ours follows), so the
 rates are counted from the trace ring's REQUEST records, whose `component` is the request's
-User-Agent. Why the ring and not the metrics: the metrics cannot tell the scheduler from a
+User-Agent, and its WATCH records (one per event handed to one watch stream, named by the
+watcher's User-Agent) — a watch is one long request, so what flows on it is counted as events. Why the ring and not the metrics: the metrics cannot tell the scheduler from a
 kubelet, and the ring costs nothing while nobody looks (`TraceRing.active`). While an overview
 is open, the console keeps the ring on as a viewer — a lease renewed by each poll and let go
 LEASE_SECONDS after the last one — and each poll reads only the records since the previous
@@ -18,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 
-from ..trace.records import REQUEST, Record
+from ..trace.records import REQUEST, WATCH, Record
 from ..trace.ring import TraceRing
 
 #: the seconds a rate is averaged over
@@ -44,25 +46,34 @@ def box_of(user_agent: str) -> str:
     return "clients"
 
 
-def count_by_second(records: Iterable[Record]) -> dict[int, Counter[str]]:
-    """REQUEST records counted per whole second and diagram box."""
-    out: dict[int, Counter[str]] = {}
+#: what the overview shows per box: requests made, watch events received
+COUNTED = {REQUEST: "requests", WATCH: "watchEvents"}
+
+
+def count_by_second(records: Iterable[Record]) -> dict[int, Counter[tuple[str, str]]]:
+    """REQUEST and WATCH records counted per whole second, by (what, diagram box)."""
+    out: dict[int, Counter[tuple[str, str]]] = {}
     for record in records:
-        if record.kind == REQUEST:
-            out.setdefault(int(record.time), Counter())[box_of(record.component)] += 1
+        what = COUNTED.get(record.kind)
+        if what is not None:
+            out.setdefault(int(record.time), Counter())[what, box_of(record.component)] += 1
     return out
 
 
-def rates(buckets: dict[int, Counter[str]], now: float, since: float,
-          window: int = WINDOW) -> dict[str, float]:
-    """Requests per second per box over the last `window` whole seconds before `now` — or
-    since `since` (when counting began), if that is shorter."""
+def rates(buckets: dict[int, Counter[tuple[str, str]]], now: float, since: float,
+          window: int = WINDOW) -> dict[str, dict[str, float]]:
+    """{"requests": {box: per second}, "watchEvents": {box: per second}} over the last
+    `window` whole seconds before `now` — or since `since` (when counting began), if that is
+    shorter."""
     end = int(now)
     span = min(window, max(1, end - int(since)))
-    total: Counter[str] = Counter()
+    total: Counter[tuple[str, str]] = Counter()
     for second in range(end - span, end):
         total.update(buckets.get(second, {}))
-    return {box: round(count / span, 1) for box, count in sorted(total.items())}
+    out: dict[str, dict[str, float]] = {what: {} for what in COUNTED.values()}
+    for (what, box), count in sorted(total.items()):
+        out[what][box] = round(count / span, 1)
+    return out
 
 
 class RequestRates:
@@ -70,7 +81,7 @@ class RequestRates:
 
     def __init__(self, ring: TraceRing) -> None:
         self.ring = ring
-        self.buckets: dict[int, Counter[str]] = {}
+        self.buckets: dict[int, Counter[tuple[str, str]]] = {}
         self.seq = ring.last_seq
         self.began = time.time()
         self.lost = 0
@@ -78,7 +89,7 @@ class RequestRates:
         self._last_poll = 0.0
         self._timer: asyncio.TimerHandle | None = None
 
-    def sample(self) -> dict[str, float]:
+    def sample(self) -> dict[str, dict[str, float]]:
         """Renew the lease, count what arrived since the last sample, answer the rates."""
         now = time.time()
         self._last_poll = time.monotonic()

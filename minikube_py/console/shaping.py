@@ -149,7 +149,7 @@ def recent_events(events: Iterable[Obj], limit: int) -> list[Obj]:
 def overview(nodes: Iterable[Obj], pods: Iterable[Obj], revision: int,
              rates: Mapping[str, Any]) -> Obj:
     """The overview's one JSON: counts of nodes by Ready and pods by phase, the store's
-    revision, and the request rates per component (rates.py)."""
+    revision, and requests and watch events per second per component (rates.py)."""
     ready = Counter(condition(n, "Ready") for n in nodes)
     phases = Counter(phase_of(p) for p in pods)
     return {

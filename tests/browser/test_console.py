@@ -16,8 +16,11 @@ def test_overview_shows_the_architecture_and_live_figures(page: Any, console_clu
     page.goto(console_cluster.console_url)
     overview = page.locator('[data-view="overview"]')
     overview.wait_for(timeout=TIMEOUT_MS)
-    for box in ("store", "apiserver", "scheduler", "controller-manager", "kubelet"):
-        assert page.locator(f'svg [data-box="{box}"]').count() == 1, box
+    labels = {"store": "store (MVCC, etcd-shaped)", "apiserver": "kube-apiserver",
+              "scheduler": "kube-scheduler", "controller-manager": "kube-controller-manager",
+              "kubelet": "kubelets"}
+    for box, label in labels.items():
+        assert page.locator(f'svg [data-box="{box}"] text.label').text_content() == label, box
     # the store's revision arrives from the first poll, and it is the store's
     page.wait_for_function(
         "() => Number(document.querySelector('[data-view=overview]').dataset.revision) > 0",

@@ -58,6 +58,7 @@ def test_overview_nodes_and_pods(cluster: Cluster) -> None:
     assert 0 < body["revision"] <= cluster.revision()
     assert body["nodes"] == {"total": 2, "ready": 2, "notReady": 0}
     assert set(body["pods"]) == {"total", "Pending", "Running", "Succeeded", "Failed", "Unknown"}
+    assert set(body["rates"]) == {"requests", "watchEvents"}
     status, body, _ = call("GET", base + "console-api/nodes")
     assert status == 200
     assert [n["name"] for n in body["items"]] == ["node-0", "node-1"]

@@ -15,7 +15,9 @@ from minikube_py.console.shaping import (
     pods_view,
     recent_events,
 )
-from minikube_py.trace.records import REQUEST, STORE, Record
+from minikube_py.trace.records import REQUEST, STORE, WATCH, Record
+
+REQUESTS, EVENTS = "requests", "watchEvents"
 
 
 def node(name: str, ready: str = "True", cpu: str = "4", memory: str = "8Gi",
@@ -93,12 +95,12 @@ def test_event_rows_as_kubectl_get_events() -> None:
 def test_overview_counts() -> None:
     body = overview([node("a"), node("b", ready="False")],
                     [pod("p"), pod("q", phase="Pending"), pod("r", phase="Failed")], 42,
-                    {"kubelet": 3.0})
+                    {REQUESTS: {"kubelet": 3.0}, EVENTS: {}})
     assert body["revision"] == 42
     assert body["nodes"] == {"total": 2, "ready": 1, "notReady": 1}
     assert body["pods"] == {"total": 3, "Pending": 1, "Running": 1, "Succeeded": 0,
                             "Failed": 1, "Unknown": 0}
-    assert body["rates"] == {"kubelet": 3.0}
+    assert body["rates"] == {REQUESTS: {"kubelet": 3.0}, EVENTS: {}}
 
 
 def test_user_agents_map_to_the_diagram_boxes() -> None:
@@ -110,23 +112,25 @@ def test_user_agents_map_to_the_diagram_boxes() -> None:
     assert box_of("") == "clients"
 
 
-def _request(seq: int, at: float, agent: str, kind: str = REQUEST) -> Record:
+def _record(seq: int, at: float, agent: str, kind: str = REQUEST) -> Record:
     return Record(seq, at, kind, agent, "pods", "", "", "", ("get", "/", "", 200, 1.0))
 
 
 def test_rates_average_whole_seconds_in_the_window() -> None:
-    records = [_request(1, 100.2, "kubelet/node-0"), _request(2, 100.9, "kubelet/node-1"),
-               _request(3, 101.5, "kube-scheduler"), _request(4, 101.6, "x", kind=STORE),
-               _request(5, 104.1, "kubelet/node-0")]
+    records = [_record(1, 100.2, "kubelet/node-0"), _record(2, 100.9, "kubelet/node-1"),
+               _record(3, 101.5, "kube-scheduler"), _record(4, 101.6, "x", kind=STORE),
+               _record(5, 101.7, "minikube-py-informers", kind=WATCH),
+               _record(6, 104.1, "kubelet/node-0")]
     buckets = count_by_second(records)
-    assert buckets[100]["kubelet"] == 2 and buckets[101] == {"scheduler": 1}
+    assert buckets[100][REQUESTS, "kubelet"] == 2
+    assert buckets[101] == {(REQUESTS, "scheduler"): 1, (EVENTS, "informers"): 1}
     # the window [100, 104): 2 kubelet + 1 scheduler over 4 s; second 104 is not yet whole
-    assert rates(buckets, now=104.5, since=90.0, window=4) == {"kubelet": 0.5,
-                                                                "scheduler": 0.2}
+    assert rates(buckets, now=104.5, since=90.0, window=4) == {
+        REQUESTS: {"kubelet": 0.5, "scheduler": 0.2}, EVENTS: {"informers": 0.2}}
     # counting began at 102: only two seconds are averaged, not the whole window
-    assert rates(buckets, now=104.5, since=102.0, window=4) == {}
-    assert rates(buckets, now=102.0, since=100.0, window=4) == {"kubelet": 1.0,
-                                                                 "scheduler": 0.5}
+    assert rates(buckets, now=104.5, since=102.0, window=4) == {REQUESTS: {}, EVENTS: {}}
+    assert rates(buckets, now=102.0, since=100.0, window=4) == {
+        REQUESTS: {"kubelet": 1.0, "scheduler": 0.5}, EVENTS: {"informers": 0.5}}
 
 
 def test_sample_workload_shapes_a_deployment() -> None:

@@ -9,11 +9,11 @@ const SVG = "http://www.w3.org/2000/svg";
 
 // box: [id, label, x, y, w, h, the end of its arrow on the API server (x, y)]
 const BOXES = [
-  ["scheduler", "kube-scheduler", 30, 20, 200, 56, [360, 170]],
-  ["controller-manager", "kube-controller-manager", 300, 20, 220, 56, [410, 170]],
-  ["kubelet", "kubelets", 590, 20, 200, 56, [460, 170]],
-  ["clients", "kubectl & other clients", 30, 185, 200, 56, [310, 213]],
-  ["informers", "shared informers (watch)", 590, 185, 200, 56, [510, 213]],
+  ["scheduler", "kube-scheduler", 30, 20, 200, 56, [370, 170]],
+  ["controller-manager", "kube-controller-manager", 310, 20, 220, 56, [420, 170]],
+  ["kubelet", "kubelets", 610, 20, 200, 56, [470, 170]],
+  ["clients", "kubectl & other clients", 20, 185, 190, 56, [320, 213]],
+  ["informers", "shared informers", 630, 185, 190, 56, [520, 213]],
 ];
 
 function svg(tag, attrs, text) {
@@ -32,7 +32,7 @@ function box(id, label, x, y, w, hgt, cls) {
 }
 
 function diagram() {
-  const root = svg("svg", { viewBox: "0 0 820 410", class: "diagram", role: "img",
+  const root = svg("svg", { viewBox: "0 0 840 410", class: "diagram", role: "img",
                             "aria-label": "architecture" });
   const defs = svg("defs");
   const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5,
@@ -48,24 +48,34 @@ function diagram() {
     const both = id === "informers" ? { "marker-start": "url(#arrow)" } : {};
     arrows.append(svg("line", { x1: sx, y1: sy, x2: ex, y2: ey, "marker-end": "url(#arrow)",
                                 class: "arrow", "data-arrow": id, ...both }));
-    const tx = (sx + ex) / 2 + (id === "controller-manager" ? 8 : 0);
-    const ty = (sy + ey) / 2 - 4;
-    arrows.append(svg("text", { x: tx, y: ty, class: "rate", "data-rate": id,
-                                "text-anchor": id === "controller-manager" ? "start" : "middle" }, "–"));
+    // the label beside its arrow: left of a left arrow, right of the others, above a flat one
+    const flat = sy === ey;
+    const anchor = flat ? "middle" : sx < ex - 40 ? "end" : "start";
+    const tx = (sx + ex) / 2 + (flat ? 0 : anchor === "end" ? -6 : 8);
+    const ty = (sy + ey) / 2 - (flat ? 22 : 6);
+    const rate = svg("text", { x: tx, y: ty, class: "rate", "data-rate": id, "text-anchor": anchor });
+    rate.append(svg("tspan", { x: tx, dy: 0, "data-line": "requests" }, "–"),
+                svg("tspan", { x: tx, dy: 14, "data-line": "events", class: "events" }, ""));
+    arrows.append(rate);
     root.append(box(id, label, x, y, w, hgt));
   }
-  root.append(box("apiserver", "kube-apiserver", 310, 170, 200, 70, "core"));
-  arrows.append(svg("line", { x1: 410, y1: 240, x2: 410, y2: 318, "marker-end": "url(#arrow)",
+  root.append(box("apiserver", "kube-apiserver", 320, 170, 200, 70, "core"));
+  arrows.append(svg("line", { x1: 420, y1: 240, x2: 420, y2: 318, "marker-end": "url(#arrow)",
                               "marker-start": "url(#arrow)", class: "arrow", "data-arrow": "store" }));
-  arrows.append(svg("text", { x: 420, y: 284, class: "rate", "data-rate": "store",
+  arrows.append(svg("text", { x: 430, y: 284, class: "rate", "data-rate": "store",
                               "text-anchor": "start" }, "–"));
-  root.append(box("store", "store (MVCC, etcd-shaped)", 285, 320, 250, 70, "core"));
+  root.append(box("store", "store (MVCC, etcd-shaped)", 295, 320, 250, 70, "core"));
   return root;
 }
 
-function fmtRate(r) {
-  if (!r) return "0 req/s";
-  return `${r >= 10 ? Math.round(r) : r.toFixed(1)} req/s`;
+function num(r) {
+  return r >= 10 ? String(Math.round(r)) : r.toFixed(1);
+}
+
+// the two lines of an arrow's label: requests made, watch events received
+function fmtRate(id, requests, events) {
+  if (id === "informers") return [`${num(events)} watch ev/s`, ""];
+  return [`${num(requests)} req/s`, events ? `${num(events)} watch ev/s` : ""];
 }
 
 export function mount(root, params) {
@@ -90,10 +100,14 @@ export function mount(root, params) {
     let storeRate = null;
     if (last) storeRate = ((data.revision - last.revision) * 1000) / Math.max(1, now - last.at);
     last = { revision: data.revision, at: now };
+    const requests = data.rates.requests, events = data.rates.watchEvents;
     for (const [id] of BOXES) {
       const text = picture.querySelector(`[data-rate="${id}"]`);
-      text.textContent = fmtRate(data.rates[id] || 0);
-      text.dataset.value = String(data.rates[id] || 0);
+      const [first, second] = fmtRate(id, requests[id] || 0, events[id] || 0);
+      text.querySelector('[data-line="requests"]').textContent = first;
+      text.querySelector('[data-line="events"]').textContent = second;
+      text.dataset.value = String(requests[id] || 0);
+      text.dataset.events = String(events[id] || 0);
     }
     const storeText = picture.querySelector('[data-rate="store"]');
     storeText.textContent = storeRate === null ? "writes/s: –"
@@ -102,7 +116,7 @@ export function mount(root, params) {
     picture.querySelector('[data-sub="kubelet"]').textContent =
       `${data.nodes.ready}/${data.nodes.total} nodes Ready`;
     picture.querySelector('[data-sub="apiserver"]').textContent =
-      `${Object.values(data.rates).reduce((a, b) => a + b, 0).toFixed(1)} req/s in`;
+      `${num(Object.values(requests).reduce((a, b) => a + b, 0))} req/s in`;
     revision.replaceChildren(h("div", { class: "big", dataset: { value: data.revision } }, String(data.revision)),
                              h("div", { class: "muted" }, "store revision"));
     nodes.replaceChildren(
@@ -124,7 +138,9 @@ export function mount(root, params) {
                                h("div", { class: "muted" }, "(pausing is not available in this build)"));
       return;
     }
-    const rows = data.pausable.map((gate) => {
+    const gates = [...data.pausable].sort((a, b) =>
+      (a.kind === "scheduler" ? 0 : 1) - (b.kind === "scheduler" ? 0 : 1) || a.name.localeCompare(b.name));
+    const rows = gates.map((gate) => {
       const action = gate.paused ? "resume" : "pause";
       const button = h("button", { dataset: { action, component: gate.name } },
                        gate.paused ? "Resume" : "Pause");
@@ -137,8 +153,9 @@ export function mount(root, params) {
         } catch (err) { showError(err); } finally { button.disabled = false; }
       });
       return h("tr", { dataset: { name: gate.name, paused: String(gate.paused) } },
-               h("td", {}, gate.name), h("td", { class: "muted" }, gate.kind),
-               h("td", {}, gate.paused ? "paused" : "running"), h("td", {}, button));
+               h("td", { title: gate.kind }, gate.name),
+               h("td", { class: gate.paused ? "paused" : "muted" }, gate.paused ? "paused" : "running"),
+               h("td", {}, button));
     });
     pausable.replaceChildren(h("div", { class: "muted" }, "Pause a component"),
                              h("div", { class: "gates" },
