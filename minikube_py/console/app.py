@@ -26,6 +26,8 @@ ROUTE_MODULES: tuple[str, ...] = (
     "routes_cluster",
     "routes_events",
     "routes_actions",
+    "routes_journey",
+    "routes_store",
 )
 
 
