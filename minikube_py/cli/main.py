@@ -19,6 +19,7 @@ from ..storage import StorageError
 from . import (
     apiserver,
     controller_manager,
+    etcd_server,
     kubeconfig,
     kubelet,
     node,
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace.register(commands, [logging_flags("warning")])
     # Inspection prints results on stdout; only warnings belong beside them.
     storage_inspector.register(commands, [logging_flags("warning")])
+    etcd_server.register(commands, [logging_flags("info")])
     return parser
 
 

@@ -124,6 +124,8 @@ class RunningCluster:
     components: list[Component]
     secure_url: str | None = None
     secure: "SecureServing | None" = None
+    #: --etcd-listen: where etcd's v3 API serves the store (None: not served)
+    etcd_url: str | None = None
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -148,7 +150,9 @@ async def running_cluster(options: StartOptions,
     store, backend = await open_store(options)
     if options.trace:
         TRACE.hold()  # --trace: record from the start, not only while someone watches
+    etcd = None
     try:
+        etcd = await _serve_etcd(options, store)
         try:
             apiserver = APIServer(store, options.apiserver)
         except ValueError as exc:  # an unreadable token/policy file, an unknown mode
@@ -176,7 +180,8 @@ async def running_cluster(options: StartOptions,
             components = await start_components(options, apiserver, runner.app)
             await wait_ready(options, runner.app, components, stop or asyncio.Event())
             yield RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
-                                 components, secure_url, secure)
+                                 components, secure_url, secure,
+                                 etcd_url=etcd.url if etcd is not None else None)
         finally:
             for component in reversed(components):
                 await component.stop()
@@ -184,7 +189,26 @@ async def running_cluster(options: StartOptions,
     finally:
         if options.trace:
             TRACE.release()
+        if etcd is not None:
+            await etcd.stop(1.0)
         await store.close()
+
+
+async def _serve_etcd(options: StartOptions, store: Store):
+    """--etcd-listen: the store over etcd's v3 API (minikube_py/etcdserver), or None."""
+    if not options.etcd_listen:
+        return None
+    from ..etcdserver.serving import ListenError, serve_store
+
+    try:
+        server = await serve_store(store, options.etcd_listen)
+    except ListenError as exc:
+        raise ConfigError(f"--etcd-listen {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"--etcd-listen {options.etcd_listen}: {exc}") from None
+    log.info("etcd v3 API serving the store", url=server.url,
+             hint=f"etcdctl --endpoints={server.endpoint} get /registry --prefix --keys-only")
+    return server
 
 
 async def serve(options: StartOptions) -> int:

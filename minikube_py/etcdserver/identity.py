@@ -25,7 +25,7 @@ class Identity:
     member_id: int = field(default=0)
 
     @classmethod
-    def create(cls, name: str, client_urls: tuple[str, ...]) -> "Identity":
+    def create(cls, name: str, client_urls: tuple[str, ...]) -> Identity:
         digest = hashlib.sha256(f"{name}|{'|'.join(client_urls)}".encode()).digest()
         member_id = int.from_bytes(digest[:8], "big") or 1
         cluster_id = int.from_bytes(digest[8:16], "big") or 1

@@ -11,7 +11,8 @@ KeepAlive with TTL 0 and TimeToLive with TTL -1, as etcd does (clients read thos
 from __future__ import annotations
 
 import math
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 

@@ -79,7 +79,7 @@ class EtcdServer:
         *,
         name: str = "minikube-py",
         progress_interval: float = PROGRESS_INTERVAL,
-    ) -> "EtcdServer":
+    ) -> EtcdServer:
         host, _, port_text = address.rpartition(":")
         host = host.strip("[]") or "127.0.0.1"
         server = grpc.aio.server(options=[
@@ -87,10 +87,11 @@ class EtcdServer:
             ("grpc.max_send_message_length", MAX_SEND_BYTES),
             ("grpc.so_reuseport", 0),
         ])
-        port = server.add_insecure_port(f"{host}:{port_text}")
+        bind_host = f"[{host}]" if ":" in host else host
+        port = server.add_insecure_port(f"{bind_host}:{port_text}")
         if not port:
             raise OSError(f"etcd server: cannot listen on {address}")
-        identity = Identity.create(name, (f"http://{host}:{port}",))
+        identity = Identity.create(name, (f"http://{bind_host}:{port}",))
         headers = Headers(identity)
         services = {
             "KV": KVService(store, headers),
@@ -102,8 +103,9 @@ class EtcdServer:
         }
         server.add_generic_rpc_handlers(handlers(services))
         await server.start()
-        log.info("etcd_server.listening", endpoint=f"{host}:{port}", member_id=hex(identity.member_id))
-        return cls(server, host, port)
+        log.info("etcd_server.listening", endpoint=f"{bind_host}:{port}",
+                 member_id=hex(identity.member_id))
+        return cls(server, bind_host, port)
 
     async def stop(self, grace: float | None = 1.0) -> None:
         await self._server.stop(grace)

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import structlog
@@ -70,8 +71,17 @@ def store_prefix(key: str, range_end: str) -> str:
 
 
 class _WatchState:
-    __slots__ = ("id", "key", "range_end", "prev_kv", "filters", "progress_notify",
-                 "store_watch", "task", "sent_since_tick")
+    __slots__ = (
+        "filters",
+        "id",
+        "key",
+        "prev_kv",
+        "progress_notify",
+        "range_end",
+        "sent_since_tick",
+        "store_watch",
+        "task",
+    )
 
     def __init__(self, watch_id: int, create: Any, key: str, range_end: str) -> None:
         self.id = watch_id
@@ -253,6 +263,8 @@ class WatchService:
             reader.cancel()
             try:
                 await reader
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - the stream is gone
-                pass
+            except asyncio.CancelledError:
+                pass  # we cancelled it: the client went away or the server is stopping
+            except Exception as exc:  # noqa: BLE001 - the stream is gone; say why
+                log.info("etcd_watch.stream_failed", error=repr(exc))
             await stream.close()

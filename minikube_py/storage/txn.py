@@ -17,7 +17,7 @@ Key ranges follow etcd: `range_end == ""` means the single key `key`; `"\\0"` me
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from .kv import KeyValue
 
@@ -105,11 +105,11 @@ class TxnOp(NamedTuple):
     """etcd's TxnRequest: if every compare holds, run `success`, else `failure`."""
 
     compares: tuple[Compare, ...] = ()
-    success: tuple["Op", ...] = ()
-    failure: tuple["Op", ...] = ()
+    success: tuple[Op, ...] = ()
+    failure: tuple[Op, ...] = ()
 
 
-Op = Union[RangeOp, PutOp, DeleteOp, TxnOp]
+Op = RangeOp | PutOp | DeleteOp | TxnOp
 
 
 class RangeOpResult(NamedTuple):
@@ -132,11 +132,11 @@ class TxnResult(NamedTuple):
     revision its writes got, or the unchanged revision of a read-only txn)."""
 
     succeeded: bool
-    responses: list["OpResult"]
+    responses: list[OpResult]
     revision: int
 
 
-OpResult = Union[RangeOpResult, PutOpResult, DeleteOpResult, TxnResult]
+OpResult = RangeOpResult | PutOpResult | DeleteOpResult | TxnResult
 
 
 def has_writes(txn: TxnOp) -> bool:

@@ -18,7 +18,7 @@ The caller (EmbeddedStore.txn) makes the collected write records durable as one 
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from .errors import (
     MAX_VALUE_BYTES,

@@ -8,8 +8,9 @@ Range, Txn, Watch, Lease and Compact call of the contract then goes through the 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator, NamedTuple
+from typing import NamedTuple
 
 import pytest
 

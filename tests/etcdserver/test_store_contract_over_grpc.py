@@ -2,4 +2,4 @@
 etcd v3 server -> the embedded store. The same test bodies pass against Debian's etcd
 (tests/conformance, backend "etcd"), so where they pass here our server answers as etcd does."""
 
-from tests.conformance.test_store_contract import *  # noqa: F401,F403 - collected here with our `store`
+from tests.conformance.test_store_contract import *
