@@ -1,0 +1,206 @@
+"""etcd-protocol benchmark: puts/s through one etcd client against our etcd server and etcd 3.4.
+
+Issue 23's target: "etcd-protocol puts through the facade >= 3x Debian's etcd 3.4 through the
+same client in the same run". In one run, the same aetcd client code (the client our own etcd
+backend uses) drives:
+  (a) `minikube-py etcd-server` — the embedded store served over etcd's v3 API
+      (minikube_py/etcdserver), its own process, durable (fsync on), listening on port 0 and
+      read back from its ready line;
+  (b) Debian's etcd (/usr/bin/etcd, 3.4), its own process, on free loopback ports with retry
+      when another process takes one first (tests/etcd_server.py), data dir in a temp dir.
+
+Workloads (1 KiB values, fresh keys):
+  put_sequential    one task, one put at a time: latency-bound (each put waits for an fsync)
+  put_concurrent_N  N tasks putting at once: throughput (both servers batch fsyncs)
+
+Each figure is the median of --runs runs (individual runs kept); the ratio is ours/etcd's.
+Both servers and the client share this machine's cores, so absolute figures are noisy; the
+ratio from one run is the figure to quote.
+
+    python -m bench.etcd_server              # full run
+    python -m bench.etcd_server --quick      # smoke run, a few seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import common
+
+VALUE = b"x" * 1024
+READY_TIMEOUT = 30.0
+
+
+class OurServer:
+    """`minikube-py etcd-server` in its own process; the endpoint is read from its ready line."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.proc: subprocess.Popen[str] | None = None
+        self.endpoint = ""
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from minikube_py.cli.main import main; raise SystemExit(main())",
+             "etcd-server", "--data-dir", str(self.data_dir), "--listen-client-urls",
+             "http://127.0.0.1:0", "--log-level", "warning", "--etcd-compaction-interval", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+            cwd=str(Path(__file__).resolve().parent.parent),
+        )
+        deadline = time.monotonic() + READY_TIMEOUT
+        assert self.proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            found = re.search(r"--endpoints=(\S+)", line)
+            if found:
+                self.endpoint = found.group(1).rstrip(")")
+                return
+        self.stop()
+        raise RuntimeError("minikube-py etcd-server did not print its endpoint")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used (from /proc), for the per-put CPU cost:
+    unlike puts/s, that figure barely moves when other processes share the cores."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def put_rate(endpoint: str, *, tasks: int, puts: int, prefix: str,
+                   server_pid: int | None = None) -> dict[str, Any]:
+    import aetcd
+
+    host, port = endpoint.rsplit(":", 1)
+    client = aetcd.Client(host=host, port=int(port), timeout=30)
+    try:
+        await client.put(f"{prefix}/warmup".encode(), VALUE)
+        per_task = max(1, puts // tasks)
+        latencies: list[float] = []
+
+        async def writer(t: int) -> None:
+            for i in range(per_task):
+                began = time.perf_counter()
+                await client.put(f"{prefix}/{t}/{i}".encode(), VALUE)
+                latencies.append(time.perf_counter() - began)
+
+        server_cpu = process_cpu_seconds(server_pid) if server_pid else None
+        client_cpu = time.process_time()
+        began = time.perf_counter()
+        await asyncio.gather(*(writer(t) for t in range(tasks)))
+        elapsed = time.perf_counter() - began
+        client_cpu = time.process_time() - client_cpu
+        if server_pid:
+            server_cpu = process_cpu_seconds(server_pid) - server_cpu
+    finally:
+        await client.close()
+    n = len(latencies)
+    return {"puts_per_s": n / elapsed, "puts": n,
+            "server_cpu_ms_per_put": server_cpu / n * 1e3 if server_pid else None,
+            "client_cpu_ms_per_put": client_cpu / n * 1e3,
+            **common.latency_summary(latencies)}
+
+
+async def measure(endpoint: str, label: str, runs: int, seq: int, conc: int, tasks: int,
+                  pid: int) -> dict:
+    out: dict[str, Any] = {}
+    for name, n_tasks, n in (("put_sequential", 1, seq), (f"put_concurrent_{tasks}", tasks, conc)):
+        results = [await put_rate(endpoint, tasks=n_tasks, puts=n, server_pid=pid,
+                                  prefix=f"/bench/{label}/{name}/{r}")
+                   for r in range(runs)]
+        out[name] = {"median_puts_per_s": common.median(r["puts_per_s"] for r in results),
+                     "median_server_cpu_ms_per_put": common.median(
+                         r["server_cpu_ms_per_put"] for r in results),
+                     "median_client_cpu_ms_per_put": common.median(
+                         r["client_cpu_ms_per_put"] for r in results),
+                     "runs": results}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sequential-puts", type=int, default=1000)
+    parser.add_argument("--concurrent-puts", type=int, default=8000)
+    parser.add_argument("--tasks", type=int, default=64)
+    parser.add_argument("--quick", action="store_true", help="1 run, few puts")
+    parser.add_argument("--json", default="bench/results/etcd_server.json")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.sequential_puts, args.concurrent_puts = 1, 200, 2000
+    common.quiet_logs()
+    loop_name = common.choose_loop("asyncio")
+
+    from tests import etcd_server as real_etcd
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-etcd-server-"))
+    ours = OurServer(tmp / "ours")
+    etcd = None
+    report: dict[str, Any] = {"machine": common.machine_facts(loop_name), "value_bytes": len(VALUE),
+                              "tasks": args.tasks}
+    try:
+        ours.start()
+        assert ours.proc is not None
+        report["ours"] = asyncio.run(measure(ours.endpoint, "ours", args.runs, args.sequential_puts,
+                                             args.concurrent_puts, args.tasks, ours.proc.pid))
+        ours.stop()
+        if real_etcd.etcd_binary() is None:
+            report["etcd"] = {"missing": "etcd binary not found (Debian's etcd-server)"}
+        else:
+            etcd = real_etcd.start_single(tmp / "etcd")
+            assert etcd._proc is not None
+            report["etcd"] = asyncio.run(measure(etcd.endpoint, "etcd", args.runs,
+                                                 args.sequential_puts, args.concurrent_puts,
+                                                 args.tasks, etcd._proc.pid))
+    finally:
+        ours.stop()
+        if etcd is not None:
+            etcd.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    rows = []
+    for name in report["ours"]:
+        mine = report["ours"][name]
+        theirs = report["etcd"].get(name, {})
+        ratio = (mine["median_puts_per_s"] / theirs["median_puts_per_s"]
+                 if theirs.get("median_puts_per_s") else None)
+        report.setdefault("ratios", {})[name] = ratio
+        rows.append([name, common.fmt(mine["median_puts_per_s"]),
+                     common.fmt(theirs.get("median_puts_per_s")), common.fmt(ratio),
+                     common.fmt(mine["median_server_cpu_ms_per_put"]),
+                     common.fmt(theirs.get("median_server_cpu_ms_per_put")),
+                     common.fmt(mine["median_client_cpu_ms_per_put"]),
+                     " ".join(common.fmt(r["puts_per_s"]) for r in mine["runs"])])
+    print(common.render_table(
+        ["workload", "ours puts/s", "etcd 3.4 puts/s", "ours/etcd", "ours server CPU ms/put",
+         "etcd CPU ms/put", "client CPU ms/put (ours)", "ours runs"], rows))
+    print(f"load average: {common.loadavg()}  (cores: {os.cpu_count()})")
+    path = common.write_json(args.json, report)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
