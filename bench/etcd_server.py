@@ -7,7 +7,10 @@ backend uses) drives:
       (minikube_py/etcdserver), its own process, durable (fsync on), listening on port 0 and
       read back from its ready line;
   (b) Debian's etcd (/usr/bin/etcd, 3.4), its own process, on free loopback ports with retry
-      when another process takes one first (tests/etcd_server.py), data dir in a temp dir.
+      when another process takes one first (tests/etcd_server.py), data dir in a temp dir;
+  (c) the floor: a grpcio asyncio server whose Put handler returns an empty PutResponse at
+      once (no store), its own process — what grpcio's Python server costs per RPC before any
+      work, the part of (a)'s CPU per put that no change to our code can remove.
 
 Workloads (1 KiB values, fresh keys):
   put_sequential    one task, one put at a time: latency-bound (each put waits for an fsync)
@@ -43,18 +46,24 @@ READY_TIMEOUT = 30.0
 
 
 class OurServer:
-    """`minikube-py etcd-server` in its own process; the endpoint is read from its ready line."""
+    """`minikube-py etcd-server` in its own process; the endpoint is read from its ready line.
+    With `floor`, this module's own empty-handler gRPC server instead (see serve_floor)."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, floor: bool = False) -> None:
         self.data_dir = data_dir
+        self.floor = floor
         self.proc: subprocess.Popen[str] | None = None
         self.endpoint = ""
 
     def start(self) -> None:
+        command = ([sys.executable, "-m", "bench.etcd_server", "--serve-floor"] if self.floor else
+                   [sys.executable, "-c",
+                    "from minikube_py.cli.main import main; raise SystemExit(main())",
+                    "etcd-server", "--data-dir", str(self.data_dir), "--listen-client-urls",
+                    "http://127.0.0.1:0", "--log-level", "warning",
+                    "--etcd-compaction-interval", "0"])
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from minikube_py.cli.main import main; raise SystemExit(main())",
-             "etcd-server", "--data-dir", str(self.data_dir), "--listen-client-urls",
-             "http://127.0.0.1:0", "--log-level", "warning", "--etcd-compaction-interval", "0"],
+            command,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
             cwd=str(Path(__file__).resolve().parent.parent),
         )
@@ -80,6 +89,29 @@ class OurServer:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+
+
+async def serve_floor() -> None:
+    """An etcd KV service whose Put does nothing: grpcio's own cost per unary RPC."""
+    import grpc
+
+    from minikube_py.etcdserver.messages import methods, pb
+    from minikube_py.etcdserver.server import handlers
+
+    class NothingKV:
+        async def Put(self, request: Any, context: Any) -> Any:
+            return pb.PutResponse(header=pb.ResponseHeader(revision=1))
+
+        async def Range(self, request: Any, context: Any) -> Any:
+            return pb.RangeResponse(header=pb.ResponseHeader(revision=1))
+
+    assert methods()
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers(handlers({"KV": NothingKV()}))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    print(f"floor server (etcdctl --endpoints=127.0.0.1:{port})", flush=True)
+    await server.wait_for_termination()
 
 
 def process_cpu_seconds(pid: int) -> float:
@@ -147,7 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=64)
     parser.add_argument("--quick", action="store_true", help="1 run, few puts")
     parser.add_argument("--json", default="bench/results/etcd_server.json")
+    parser.add_argument("--serve-floor", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.serve_floor:
+        asyncio.run(serve_floor())
+        return 0
     if args.quick:
         args.runs, args.sequential_puts, args.concurrent_puts = 1, 200, 2000
     common.quiet_logs()
@@ -157,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-etcd-server-"))
     ours = OurServer(tmp / "ours")
+    floor = OurServer(tmp / "floor", floor=True)
     etcd = None
     report: dict[str, Any] = {"machine": common.machine_facts(loop_name), "value_bytes": len(VALUE),
                               "tasks": args.tasks}
@@ -166,6 +203,12 @@ def main(argv: list[str] | None = None) -> int:
         report["ours"] = asyncio.run(measure(ours.endpoint, "ours", args.runs, args.sequential_puts,
                                              args.concurrent_puts, args.tasks, ours.proc.pid))
         ours.stop()
+        floor.start()
+        assert floor.proc is not None
+        report["grpc_floor"] = asyncio.run(measure(floor.endpoint, "floor", args.runs,
+                                                   args.sequential_puts, args.concurrent_puts,
+                                                   args.tasks, floor.proc.pid))
+        floor.stop()
         if real_etcd.etcd_binary() is None:
             report["etcd"] = {"missing": "etcd binary not found (Debian's etcd-server)"}
         else:
@@ -176,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
                                                  args.tasks, etcd._proc.pid))
     finally:
         ours.stop()
+        floor.stop()
         if etcd is not None:
             etcd.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -187,15 +231,18 @@ def main(argv: list[str] | None = None) -> int:
         ratio = (mine["median_puts_per_s"] / theirs["median_puts_per_s"]
                  if theirs.get("median_puts_per_s") else None)
         report.setdefault("ratios", {})[name] = ratio
+        nothing = report["grpc_floor"][name]
         rows.append([name, common.fmt(mine["median_puts_per_s"]),
                      common.fmt(theirs.get("median_puts_per_s")), common.fmt(ratio),
                      common.fmt(mine["median_server_cpu_ms_per_put"]),
                      common.fmt(theirs.get("median_server_cpu_ms_per_put")),
+                     common.fmt(nothing["median_server_cpu_ms_per_put"]),
                      common.fmt(mine["median_client_cpu_ms_per_put"]),
                      " ".join(common.fmt(r["puts_per_s"]) for r in mine["runs"])])
     print(common.render_table(
         ["workload", "ours puts/s", "etcd 3.4 puts/s", "ours/etcd", "ours server CPU ms/put",
-         "etcd CPU ms/put", "client CPU ms/put (ours)", "ours runs"], rows))
+         "etcd CPU ms/put", "empty grpcio handler CPU ms/put", "client CPU ms/put (ours)",
+         "ours runs"], rows))
     print(f"load average: {common.loadavg()}  (cores: {os.cpu_count()})")
     path = common.write_json(args.json, report)
     print(f"wrote {path}")
