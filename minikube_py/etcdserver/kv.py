@@ -3,6 +3,7 @@
 etcd piece: etcdserver/api/v3rpc/key.go (kvServer) and the KV half of etcdserver/v3_server.go.
 Every request becomes one store transaction (storage/txn.py), so a Range, a Put and a nested
 Txn run through one code path with one set of rules (atomic, one revision per write request).
+A large read is turned into protobuf off the event loop (minikube_py/offload.py).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from typing import Any
 
 import grpc
 
+from .. import offload
 from ..storage import StorageError, TxnStore
-from ..storage.txn import TxnOp
+from ..storage.txn import RangeOpResult, TxnOp, TxnResult
 from . import convert, errors
 from .errors import EtcdError
 from .identity import RAFT_TERM, Identity
@@ -46,7 +48,8 @@ class KVService:
 
     async def Range(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         result = await self._run(lambda: TxnOp(success=(convert.range_op(request),)), context)
-        return convert.range_response(result.responses[0], self._headers(result.revision))
+        return await offload.run(convert.range_response, result.responses[0],
+                                 self._headers(result.revision), weight=_weight(result))
 
     async def Put(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         result = await self._run(lambda: TxnOp(success=(convert.put_op(request),)), context)
@@ -58,7 +61,8 @@ class KVService:
 
     async def Txn(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         result = await self._run(lambda: convert.txn_op(request), context)
-        return convert.txn_response(result, self._headers(result.revision))
+        return await offload.run(convert.txn_response, result, self._headers(result.revision),
+                                 weight=_weight(result))
 
     async def Compact(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
@@ -67,3 +71,14 @@ class KVService:
         except StorageError as exc:
             await errors.abort(context, exc)
         return pb.CompactionResponse(header=self._headers(revision))
+
+
+#: a rough size of one key-value in a response, for offload's weight (no pass over the values)
+KV_WEIGHT = 128
+
+
+def _weight(result: TxnResult) -> int:
+    """How heavy building the response is: a range of thousands of keys is converted to
+    protobuf on offload's worker thread (the values are immutable, so that is safe) instead
+    of holding the event loop the store and the API server share."""
+    return sum(len(r.kvs) for r in result.responses if isinstance(r, RangeOpResult)) * KV_WEIGHT

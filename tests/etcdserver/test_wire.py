@@ -183,3 +183,34 @@ async def test_lease_keepalive_stream_and_expiry(channel, served):
             await asyncio.sleep(0.1)
     ttl = await lease.LeaseTimeToLive(rpc.LeaseTimeToLiveRequest(ID=granted.ID))
     assert ttl.TTL == -1
+
+
+async def test_large_range_is_served_whole(channel):
+    """Thousands of keys: the response is built on offload's worker, and nothing is lost."""
+    kv = stubs.KVStub(channel)
+    for start in range(0, 3000, 100):
+        batch = [put(f"/big/{i:05d}", "x" * 100) for i in range(start, start + 100)]
+        await kv.Txn(rpc.TxnRequest(success=batch))
+    r = await kv.Range(rpc.RangeRequest(key=b"/big/", range_end=b"/big0"))
+    assert len(r.kvs) == r.count == 3000
+    assert r.kvs[0].key == b"/big/00000" and r.kvs[-1].key == b"/big/02999"
+
+
+async def test_progress_notify_on_a_quiet_watch(tmp_path):
+    from tests.etcdserver.conftest import serve
+
+    s = await serve(tmp_path, progress_interval=0.2)
+    try:
+        async with grpc.aio.insecure_channel(s.server.endpoint) as ch:
+            call = stubs.WatchStub(ch).Watch()
+            await call.write(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
+                key=b"/quiet", progress_notify=True)))
+            created = await asyncio.wait_for(call.read(), 5)
+            assert created.created
+            notice = await asyncio.wait_for(call.read(), 5)
+            assert notice.watch_id == created.watch_id and not notice.events
+            assert notice.header.revision == await s.store.current_revision()
+            call.cancel()
+    finally:
+        await s.server.stop(None)
+        await s.store.close()
