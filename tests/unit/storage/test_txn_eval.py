@@ -183,3 +183,20 @@ async def test_embedded_store_txn_is_one_durable_record_replayed_on_open(tmp_pat
         assert (await reopened.get("/b")).mod_revision == result.revision
     finally:
         await reopened.close()
+
+
+async def test_read_only_view_of_a_held_data_dir_applies_txn_records(tmp_path):
+    """`minikube-py storage ls` reads a data dir `etcd-server` holds: TXN records included."""
+    from minikube_py.storage import EmbeddedStore, ReadOnlyStore
+
+    store = await EmbeddedStore.open(tmp_path / "d", compaction_interval=0)
+    try:
+        await store.txn(TxnOp(success=(PutOp("/a", b"1"), PutOp("/b", b"2"))))
+        view = await ReadOnlyStore.open(tmp_path / "d")
+        try:
+            page = await view.range("/")
+            assert [(kv.key, kv.mod_revision) for kv in page.kvs] == [("/a", 2), ("/b", 2)]
+        finally:
+            await view.close()
+    finally:
+        await store.close()
