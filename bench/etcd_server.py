@@ -17,6 +17,9 @@ Workloads (1 KiB values, fresh keys):
   put_concurrent_N  N tasks putting at once: throughput (both servers batch fsyncs)
 
 Each figure is the median of --runs runs (individual runs kept); the ratio is ours/etcd's.
+CPU per put (server and client processes, from /proc and process_time) is reported too: it
+moves far less than puts/s when other processes share the cores, and the client's own CPU per
+put bounds how fast any server can be driven through this (Python) client.
 Both servers and the client share this machine's cores, so absolute figures are noisy; the
 ratio from one run is the figure to quote.
 
@@ -238,11 +241,16 @@ def main(argv: list[str] | None = None) -> int:
                      common.fmt(theirs.get("median_server_cpu_ms_per_put")),
                      common.fmt(nothing["median_server_cpu_ms_per_put"]),
                      common.fmt(mine["median_client_cpu_ms_per_put"]),
+                     common.fmt(theirs.get("median_client_cpu_ms_per_put")),
+                     common.fmt(1000 / theirs["median_client_cpu_ms_per_put"]
+                                if theirs.get("median_client_cpu_ms_per_put") else None),
                      " ".join(common.fmt(r["puts_per_s"]) for r in mine["runs"])])
     print(common.render_table(
         ["workload", "ours puts/s", "etcd 3.4 puts/s", "ours/etcd", "ours server CPU ms/put",
          "etcd CPU ms/put", "empty grpcio handler CPU ms/put", "client CPU ms/put (ours)",
-         "ours runs"], rows))
+         "client CPU ms/put (etcd)", "client ceiling puts/s/core", "ours runs"], rows))
+    print("client ceiling: the puts/s one core of the client process can issue at its CPU cost "
+          "per put measured against etcd — no server can be driven faster through this client")
     print(f"load average: {common.loadavg()}  (cores: {os.cpu_count()})")
     path = common.write_json(args.json, report)
     print(f"wrote {path}")
