@@ -16,9 +16,12 @@ NOPUT/NODELETE filters. What the client sees follows etcd:
   seconds in which they sent nothing;
 - `fragment` is accepted and ignored: responses are cut at revision boundaries instead.
 
-Backpressure: responses go through one bounded queue; a pump that cannot put waits, its store
-watcher's buffer fills and the store sets it aside and catches it up later (or cancels it after
-its stall timeout) — a slow client never grows memory.
+Backpressure: event responses go through one queue of at most OUTGOING_QUEUE responses; a
+pump that finds it full waits, its store watcher's buffer fills and the store sets it aside and
+catches it up later (or cancels it after its stall timeout) — a slow client never grows
+memory. Control responses (created, canceled, progress) never wait, so ending a stream can
+never block on a client that stopped reading; a progress response is not sent while any pump
+waits (it would overtake events it promises were sent).
 """
 
 from __future__ import annotations
@@ -111,7 +114,9 @@ class WatchStream:
         self._progress_interval = progress_interval
         self._watches: dict[int, _WatchState] = {}
         self._ids = itertools.count()
-        self.outgoing: asyncio.Queue[Any] = asyncio.Queue(OUTGOING_QUEUE)
+        self.outgoing: asyncio.Queue[Any] = asyncio.Queue()
+        self._room = asyncio.Event()
+        self._waiting_pumps = 0
 
     async def serve(self, requests: AsyncIterator[Any]) -> None:
         """Read requests until the client closes its side; then end the response stream."""
@@ -128,28 +133,45 @@ class WatchStream:
         finally:
             ticker.cancel()
             await self.close()
-            await self.outgoing.put(None)
+            self.outgoing.put_nowait(None)
 
     async def close(self) -> None:
         for watch_id in list(self._watches):
             await self._cancel(watch_id, notify=False)
 
-    async def _send(self, revision: int, **fields: Any) -> None:
-        await self.outgoing.put(pb.WatchResponse(header=self._headers(revision), **fields))
+    def _send(self, revision: int, **fields: Any) -> None:
+        """Queue a control response (never waits)."""
+        self.outgoing.put_nowait(pb.WatchResponse(header=self._headers(revision), **fields))
+
+    async def _send_events(self, revision: int, **fields: Any) -> None:
+        """Queue an event response, waiting while OUTGOING_QUEUE responses are unsent."""
+        while self.outgoing.qsize() >= OUTGOING_QUEUE:
+            self._waiting_pumps += 1
+            try:
+                self._room.clear()
+                await self._room.wait()
+            finally:
+                self._waiting_pumps -= 1
+        self._send(revision, **fields)
+
+    def taken(self) -> None:
+        """The handler took a response off the queue: wake pumps waiting for room."""
+        if self.outgoing.qsize() < OUTGOING_QUEUE:
+            self._room.set()
 
     async def _create(self, create: Any) -> None:
         try:
             key = convert.text(bytes(create.key) or b"\0")
             range_end = convert.text(create.range_end)
         except EtcdError as exc:
-            await self._send(await self._store.current_revision(), watch_id=-1, created=True,
+            self._send(await self._store.current_revision(), watch_id=-1, created=True,
                              canceled=True, cancel_reason=exc.message)
             return
         watch_id = create.watch_id or next(self._ids)
         while watch_id in self._watches and not create.watch_id:
             watch_id = next(self._ids)
         if watch_id in self._watches:
-            await self._send(await self._store.current_revision(), watch_id=watch_id,
+            self._send(await self._store.current_revision(), watch_id=watch_id,
                              created=True, canceled=True,
                              cancel_reason="etcdserver: duplicate watch ID provided on the WatchStream")
             return
@@ -160,17 +182,17 @@ class WatchStream:
                 store_prefix(key, range_end), start_revision=max(0, create.start_revision)
             )
         except CompactedError as exc:
-            await self._send(revision, watch_id=watch_id, created=True)
-            await self._send(revision, watch_id=watch_id, canceled=True,
+            self._send(revision, watch_id=watch_id, created=True)
+            self._send(revision, watch_id=watch_id, canceled=True,
                              compact_revision=exc.compact_revision)
             return
         except StorageError as exc:
-            await self._send(revision, watch_id=watch_id, created=True, canceled=True,
+            self._send(revision, watch_id=watch_id, created=True, canceled=True,
                              cancel_reason=f"etcdserver: {exc}")
             return
         state.store_watch = store_watch
         self._watches[watch_id] = state
-        await self._send(revision, watch_id=watch_id, created=True)
+        self._send(revision, watch_id=watch_id, created=True)
         state.task = asyncio.create_task(self._pump(state), name=f"etcd-watch-{watch_id}")
 
     async def _cancel(self, watch_id: int, *, notify: bool) -> None:
@@ -182,7 +204,7 @@ class WatchStream:
         if state.store_watch is not None:
             await state.store_watch.cancel()
         if notify:
-            await self._send(await self._store.current_revision(), watch_id=watch_id, canceled=True)
+            self._send(await self._store.current_revision(), watch_id=watch_id, canceled=True)
 
     async def _pump(self, state: _WatchState) -> None:
         assert state.store_watch is not None
@@ -193,23 +215,24 @@ class WatchStream:
                     return
                 for revision, events in _responses(batch, state):
                     state.sent_since_tick = True
-                    await self._send(revision, watch_id=state.id, events=events)
+                    await self._send_events(revision, watch_id=state.id, events=events)
         except CompactedError as exc:
             self._watches.pop(state.id, None)
-            await self._send(await self._store.current_revision(), watch_id=state.id,
+            self._send(await self._store.current_revision(), watch_id=state.id,
                              canceled=True, compact_revision=exc.compact_revision)
         except StorageError as exc:
             self._watches.pop(state.id, None)
             log.info("etcd_watch.ended", watch_id=state.id, reason=str(exc))
-            await self._send(0, watch_id=state.id, canceled=True, cancel_reason=f"etcdserver: {exc}")
+            self._send(0, watch_id=state.id, canceled=True, cancel_reason=f"etcdserver: {exc}")
 
     async def _progress(self, watch_id: int) -> bool:
         """Send a progress response if every watch is in sync; returns whether it did."""
         revision = await self._store.progress_revision()
         await asyncio.sleep(0)  # let pumps woken by events <= revision queue them first
-        if not all(getattr(s.store_watch, "synced", True) for s in self._watches.values()):
+        if self._waiting_pumps or not all(
+                getattr(s.store_watch, "synced", True) for s in self._watches.values()):
             return False
-        await self._send(revision, watch_id=watch_id)
+        self._send(revision, watch_id=watch_id)
         return True
 
     async def _tick(self) -> None:
@@ -256,6 +279,7 @@ class WatchService:
         try:
             while True:
                 response = await stream.outgoing.get()
+                stream.taken()
                 if response is None:
                     return
                 yield response

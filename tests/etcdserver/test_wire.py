@@ -214,3 +214,21 @@ async def test_progress_notify_on_a_quiet_watch(tmp_path):
     finally:
         await s.server.stop(None)
         await s.store.close()
+
+
+async def test_a_watch_that_stops_reading_gets_every_event_in_order_later(channel, served):
+    """A client that does not read: the server's queue and the store watcher's buffer fill,
+    the store sets the watcher aside and catches it up from history once the client reads."""
+    call = stubs.WatchStub(channel).Watch()
+    await call.write(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(key=b"/bp/", range_end=b"/bp0")))
+    assert (await asyncio.wait_for(call.read(), 5)).created
+    n = 3000
+    for i in range(n):
+        await served.store.create(f"/bp/{i:05d}", b"v" * 512)
+    await asyncio.sleep(0.5)  # not reading meanwhile
+    seen: list[bytes] = []
+    async with asyncio.timeout(20):
+        while len(seen) < n:
+            seen.extend(e.kv.key for e in (await call.read()).events)
+    assert seen == [f"/bp/{i:05d}".encode() for i in range(n)]
+    call.cancel()
