@@ -252,8 +252,12 @@ class Execution:
 def run(state: MVCCState, txn: TxnOp) -> tuple[TxnResult, list[tuple]]:
     """Validate, check and execute `txn`; returns its result and the write records applied
     (all at one revision; empty for a read-only or no-op transaction)."""
-    validate(txn)
-    taken = path(state, txn)
+    if not txn.compares and not txn.failure and len(txn.success) == 1 \
+            and not isinstance(txn.success[0], TxnOp):
+        taken = [True]  # a plain Range/Put/DeleteRange: nothing to validate or compare
+    else:
+        validate(txn)
+        taken = path(state, txn)
     check(state, txn, iter(taken))
     execution = Execution(state)
     result = execution.run(txn, iter(taken))
