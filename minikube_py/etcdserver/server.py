@@ -15,6 +15,7 @@ import grpc
 import structlog
 
 from ..storage import TxnStore
+from . import health
 from .identity import Identity
 from .kv import Headers, KVService
 from .lease import LeaseService
@@ -101,7 +102,7 @@ class EtcdServer:
             "Cluster": ClusterService(store, headers, identity),
             "Auth": AuthService(headers),
         }
-        server.add_generic_rpc_handlers(handlers(services))
+        server.add_generic_rpc_handlers([*handlers(services), health.handler()])
         await server.start()
         log.info("etcd_server.listening", endpoint=f"{bind_host}:{port}",
                  member_id=hex(identity.member_id))

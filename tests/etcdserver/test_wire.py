@@ -232,3 +232,10 @@ async def test_a_watch_that_stops_reading_gets_every_event_in_order_later(channe
             seen.extend(e.kv.key for e in (await call.read()).events)
     assert seen == [f"/bp/{i:05d}".encode() for i in range(n)]
     call.cancel()
+
+
+async def test_grpc_health_check(channel):
+    check = channel.unary_unary("/grpc.health.v1.Health/Check")
+    assert await check(b"") == b"\x08\x01"  # SERVING
+    assert await check(b"\x0a\x0fetcdserverpb.KV") == b"\x08\x01"
+    assert await check(b"\x0a\x05other") == b"\x08\x03"  # SERVICE_UNKNOWN
