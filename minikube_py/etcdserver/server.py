@@ -9,13 +9,14 @@ do not serve answers gRPC's Unimplemented.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import grpc
 import structlog
 
 from ..storage import TxnStore
-from . import health
+from . import health, metrics
 from .identity import Identity
 from .kv import Headers, KVService
 from .lease import LeaseService
@@ -34,13 +35,53 @@ def _handler(method: Method, fn: Any) -> grpc.RpcMethodHandler:
     request_deserializer = method.request.FromString
     response_serializer = method.response.SerializeToString
     if method.client_streaming and method.server_streaming:
-        build = grpc.stream_stream_rpc_method_handler
+        build, fn = grpc.stream_stream_rpc_method_handler, _counted_stream(method, fn)
     elif method.server_streaming:
-        build = grpc.unary_stream_rpc_method_handler
+        build, fn = grpc.unary_stream_rpc_method_handler, _counted_stream(method, fn)
     else:
-        build = grpc.unary_unary_rpc_method_handler
+        build, fn = grpc.unary_unary_rpc_method_handler, _counted_unary(method, fn)
     return build(fn, request_deserializer=request_deserializer,
                  response_serializer=response_serializer)
+
+
+def _code(context: grpc.aio.ServicerContext) -> str:
+    code = context.code()
+    return code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+
+
+def _counted_unary(method: Method, fn: Any) -> Any:
+    name = f"{method.service}/{method.name}"
+
+    async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            response = await fn(request, context)
+        except BaseException:
+            metrics.HANDLED[name, _code(context)] += 1
+            raise
+        metrics.HANDLED[name, "OK"] += 1
+        return response
+
+    return call
+
+
+def _counted_stream(method: Method, fn: Any) -> Any:
+    name = f"{method.service}/{method.name}"
+
+    async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        code = "OK"
+        try:
+            # aclosing: when the client goes, the service's own `finally` (cancel its store
+            # watches) runs now, not whenever the generator is collected
+            async with contextlib.aclosing(fn(request, context)) as responses:
+                async for response in responses:
+                    yield response
+        except BaseException:
+            code = _code(context)
+            raise
+        finally:
+            metrics.HANDLED[name, code] += 1
+
+    return call
 
 
 def handlers(services: dict[str, Any]) -> list[grpc.GenericRpcHandler]:

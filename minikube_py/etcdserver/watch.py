@@ -43,7 +43,7 @@ from ..storage import (
     Watch,
 )
 from ..storage.txn_eval import in_range
-from . import convert
+from . import convert, metrics
 from .errors import EtcdError
 from .kv import Headers
 from .messages import pb
@@ -192,11 +192,18 @@ class WatchStream:
             return
         state.store_watch = store_watch
         self._watches[watch_id] = state
+        metrics.WATCHES["open"] += 1
         self._send(revision, watch_id=watch_id, created=True)
         state.task = asyncio.create_task(self._pump(state), name=f"etcd-watch-{watch_id}")
 
-    async def _cancel(self, watch_id: int, *, notify: bool) -> None:
+    def _forget(self, watch_id: int) -> _WatchState | None:
         state = self._watches.pop(watch_id, None)
+        if state is not None:
+            metrics.WATCHES["open"] -= 1
+        return state
+
+    async def _cancel(self, watch_id: int, *, notify: bool) -> None:
+        state = self._forget(watch_id)
         if state is None:
             return
         if state.task is not None and state.task is not asyncio.current_task():
@@ -217,11 +224,11 @@ class WatchStream:
                     state.sent_since_tick = True
                     await self._send_events(revision, watch_id=state.id, events=events)
         except CompactedError as exc:
-            self._watches.pop(state.id, None)
+            self._forget(state.id)
             self._send(await self._store.current_revision(), watch_id=state.id,
                              canceled=True, compact_revision=exc.compact_revision)
         except StorageError as exc:
-            self._watches.pop(state.id, None)
+            self._forget(state.id)
             log.info("etcd_watch.ended", watch_id=state.id, reason=str(exc))
             self._send(0, watch_id=state.id, canceled=True, cancel_reason=f"etcdserver: {exc}")
 

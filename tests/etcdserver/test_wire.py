@@ -239,3 +239,24 @@ async def test_grpc_health_check(channel):
     assert await check(b"") == b"\x08\x01"  # SERVING
     assert await check(b"\x0a\x0fetcdserverpb.KV") == b"\x08\x01"
     assert await check(b"\x0a\x05other") == b"\x08\x03"  # SERVICE_UNKNOWN
+
+
+async def test_metrics_count_rpcs_and_open_watches(channel):
+    from minikube_py.etcdserver import metrics
+
+    before = metrics.HANDLED["KV/Put", "OK"], metrics.HANDLED["KV/Put", "INVALID_ARGUMENT"]
+    open_before = metrics.WATCHES["open"]
+    kv = stubs.KVStub(channel)
+    await kv.Put(rpc.PutRequest(key=b"/m", value=b"v"))
+    with pytest.raises(grpc.aio.AioRpcError):
+        await kv.Put(rpc.PutRequest(key=b"", value=b"v"))
+    assert (metrics.HANDLED["KV/Put", "OK"], metrics.HANDLED["KV/Put", "INVALID_ARGUMENT"]) == (
+        before[0] + 1, before[1] + 1)
+    call = stubs.WatchStub(channel).Watch()
+    await call.write(rpc.WatchRequest(create_request=rpc.WatchCreateRequest(key=b"/m")))
+    assert (await asyncio.wait_for(call.read(), 5)).created
+    assert metrics.WATCHES["open"] == open_before + 1
+    call.cancel()
+    async with asyncio.timeout(5):  # the client left: the server closes that watch
+        while metrics.WATCHES["open"] != open_before:
+            await asyncio.sleep(0.02)
