@@ -185,3 +185,23 @@ async def test_embedded_writers_and_etcdctl_share_one_store(served):
     await store.create("/registry/namespaces/default", b'{"kind":"Namespace"}')
     out = await etcdctl(served.server.endpoint, "get", "/registry", "--prefix", "--keys-only")
     assert out.split() == ["/registry/namespaces/default"]
+
+
+async def test_lock_and_its_waiter(served):
+    """etcdctl lock (clientv3/concurrency: a lease, a Txn on create revision 0, a Range with
+    sort by create revision and max_create_revision, a watch on the predecessor's delete)."""
+    ep = served.server.endpoint
+    holder = await asyncio.create_subprocess_exec(
+        ETCDCTL, f"--endpoints={ep}", "lock", "/locks/a", stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env={"ETCDCTL_API": "3"})
+    try:
+        async with asyncio.timeout(10):
+            held = (await holder.stdout.readline()).decode()
+        assert held.startswith("/locks/a/")
+        waiter = asyncio.create_task(etcdctl(ep, "lock", "/locks/a", "echo", "second", timeout=15))
+        await asyncio.sleep(1.0)
+        assert not waiter.done()  # blocked behind the holder
+    finally:
+        holder.terminate()  # releases the lock (revokes its lease)
+        await holder.wait()
+    assert (await asyncio.wait_for(waiter, 15)).strip() == "second"
