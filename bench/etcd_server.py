@@ -15,6 +15,7 @@ backend uses) drives:
 Workloads (1 KiB values, fresh keys):
   put_sequential    one task, one put at a time: latency-bound (each put waits for an fsync)
   put_concurrent_N  N tasks putting at once: throughput (both servers batch fsyncs)
+  get_concurrent_N  N tasks reading one 1 KiB key (linearizable Range): the read side
 
 Each figure is the median of --runs runs (individual runs kept); the ratio is ours/etcd's.
 CPU per put (server and client processes, from /proc and process_time) is reported too: it
@@ -124,21 +125,24 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def put_rate(endpoint: str, *, tasks: int, puts: int, prefix: str,
-                   server_pid: int | None = None) -> dict[str, Any]:
+async def op_rate(endpoint: str, *, tasks: int, ops: int, prefix: str, get: bool = False,
+                  server_pid: int | None = None) -> dict[str, Any]:
     import aetcd
 
     host, port = endpoint.rsplit(":", 1)
     client = aetcd.Client(host=host, port=int(port), timeout=30)
     try:
         await client.put(f"{prefix}/warmup".encode(), VALUE)
-        per_task = max(1, puts // tasks)
+        per_task = max(1, ops // tasks)
         latencies: list[float] = []
 
         async def writer(t: int) -> None:
             for i in range(per_task):
                 began = time.perf_counter()
-                await client.put(f"{prefix}/{t}/{i}".encode(), VALUE)
+                if get:
+                    await client.get(f"{prefix}/warmup".encode())
+                else:
+                    await client.put(f"{prefix}/{t}/{i}".encode(), VALUE)
                 latencies.append(time.perf_counter() - began)
 
         server_cpu = process_cpu_seconds(server_pid) if server_pid else None
@@ -152,24 +156,26 @@ async def put_rate(endpoint: str, *, tasks: int, puts: int, prefix: str,
     finally:
         await client.close()
     n = len(latencies)
-    return {"puts_per_s": n / elapsed, "puts": n,
-            "server_cpu_ms_per_put": server_cpu / n * 1e3 if server_pid else None,
-            "client_cpu_ms_per_put": client_cpu / n * 1e3,
+    return {"ops_per_s": n / elapsed, "ops": n,
+            "server_cpu_ms_per_op": server_cpu / n * 1e3 if server_pid else None,
+            "client_cpu_ms_per_op": client_cpu / n * 1e3,
             **common.latency_summary(latencies)}
 
 
 async def measure(endpoint: str, label: str, runs: int, seq: int, conc: int, tasks: int,
                   pid: int) -> dict:
     out: dict[str, Any] = {}
-    for name, n_tasks, n in (("put_sequential", 1, seq), (f"put_concurrent_{tasks}", tasks, conc)):
-        results = [await put_rate(endpoint, tasks=n_tasks, puts=n, server_pid=pid,
-                                  prefix=f"/bench/{label}/{name}/{r}")
+    workloads = (("put_sequential", 1, seq, False), (f"put_concurrent_{tasks}", tasks, conc, False),
+                 (f"get_concurrent_{tasks}", tasks, conc, True))
+    for name, n_tasks, n, get in workloads:
+        results = [await op_rate(endpoint, tasks=n_tasks, ops=n, server_pid=pid, get=get,
+                                 prefix=f"/bench/{label}/{name}/{r}")
                    for r in range(runs)]
-        out[name] = {"median_puts_per_s": common.median(r["puts_per_s"] for r in results),
-                     "median_server_cpu_ms_per_put": common.median(
-                         r["server_cpu_ms_per_put"] for r in results),
-                     "median_client_cpu_ms_per_put": common.median(
-                         r["client_cpu_ms_per_put"] for r in results),
+        out[name] = {"median_ops_per_s": common.median(r["ops_per_s"] for r in results),
+                     "median_server_cpu_ms_per_op": common.median(
+                         r["server_cpu_ms_per_op"] for r in results),
+                     "median_client_cpu_ms_per_op": common.median(
+                         r["client_cpu_ms_per_op"] for r in results),
                      "runs": results}
     return out
 
@@ -231,26 +237,26 @@ def main(argv: list[str] | None = None) -> int:
     for name in report["ours"]:
         mine = report["ours"][name]
         theirs = report["etcd"].get(name, {})
-        ratio = (mine["median_puts_per_s"] / theirs["median_puts_per_s"]
-                 if theirs.get("median_puts_per_s") else None)
+        ratio = (mine["median_ops_per_s"] / theirs["median_ops_per_s"]
+                 if theirs.get("median_ops_per_s") else None)
         report.setdefault("ratios", {})[name] = ratio
         nothing = report["grpc_floor"][name]
-        rows.append([name, common.fmt(mine["median_puts_per_s"]),
-                     common.fmt(theirs.get("median_puts_per_s")), common.fmt(ratio),
-                     common.fmt(mine["median_server_cpu_ms_per_put"]),
-                     common.fmt(theirs.get("median_server_cpu_ms_per_put")),
-                     common.fmt(nothing["median_server_cpu_ms_per_put"]),
-                     common.fmt(mine["median_client_cpu_ms_per_put"]),
-                     common.fmt(theirs.get("median_client_cpu_ms_per_put")),
-                     common.fmt(1000 / theirs["median_client_cpu_ms_per_put"]
-                                if theirs.get("median_client_cpu_ms_per_put") else None),
-                     " ".join(common.fmt(r["puts_per_s"]) for r in mine["runs"])])
+        rows.append([name, common.fmt(mine["median_ops_per_s"]),
+                     common.fmt(theirs.get("median_ops_per_s")), common.fmt(ratio),
+                     common.fmt(mine["median_server_cpu_ms_per_op"]),
+                     common.fmt(theirs.get("median_server_cpu_ms_per_op")),
+                     common.fmt(nothing["median_server_cpu_ms_per_op"]),
+                     common.fmt(mine["median_client_cpu_ms_per_op"]),
+                     common.fmt(theirs.get("median_client_cpu_ms_per_op")),
+                     common.fmt(1000 / theirs["median_client_cpu_ms_per_op"]
+                                if theirs.get("median_client_cpu_ms_per_op") else None),
+                     " ".join(common.fmt(r["ops_per_s"]) for r in mine["runs"])])
     print(common.render_table(
-        ["workload", "ours puts/s", "etcd 3.4 puts/s", "ours/etcd", "ours server CPU ms/put",
-         "etcd CPU ms/put", "empty grpcio handler CPU ms/put", "client CPU ms/put (ours)",
-         "client CPU ms/put (etcd)", "client ceiling puts/s/core", "ours runs"], rows))
-    print("client ceiling: the puts/s one core of the client process can issue at its CPU cost "
-          "per put measured against etcd — no server can be driven faster through this client")
+        ["workload", "ours ops/s", "etcd 3.4 ops/s", "ours/etcd", "ours server CPU ms/op",
+         "etcd CPU ms/op", "empty grpcio handler CPU ms/op", "client CPU ms/op (ours)",
+         "client CPU ms/op (etcd)", "client ceiling ops/s/core", "ours runs"], rows))
+    print("client ceiling: the ops/s one core of the client process can issue at its CPU cost "
+          "per op measured against etcd — no server can be driven faster through this client")
     print(f"load average: {common.loadavg()}  (cores: {os.cpu_count()})")
     path = common.write_json(args.json, report)
     print(f"wrote {path}")
