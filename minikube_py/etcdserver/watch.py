@@ -165,15 +165,15 @@ class WatchStream:
             range_end = convert.text(create.range_end)
         except EtcdError as exc:
             self._send(await self._store.current_revision(), watch_id=-1, created=True,
-                             canceled=True, cancel_reason=exc.message)
+                       canceled=True, cancel_reason=exc.message)
             return
         watch_id = create.watch_id or next(self._ids)
         while watch_id in self._watches and not create.watch_id:
             watch_id = next(self._ids)
         if watch_id in self._watches:
             self._send(await self._store.current_revision(), watch_id=watch_id,
-                             created=True, canceled=True,
-                             cancel_reason="etcdserver: duplicate watch ID provided on the WatchStream")
+                       created=True, canceled=True,
+                       cancel_reason="etcdserver: duplicate watch ID provided on the WatchStream")
             return
         state = _WatchState(watch_id, create, key, range_end)
         revision = await self._store.current_revision()
@@ -184,11 +184,11 @@ class WatchStream:
         except CompactedError as exc:
             self._send(revision, watch_id=watch_id, created=True)
             self._send(revision, watch_id=watch_id, canceled=True,
-                             compact_revision=exc.compact_revision)
+                       compact_revision=exc.compact_revision)
             return
         except StorageError as exc:
             self._send(revision, watch_id=watch_id, created=True, canceled=True,
-                             cancel_reason=f"etcdserver: {exc}")
+                       cancel_reason=f"etcdserver: {exc}")
             return
         state.store_watch = store_watch
         self._watches[watch_id] = state
@@ -226,7 +226,7 @@ class WatchStream:
         except CompactedError as exc:
             self._forget(state.id)
             self._send(await self._store.current_revision(), watch_id=state.id,
-                             canceled=True, compact_revision=exc.compact_revision)
+                       canceled=True, compact_revision=exc.compact_revision)
         except StorageError as exc:
             self._forget(state.id)
             log.info("etcd_watch.ended", watch_id=state.id, reason=str(exc))
