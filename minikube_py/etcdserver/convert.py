@@ -52,14 +52,21 @@ def key_of(raw: bytes) -> str:
 # ---------------------------------------------------------------------------------- requests
 
 
+def _enum(kind: type, value: int, error: tuple) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        raise EtcdError(error) from None
+
+
 def range_op(req: Any) -> RangeOp:
     return RangeOp(
         key=key_of(req.key),
         range_end=text(req.range_end),
         limit=max(0, req.limit),
         revision=req.revision,
-        sort_order=SortOrder(req.sort_order),
-        sort_target=SortTarget(req.sort_target),
+        sort_order=_enum(SortOrder, req.sort_order, errors.INVALID_SORT),
+        sort_target=_enum(SortTarget, req.sort_target, errors.INVALID_SORT),
         keys_only=req.keys_only,
         count_only=req.count_only,
         min_mod_revision=req.min_mod_revision,
@@ -88,7 +95,7 @@ def delete_op(req: Any) -> DeleteOp:
 
 
 def compare(c: Any) -> Compare:
-    target = CompareTarget(c.target)
+    target = _enum(CompareTarget, c.target, errors.INVALID_COMPARE)
     if target == CompareTarget.VALUE:
         operand: int | bytes = bytes(c.value)
     elif target == CompareTarget.VERSION:
@@ -99,7 +106,8 @@ def compare(c: Any) -> Compare:
         operand = c.mod_revision
     else:
         operand = c.lease
-    return Compare(text(c.key), target, CompareResult(c.result), operand, text(c.range_end))
+    result = _enum(CompareResult, c.result, errors.INVALID_COMPARE)
+    return Compare(text(c.key), target, result, operand, text(c.range_end))
 
 
 def request_op(op: Any) -> Op:

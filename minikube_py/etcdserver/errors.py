@@ -35,6 +35,9 @@ REQUEST_TOO_LARGE = (grpc.StatusCode.INVALID_ARGUMENT, "etcdserver: request is t
 NO_SPACE = (grpc.StatusCode.RESOURCE_EXHAUSTED, "etcdserver: mvcc: database space exceeded")
 NOT_UTF8 = (grpc.StatusCode.INVALID_ARGUMENT,
             "etcdserver: key is not valid UTF-8 (minikube-py's store keeps text keys)")
+INVALID_SORT = (grpc.StatusCode.INVALID_ARGUMENT, "etcdserver: invalid sort option")
+INVALID_COMPARE = (grpc.StatusCode.INVALID_ARGUMENT,
+                   "etcdserver: unknown compare target or result")
 AUTH_NOT_ENABLED = (grpc.StatusCode.FAILED_PRECONDITION, "etcdserver: authentication is not enabled")
 ONE_MEMBER = (grpc.StatusCode.UNIMPLEMENTED,
               "etcdserver: minikube-py serves a single member; membership cannot change")

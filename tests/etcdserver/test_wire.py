@@ -260,3 +260,14 @@ async def test_metrics_count_rpcs_and_open_watches(channel):
     async with asyncio.timeout(5):  # the client left: the server closes that watch
         while metrics.WATCHES["open"] != open_before:
             await asyncio.sleep(0.02)
+
+
+async def test_unknown_enum_values_are_invalid_argument(channel):
+    kv = stubs.KVStub(channel)
+    with pytest.raises(grpc.aio.AioRpcError) as bad_sort:
+        await kv.Range(rpc.RangeRequest(key=b"a", sort_order=7))
+    assert (bad_sort.value.code(), bad_sort.value.details()) == (
+        grpc.StatusCode.INVALID_ARGUMENT, "etcdserver: invalid sort option")
+    with pytest.raises(grpc.aio.AioRpcError) as bad_compare:
+        await kv.Txn(rpc.TxnRequest(compare=[rpc.Compare(key=b"a", target=9)]))
+    assert bad_compare.value.code() == grpc.StatusCode.INVALID_ARGUMENT
