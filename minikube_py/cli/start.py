@@ -240,6 +240,7 @@ async def serve(options: StartOptions) -> int:
                      keys=len(page.kvs) + page.remaining,
                      **{c.name.replace("-", "_"): c.url for c in listed},
                      kubeconfig=str(options.kubeconfig_out or ""), **where,
+                     **({"etcd_url": cluster.etcd_url} if cluster.etcd_url else {}),
                      inspect=inspect_hint(options))
             print_summary(options, cluster, seconds)
             loopwatch.mark_ready()  # from now on a stall of the loop is a warning
@@ -594,6 +595,10 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
     for c in (c for c in cluster.components if c.listed):
         target = c.url or "(no listener)"
         lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
+    if cluster.etcd_url:
+        endpoint = cluster.etcd_url.removeprefix("http://")
+        lines.append(f"  {'etcd v3 API':<20}{cluster.etcd_url}  (etcdctl --endpoints={endpoint} "
+                     "get /registry --prefix --keys-only)")
     if options.kubeconfig_out is not None:
         lines.append(f"  {'kubeconfig':<20}{options.kubeconfig_out}")
         lines.append(f"Point kubectl at it:  export KUBECONFIG={options.kubeconfig_out}"

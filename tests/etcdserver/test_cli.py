@@ -14,7 +14,7 @@ import pytest
 from minikube_py.cli import etcd_server
 from minikube_py.cli.main import build_parser
 from minikube_py.cli.settings import resolve
-from minikube_py.cli.start import running_cluster
+from minikube_py.cli.start import print_summary, running_cluster
 from minikube_py.cli.start_options import StartOptions
 from minikube_py.cli.storage_target import ConfigError
 from minikube_py.etcdserver.serving import ListenError, parse_listen
@@ -30,10 +30,14 @@ def start_options(tmp: Path, *extra: str) -> StartOptions:
                                ephemeral_ports=True)
 
 
-async def test_start_etcd_listen_serves_the_clusters_store(tmp_path):
-    async with running_cluster(start_options(tmp_path, "--etcd-listen", "127.0.0.1:0")) as cluster:
+async def test_start_etcd_listen_serves_the_clusters_store(tmp_path, capsys):
+    options = start_options(tmp_path, "--etcd-listen", "127.0.0.1:0")
+    async with running_cluster(options) as cluster:
         assert cluster.etcd_url is not None
         endpoint = cluster.etcd_url.removeprefix("http://")
+        print_summary(options, cluster, 0.1)  # what `start` prints when ready
+        assert f"etcd v3 API         {cluster.etcd_url}  (etcdctl --endpoints={endpoint}" in (
+            capsys.readouterr().out)
         async with aiohttp.ClientSession() as http, http.post(
                 f"{cluster.url}/api/v1/namespaces", json={"metadata": {"name": "from-api"}}) as resp:
             assert resp.status == 201, await resp.text()
@@ -86,3 +90,4 @@ def test_parse_listen(value, expected):
 def test_parse_listen_refuses(value, message):
     with pytest.raises(ListenError, match=message):
         parse_listen(value)
+
