@@ -23,6 +23,10 @@ from .kv import KeyValue
 
 #: etcd's --max-txn-ops default: more compares or ops in one branch is refused.
 MAX_TXN_OPS = 128
+#: Our own bound, which etcd does not have: compares and ops of all nested branches together.
+#: The duplicate-key check compares puts with range deletions and runs on the event loop every
+#: component shares, so nesting must not multiply it without limit (kube-apiserver sends 1-3).
+MAX_TXN_TOTAL_OPS = 1024
 
 
 class SortOrder(enum.IntEnum):

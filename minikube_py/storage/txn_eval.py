@@ -33,6 +33,7 @@ from .kv import KeyValue
 from .mvcc import DELETE, PUT, MVCCState
 from .txn import (
     MAX_TXN_OPS,
+    MAX_TXN_TOTAL_OPS,
     Compare,
     CompareResult,
     CompareTarget,
@@ -71,13 +72,31 @@ def in_range(candidate: str, key: str, range_end: str) -> bool:
 
 
 def validate(txn: TxnOp) -> None:
-    """etcd's checkTxnReqs: op counts per branch and no key written twice on one path."""
+    """etcd's checkTxnReqs: op counts per branch (and in all, MAX_TXN_TOTAL_OPS) and no key
+    written twice on one path."""
+    if _count(txn, MAX_TXN_TOTAL_OPS) > MAX_TXN_TOTAL_OPS:
+        raise InvalidTxnError(InvalidTxnError.TOO_MANY_OPS)
+    _validate(txn)
+
+
+def _count(txn: TxnOp, budget: int) -> int:
+    """Compares and ops of `txn` and its nested txns; stops counting past `budget`."""
+    total = len(txn.compares) + len(txn.success) + len(txn.failure)
+    for op in (*txn.success, *txn.failure):
+        if total > budget:
+            break
+        if isinstance(op, TxnOp):
+            total += _count(op, budget - total)
+    return total
+
+
+def _validate(txn: TxnOp) -> None:
     if max(len(txn.compares), len(txn.success), len(txn.failure)) > MAX_TXN_OPS:
         raise InvalidTxnError(InvalidTxnError.TOO_MANY_OPS)
     for branch in (txn.success, txn.failure):
         for op in branch:
             if isinstance(op, TxnOp):
-                validate(op)
+                _validate(op)
         _check_intervals(branch)
 
 

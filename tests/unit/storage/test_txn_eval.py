@@ -200,3 +200,20 @@ async def test_read_only_view_of_a_held_data_dir_applies_txn_records(tmp_path):
             await view.close()
     finally:
         await store.close()
+
+
+def test_nesting_cannot_multiply_the_work_past_a_bound():
+    """128 nested txns of 128 ops each would make the duplicate-key check compare thousands
+    of puts with thousands of range deletions on the shared event loop: refused at once."""
+    import time
+
+    inner = TxnOp(success=tuple(DeleteOp(f"/d{i}", f"/d{i}z") for i in range(64))
+                  + tuple(PutOp(f"/p{i}", b"") for i in range(64)))
+    wide = TxnOp(success=tuple(inner for _ in range(128)))
+    began = time.perf_counter()
+    with pytest.raises(InvalidTxnError, match="too many operations"):
+        run(MVCCState(), wide)
+    assert time.perf_counter() - began < 0.5
+    ok = TxnOp(success=tuple(inner for _ in range(7)))  # 7 * 128 + 7 ops: within the bound
+    with pytest.raises(InvalidTxnError, match="duplicate key"):
+        run(MVCCState(), ok)  # the same puts in sibling txns
