@@ -84,6 +84,9 @@ ALL_IN_ONE = (
             "backend Services' pods", boolean, switch=True),
     Setting("ingress-port", 8081, "the simulated ingress controller's HTTP port (with "
             "--ingress)", port),
+    Setting("etcd-listen", None, "also serve the embedded store over etcd's v3 gRPC API at "
+            "HOST:PORT or http://HOST:PORT (port 0: any free port), for etcdctl and etcd "
+            "clients (minikube_py/etcdserver)", metavar="HOST:PORT"),
     Setting("default-storage-class", True, "create the default StorageClass `standard` "
             "(provisioner hostpath.csi.minikube-py.io), as minikube's and kind's clusters ship "
             "one", boolean, metavar="BOOL"),
@@ -155,6 +158,8 @@ class StartOptions:
     ingress: bool = False
     ingress_port: int = 8081
     default_storage_class: bool = True
+    #: --etcd-listen: serve the embedded store over etcd's v3 API there too (None: do not)
+    etcd_listen: str | None = None
     #: KubeletConfig's heartbeat fields (component_settings.kubelet_heartbeat)
     node_heartbeat: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: --trace: the trace ring records with no viewer attached (minikube_py.trace)
@@ -203,8 +208,12 @@ class StartOptions:
                               "have no listener")
         if bool(v["tls_cert_file"]) != bool(v["tls_private_key_file"]):
             raise ConfigError("--tls-cert-file and --tls-private-key-file go together")
+        if v["etcd_listen"] and servers:
+            raise ConfigError("--etcd-listen serves the embedded store; with --etcd-servers, "
+                              "point etcd clients at that etcd instead")
         admission = admission_plugins(v)
         return cls(
+            etcd_listen=v["etcd_listen"] or None,
             data_dir=Path(str(v["data_dir"])).expanduser(),
             etcd_servers=servers,
             etcd_key_prefix=str(v["etcd_key_prefix"] or ""),
