@@ -33,6 +33,12 @@ retried with a new one.
 
     python -m bench.scale [--quick] [--nodes 5000] [--pods 50000] [--idle 30] [--runs 1]
                           [--modes lease,status]
+
+`--burst` measures something else: whether memory comes back after a create/delete burst
+(bench/burst.py; issue 23 item 3).
+
+    python -m bench.scale --burst [--nodes 50] [--pods 20000] [--wave 5000] [--wait 600]
+                          [--sample-every 10] [--event-ttl 1h] [--census] [--code DIR]
 """
 
 from __future__ import annotations
@@ -332,7 +338,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--one", action="store_true",
                         help="(internal) measure one run of the first mode in this process, "
                              "print it as JSON")
+    burst = parser.add_argument_group("--burst (bench/burst.py)")
+    burst.add_argument("--burst", action="store_true",
+                       help="create and delete --pods pods, compact, then sample RSS over --wait")
+    burst.add_argument("--wave", type=int, default=None,
+                       help="pods alive at once during the burst (default: all of them)")
+    burst.add_argument("--wait", type=float, default=600.0,
+                       help="seconds to sample RSS after the compaction (default 600)")
+    burst.add_argument("--sample-every", type=float, default=10.0)
+    burst.add_argument("--event-ttl", default="1h", help="the cluster's --event-ttl")
+    burst.add_argument("--census", action="store_true",
+                       help="count live objects by type at idle, after compaction, at the end")
+    burst.add_argument("--code", help="another checkout whose minikube_py to measure "
+                                      "(the baseline, e.g. /work/main)")
     args = parser.parse_args(argv)
+    if args.burst:
+        from bench import burst as burst_bench
+
+        common.quiet_logs()
+        return burst_bench.run_one(args) if args.one else burst_bench.run(args)
     nodes = args.nodes or (500 if args.quick else 5000)
     pods = args.pods or (5000 if args.quick else 50_000)
     modes = _modes(args.modes)

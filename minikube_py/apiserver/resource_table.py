@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 from ..api import errors
 from ..registry import resources
-from ..registry.cacher import Cacher
+from ..registry.cacher import Cacher, events_history_window
 from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
 from ..registry.strategy import Strategy
@@ -42,8 +42,7 @@ class ResourceTable:
                 self.cachers[strategy.resource, strategy.group] = \
                     self.cachers[storage.resource, storage.group]
             elif strategy.resource not in resources.VIRTUAL:
-                self.cachers[strategy.resource, strategy.group] = Cacher(
-                    strategy, store, registry.root, window=options.watch_cache_size)
+                self.cachers[strategy.resource, strategy.group] = self._cacher(strategy, registry)
         # --runtime-config: what is served (ValueError at startup on an unknown group)
         try:
             self.resource_config = runtime_config.parse(
@@ -61,6 +60,12 @@ class ResourceTable:
                 self.groups.setdefault(strategy.group, {}).setdefault(
                     strategy.version, []).append(strategy)
         self._listeners: list[Callable[[], None]] = []
+
+    def _cacher(self, strategy: Strategy, registry: Registry) -> Cacher:
+        """A resource's watch cache: --watch-cache-size events at most, kept for upstream's
+        events history window (max(75 s, --request-timeout + 15 s))."""
+        return Cacher(strategy, self.store, registry.root, window=self.options.watch_cache_size,
+                      fresh=events_history_window(self.options.request_timeout))
 
     def _registry(self, strategy: Strategy) -> Registry:
         return Registry(strategy, self.store, prefix=self.options.etcd_prefix,
@@ -108,8 +113,7 @@ class ResourceTable:
             versions.setdefault(strategy.version, []).append(strategy)
             self.groups[strategy.group] = discovery.sort_versions(versions)
             if cacher is None:
-                cacher = Cacher(strategy, self.store, registry.root,
-                                window=self.options.watch_cache_size)
+                cacher = self._cacher(strategy, registry)
                 self.cachers[strategy.resource, strategy.group] = cacher
                 await cacher.start()
         self._changed()

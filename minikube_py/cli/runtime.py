@@ -6,7 +6,9 @@ cmd/*/app server. A command is one coroutine; SIGINT and SIGTERM set an event th
 waits on, so it leaves through its own clean-up (store closed, data dir lock released)
 instead of being torn down by KeyboardInterrupt in the middle of a write. A long-running
 command (a component) also names itself: its loop is then watched for stalls
-(loopwatch.LoopMonitor, `--loop-stall-threshold`) from start to stop.
+(loopwatch.LoopMonitor, `--loop-stall-threshold`) from start to stop, and the memory it frees
+is given back to the OS (memtrim.MemoryTrimmer: Go's scavenger does this for upstream's
+binaries; glibc keeps freed chunks otherwise).
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def run(coro: Coroutine[Any, Any, T], *, component: str | None = None,
         from ..loopwatch import LoopMonitor
 
         monitor = LoopMonitor(component=component, stall_threshold=stall_threshold, ready=False)
-        coro = watched(coro, monitor)
+        coro = trimmed(watched(coro, monitor))
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(coro)
 
@@ -80,6 +82,18 @@ async def watched(coro: Coroutine[Any, Any, T], monitor: "LoopMonitor") -> T:
         return await coro
     finally:
         await monitor.stop()
+
+
+async def trimmed(coro: Coroutine[Any, Any, T]) -> T:
+    """`coro`, with the process's memory trimmer running until it ends."""
+    from ..memtrim import MemoryTrimmer
+
+    trimmer = MemoryTrimmer()
+    trimmer.start()
+    try:
+        return await coro
+    finally:
+        await trimmer.stop()
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -3,7 +3,13 @@
 Kubernetes piece: pkg/storage/cacher (Cacher, watchCache, cacheWatcher; v1.2+) — in v1.0 every
 HTTP watch opened its own etcd watch, which is what the cacher was invented to stop. Here:
 - one store watch per resource feeds a ring of recent events (`window`), so a watcher that
-  resumes from a resourceVersion inside the window is caught up from memory;
+  resumes from a resourceVersion inside the window is caught up from memory. The ring is
+  bounded by count and by age, like upstream's watchCache (1.31: capacity between
+  DefaultLowerBoundCapacity 100 and the upper bound, history kept for eventFreshDuration,
+  75 s or --request-timeout + 15 s): events older than `fresh` seconds are dropped down to
+  `min_events`, also while no writes arrive (a timer), so a burst's deleted objects — each
+  event holds its value, previous value and encodings, ~8 KB a pod — do not stay in memory
+  until 10,000 newer events push them out;
 - each event is decoded once and encoded once per wire format (JSON line, Table row), and the
   same bytes are shared by every watcher that receives it;
 - watchers are indexed by the exact value they select on (`metadata.name`, and `spec.nodeName`
@@ -35,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
+import time
 from typing import Any, Callable
 
 import orjson
@@ -54,6 +61,17 @@ log = structlog.get_logger(component="apiserver")
 
 DEFAULT_WINDOW = 10_000
 DEFAULT_CAPACITY = 10_000
+#: upstream's DefaultEventFreshDuration (apiserver/pkg/storage/cacher): bookmark frequency
+#: (1 min) + 15 s; kube-apiserver raises it to --request-timeout + 15 s when that is longer
+DEFAULT_FRESH_SECONDS = 75.0
+#: upstream's DefaultLowerBoundCapacity: the ring never shrinks below this many events
+DEFAULT_MIN_EVENTS = 100
+
+
+def events_history_window(request_timeout: float) -> float:
+    """How long the watch cache keeps events: max(75 s, --request-timeout + 15 s), as
+    kube-apiserver's options completion sets StorageConfig.EventsHistoryWindow."""
+    return max(DEFAULT_FRESH_SECONDS, request_timeout + 15.0)
 
 #: encodes (event type, object, event) into the bytes one watcher's client reads
 Encoder = Callable[[str, Obj], bytes]
@@ -63,11 +81,15 @@ class CachedEvent:
     """A store event decoded once; encodings are memoised per (encoder, type, which)."""
 
     __slots__ = ("revision", "type", "namespace", "name", "value", "prev_value", "_obj",
-                 "_prev", "_attrs", "_prev_attrs", "_encoded", "strategy", "converted")
+                 "_prev", "_attrs", "_prev_attrs", "_encoded", "strategy", "converted",
+                 "recorded")
 
-    def __init__(self, event: Event, strategy: Strategy, root: str) -> None:
+    def __init__(self, event: Event, strategy: Strategy, root: str,
+                 recorded: float = 0.0) -> None:
         kv, prev = event.kv, event.prev_kv
         self.revision = kv.mod_revision
+        #: when the fan-out received it (the cacher's clock): what the ring's age bound reads
+        self.recorded = recorded
         self.strategy = strategy
         if event.type == EventType.DELETE:
             self.type = "DELETED"
@@ -349,11 +371,18 @@ class Cacher:
     """The fan-out for one resource."""
 
     def __init__(self, strategy: Strategy, store: Store, prefix: str, *,
-                 window: int = DEFAULT_WINDOW) -> None:
+                 window: int = DEFAULT_WINDOW, fresh: float = DEFAULT_FRESH_SECONDS,
+                 min_events: int = DEFAULT_MIN_EVENTS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.strategy = strategy
         self.store = store
         self.prefix = prefix
         self.ring: collections.deque[CachedEvent] = collections.deque(maxlen=window)
+        #: the ring's age bound: events older than this (seconds) go, down to min_events
+        self.fresh = fresh
+        self.min_events = min_events
+        self.clock = clock
+        self._expiry: asyncio.TimerHandle | None = None
         self.position = 0  # every event up to here has been dispatched
         self.oldest = 0  # the ring holds every event after this revision
         self.unindexed: set[Watcher] = set()
@@ -375,9 +404,34 @@ class Cacher:
         watch = await self.store.watch(self.prefix, start_revision=revision + 1)
         self.position = self.oldest = revision
         self._task = asyncio.create_task(self._run(watch), name=f"cacher:{self.strategy.resource}")
+        self._arm_expiry()
         self.ready.set()
 
+    def _arm_expiry(self) -> None:
+        """Check the ring's age every quarter of `fresh`, so it shrinks while idle too."""
+        self._expiry = asyncio.get_running_loop().call_later(self.fresh / 4, self._expire_tick)
+
+    def _expire_tick(self) -> None:
+        self.expire()
+        self._arm_expiry()
+
+    def expire(self) -> int:
+        """Drop the ring's events older than `fresh` seconds, keeping at least `min_events`;
+        a watcher resuming from before the ring is then served by the store (until its
+        compaction), as one older than the count bound already is. Returns how many went."""
+        ring, dropped = self.ring, 0
+        if len(ring) <= self.min_events:
+            return 0
+        cutoff = self.clock() - self.fresh
+        while len(ring) > self.min_events and ring[0].recorded < cutoff:
+            self.oldest = ring.popleft().revision
+            dropped += 1
+        return dropped
+
     async def stop(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
         if self._task is not None:
             self._task.cancel()
             try:
@@ -412,7 +466,8 @@ class Cacher:
             if not batch:
                 watch = await self._restart_watch()
                 continue
-            events = [CachedEvent(e, self.strategy, self.prefix) for e in batch]
+            now = self.clock()
+            events = [CachedEvent(e, self.strategy, self.prefix, now) for e in batch]
             if TRACE.active:
                 trace_writes(batch, events)
             self.dispatch_batch(events)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import structlog
 
+from .. import memtrim
 from . import metrics, reads
 from .datadir import DataDir
 from .errors import (
@@ -375,6 +376,7 @@ class EmbeddedStore:
         await self._commit((COMPACT, state.revision, revision), "compact")
         self._hub.wake()
         self._update_gauges()
+        memtrim.request()  # the history's values are free now: give the pages back
         log.info("store.compacted", compact_revision=revision, history_events=len(state.events))
 
     async def _compact_periodically(self, interval: float) -> None:
