@@ -51,6 +51,34 @@ def rss_bytes() -> int:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
+def pymalloc_stats() -> dict[str, int]:
+    """pymalloc's own figures (objects of 512 bytes or less), from sys._debugmallocstats,
+    which writes to the C stderr: arenas (1 MiB each) held, bytes in live blocks. Arenas held
+    well above live bytes is fragmentation no malloc_trim returns."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryFile() as out:
+        saved = os.dup(2)
+        try:
+            sys.stderr.flush()
+            os.dup2(out.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    wanted = {"# arenas allocated current": "arenas", "# bytes in allocated blocks": "live_bytes",
+              "# bytes in available blocks": "free_bytes"}
+    stats = {}
+    for line in text.splitlines():
+        name, _, value = line.partition("=")
+        if name.strip() in wanted:
+            stats[wanted[name.strip()]] = int(value.strip().replace(",", ""))
+    return stats
+
+
 def census(top: int = 30) -> dict[str, int]:
     """Live gc-tracked objects by type name (dicts, lists, our classes; not str/bytes)."""
     counts = collections.Counter(type(o).__name__ for o in gc.get_objects())
@@ -79,7 +107,8 @@ async def _count(client: Any, resource: Any, namespace: str | None = None,
 
 
 async def burst_run(tmp: Path, *, nodes: int, pods: int, wave: int, wait: float,
-                    sample_every: float, event_ttl: str, take_census: bool) -> dict[str, Any]:
+                    sample_every: float, event_ttl: str, take_census: bool,
+                    trace: bool = False) -> dict[str, Any]:
     from bench.scale import pod, start_flags
     from minikube_py.cli.main import build_parser
     from minikube_py.cli.start import running_cluster
@@ -108,8 +137,13 @@ async def burst_run(tmp: Path, *, nodes: int, pods: int, wave: int, wait: float,
             gc.collect()
             result["rss_idle_mib"] = rss_bytes() / 2**20
             result["events_idle"] = await _count(client, EVENTS)
+            result["pymalloc_idle"] = pymalloc_stats()
             if take_census:
                 censuses["idle"] = census()
+            if trace:  # from here on: what is still allocated at the end is what the burst left
+                import tracemalloc
+
+                tracemalloc.start(10)
 
             began = time.perf_counter()
             peak = 0
@@ -162,7 +196,15 @@ async def burst_run(tmp: Path, *, nodes: int, pods: int, wave: int, wait: float,
                     break
                 await asyncio.sleep(min(sample_every, wait - elapsed))
             result["rss_end_mib"] = result["samples"][-1]["rss_mib"]
+            if trace:
+                from bench.scale import memory_by_site
+
+                gc.collect()
+                result["traced_since_idle_mib"] = tracemalloc.get_traced_memory()[0] / 2**20
+                result["memory_by_site"] = memory_by_site(tracemalloc.take_snapshot(), top=30)
+                tracemalloc.stop()
             result["ratio_end_to_idle"] = result["rss_end_mib"] / result["rss_idle_mib"]
+            result["pymalloc_end"] = pymalloc_stats()
             if take_census:
                 gc.collect()
                 censuses["end"] = census()
@@ -189,7 +231,8 @@ def run_one(args: Any) -> int:
     async def one(tmp: Path) -> dict[str, Any]:
         out = await burst_run(tmp, nodes=nodes, pods=pods, wave=args.wave or pods,
                               wait=args.wait, sample_every=args.sample_every,
-                              event_ttl=args.event_ttl, take_census=args.census)
+                              event_ttl=args.event_ttl, take_census=args.census,
+                              trace=args.tracemalloc)
         out["code"] = code
         return out
 
@@ -207,6 +250,8 @@ def run(args: Any) -> int:
             argv += [flag, str(value)]
     if args.census:
         argv.append("--census")
+    if args.tracemalloc:
+        argv.append("--tracemalloc")
     loop_name = common.choose_loop("auto")
     result = common.run_fresh(argv, timeout=args.wait + 7200)
     print(f"code: {result['code']}")
@@ -220,6 +265,16 @@ def run(args: Any) -> int:
              for s in result["samples"]]
     print(common.render_table(["RSS", "VmRSS", "events"], rows))
     print(f"end / idle: {result['ratio_end_to_idle']:.2f}x (target <= 1.5x)")
+    for stage in ("idle", "end"):
+        stats = result.get(f"pymalloc_{stage}") or {}
+        if stats:
+            print(f"pymalloc at {stage}: {stats['arenas']} arenas of 1 MiB, "
+                  f"{stats['live_bytes'] / 2**20:.0f} MiB in live blocks")
+    if "traced_since_idle_mib" in result:
+        print(f"allocated after idle and still live at the end (tracemalloc): "
+              f"{result['traced_since_idle_mib']:.0f} MiB")
+        for site, size in result["memory_by_site"]:
+            print(f"  {size / 2**20:8.1f} MiB  {site}")
     for stage, grown in (("end - idle", result.get("census_grown_end_minus_idle")),):
         if grown:
             print(f"census {stage}: {json.dumps(grown)}")
