@@ -88,14 +88,18 @@ async def test_old_events_leave_the_ring_down_to_its_lower_bound(tmp_path: Path)
 
 async def test_the_ring_shrinks_while_no_writes_arrive(tmp_path: Path) -> None:
     store = await EmbeddedStore.open(tmp_path / "data", compaction_interval=0)
-    cacher = Cacher(PODS, store, PREFIX, window=1000, fresh=0.4, min_events=10)
+    clock = Clock()  # ages on this clock; the timer checks every fresh / 4 real seconds
+    cacher = Cacher(PODS, store, PREFIX, window=1000, fresh=0.4, min_events=10, clock=clock)
     await cacher.start()
     try:
         for i in range(200):
             last = await write(store, i)
         await settled(cacher, last)
         assert len(cacher.ring) == 200
-        async with asyncio.timeout(5):  # the timer, every fresh / 4, with no write since
+        await asyncio.sleep(0.3)
+        assert len(cacher.ring) == 200, "the timer ran, but nothing is older than the window"
+        clock.now += 1.0
+        async with asyncio.timeout(5):  # the timer, with no write since
             while len(cacher.ring) > 10:
                 await asyncio.sleep(0.05)
         assert [e.name for e in cacher.ring] == [f"p{i}" for i in range(190, 200)]
