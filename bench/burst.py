@@ -5,7 +5,8 @@ The cluster is built as `bench/scale.py` builds it (`minikube-py start`'s own
 `running_cluster`, every component in process, `--fsync never`). The run:
 
 1. idle: the cluster is Ready and quiet; RSS is sampled (the pre-burst level);
-2. burst: `--pods` bare pods are created in waves of `--wave` (64 in flight), each wave waited
+2. burst: `--pods` bare pods are created in waves of `--wave` (default: all at once, up to 100
+   a node — the kubelets' --max-pods is 110; 64 creates in flight), each wave waited
    for until Running, then deleted gracefully (the kubelet kills the containers and removes the
    pod, as upstream) and waited for until gone;
 3. compaction: the store's history is compacted at its current revision (what the periodic
@@ -41,6 +42,8 @@ from typing import Any
 from bench import common
 
 IN_FLIGHT = 64
+#: the kubelet's --max-pods default: a wave larger than nodes x this never gets all Running
+MAX_PODS_PER_NODE = 110
 
 
 def rss_bytes() -> int:
@@ -218,6 +221,11 @@ async def burst_run(tmp: Path, *, nodes: int, pods: int, wave: int, wait: float,
                 await trimmer.stop()
 
 
+def wave_of(args: Any) -> int:
+    """--wave, by default every pod at once up to 100 a node (the nodes' --max-pods is 110)."""
+    return args.wave or min(args.pods or 20_000, (args.nodes or 50) * 100)
+
+
 def run_one(args: Any) -> int:
     """The `--one --burst` side: this process measures one burst and prints it as JSON."""
     if args.code:
@@ -229,7 +237,7 @@ def run_one(args: Any) -> int:
     pods = args.pods or 20_000
 
     async def one(tmp: Path) -> dict[str, Any]:
-        out = await burst_run(tmp, nodes=nodes, pods=pods, wave=args.wave or pods,
+        out = await burst_run(tmp, nodes=nodes, pods=pods, wave=wave_of(args),
                               wait=args.wait, sample_every=args.sample_every,
                               event_ttl=args.event_ttl, take_census=args.census,
                               trace=args.tracemalloc)
@@ -242,6 +250,10 @@ def run_one(args: Any) -> int:
 
 def run(args: Any) -> int:
     """`--burst`: one measured burst in a fresh interpreter; prints the curve, writes JSON."""
+    if wave_of(args) > (args.nodes or 50) * MAX_PODS_PER_NODE:
+        raise SystemExit(f"--wave {wave_of(args)}: {args.nodes or 50} nodes run at most "
+                         f"{(args.nodes or 50) * MAX_PODS_PER_NODE} pods at once "
+                         "(--max-pods 110 each)")
     argv = ["bench.scale", "--one", "--burst", "--wait", str(args.wait),
             "--sample-every", str(args.sample_every), "--event-ttl", args.event_ttl]
     for flag, value in (("--nodes", args.nodes), ("--pods", args.pods), ("--wave", args.wave),
