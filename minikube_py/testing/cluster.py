@@ -340,7 +340,10 @@ class Cluster:
     @contextlib.contextmanager
     def trace_recording() -> Iterator[int]:
         """Hold the process's trace ring on (it records what every component does) for the
-        block; yields the sequence number to read from (`report(..., since_seq=)`)."""
+        block; yields the sequence number to read from (`report(..., since_seq=)`, inside the
+        block). Leaving it empties the ring unless someone else still records (a viewer,
+        `start --trace`, an enclosing block): a session of tests then keeps no records from
+        test to test, whatever its length."""
         from ..trace import TRACE
 
         since = TRACE.last_seq  # read first: every record made while held comes after it
@@ -349,6 +352,8 @@ class Cluster:
             yield since
         finally:
             TRACE.release()
+            if not TRACE.active:
+                TRACE.clear()
 
     def _component(self, name: str) -> Any:
         try:

@@ -64,3 +64,21 @@ def test_section_says_what_the_ring_dropped() -> None:
                     "the test's time already dropped by the ring):")
     assert [line.split()[2] for line in lines] == ["pods/p4", "pods/p5"]
     assert timeline_section(TraceRing(), "a", 0)[1:] == ["  (none)"]
+
+
+def test_trace_recording_holds_the_ring_and_empties_it_after_unless_still_recording() -> None:
+    from minikube_py.testing import Cluster
+    from minikube_py.trace import TRACE
+
+    with TRACE.viewer():  # someone else records: the block leaves the records alone
+        with Cluster.trace_recording() as since:
+            TRACE.emit(STORE, "storage", "pods", "a", "p", "", ("ADDED", "/registry/pods/a/p",
+                                                                 1, 0))
+            assert TRACE.active and TRACE.last_seq == since + 1
+        assert TRACE.since(since)[0]
+    assert not TRACE.active
+    with Cluster.trace_recording() as since:
+        TRACE.emit(STORE, "storage", "pods", "a", "q", "", ("ADDED", "/registry/pods/a/q",
+                                                             2, 0))
+        assert [r.name for r in TRACE.since(since)[0]] == ["q"]
+    assert not TRACE.active and TRACE.since(since) == ([], 1)  # emptied; the seq goes on
