@@ -13,7 +13,8 @@ client's User-Agent, is on the timeline instead.
 The timeline is every record about an object of the namespace (or the namespace itself):
 API requests, store writes, scheduling decisions, kubelet transitions and controller
 reconciles — one line each, rendered by the same `trace.journey` code `minikube-py trace pod`
-uses. Watch deliveries are left out (one per informer per write: noise in a report).
+uses. Watch deliveries are left out (one per informer per write: noise in a report), and so
+are the Events' own writes (the report lists the Events first).
 """
 
 from __future__ import annotations
@@ -57,12 +58,17 @@ def about(record: Record, namespace: str) -> bool:
         record.resource in ("namespaces", "")
 
 
+#: resources whose records a timeline leaves out: the report lists the Events above it
+SHOWN_ELSEWHERE = frozenset({"events"})
+
+
 def namespace_records(ring: TraceRing, namespace: str, since_seq: int
                       ) -> tuple[list[Record], int]:
-    """The records after `since_seq` about `namespace` (watch deliveries left out), and how
-    many records after `since_seq` the ring no longer holds."""
+    """The records after `since_seq` about `namespace` (watch deliveries and the Events'
+    own writes left out), and how many records after `since_seq` the ring no longer holds."""
     records, missed = ring.since(since_seq)
-    return [r for r in records if r.kind != WATCH and about(r, namespace)], missed
+    return [r for r in records if r.kind != WATCH and r.resource not in SHOWN_ELSEWHERE
+            and about(r, namespace)], missed
 
 
 def timeline(records: list[Record], limit: int = TIMELINE_LIMIT) -> list[str]:
@@ -70,7 +76,7 @@ def timeline(records: list[Record], limit: int = TIMELINE_LIMIT) -> list[str]:
     clock = Timeline(watches=False)
     lines = []
     for record in records:
-        line = clock.line(to_json(record, full=False))
+        line = clock.line(to_json(record))  # full: an unschedulable pod shows why
         if line is None:
             continue
         what = "/".join(part for part in (record.resource, record.name) if part) or "-"

@@ -26,6 +26,8 @@ def filled_ring() -> tuple[TraceRing, int]:
     ring.emit(RECONCILE, "namespace", "", "", "b", "", ("namespace", "b", 0.002, 0.001, None))
     ring.emit(KUBELET, "kubelet/node-1", "pods", "a", "p", "",
               ("node-1", "Running", "", "10.0.0.2"))
+    ring.emit(STORE, "storage", "events", "a", "p.1", "", ("ADDED", "/registry/events/a/p.1",
+                                                          7, 0))  # listed apart in a report
     return ring, start
 
 
