@@ -72,10 +72,14 @@ def namespace_records(ring: TraceRing, namespace: str, since_seq: int
 
 
 def timeline(records: list[Record], limit: int = TIMELINE_LIMIT) -> list[str]:
-    """One line per record: time since the first, the object, the step and what happened."""
+    """One line per record: time since the first, the object, the step and what happened;
+    only the last `limit` records are rendered (a scheduling attempt's full explanation is
+    the costly part of a line)."""
     clock = Timeline(watches=False)
+    if records:
+        clock.start = records[0].time
     lines = []
-    for record in records:
+    for record in records[-limit:]:
         line = clock.line(to_json(record))  # full: an unschedulable pod shows why
         if line is None:
             continue
