@@ -65,9 +65,9 @@ def new_uid() -> str:
 
 
 def generate_name(base: str, rng: random.Random | None = None) -> str:
-    choose = (rng or random).choice
     base = base[: MAX_NAME_LENGTH - GENERATED_SUFFIX_LENGTH]
-    return base + "".join(choose(_NAME_ALPHABET) for _ in range(GENERATED_SUFFIX_LENGTH))
+    # one choices() call: every pod create names its token volume this way
+    return base + "".join((rng or random).choices(_NAME_ALPHABET, k=GENERATED_SUFFIX_LENGTH))
 
 
 def metadata(obj: dict[str, Any]) -> dict[str, Any]:
