@@ -99,6 +99,19 @@ def cached_or_live(informer: StoreInformer, registry: Registry
     return get
 
 
+def cached_list(informer: StoreInformer, registry: Registry) -> Callable[[], Awaitable[list[Obj]]]:
+    """list(): every object of a cluster-scoped kind from the cache (a live list until the
+    cache is synced) — the StorageClass and IngressClass listers of upstream's defaulting
+    plugins."""
+
+    async def list_all() -> list[Obj]:
+        if informer.synced:
+            return list(informer.items.values())
+        return (await registry.list("")).decoded()
+
+    return list_all
+
+
 class NamespacedLister:
     """The objects of one namespace from an informer, with upstream's live lookup on empty."""
 

@@ -30,6 +30,7 @@ from .listers import (
     SharedInformers,
     automount_only,
     cached,
+    cached_list,
     cached_or_live,
     namespace_phase,
 )
@@ -112,17 +113,18 @@ def _priority(lookup: Lookup, options: Any) -> Plugin:
 
 def _default_ingress_class(lookup: Lookup, options: Any) -> Plugin:
     classes = _required(lookup, "networking.k8s.io", "ingressclasses")
-    return DefaultIngressClass(lambda: _list_all(classes, ""))
+    return DefaultIngressClass(cached_list(_informers(lookup).informer(classes), classes))
 
 
 def _runtime_class(lookup: Lookup, options: Any) -> Plugin:
     classes = _required(lookup, "node.k8s.io", "runtimeclasses")
-    return RuntimeClass(lambda name: classes.get("", name))
+    get_class = cached_or_live(_informers(lookup).informer(classes), classes)
+    return RuntimeClass(lambda name: get_class("", name))
 
 
 def _default_storage_class(lookup: Lookup, options: Any) -> Plugin:
     classes = _required(lookup, "storage.k8s.io", "storageclasses")
-    return DefaultStorageClass(lambda: _list_all(classes, ""))
+    return DefaultStorageClass(cached_list(_informers(lookup).informer(classes), classes))
 
 
 def _validating_admission_policy(lookup: Lookup, options: Any) -> Plugin:
