@@ -10,7 +10,7 @@ default, and in which order, is order.py's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from ...registry.generic import Registry
@@ -96,9 +96,16 @@ def _service_account(lookup: Lookup, options: Any) -> Plugin:
                                          accounts))
 
 
+def _namespace_getter(lookup: Lookup) -> Callable[[str], Awaitable[dict[str, Any]]]:
+    """get(name): the namespace's phase from the shared cache, a live get on a miss."""
+    namespaces = _namespaces(lookup)
+    get = cached_or_live(_informers(lookup).informer(namespaces, namespace_phase), namespaces)
+    return lambda name: get("", name)
+
+
 def _auto_provision(lookup: Lookup, options: Any) -> Plugin:
     namespaces = _namespaces(lookup)
-    return NamespaceAutoProvision(lambda ns: namespaces.get("", ns),
+    return NamespaceAutoProvision(_namespace_getter(lookup),
                                   lambda obj: namespaces.create("", obj))
 
 
@@ -157,8 +164,7 @@ PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "AlwaysAdmit": lambda lookup, options: AlwaysAdmit(),
     "AlwaysDeny": lambda lookup, options: AlwaysDeny(),
     "NamespaceLifecycle": _namespace_lifecycle,
-    "NamespaceExists": lambda lookup, options: NamespaceExists(
-        lambda ns: _namespaces(lookup).get("", ns)),
+    "NamespaceExists": lambda lookup, options: NamespaceExists(_namespace_getter(lookup)),
     "NamespaceAutoProvision": _auto_provision,
     "LimitRanger": _limit_ranger,
     "ResourceQuota": _resource_quota,
