@@ -207,3 +207,37 @@ async def test_priority_class_created_a_moment_ago_is_found(tmp_path: Path) -> N
             assert created["spec"]["priority"] == 1000 + i
     finally:
         await close()
+
+
+async def test_resource_quota_usage_stays_exact_on_a_stale_cache(tmp_path: Path) -> None:
+    """Quota admission reads quotas from the cache but writes usage with a compare-and-swap on
+    the resourceVersion it read: a stale cached quota costs a conflict and a live re-read,
+    never a wrong usage (upstream's quota evaluator does the same)."""
+    api, close = await _started(tmp_path, admission_control=("NamespaceLifecycle",
+                                                              "ResourceQuota"))
+    try:
+        assert (await api.post("/api/v1/namespaces", _namespace("team")))[0] == 201
+        quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+                 "spec": {"hard": {"pods": "2"}}}
+        assert (await api.post("/api/v1/namespaces/team/resourcequotas", quota))[0] == 201
+        path = "/api/v1/namespaces/team/pods"
+        assert (await api.post(path, pod("a")))[0] == 201
+        informers = api.server.admission.informers
+        quotas = informers.informer(api.server.registries["", "v1", "resourcequotas"])
+
+        async def charged() -> bool:
+            cached = quotas.by_name("team", "q")
+            return cached is not None and cached["status"]["used"] == {"pods": "1"}
+
+        await eventually(charged, message="the cache has the quota charged for pod a")
+        await informers.stop()  # from now on the cached quota only gets staler
+        assert (await api.post(path, pod("b")))[0] == 201
+        assert quotas.by_name("team", "q")["status"]["used"] == {"pods": "1"}  # stale
+        status, body = await api.post(path, pod("c"))
+        assert status == 403, body
+        assert body["message"] == ('pods "c" is forbidden: exceeded quota: q, requested: '
+                                   "pods=1, used: pods=2, limited: pods=2")
+        _, stored = await api.get("/api/v1/namespaces/team/resourcequotas/q")
+        assert stored["status"]["used"] == {"pods": "2"}
+    finally:
+        await close()
