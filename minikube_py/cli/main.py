@@ -18,7 +18,9 @@ from ..logs import FORMATS, LEVELS, configure_logging
 from ..storage import StorageError
 from . import (
     apiserver,
+    component,
     controller_manager,
+    etcd_server,
     kubeconfig,
     kubelet,
     node,
@@ -59,8 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     kubeconfig.register(commands, [logging_flags("warning")])
     node.register(commands, [logging_flags("warning")])
     trace.register(commands, [logging_flags("warning")])
+    component.register(commands, [logging_flags("warning")])
     # Inspection prints results on stdout; only warnings belong beside them.
     storage_inspector.register(commands, [logging_flags("warning")])
+    etcd_server.register(commands, [logging_flags("info")])
     return parser
 
 

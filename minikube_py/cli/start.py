@@ -33,9 +33,12 @@ import structlog
 
 from .. import loopwatch
 from ..apiserver.authn import identities
+from ..pausing import REGISTRY as PAUSES
+from ..pausing import PauseRegistry
 from ..storage import EmbeddedStore, Store
 from ..trace import TRACE
 from . import runtime
+from .console import serving_console
 from .start_options import StartOptions, add_start_flags
 from .storage_target import CommandError, ConfigError, connect_etcd
 
@@ -124,6 +127,13 @@ class RunningCluster:
     components: list[Component]
     secure_url: str | None = None
     secure: "SecureServing | None" = None
+    #: the pause gates of this cluster's scheduler and controllers (minikube_py/pausing.py;
+    #: what /debug/components and the console flip)
+    pauses: PauseRegistry | None = None
+    #: the web console's URL (cli/console.py), None with --no-console
+    console_url: str | None = None
+    #: --etcd-listen: where etcd's v3 API serves the store (None: not served)
+    etcd_url: str | None = None
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -131,9 +141,14 @@ class RunningCluster:
 
 @contextlib.asynccontextmanager
 async def running_cluster(options: StartOptions,
-                          stop: asyncio.Event | None = None) -> AsyncIterator[RunningCluster]:
+                          stop: asyncio.Event | None = None, *,
+                          pauses: PauseRegistry | None = None) -> AsyncIterator[RunningCluster]:
     """The whole cluster, ready (nodes Ready, components Healthy), for the `with` block;
-    afterwards the components stop in reverse order, then the API server, then the store."""
+    afterwards the components stop in reverse order, then the API server, then the store.
+    `pauses`: where the scheduler and the controllers register their pause gates; default a
+    registry of this cluster's own (several clusters in one process never share a gate —
+    `minikube-py start`, one cluster per process, passes the process's REGISTRY)."""
+    pauses = pauses if pauses is not None else PauseRegistry()
     # Imported here, not at the top: the API server (aiohttp) costs a quarter of a second to
     # import, which every `minikube-py storage ...` command would otherwise pay for nothing.
     from ..apiserver.server import APIServer
@@ -148,9 +163,11 @@ async def running_cluster(options: StartOptions,
     store, backend = await open_store(options)
     if options.trace:
         TRACE.hold()  # --trace: record from the start, not only while someone watches
+    etcd = None
     try:
+        etcd = await _serve_etcd(options, store)
         try:
-            apiserver = APIServer(store, options.apiserver)
+            apiserver = APIServer(store, options.apiserver, pauses=pauses)
         except ValueError as exc:  # an unreadable token/policy file, an unknown mode
             raise ConfigError(str(exc)) from None
         runner = apiserver.make_runner()
@@ -173,10 +190,13 @@ async def running_cluster(options: StartOptions,
                 host = "127.0.0.1" if options.bind_address in ("0.0.0.0", "::") \
                     else options.bind_address
                 secure_url = f"https://{host}:{bound}"
-            components = await start_components(options, apiserver, runner.app)
+            components = await start_components(options, apiserver, runner.app, pauses)
             await wait_ready(options, runner.app, components, stop or asyncio.Event())
-            yield RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
-                                 components, secure_url, secure)
+            cluster = RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
+                                     components, secure_url, secure, pauses,
+                                     etcd_url=etcd.url if etcd is not None else None)
+            async with serving_console(options, cluster):
+                yield cluster
         finally:
             for component in reversed(components):
                 await component.stop()
@@ -184,14 +204,33 @@ async def running_cluster(options: StartOptions,
     finally:
         if options.trace:
             TRACE.release()
+        if etcd is not None:
+            await etcd.stop(1.0)
         await store.close()
+
+
+async def _serve_etcd(options: StartOptions, store: Store):
+    """--etcd-listen: the store over etcd's v3 API (minikube_py/etcdserver), or None."""
+    if not options.etcd_listen:
+        return None
+    from ..etcdserver.serving import ListenError, serve_store
+
+    try:
+        server = await serve_store(store, options.etcd_listen)
+    except ListenError as exc:
+        raise ConfigError(f"--etcd-listen {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"--etcd-listen {options.etcd_listen}: {exc}") from None
+    log.info("etcd v3 API serving the store", url=server.url,
+             hint=f"etcdctl --endpoints={server.endpoint} get /registry --prefix --keys-only")
+    return server
 
 
 async def serve(options: StartOptions) -> int:
     began = time.monotonic()
     stop = runtime.stop_on_signals()
     try:
-        async with running_cluster(options, stop) as cluster:
+        async with running_cluster(options, stop, pauses=PAUSES) as cluster:
             if options.kubeconfig_out is not None:
                 write_kubeconfig(options.kubeconfig_out, cluster)
             page = await cluster.store.range("", limit=1)
@@ -206,6 +245,8 @@ async def serve(options: StartOptions) -> int:
                      keys=len(page.kvs) + page.remaining,
                      **{c.name.replace("-", "_"): c.url for c in listed},
                      kubeconfig=str(options.kubeconfig_out or ""), **where,
+                     console=cluster.console_url or "",
+                     **({"etcd_url": cluster.etcd_url} if cluster.etcd_url else {}),
                      inspect=inspect_hint(options))
             print_summary(options, cluster, seconds)
             loopwatch.mark_ready()  # from now on a stall of the loop is a warning
@@ -218,7 +259,8 @@ async def serve(options: StartOptions) -> int:
 
 
 async def start_components(options: StartOptions, apiserver: "APIServer",
-                           app: "web.Application") -> list[Component]:
+                           app: "web.Application",
+                           pauses: PauseRegistry | None = None) -> list[Component]:
     """The components, sharing one informer per resource (DESIGN.md's scale mechanic: one
     watch and one decoded copy of each pod for the whole process, not one per component).
     The shared informers stop last, after every component that reads them."""
@@ -233,13 +275,15 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
         await informers.stop()
         await informers.client.close()
 
-    started: list[Component] = [Component("informers", None, stop_informers, listed=False)]
+    started: list[Component] = [Component("informers", None, stop_informers, listed=False,
+                                          handle=informers)]  # the console reads them too
     try:
         await install_storage(options, app)
         if options.runs("controller-manager"):
-            started.append(await start_controller_manager(options, apiserver, app, informers))
+            started.append(await start_controller_manager(options, apiserver, app, informers,
+                                                          pauses))
         if options.runs("scheduler"):
-            started.append(await start_scheduler(options, apiserver, app, informers))
+            started.append(await start_scheduler(options, apiserver, app, informers, pauses))
         if options.runs("kubelet") and options.node_pools:
             started.append(await start_kubelets(options, app, informers))
         if options.ingress:
@@ -315,7 +359,8 @@ async def serve_health(app: "web.Application", address: str, port: int, what: st
 
 
 async def start_scheduler(options: StartOptions, apiserver: "APIServer",
-                          app: "web.Application", informers: "InformerFactory") -> Component:
+                          app: "web.Application", informers: "InformerFactory",
+                          pauses: PauseRegistry | None = None) -> Component:
     from ..scheduler.factory import (
         DEFAULT_PROVIDER,
         AlgorithmArgs,
@@ -342,7 +387,7 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
     scheduler = Scheduler(client, algorithm,
                           percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
                           informers=informers, bind_pods_qps=options.bind_pods_qps,
-                          bind_pods_burst=options.bind_pods_burst)
+                          bind_pods_burst=options.bind_pods_burst, pauses=pauses)
     framework_config.hand_off(scheduler, configuration)
     runner, url = await serve_health(build_app(scheduler, framework_config.configz(
                                          configuration, scheduler_config(options))),
@@ -356,7 +401,8 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
 
 async def start_controller_manager(options: StartOptions, apiserver: "APIServer",
                                    app: "web.Application",
-                                   informers: "InformerFactory") -> Component:
+                                   informers: "InformerFactory",
+                                   pauses: PauseRegistry | None = None) -> Component:
     from ..controllers.manager import ControllerManager, build_app
 
     client = in_process_client(app, "kube-controller-manager",
@@ -366,7 +412,7 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
                                 functools.partial(identities.service_account_user,
                                                   "kube-system"))
     manager = ControllerManager(client, options.controllers, informers=informers,
-                                clients=accounts)
+                                clients=accounts, pauses=pauses)
     if options.controller_clock is not None:  # before run() builds the controllers
         manager.ctx.clock = options.controller_clock
     runner, url = await serve_health(build_app(manager, controller_manager_config(options)),
@@ -556,6 +602,12 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
     for c in (c for c in cluster.components if c.listed):
         target = c.url or "(no listener)"
         lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
+    if cluster.console_url:
+        lines.append(f"  {'console':<20}{cluster.console_url}  (the web console)")
+    if cluster.etcd_url:
+        endpoint = cluster.etcd_url.removeprefix("http://")
+        lines.append(f"  {'etcd v3 API':<20}{cluster.etcd_url}  (etcdctl --endpoints={endpoint} "
+                     "get /registry --prefix --keys-only)")
     if options.kubeconfig_out is not None:
         lines.append(f"  {'kubeconfig':<20}{options.kubeconfig_out}")
         lines.append(f"Point kubectl at it:  export KUBECONFIG={options.kubeconfig_out}"
