@@ -22,11 +22,26 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
 fi
 step "1/3 $("$python" --version) ($(command -v "$python"))"
 
+# The installer: uv when it is on PATH (about 10 s), else pip (40-80 s, mostly resolving).
+# pip runs from the interpreter's own install with --python when it can: a venv created
+# without pip takes 0.1 s instead of ensurepip's 5-10 s.
+if command -v uv >/dev/null 2>&1; then
+    installer=uv
+elif "$python" -m pip --version >/dev/null 2>&1; then
+    installer=pip
+else
+    installer=venv-pip
+fi
+
 if [ -x .venv/bin/python ]; then
     step "2/3 virtualenv .venv: exists"
 else
     step "2/3 virtualenv .venv: creating"
-    "$python" -m venv .venv
+    case $installer in
+        uv) uv venv --quiet --python "$python" .venv ;;
+        pip) "$python" -m venv --without-pip .venv ;;
+        *) "$python" -m venv .venv ;;
+    esac
 fi
 
 stamp=.venv/.minikube-py-installed
@@ -34,9 +49,14 @@ wanted=$(cksum < pyproject.toml)
 if [ -x .venv/bin/minikube-py ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
     step "3/3 install: up to date (pyproject.toml unchanged since the last install)"
 else
-    step "3/3 install: minikube-py and its dependencies into .venv (pip)"
-    .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off \
-        -e '.[etcd,speed]'
+    step "3/3 install: minikube-py and its dependencies into .venv ($installer; a line per package)"
+    case $installer in
+        uv) uv pip install --python .venv/bin/python -e '.[etcd,speed]' ;;
+        pip) "$python" -m pip --python .venv/bin/python install --disable-pip-version-check \
+                 --progress-bar off --no-compile -e '.[etcd,speed]' ;;
+        *) .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off \
+               --no-compile -e '.[etcd,speed]' ;;
+    esac
     printf '%s\n' "$wanted" > "$stamp"
 fi
 
