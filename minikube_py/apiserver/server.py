@@ -23,6 +23,8 @@ from .. import __version__
 from ..api import errors
 from ..api.flowcontrol import GROUP as FLOWCONTROL
 from ..api.rbac import GROUP as RBAC_GROUP
+from ..pausing import REGISTRY as PAUSES
+from ..pausing import PauseRegistry
 from ..registry.allocators import NodePortAllocator, ServiceIPAllocator
 from ..registry.generic import Registry
 from ..registry.leases import LeaseManager
@@ -48,6 +50,7 @@ from .componentstatus import ComponentStatuses, HTTPProbe, StoreProbe
 from .connection import APIRunner
 from .cors import CORS, parse_origins
 from .crd_controller import CRDController
+from .debug_components import ComponentsEndpoint
 from .debug_trace import TraceEndpoint
 from .filters import INFO, filter_chain
 from .flowcontrol_bootstrap import FlowControlBootstrap
@@ -73,8 +76,12 @@ SERVER_KEY = web.AppKey("apiserver", object)
 
 
 class APIServer:
-    def __init__(self, store: Store, options: APIServerOptions | None = None) -> None:
+    def __init__(self, store: Store, options: APIServerOptions | None = None, *,
+                 pauses: PauseRegistry | None = None) -> None:
+        """`pauses`: the pause registry `/debug/components` serves — the all-in-one's
+        cluster's; default the process's (empty in a lone API server process)."""
         self._shutting_down = False  # /readyz's shutdown check
+        self.pauses = pauses if pauses is not None else PAUSES
         self.store = store
         self.options = options = options or APIServerOptions()
         self.metrics = process_metrics()
@@ -278,6 +285,7 @@ class APIServer:
             Profiling().install(router)  # --profiling: /debug/pprof/
         trace = TraceEndpoint(TRACE)
         trace.install(router)  # /debug/trace: the trace ring, live (SSE)
+        ComponentsEndpoint(self.pauses).install(router)  # /debug/components: pause, resume
         if self.cors is not None:
             self.cors.install(app)  # --cors-allowed-origins: before the filter chain
 
@@ -355,7 +363,7 @@ class APIServer:
         paths += sorted(f"/apis/{g}" for g in groups)
         if "" in self.resources.groups:
             paths += ["/api", *(f"/api/{v}" for v in self.resources.groups[""])]
-        paths.append("/debug/trace")
+        paths += ["/debug/components", "/debug/trace"]
         if self.options.profiling:
             paths += ["/debug/pprof", "/debug/tasks"]
         return render.json_response(orjson.dumps({"paths": sorted(paths)}))

@@ -18,6 +18,7 @@ from ..logs import FORMATS, LEVELS, configure_logging
 from ..storage import StorageError
 from . import (
     apiserver,
+    component,
     controller_manager,
     kubeconfig,
     kubelet,
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     kubeconfig.register(commands, [logging_flags("warning")])
     node.register(commands, [logging_flags("warning")])
     trace.register(commands, [logging_flags("warning")])
+    component.register(commands, [logging_flags("warning")])
     # Inspection prints results on stdout; only warnings belong beside them.
     storage_inspector.register(commands, [logging_flags("warning")])
     return parser

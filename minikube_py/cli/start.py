@@ -33,6 +33,8 @@ import structlog
 
 from .. import loopwatch
 from ..apiserver.authn import identities
+from ..pausing import REGISTRY as PAUSES
+from ..pausing import PauseRegistry
 from ..storage import EmbeddedStore, Store
 from ..trace import TRACE
 from . import listeners, runtime
@@ -127,6 +129,9 @@ class RunningCluster:
     components: list[Component]
     secure_url: str | None = None
     secure: "SecureServing | None" = None
+    #: the pause gates of this cluster's scheduler and controllers (minikube_py/pausing.py;
+    #: what /debug/components and the console flip)
+    pauses: PauseRegistry | None = None
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -147,11 +152,16 @@ def data_dir_problems(options: StartOptions) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def running_cluster(options: StartOptions, stop: asyncio.Event | None = None,
-                          progress: "Progress | None" = None) -> AsyncIterator[RunningCluster]:
+                          progress: "Progress | None" = None, *,
+                          pauses: PauseRegistry | None = None) -> AsyncIterator[RunningCluster]:
     """The whole cluster, ready (nodes Ready, components Healthy), for the `with` block;
     afterwards the components stop in reverse order, then the API server, then the store.
     Every listener is bound (and every conflict reported) before the store opens
-    (listeners.py); `progress` hears of each step (start_progress.py; default: silent)."""
+    (listeners.py); `progress` hears of each step (start_progress.py; default: silent).
+    `pauses`: where the scheduler and the controllers register their pause gates; default a
+    registry of this cluster's own (several clusters in one process never share a gate —
+    `minikube-py start`, one cluster per process, passes the process's REGISTRY)."""
+    pauses = pauses if pauses is not None else PauseRegistry()
     # Imported here, not at the top: the API server (aiohttp) costs a quarter of a second to
     # import, which every `minikube-py storage ...` command would otherwise pay for nothing.
     from ..apiserver.server import APIServer
@@ -181,7 +191,7 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
         TRACE.hold()  # --trace: record from the start, not only while someone watches
     try:
         try:
-            apiserver = APIServer(store, options.apiserver)
+            apiserver = APIServer(store, options.apiserver, pauses=pauses)
         except ValueError as exc:  # an unreadable token/policy file, an unknown mode
             raise ConfigError(str(exc)) from None
         runner = apiserver.make_runner()
@@ -202,10 +212,11 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
                     else options.bind_address
                 secure_url = f"https://{host}:{port}"
             progress.step("API server serving " + " and ".join(u for u in (url, secure_url) if u))
-            components = await start_components(options, apiserver, runner.app, bound, progress)
+            components = await start_components(options, apiserver, runner.app, bound, progress,
+                                                pauses)
             await wait_ready(options, runner.app, components, stop or asyncio.Event(), progress)
             yield RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
-                                 components, secure_url, secure)
+                                 components, secure_url, secure, pauses)
         finally:
             for component in reversed(components):
                 await component.stop()
@@ -224,7 +235,7 @@ async def serve(options: StartOptions) -> int:
           f"{sum(p.count for p in options.node_pools) if options.runs('kubelet') else 0} "
           "simulated node(s)", flush=True)
     try:
-        async with running_cluster(options, stop, Lines()) as cluster:
+        async with running_cluster(options, stop, Lines(), pauses=PAUSES) as cluster:
             if options.kubeconfig_out is not None:
                 write_kubeconfig(options.kubeconfig_out, cluster)
             page = await cluster.store.range("", limit=1)
@@ -252,7 +263,8 @@ async def serve(options: StartOptions) -> int:
 
 async def start_components(options: StartOptions, apiserver: "APIServer",
                            app: "web.Application", bound: listeners.Bound,
-                           progress: "Progress") -> list[Component]:
+                           progress: "Progress",
+                           pauses: PauseRegistry | None = None) -> list[Component]:
     """The components, sharing one informer per resource (DESIGN.md's scale mechanic: one
     watch and one decoded copy of each pod for the whole process, not one per component).
     The shared informers stop last, after every component that reads them."""
@@ -272,9 +284,10 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
         await install_storage(options, app)
         if options.runs("controller-manager"):
             started.append(await start_controller_manager(options, apiserver, app, informers,
-                                                          bound))
+                                                          bound, pauses))
         if options.runs("scheduler"):
-            started.append(await start_scheduler(options, apiserver, app, informers, bound))
+            started.append(await start_scheduler(options, apiserver, app, informers, bound,
+                                                 pauses))
         if options.runs("kubelet") and options.node_pools:
             started.append(await start_kubelets(options, app, informers, bound))
         if options.ingress:
@@ -356,7 +369,8 @@ async def serve_health(app: "web.Application", address: str,
 
 async def start_scheduler(options: StartOptions, apiserver: "APIServer",
                           app: "web.Application", informers: "InformerFactory",
-                          bound: listeners.Bound) -> Component:
+                          bound: listeners.Bound,
+                          pauses: PauseRegistry | None = None) -> Component:
     from ..scheduler.factory import (
         DEFAULT_PROVIDER,
         AlgorithmArgs,
@@ -383,7 +397,7 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
     scheduler = Scheduler(client, algorithm,
                           percentage_of_nodes_to_score=options.percentage_of_nodes_to_score,
                           informers=informers, bind_pods_qps=options.bind_pods_qps,
-                          bind_pods_burst=options.bind_pods_burst)
+                          bind_pods_burst=options.bind_pods_burst, pauses=pauses)
     framework_config.hand_off(scheduler, configuration)
     runner, url = await serve_health(build_app(scheduler, framework_config.configz(
                                          configuration, scheduler_config(options))),
@@ -396,7 +410,8 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
 
 async def start_controller_manager(options: StartOptions, apiserver: "APIServer",
                                    app: "web.Application", informers: "InformerFactory",
-                                   bound: listeners.Bound) -> Component:
+                                   bound: listeners.Bound,
+                                   pauses: PauseRegistry | None = None) -> Component:
     from ..controllers.manager import ControllerManager, build_app
 
     client = in_process_client(app, "kube-controller-manager",
@@ -406,7 +421,7 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
                                 functools.partial(identities.service_account_user,
                                                   "kube-system"))
     manager = ControllerManager(client, options.controllers, informers=informers,
-                                clients=accounts)
+                                clients=accounts, pauses=pauses)
     if options.controller_clock is not None:  # before run() builds the controllers
         manager.ctx.clock = options.controller_clock
     runner, url = await serve_health(build_app(manager, controller_manager_config(options)),

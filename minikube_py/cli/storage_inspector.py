@@ -142,6 +142,9 @@ def note(text: str) -> None:
 
 async def ls_command(args: argparse.Namespace, store: Store) -> int:
     result = await store.range(args.prefix, limit=args.limit, revision=args.revision)
+    # an empty prefix that names a resource stored elsewhere: said on stderr after the
+    # summary, so stdout stays the listing
+    hint = None if result.kvs else await layout_hint(store, args.prefix, result.revision)
     if args.output == "json":
         out(output.dumps({
             "revision": result.revision,
@@ -150,6 +153,8 @@ async def ls_command(args: argparse.Namespace, store: Store) -> int:
             "remaining": result.remaining,
             "kvs": [output.kv_json(kv) for kv in result.kvs],
         }))
+        if hint:
+            note(hint)
         return 0
     if args.output == "keys":
         for kv in result.kvs:
@@ -161,7 +166,21 @@ async def ls_command(args: argparse.Namespace, store: Store) -> int:
         summary += f"; {result.remaining} more not shown (--limit {args.limit})"
     if args.output == "table" or not result.kvs:
         note(summary)
+    if hint:
+        note(hint)
     return 0
+
+
+async def layout_hint(store: Store, prefix: str, revision: int) -> str | None:
+    """For an empty prefix that names a resource stored elsewhere (`/registry/nodes/`), where
+    its keys are — said only when that place holds keys at `revision`."""
+    from .key_layout import registry_synonyms, suggest
+
+    suggestion = suggest(prefix, registry_synonyms())
+    if suggestion is None:
+        return None
+    found = await store.range(suggestion.stored_prefix, limit=1, revision=revision)
+    return suggestion.message() if found.kvs else None
 
 
 async def get_command(args: argparse.Namespace, store: Store) -> int:

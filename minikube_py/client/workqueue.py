@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..pausing import PauseGate
 
 
 class WorkQueue:
@@ -73,9 +77,15 @@ class WorkQueue:
     def num_requeues(self, key: str) -> int:
         return self._failures.get(key, 0)
 
-    async def get(self) -> str:
-        """The next key to process; call `done(key)` when finished with it."""
-        while not self._queue:
+    async def get(self, gate: PauseGate | None = None) -> str:
+        """The next key to process; call `done(key)` when finished with it. `gate`: while it
+        is paused no key is taken (keys keep queueing; minikube_py/pausing.py)."""
+        while True:
+            if gate is not None and gate.paused:
+                await gate.wait_resumed()
+                continue
+            if self._queue:
+                break
             self._ready.clear()
             await self._ready.wait()
         key = self._queue.popleft()

@@ -4,6 +4,11 @@ a key, read the latest state from the informers' caches, and reconcile it throug
 Kubernetes piece: the controller loop of pkg/controller (v1.0's RC manager `worker` /
 `syncReplicationController`, later every client-go controller's `processNextWorkItem`): a
 failed sync is retried with the queue's per-key backoff, a successful one forgets it.
+
+Pausing (minikube_py/pausing.py): while the controller's gate is closed its workers take no
+key from the queue; periodic passes that act without the queue (the node
+monitor, pod GC, ...) wait at the top of each pass (`resumed()`). Informers keep feeding the
+queue meanwhile, so the backlog drains on resume.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from ..client import Client
 from ..client.cache import InformerFactory
 from ..client.record import EventRecorder
 from ..client.workqueue import WorkQueue
+from ..pausing import CONTROLLER, PauseGate
 from ..trace import RECONCILE, TRACE
 from .metrics import ControllerMetrics
 from .options import ControllerOptions
@@ -81,6 +87,9 @@ class Controller:
         self.client = ctx.client_for(self.service_account)
         self.queue = WorkQueue()
         self.log = structlog.get_logger(component="controller-manager", controller=self.name)
+        #: the pause gate (the manager hands in one registered under the controller's name;
+        #: a controller built alone gets a private one nobody else can flip by accident)
+        self.gate = PauseGate(self.name, CONTROLLER)
 
     async def sync(self, key: str) -> None:
         raise NotImplementedError
@@ -107,6 +116,12 @@ class Controller:
     async def background(self) -> None:
         """Periodic work besides the queue (e.g. the node monitor); none by default."""
 
+    async def resumed(self) -> None:
+        """Return when the controller is not paused (at once, without awaiting, if it is
+        not): periodic passes call this before each pass."""
+        if self.gate.paused:
+            await self.gate.wait_resumed()
+
     async def _worker(self) -> None:
         metrics = ControllerMetrics.instance()
         depth, adds = metrics.depth.labels(self.name), metrics.adds.labels(self.name)
@@ -114,7 +129,7 @@ class Controller:
         sync_cpu = metrics.sync_cpu.labels(self.name)
         while True:
             depth.set(len(self.queue))
-            key = await self.queue.get()
+            key = await self.queue.get(self.gate)  # paused: takes nothing, keys queue up
             adds.inc()
             started = time.perf_counter()
             meter = CPUMeter()

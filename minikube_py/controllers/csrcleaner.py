@@ -114,6 +114,7 @@ class CSRCleanerController(Controller):
     async def background(self) -> None:
         """wait.Until(worker, pollingInterval): a pass now, then one per interval."""
         while True:
+            await self.resumed()
             await self.clean()
             await asyncio.sleep(self.polling_interval)
 

@@ -102,6 +102,7 @@ class DisruptionController(Controller):
         try:
             while True:
                 key = await self.stale_queue.get()
+                await self.resumed()
                 try:
                     await self.sync_stale_pod_disruption(key)
                 except Exception as exc:  # noqa: BLE001 - retried with backoff

@@ -8,6 +8,9 @@ factory that lets them all share one pod watch.
 
 Controllers are named as upstream's `--controllers` flag names them; their modules are
 imported only when enabled, so a trimmed manager does not pay for the others.
+
+Each controller gets a pause gate (minikube_py/pausing.py) registered under its `--controllers`
+name in the manager's pause registry while it runs.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import structlog
 
 from ..client import Client
 from ..client.cache import InformerFactory
+from ..pausing import CONTROLLER, PauseRegistry
 from .base import Controller, ControllerContext
 from .options import ALL_CONTROLLERS, ControllerOptions
 
@@ -95,19 +99,30 @@ class ControllerManager:
 
     def __init__(self, client: Client, options: ControllerOptions | None = None, *,
                  informers: InformerFactory | None = None,
-                 clients: Callable[[str], Client] | None = None) -> None:
+                 clients: Callable[[str], Client] | None = None,
+                 pauses: PauseRegistry | None = None) -> None:
         """`informers`: the process's shared factory (all-in-one; its owner stops it), else
         the manager makes and owns one. `clients`: service account -> client acting as it
-        (ControllerContext.clients); default: every controller uses `client`."""
+        (ControllerContext.clients); default: every controller uses `client`. `pauses`: the
+        cluster's pause registry, where each controller's gate is registered under its name
+        while it runs; default: a private one."""
         self.options = options or ControllerOptions()
         self._owns_informers = informers is None
         self.ctx = ControllerContext(client, informers or InformerFactory(client), self.options,
                                      clients)
+        self.pauses = pauses if pauses is not None else PauseRegistry()
         self.controllers: list[Controller] = []
         self.started = asyncio.Event()
 
     async def run(self) -> None:
         self.controllers = [controller_class(name)(self.ctx) for name in self.options.controllers]
+        try:
+            for name, controller in zip(self.options.controllers, self.controllers, strict=True):
+                controller.gate = self.pauses.register(name, CONTROLLER)
+        except ValueError:  # a name taken in this registry: leave it as it was
+            for controller in self.controllers:
+                self.pauses.unregister(controller.gate)
+            raise
         self.ctx.informers.start()
         tasks = [asyncio.create_task(c.run(), name=f"controller:{c.name}")
                  for c in self.controllers]
@@ -119,6 +134,8 @@ class ControllerManager:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            for controller in self.controllers:
+                self.pauses.unregister(controller.gate)
             if self._owns_informers:
                 await self.ctx.informers.stop()
             await self.ctx.close()

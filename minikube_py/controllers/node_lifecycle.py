@@ -94,6 +94,7 @@ class NodeLifecycleController(Controller):
         evictions = asyncio.create_task(self._eviction_loop(), name="node-eviction")
         try:
             while True:
+                await self.resumed()
                 try:
                     await self.monitor_node_status()
                     await self.delete_orphaned_pods()
@@ -263,6 +264,7 @@ class NodeLifecycleController(Controller):
     async def _eviction_loop(self) -> None:
         period = min(EVICTION_PERIOD, self.options.node_monitor_period)
         while True:
+            await self.resumed()
             try:
                 await self.evictor.try_process(self.delete_pods)
             except asyncio.CancelledError:

@@ -77,6 +77,7 @@ class PodGCController(Controller):
 
     async def background(self) -> None:
         while True:
+            await self.resumed()
             try:
                 await self.gc()
             except asyncio.CancelledError:

@@ -83,6 +83,7 @@ class TaintEvictionController(Controller):
 
     async def background(self) -> None:
         while True:
+            await self.resumed()
             try:
                 await self.reconcile()
             except asyncio.CancelledError:

@@ -111,8 +111,8 @@ class FrameworkScheduling:
 
     async def schedule_next(self) -> None:
         """upstream ScheduleOne's start: pop, skip a pod deleted or assumed meanwhile."""
-        info = await self.queue.pop()
         sched = self.scheduler
+        info = await self.queue.pop(sched.gate)
         current = sched.unassigned.indexer.get(meta_namespace_key(info.pod))
         framework = self.framework_for(sched.wanted_scheduler(current)) \
             if current is not None else None

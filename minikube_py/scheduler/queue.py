@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..client.cache import FIFO, meta_namespace_key
+from ..pausing import PauseGate
 
 Obj = dict[str, Any]
 INITIAL_BACKOFF = 1.0
@@ -133,8 +134,9 @@ class SchedulingQueue:
         if pod is not None:
             self.active.add(pod)
 
-    async def pop(self) -> Obj:
-        return await self.active.pop()
+    async def pop(self, gate: PauseGate | None = None) -> Obj:
+        """The next pod; none while `gate` is paused (the queue keeps filling)."""
+        return await self.active.pop(gate)
 
     def close(self) -> None:
         for timer in self._timers.values():

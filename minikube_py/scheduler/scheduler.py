@@ -13,6 +13,11 @@ backoff. A binding the API rejects is v1.5's bind failure (seed 003): the assump
 forgotten, a "Binding rejected: ..." event, `PodScheduled=False` with reason BindingRejected,
 and a retry after backoff (1.31 says reason SchedulerError for the same path). A 409 means
 another scheduler was faster: the assumption is forgotten, nothing is retried.
+
+Pausing (minikube_py/pausing.py): while the scheduler's gate is closed the loop takes no pod
+from its queue (v1.x's or the framework's); the informers keep
+filling the queue, whose `scheduler_pending_pods` gauge keeps rising, so pods pile up Pending
+and are scheduled in order on resume.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +52,7 @@ from ..client.resources import (
     SERVICES,
     STORAGE_CLASSES,
 )
+from ..pausing import SCHEDULER, PauseRegistry
 from ..trace import SCHEDULE, TRACE
 from .algorithm.predicates_volume_binding import bind_plan
 from .algorithm.predicates_volumes import pod_claims
@@ -77,6 +83,12 @@ log = structlog.get_logger(component="scheduler")
 Obj = dict[str, Any]
 SCHEDULER_NAME_ANNOTATION = "scheduler.alpha.kubernetes.io/name"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+def gate_name(scheduler_name: str) -> str:
+    """The pause gate's name: `scheduler` for the default scheduler (the component's name in
+    /debug/components), else the scheduler's own name (a second scheduler in the cluster)."""
+    return "scheduler" if scheduler_name == DEFAULT_SCHEDULER_NAME else scheduler_name
 _NOT_FINISHED = "status.phase!=Succeeded,status.phase!=Failed"
 #: how often the scheduler's housekeeping runs (assumed-pod expiry, backoff gc), in seconds
 JANITOR_PERIOD = 1.0
@@ -148,7 +160,8 @@ class Scheduler:
                  informers: InformerFactory | None = None,
                  bind_pods_qps: float = 0.0, bind_pods_burst: int = 100,
                  registry: Mapping[str, PluginFactory] | None = None,
-                 extenders: Sequence[ExtenderConfig] | None = None) -> None:
+                 extenders: Sequence[ExtenderConfig] | None = None,
+                 pauses: PauseRegistry | None = None) -> None:
         """`algorithm`: a v1.0/v1.5 Algorithm (provider or Policy file), or a
         SchedulerConfiguration — then every profile gets a framework (framework_cycle.py),
         pods are matched to profiles by spec.schedulerName, and the configuration's backoff
@@ -157,7 +170,9 @@ class Scheduler:
         `informers`: the process's shared informers (all-in-one), filtered here in the
         client; without them the scheduler opens its own watches with field selectors, as the
         v1.0 ConfigFactory did. `bind_pods_qps` > 0: v1.0's BindPodsRateLimiter, a token
-        bucket each pod waits on before it is scheduled and bound (--bind-pods-qps/-burst)."""
+        bucket each pod waits on before it is scheduled and bound (--bind-pods-qps/-burst).
+        `pauses`: the cluster's pause registry, where `run` registers the scheduler's gate
+        (`gate_name`); default: a private one."""
         config = algorithm if isinstance(algorithm, SchedulerConfiguration) else None
         if config is not None:
             algorithm = Algorithm({}, [])  # the v1.x algorithm stays unused
@@ -165,6 +180,8 @@ class Scheduler:
         self._seed = seed
         self.client = client
         self.name = scheduler_name
+        self.pauses = pauses if pauses is not None else PauseRegistry()
+        self.gate = self.pauses.register(gate_name(scheduler_name), SCHEDULER)
         self.bind_limiter = TokenBucket(bind_pods_qps, bind_pods_burst) if bind_pods_qps > 0 \
             else None
         self.cache = SchedulerCache()
@@ -291,15 +308,29 @@ class Scheduler:
         queue = self.queue
         assert queue is not None
         self.unassigned.add_event_handler(
-            on_add=lambda p: queue.add(p) if self.is_ours(p) else None,
-            on_update=lambda old, new: queue.update(new) if self.is_ours(new) else None,
-            on_delete=queue.delete)
+            on_add=lambda p: self._queued(queue.add, p),
+            on_update=lambda old, new: self._queued(queue.update, new),
+            on_delete=lambda p: self._queued(queue.delete, p))
         self.assigned.add_event_handler(
             on_add=self._assigned_pod_added, on_update=self.cache.update_pod,
             on_delete=self._assigned_pod_gone)
         self.nodes.add_event_handler(
             on_add=self._node_changed, on_update=lambda old, new: self._node_changed(new),
             on_delete=self.cache.remove_node)
+
+    def _queued(self, put: Callable[[Obj], None], pod: Obj) -> None:
+        """One of our pods into the v1.x queue; the pending gauge follows (also while the
+        loop is paused and pops nothing)."""
+        if self.is_ours(pod):
+            put(pod)
+            self._publish_pending()
+
+    def _publish_pending(self) -> None:
+        """`scheduler_pending_pods{queue}` of the v1.x queue (the framework's queue publishes
+        its own)."""
+        assert self.queue is not None
+        self.metrics.pending.labels(queue="active").set(len(self.queue.active))
+        self.metrics.pending.labels(queue="unschedulable").set(len(self.queue.unschedulable))
 
     def _assigned_pod_added(self, pod: Obj) -> None:
         self.cache.add_pod(pod)
@@ -431,6 +462,7 @@ class Scheduler:
                 self.framework.queue.close()
             for extender in self.extenders:
                 await extender.close()
+            self.pauses.unregister(self.gate)
 
     async def _expire_assumed(self) -> None:
         """Housekeeping once a second: assumed pods whose binding was never observed expire
@@ -456,11 +488,10 @@ class Scheduler:
             await self.framework.schedule_next()
             return
         assert self.queue is not None
-        pod = await self.queue.pop()
+        pod = await self.queue.pop(self.gate)
         if self.bind_limiter is not None:  # upstream scheduleOne: BindPodsRateLimiter.Accept()
             await self.bind_limiter.accept()
-        self.metrics.pending.labels(queue="active").set(len(self.queue.active))
-        self.metrics.pending.labels(queue="unschedulable").set(len(self.queue.unschedulable))
+        self._publish_pending()
         key = meta_namespace_key(pod)
         current = self.unassigned.indexer.get(key)
         if current is None or self.cache.is_assumed(pod):

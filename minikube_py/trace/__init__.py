@@ -12,6 +12,7 @@ from .filters import TraceFilter
 from .records import (
            KINDS,
            KUBELET,
+           PAUSE,
            RECONCILE,
            REQUEST,
            SCHEDULE,
@@ -25,5 +26,5 @@ from .ring import TraceRing
 #: the process's ring (every component in one process shares it, as they share the loop)
 TRACE = TraceRing()
 
-__all__ = ["KINDS", "KUBELET", "RECONCILE", "REQUEST", "SCHEDULE", "STORE", "TRACE", "WATCH",
-           "Record", "TraceFilter", "TraceRing", "to_json"]
+__all__ = ["KINDS", "KUBELET", "PAUSE", "RECONCILE", "REQUEST", "SCHEDULE", "STORE", "TRACE",
+           "WATCH", "Record", "TraceFilter", "TraceRing", "to_json"]

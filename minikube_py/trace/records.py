@@ -29,6 +29,8 @@ SCHEDULE = "schedule"
 KUBELET = "kubelet"
 #: one controller sync: (controller, key, seconds, cpu_seconds, error)
 RECONCILE = "reconcile"
+#: a component was paused or resumed (minikube_py/pausing.py): (kind, action)
+PAUSE = "pause"
 
 #: the field names of each kind's detail tuple, in order (SCHEDULE's detail is an object)
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -37,8 +39,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
     WATCH: ("revision", "type"),
     KUBELET: ("node", "phase", "reason", "pod_ip"),
     RECONCILE: ("controller", "key", "seconds", "cpu_seconds", "error"),
+    PAUSE: ("component_kind", "action"),
 }
-KINDS: tuple[str, ...] = (REQUEST, STORE, WATCH, SCHEDULE, KUBELET, RECONCILE)
+KINDS: tuple[str, ...] = (REQUEST, STORE, WATCH, SCHEDULE, KUBELET, RECONCILE, PAUSE)
 
 
 class Record:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .store import meta_namespace_key
+
+if TYPE_CHECKING:
+    from ...pausing import PauseGate
 
 Obj = dict[str, Any]
 
@@ -48,9 +51,13 @@ class FIFO:
     def get(self, key: str) -> Obj | None:
         return self.items.get(key)
 
-    async def pop(self) -> Obj:
-        """The oldest queued object, waiting for one if the queue is empty."""
+    async def pop(self, gate: PauseGate | None = None) -> Obj:
+        """The oldest queued object, waiting for one if the queue is empty. `gate`: while it
+        is paused nothing is taken (the queue keeps filling; minikube_py/pausing.py)."""
         while True:
+            if gate is not None and gate.paused:
+                await gate.wait_resumed()
+                continue
             while self.queue:
                 key = self.queue.popleft()
                 obj = self.items.pop(key, None)

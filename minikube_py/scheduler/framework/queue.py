@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from ...pausing import PauseGate
 from ..metrics import SchedulerMetrics
 from ..nodeinfo import pod_key
 from . import events
@@ -253,11 +254,15 @@ class PriorityQueue:
         self._record()
         return info
 
-    async def pop(self) -> QueuedPodInfo:
-        """Wait for a pod in activeQ; QueueClosed once `close()` was called."""
+    async def pop(self, gate: PauseGate | None = None) -> QueuedPodInfo:
+        """Wait for a pod in activeQ; QueueClosed once `close()` was called. `gate`: while it
+        is paused no pod is taken (activeQ keeps filling; minikube_py/pausing.py)."""
         while True:
             if self._closed:
                 raise QueueClosed
+            if gate is not None and gate.paused:
+                await gate.wait_resumed()
+                continue
             info = self.pop_nowait()
             if info is not None:
                 return info
