@@ -44,6 +44,9 @@ class Listener:
     address: Callable[[StartOptions], str]
     port: Callable[[StartOptions], int]       # 0: disabled (upstream's meaning of --port 0)
     wanted: Callable[[StartOptions, bool], bool] = lambda options, secure: True
+    #: port 0 means "a free port" rather than "off" (a listener of our own, e.g. a console
+    #: whose flag defaults to 0 and is turned off by a flag of its own)
+    zero_is_free: bool = False
 
 
 LISTENERS: tuple[Listener, ...] = (
@@ -82,7 +85,8 @@ def plan(options: StartOptions, secure: bool,
     """The listeners `options` needs, in table order; with --ports auto each on port 0."""
     auto = options.ports == AUTO or options.ephemeral_ports
     return [Wanted(row, row.address(options), 0 if auto else row.port(options))
-            for row in listeners if row.port(options) and row.wanted(options, secure)]
+            for row in listeners
+            if (row.port(options) or row.zero_is_free) and row.wanted(options, secure)]
 
 
 def duplicates(wanted: list[Wanted]) -> list[str]:

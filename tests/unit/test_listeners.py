@@ -32,6 +32,15 @@ def test_plan_follows_the_flags_disabled_components_and_the_secure_port() -> Non
         ("apiserver", 8080), ("controller-manager", 10252), ("ingress", 9999)]
 
 
+def test_a_row_whose_zero_means_a_free_port_is_bound_there() -> None:
+    console = listeners.Listener("console", "the web console", "--console-port",
+                                 lambda o: o.address, lambda o: 0, zero_is_free=True)
+    table = (*listeners.LISTENERS, console)
+    wanted = listeners.plan(options("--scheduler-port", "0"), secure=False, listeners=table)
+    assert [(w.listener.name, w.port) for w in wanted] == [
+        ("apiserver", 8080), ("controller-manager", 10252), ("kubelet", 10250), ("console", 0)]
+
+
 def test_ports_auto_binds_every_wanted_listener_on_port_zero() -> None:
     wanted = listeners.plan(options("--ports", "auto", "--scheduler-port", "0"), secure=True)
     assert [w.listener.name for w in wanted] == ["apiserver", "secure", "controller-manager",
@@ -93,8 +102,8 @@ def test_one_port_given_to_two_listeners_is_a_conflict_naming_both_flags() -> No
                                     "--controller-manager-port", "10999",
                                     "--insecure-port", "0"), secure=True)
     assert listeners.duplicates(wanted) == [
-        "port 10999 is given to both the scheduler's healthz/metrics port (--scheduler-port) "
-        "and the controller manager's healthz/metrics port (--controller-manager-port)"]
+        ("port 10999 is given to both the scheduler's healthz/metrics port (--scheduler-port) "
+         "and the controller manager's healthz/metrics port (--controller-manager-port)")]
 
 
 def test_the_holder_of_a_port_is_named_and_a_free_port_has_none() -> None:
