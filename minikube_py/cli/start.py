@@ -231,9 +231,7 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
 async def serve(options: StartOptions) -> int:
     began = time.monotonic()
     stop = runtime.stop_on_signals()
-    print("Starting minikube-py: store, API server, controller manager, scheduler, "
-          f"{sum(p.count for p in options.node_pools) if options.runs('kubelet') else 0} "
-          "simulated node(s)", flush=True)
+    print(starting_line(options), flush=True)
     try:
         async with running_cluster(options, stop, Lines(), pauses=PAUSES) as cluster:
             if options.kubeconfig_out is not None:
@@ -259,6 +257,16 @@ async def serve(options: StartOptions) -> int:
         runtime.restore_signals()
     log.info("stopped")
     return 0
+
+
+def starting_line(options: StartOptions) -> str:
+    """The first line `start` prints: what it is about to run."""
+    parts = ["store", "API server"] + [
+        name.replace("-", " ") for name in ("controller-manager", "scheduler")
+        if options.runs(name)]
+    if options.runs("kubelet"):
+        parts.append(f"{sum(p.count for p in options.node_pools)} simulated node(s)")
+    return "Starting minikube-py: " + ", ".join(parts)
 
 
 async def start_components(options: StartOptions, apiserver: "APIServer",
