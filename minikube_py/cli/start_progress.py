@@ -4,7 +4,8 @@ nodes registering, ended by the summary (start.print_summary).
 Kubernetes piece: kubeadm init's `[preflight]`, `[certs]`, `[control-plane]`,
 `[wait-control-plane]` phase lines, and minikube start's step lines — a person watching a start
 sees what is being done and how long it took, instead of silence until "ready". The live part
-uses rich when stdout is a terminal; otherwise (a pipe, a log file, CI) plain lines only, one
+uses rich when stdout is a terminal (and rich is installed: it comes with the CEL package's
+command line, as for `minikube-py trace`); otherwise (a pipe, a log file, CI) plain lines only, one
 per step and one when every node is Ready, so a log stays readable.
 
 A reporter is passed into `running_cluster`; the default, Silent, prints nothing (tests and
@@ -69,8 +70,11 @@ class Lines:
         text = f"waiting: {ready}/{total} nodes Ready" + (f"; {waiting_for}" if waiting_for
                                                             else "")
         if self._status is None:
-            from rich.console import Console
-
+            try:  # rich comes with the CEL package's CLI; plain lines without it
+                from rich.console import Console
+            except ImportError:
+                self.live = False
+                return
             self._status = Console(file=self.out).status(text)
             self._status.start()
         else:
