@@ -587,7 +587,8 @@ async def wait_ready(options: StartOptions, app: "web.Application",
                     name = item["metadata"]["name"]
                     if name in probed and condition_status(item, "Healthy") != "True":
                         missing.append(f"{name} not Healthy")
-            progress.nodes(total - not_ready, total, "; ".join(missing))
+            # the count says it while nodes register; then what is not Healthy yet
+            progress.nodes(total - not_ready, total, "" if not_ready else "; ".join(missing))
             if not missing:
                 progress.done()
                 return
