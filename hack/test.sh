@@ -7,6 +7,7 @@
 #   apt-get when missing (as root, or with sudo).
 # - A fresh virtualenv in .venv-test (recreated every run, so nothing from a previous run is
 #   reused), with the package and its [test] extra installed from this checkout.
+# - Debian's chromium (the console's browser tests drive it through Playwright), via apt-get.
 # - Debian's kubectl 1.20 (package kubernetes-client, unpacked into the virtualenv, not
 #   installed: hack/kubectl-1.20.sh), the oldest client the compatibility tests drive; its tests
 #   skip with a reason when it cannot be had.
@@ -21,6 +22,17 @@ if ! command -v etcd >/dev/null 2>&1 && [ ! -x /usr/bin/etcd ]; then
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq etcd-server etcd-client >/dev/null
+fi
+
+# Debian's chromium for the console's browser tests (tests/browser/, Playwright drives it; its
+# tests skip with a reason without it) - never `playwright install`, which downloads a browser
+if [ ! -x /usr/bin/chromium ]; then
+  echo "==> installing Debian's chromium (the console's browser tests)"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null \
+    || echo "==> chromium unavailable: the browser tests will skip"
 fi
 
 echo "==> creating a fresh virtualenv in .venv-test"

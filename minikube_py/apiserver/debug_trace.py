@@ -19,6 +19,8 @@ that goes away just ends its stream.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 from aiohttp import web
@@ -38,6 +40,21 @@ CREATED: web.RequestKey[dict] | str = (
 KEEPALIVE_SECONDS = 15.0
 #: records encoded per write before yielding the loop (a replay of a full ring)
 BATCH = 256
+
+
+#: what a record's JSON becomes on the wire, or None to leave it out
+Shape = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+
+
+def request_since(request: web.Request) -> int:
+    """`since=SEQ`, or the `Last-Event-ID` an EventSource sends when it reconnects; 0 by
+    default. ValueError (the caller's 400) when it is not a sequence number."""
+    return parse_since(request.query.get("since") or request.headers.get("Last-Event-ID")
+                       or "0")
+
+
+def _shaped(data: dict[str, Any], shape: Shape | None) -> dict[str, Any] | None:
+    return data if shape is None else shape(data)
 
 
 def frame(seq: int, data: bytes) -> bytes:
@@ -60,11 +77,17 @@ class TraceEndpoint:
         try:
             selected = from_query(query)
             full = full_detail(query, selected)
-            since = parse_since(query.get("since") or request.headers.get("Last-Event-ID")
-                                or "0")
+            since = request_since(request)
             follow = parse_bool("follow", query.get("follow", ""))
         except ValueError as exc:
             raise errors.bad_request(str(exc)) from None
+        return await self.serve(request, selected, since, follow=follow, full=full)
+
+    async def serve(self, request: web.Request, selected: TraceFilter, since: int, *,
+                    follow: bool, full: bool, shape: Shape | None = None) -> web.StreamResponse:
+        """Stream the records `selected` picks after `since`. `shape`: what each record's
+        JSON becomes on the wire (None skips it) — the console's journey sends hops
+        (console/routes_journey.py), this endpoint the records themselves."""
         response = web.StreamResponse(status=200, headers={
             "Content-Type": "text/event-stream", "Cache-Control": "no-cache",
             "X-Accel-Buffering": "no"})
@@ -80,10 +103,12 @@ class TraceEndpoint:
             if follow:
                 with self.ring.viewer():
                     await response.prepare(request)
-                    await self._stream(response, selected, since, follow=True, full=full)
+                    await self._stream(response, selected, since, follow=True, full=full,
+                                       shape=shape)
             else:
                 await response.prepare(request)
-                await self._stream(response, selected, since, follow=False, full=full)
+                await self._stream(response, selected, since, follow=False, full=full,
+                                   shape=shape)
             await response.write_eof()
         except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
             pass  # the client went away or the server stops: not an error
@@ -99,15 +124,16 @@ class TraceEndpoint:
             task.cancel()
 
     async def _stream(self, response: web.StreamResponse, selected: TraceFilter, seq: int,
-                      *, follow: bool, full: bool) -> None:
+                      *, follow: bool, full: bool, shape: Shape | None) -> None:
         ring = self.ring
         while True:
             records, missed = ring.since(seq)
             if missed:
                 await response.write(b"event: lost\ndata: %d\n\n" % missed)
             for start in range(0, len(records), BATCH):
-                chunk = [frame(r.seq, orjson.dumps(to_json(r, full=full)))
-                         for r in records[start:start + BATCH] if selected.matches(r)]
+                chunk = [frame(r.seq, orjson.dumps(data)) for r in records[start:start + BATCH]
+                         if selected.matches(r)
+                         and (data := _shaped(to_json(r, full=full), shape)) is not None]
                 if chunk:
                     await response.write(b"".join(chunk))
                 if len(records) > BATCH:

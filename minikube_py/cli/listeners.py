@@ -68,7 +68,12 @@ LISTENERS: tuple[Listener, ...] = (
     Listener("ingress", "the simulated ingress controller", "--ingress-port",
              lambda o: o.address, lambda o: o.ingress_port,
              lambda o, secure: o.ingress),
+    Listener("console", "the web console", "--console-port",
+             lambda o: o.console_address, lambda o: o.console_port,
+             lambda o, secure: o.console, zero_is_free=True),
 )
+# Not in the table: --etcd-listen (etcdserver/serving.py), which gRPC binds from an address
+# string (grpc.aio takes no socket); its conflicts are reported when it starts, first.
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from . import (
     apiserver,
     component,
     controller_manager,
+    etcd_server,
     kubeconfig,
     kubelet,
     node,
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     component.register(commands, [logging_flags("warning")])
     # Inspection prints results on stdout; only warnings belong beside them.
     storage_inspector.register(commands, [logging_flags("warning")])
+    etcd_server.register(commands, [logging_flags("info")])
     return parser
 
 

@@ -4,70 +4,25 @@ Kubernetes v1.0 piece: pkg/kubectl's printers (the column table and `-o json`), 
 what etcdctl shows: a key with its revisions. Pure functions from store values to text, so the
 inspector commands only fetch and print, and tests check rendering without a store.
 
-Values are opaque bytes to the store; the API server writes JSON (or msgpack with the
-msgpack codec). `decode_value` recognises those, then UTF-8 text, and falls back to base64,
-so binary never reaches a terminal raw.
+Values are opaque bytes to the store; `decode_value` (storage/values.py, shared with the
+console) recognises JSON, msgpack and text, and falls back to base64, so binary never reaches
+a terminal raw.
 """
 
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Sequence
 
-import msgpack
 import orjson
 
 from ..storage import Event, EventType, KeyValue
+from ..storage.values import DecodedValue, ValueKind, decode_value  # noqa: F401 (re-exported)
 
 OutputFormat = Literal["table", "json", "keys"]
 OUTPUT_FORMATS: tuple[str, ...] = ("table", "json", "keys")
 KV_COLUMNS = ("KEY", "CREATE_REV", "MOD_REV", "VERSION", "LEASE", "SIZE")
 HISTORY_COLUMNS = ("REVISION", "TYPE", "VERSION", "CREATE_REV", "LEASE", "SIZE")
-
-ValueKind = Literal["json", "msgpack", "text", "binary", "empty"]
-
-#: First bytes of a msgpack map (fixmap, map16, map32): what the msgpack codec writes for an
-#: object. Anything else is not tried as msgpack — almost any byte string decodes as some
-#: msgpack value, which would make text look like numbers.
-_MSGPACK_MAP_START = frozenset(range(0x80, 0x90)) | {0xDE, 0xDF}
-
-
-@dataclass(frozen=True)
-class DecodedValue:
-    """A value as the inspector understood it. `data` is the parsed object (json, msgpack),
-    the text (text), base64 (binary) or "" (empty)."""
-
-    kind: ValueKind
-    data: Any
-
-
-def decode_value(value: bytes) -> DecodedValue:
-    if not value:
-        return DecodedValue("empty", "")
-    try:
-        return DecodedValue("json", orjson.loads(value))
-    except orjson.JSONDecodeError:
-        pass
-    if value[0] in _MSGPACK_MAP_START:
-        try:
-            decoded = msgpack.unpackb(value, raw=False, strict_map_key=False)
-        except (ValueError, msgpack.UnpackException):
-            decoded = None
-        if isinstance(decoded, dict):
-            return DecodedValue("msgpack", decoded)
-    try:
-        text = value.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is not None and _printable_lines(text):
-        return DecodedValue("text", text)
-    return DecodedValue("binary", base64.b64encode(value).decode("ascii"))
-
-
-def _printable_lines(text: str) -> bool:
-    """Text a terminal shows as-is: printable characters, tabs and line breaks."""
-    return all(line.isprintable() for line in text.replace("\t", " ").splitlines())
 
 
 def _default(obj: Any) -> Any:

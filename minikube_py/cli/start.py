@@ -38,6 +38,7 @@ from ..pausing import PauseRegistry
 from ..storage import EmbeddedStore, Store
 from ..trace import TRACE
 from . import listeners, runtime
+from .console import serving_console
 from .start_options import StartOptions, add_start_flags
 from .start_progress import Lines, Silent
 from .storage_target import CommandError, ConfigError, connect_etcd
@@ -132,6 +133,10 @@ class RunningCluster:
     #: the pause gates of this cluster's scheduler and controllers (minikube_py/pausing.py;
     #: what /debug/components and the console flip)
     pauses: PauseRegistry | None = None
+    #: the web console's URL (cli/console.py), None with --no-console
+    console_url: str | None = None
+    #: --etcd-listen: where etcd's v3 API serves the store (None: not served)
+    etcd_url: str | None = None
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -189,7 +194,9 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
                                           else f" in {options.data_dir}"))
     if options.trace:
         TRACE.hold()  # --trace: record from the start, not only while someone watches
+    etcd = None
     try:
+        etcd = await _serve_etcd(options, store)
         try:
             apiserver = APIServer(store, options.apiserver, pauses=pauses)
         except ValueError as exc:  # an unreadable token/policy file, an unknown mode
@@ -215,8 +222,11 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
             components = await start_components(options, apiserver, runner.app, bound, progress,
                                                 pauses)
             await wait_ready(options, runner.app, components, stop or asyncio.Event(), progress)
-            yield RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
-                                 components, secure_url, secure, pauses)
+            cluster = RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
+                                     components, secure_url, secure, pauses,
+                                     etcd_url=etcd.url if etcd is not None else None)
+            async with serving_console(options, cluster, bound.take("console")):
+                yield cluster
         finally:
             for component in reversed(components):
                 await component.stop()
@@ -225,7 +235,26 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
         bound.close()
         if options.trace:
             TRACE.release()
+        if etcd is not None:
+            await etcd.stop(1.0)
         await store.close()
+
+
+async def _serve_etcd(options: StartOptions, store: Store):
+    """--etcd-listen: the store over etcd's v3 API (minikube_py/etcdserver), or None."""
+    if not options.etcd_listen:
+        return None
+    from ..etcdserver.serving import ListenError, serve_store
+
+    try:
+        server = await serve_store(store, options.etcd_listen)
+    except ListenError as exc:
+        raise ConfigError(f"--etcd-listen {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"--etcd-listen {options.etcd_listen}: {exc}") from None
+    log.info("etcd v3 API serving the store", url=server.url,
+             hint=f"etcdctl --endpoints={server.endpoint} get /registry --prefix --keys-only")
+    return server
 
 
 async def serve(options: StartOptions) -> int:
@@ -248,6 +277,8 @@ async def serve(options: StartOptions) -> int:
                      keys=len(page.kvs) + page.remaining,
                      **{c.name.replace("-", "_"): c.url for c in listed},
                      kubeconfig=str(options.kubeconfig_out or ""), **where,
+                     console=cluster.console_url or "",
+                     **({"etcd_url": cluster.etcd_url} if cluster.etcd_url else {}),
                      inspect=inspect_hint(options))
             print_summary(options, cluster, seconds)
             loopwatch.mark_ready()  # from now on a stall of the loop is a warning
@@ -287,7 +318,8 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
         await informers.stop()
         await informers.client.close()
 
-    started: list[Component] = [Component("informers", None, stop_informers, listed=False)]
+    started: list[Component] = [Component("informers", None, stop_informers, listed=False,
+                                          handle=informers)]  # the console reads them too
     try:
         await install_storage(options, app)
         if options.runs("controller-manager"):
@@ -626,6 +658,12 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
     for c in (c for c in cluster.components if c.listed):
         target = c.url or "(no listener)"
         lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
+    if cluster.console_url:
+        lines.append(f"  {'console':<20}{cluster.console_url}  (the web console)")
+    if cluster.etcd_url:
+        endpoint = cluster.etcd_url.removeprefix("http://")
+        lines.append(f"  {'etcd v3 API':<20}{cluster.etcd_url}  (etcdctl --endpoints={endpoint} "
+                     "get /registry --prefix --keys-only)")
     if options.kubeconfig_out is not None:
         lines.append(f"  {'kubeconfig':<20}{options.kubeconfig_out}")
         lines.append(f"Point kubectl at it:  export KUBECONFIG={options.kubeconfig_out}"

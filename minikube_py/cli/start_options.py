@@ -84,6 +84,9 @@ ALL_IN_ONE = (
             "backend Services' pods", boolean, switch=True),
     Setting("ingress-port", 8081, "the simulated ingress controller's HTTP port (with "
             "--ingress)", port),
+    Setting("etcd-listen", None, "also serve the embedded store over etcd's v3 gRPC API at "
+            "HOST:PORT or http://HOST:PORT (port 0: any free port), for etcdctl and etcd "
+            "clients (minikube_py/etcdserver)", metavar="HOST:PORT"),
     Setting("default-storage-class", True, "create the default StorageClass `standard` "
             "(provisioner hostpath.csi.minikube-py.io), as minikube's and kind's clusters ship "
             "one", boolean, metavar="BOOL"),
@@ -94,6 +97,13 @@ ALL_IN_ONE = (
     Setting("trace", False, "keep the trace ring (/debug/trace, `minikube-py trace`) "
             "recording from the start, not only while a viewer is attached", boolean,
             switch=True),
+    # the web console (minikube_py.console, issue 21)
+    Setting("console-port", 0, "the web console's port (0: a port the OS picks; the summary "
+            "prints the console's URL)", port),
+    Setting("console-address", "127.0.0.1", "the web console's address; on a non-loopback "
+            "one it asks for a cluster-admin's bearer token (the secure port's credentials)",
+            metavar="IP"),
+    Setting("no-console", False, "do not serve the web console", boolean, switch=True),
 )
 
 SETTINGS = (*STORAGE, *APISERVER, *SCHEDULER, *CONTROLLER_MANAGER, *KUBELET, *ALL_IN_ONE,
@@ -152,6 +162,8 @@ class StartOptions:
     ingress: bool = False
     ingress_port: int = 8081
     default_storage_class: bool = True
+    #: --etcd-listen: serve the embedded store over etcd's v3 API there too (None: do not)
+    etcd_listen: str | None = None
     #: KubeletConfig's heartbeat fields (component_settings.kubelet_heartbeat)
     node_heartbeat: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: --trace: the trace ring records with no viewer attached (minikube_py.trace)
@@ -165,6 +177,10 @@ class StartOptions:
     #: not a flag (minikube_py.testing sets it): the controllers' wall clock
     #: (ControllerContext.clock), a clock a test can advance; None: time.time
     controller_clock: Callable[[], float] | None = None
+    #: the web console (--no-console, --console-address, --console-port)
+    console: bool = True
+    console_address: str = "127.0.0.1"
+    console_port: int = 0
 
     def runs(self, component: str) -> bool:
         return component not in self.disabled
@@ -198,8 +214,12 @@ class StartOptions:
                               "have no listener")
         if bool(v["tls_cert_file"]) != bool(v["tls_private_key_file"]):
             raise ConfigError("--tls-cert-file and --tls-private-key-file go together")
+        if v["etcd_listen"] and servers:
+            raise ConfigError("--etcd-listen serves the embedded store; with --etcd-servers, "
+                              "point etcd clients at that etcd instead")
         admission = admission_plugins(v)
         return cls(
+            etcd_listen=v["etcd_listen"] or None,
             data_dir=Path(str(v["data_dir"])).expanduser(),
             etcd_servers=servers,
             etcd_key_prefix=str(v["etcd_key_prefix"] or ""),
@@ -249,6 +269,9 @@ class StartOptions:
             node_heartbeat=kubelet_heartbeat(v),
             trace=bool(v["trace"]),
             ports=str(v["ports"]),
+            console=not v["no_console"],
+            console_address=str(v["console_address"]),
+            console_port=v["console_port"],
         )
 
 

@@ -21,10 +21,10 @@ from ..storage import (
     Event,
     EventType,
     KeyNotFoundError,
-    KeyValue,
     Store,
     Watch,
 )
+from ..storage.history import HistoryTimeoutError, collect_history
 from . import output, runtime
 from .storage_target import (
     CommandError,
@@ -33,12 +33,6 @@ from .storage_target import (
     open_writer,
     target_from_args,
 )
-
-#: How long `history` waits for more events of a key that is deleted now, after the last one
-#: arrived: with no live value there is no revision to wait for (see collect_history).
-HISTORY_QUIET_SECONDS = 0.5
-#: How long `history` waits for an event it knows is retained.
-HISTORY_TIMEOUT_SECONDS = 30.0
 
 Command = Callable[[argparse.Namespace, Store], Awaitable[int]]
 
@@ -200,58 +194,11 @@ async def get_command(args: argparse.Namespace, store: Store) -> int:
 # -------------------------------------------------------------------------------- history
 
 
-async def collect_history(store: Store, key: str) -> tuple[list[Event], KeyValue | None, int, int]:
-    """Every retained event of `key` up to now, through the Store contract only.
-
-    Returns (events, live value now or None, revision read at, first retained revision).
-    The watch starts at the compaction point and is read until it passes the revision the
-    live value was read at. When is that? If the key exists, its last event is the write of
-    its live value, so we wait for that event — unless that write is at or before the
-    compaction point, where a backend may no longer hold it. If the key does not exist,
-    nothing marks its last event; we stop once a batch brings an event at or past the read
-    revision, or after HISTORY_QUIET_SECONDS without events (retained history is delivered at
-    once, so quiet means done).
-    """
-    page = await store.range(key, limit=1)
-    live = page.kvs[0] if page.kvs and page.kvs[0].key == key else None
-    current = page.revision
-    start = max(await store.compact_revision(), 1)
-    events: list[Event] = []
-    if live is not None and live.mod_revision < start:
-        return events, live, current, start
-    wait_for = live.mod_revision if live is not None and live.mod_revision > start else None
-    watch = await store.watch(key, start_revision=start)
-    try:
-        while True:
-            timeout = HISTORY_TIMEOUT_SECONDS if wait_for is not None else HISTORY_QUIET_SECONDS
-            try:
-                batch = await asyncio.wait_for(watch.next_batch(), timeout)
-            except asyncio.TimeoutError:
-                if wait_for is not None:
-                    raise CommandError(
-                        f"history of {key} did not arrive within {HISTORY_TIMEOUT_SECONDS:g}s"
-                    ) from None
-                break
-            if not batch:
-                break
-            done = False
-            for event in batch:
-                if event.revision > current:
-                    done = True
-                    break
-                if event.kv.key == key:
-                    events.append(event)
-                if event.revision == current or (wait_for is not None and event.revision >= wait_for):
-                    done = True
-            if done:
-                break
-    finally:
-        await watch.cancel()
-    return events, live, current, start
-
-
 async def history_command(args: argparse.Namespace, store: Store) -> int:
-    events, live, current, start = await collect_history(store, args.key)
+    try:
+        events, live, current, start = await collect_history(store, args.key)
+    except HistoryTimeoutError as exc:
+        raise CommandError(str(exc)) from None
     # The live value's write can predate the retained history: show it, marked.
     carried = live is not None and not any(e.revision == live.mod_revision for e in events)
     if carried:

@@ -120,6 +120,8 @@ class ScheduleResult:
     rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     totals: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     seconds: float = 0.0
+    #: (priority, weight, scores aligned with rows) of each priority that ran
+    parts: list[tuple[str, int, np.ndarray]] = field(default_factory=list)
 
     @property
     def failed(self) -> dict[str, list[str]]:
@@ -131,6 +133,17 @@ class ScheduleResult:
         """Per feasible node, its weighted score."""
         return {self.names[row]: total
                 for row, total in zip(self.rows.tolist(), self.totals.tolist())}
+
+    def priority_scores(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Per scored node, per priority: its score (0-10), weight and product — the shape
+        the framework's explanation gives its Score plugins (`pluginScores`)."""
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        columns = [(name, weight, scores.tolist()) for name, weight, scores in self.parts]
+        for i, row in enumerate(self.rows.tolist()):
+            out[self.names[row]] = {name: {"score": int(scores[i]), "weight": weight,
+                                           "weighted": int(scores[i]) * weight}
+                                    for name, weight, scores in columns}
+        return out
 
 
 def sample_size(total: int, percentage: int) -> int:
@@ -254,6 +267,7 @@ class GenericScheduler:
         meta = PodMeta.of(pod)
         rows, failures = self.find_nodes_that_fit(meta, nodes)
         extra = None
+        parts: list[tuple[str, int, np.ndarray]] = []
         if self.extenders and len(rows):
             rows, extra = await self._extend(pod, nodes, rows, failures)
         if not len(rows):
@@ -262,10 +276,10 @@ class GenericScheduler:
             totals = np.zeros(1, dtype=np.int64)
             index = 0
         else:
-            totals = prioritize(pod, nodes, rows, self.priorities, self.context())
+            totals = prioritize(pod, nodes, rows, self.priorities, self.context(), parts)
             if extra is not None:
                 totals = totals + extra
             index = self.selector.select_index(totals, nodes.name_ranks()[rows])
         return ScheduleResult(nodes.names[int(rows[index])], int(totals[index]), len(rows),
                               nodes.size, failures, nodes.names, rows, totals,
-                              time.perf_counter() - started)
+                              time.perf_counter() - started, parts)

@@ -145,6 +145,8 @@ class Attempt:
                "failed": self.failures.by_node() if self.failures is not None else {},
                "scores": self.decision.scores if self.decision is not None else {},
                "seconds": self.seconds}
+        if self.decision is not None and self.decision.parts:
+            out["priorityScores"] = self.decision.priority_scores()
         if self.explanation is not None:
             out["failed"] = self.explanation.failed_reasons()
             out["scores"] = self.explanation.totals()

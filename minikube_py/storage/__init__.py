@@ -16,7 +16,9 @@ from .errors import (
     FutureRevisionError,
     InvalidContinueError,
     KeyExistsError,
+    InvalidTxnError,
     KeyNotFoundError,
+    LeaseExistsError,
     LeaseNotFoundError,
     StorageError,
     StorageFullError,
@@ -24,7 +26,7 @@ from .errors import (
     ValueTooLargeError,
     WatchCancelledError,
 )
-from .interface import Store, Watch
+from .interface import Store, TxnStore, Watch
 from .kv import Event, EventType, KeyValue, LeaseInfo, RangeResult, prefix_end
 from .readonly import ReadOnlyStore
 from .snapshot import SnapshotCorruptError
@@ -41,7 +43,9 @@ __all__ = [
     "FutureRevisionError",
     "InvalidContinueError",
     "KeyExistsError",
+    "InvalidTxnError",
     "KeyNotFoundError",
+    "LeaseExistsError",
     "KeyValue",
     "LeaseInfo",
     "LeaseNotFoundError",
@@ -51,6 +55,7 @@ __all__ = [
     "StorageError",
     "StorageFullError",
     "Store",
+    "TxnStore",
     "UnavailableError",
     "ValueTooLargeError",
     "WALCorruptError",

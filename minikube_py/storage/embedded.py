@@ -42,15 +42,18 @@ from .errors import (
     FutureRevisionError,
     KeyExistsError,
     KeyNotFoundError,
+    LeaseExistsError,
     LeaseNotFoundError,
     StorageError,
     UnavailableError,
     ValueTooLargeError,
 )
 from .kv import KeyValue, LeaseInfo, RangeResult
-from .mvcc import COMPACT, DELETE, GRANT, PUT, REVOKE, MVCCState
+from . import txn_eval
+from .mvcc import COMPACT, DELETE, GRANT, PUT, REVOKE, TXN, MVCCState
 from .recovery import recover, remove_obsolete, repair
 from .snapshot import SnapshotImage, write_snapshot
+from .txn import TxnOp, TxnResult, has_writes
 from .wal import WAL, encode_frame
 from .watchable import Watcher, WatcherHub
 
@@ -236,13 +239,38 @@ class EmbeddedStore:
         """Apply a checked record and wait until it is durable; returns its first event."""
         frame = encode_frame(record)
         events = self._state.apply(record)
+        await self._persist(frame, operation)
+        return events[0] if events else None
+
+    async def _persist(self, frame: bytes, operation: str) -> None:
+        """Append an applied record's frame to the WAL and wait until it is durable."""
         round_done = self._wal.append(frame, self._state.revision)
         self._records_since_snapshot += 1
         if self._records_since_snapshot >= max(self._snapshot_count, len(self._state.live)):
             self._start_snapshot()
         await round_done
         metrics.WRITES_BY_OPERATION[operation] += 1
-        return events[0] if events else None
+
+    # ----------------------------------------------------------------------- transactions
+
+    async def txn(self, txn: TxnOp) -> TxnResult:
+        """Run an etcd-shaped transaction atomically (storage/txn_eval.py): every write takes
+        one revision and one WAL record, acknowledged once durable like any write."""
+        if has_writes(txn):
+            self._check_writable()
+        else:
+            self._check_open()
+        result, records = txn_eval.run(self._state, txn)
+        if records:
+            record = records[0] if len(records) == 1 else (TXN, self._state.revision, records)
+            await self._persist(encode_frame(record), "txn")
+        return result
+
+    async def progress_revision(self) -> int:
+        """The newest revision every synced watcher has been offered (the durable one): a
+        watch progress notification may promise no event at or below it is still to come."""
+        self._check_open()
+        return self._hub.durable_revision
 
     def _on_durable(self, revision: int) -> None:
         self._hub.notify(revision)
@@ -258,11 +286,19 @@ class EmbeddedStore:
 
     # --------------------------------------------------------------------------- leases
 
-    async def grant_lease(self, ttl: int) -> int:
+    async def grant_lease(self, ttl: int, *, lease_id: int = 0) -> int:
+        """A new lease; `lease_id` 0 picks the next free id (etcd lets a client choose one).
+        Raises LeaseExistsError for a chosen id that is taken."""
         self._check_writable()
         if ttl <= 0:
             raise ValueError("lease TTL must be positive")
-        lease_id = self._state.next_lease_id
+        if lease_id:
+            if lease_id in self._state.leases:
+                raise LeaseExistsError(lease_id)
+        else:
+            lease_id = self._state.next_lease_id
+            while lease_id in self._state.leases:
+                lease_id += 1
         await self._commit((GRANT, self._state.revision, lease_id, int(ttl)), "lease_grant")
         self._set_deadline(lease_id, time.monotonic() + ttl)
         return lease_id
@@ -289,6 +325,11 @@ class EmbeddedStore:
             raise LeaseNotFoundError(lease_id)
         remaining = max(0.0, self._lease_deadlines.get(lease_id, 0.0) - time.monotonic())
         return LeaseInfo(lease_id, lease.ttl, remaining, tuple(sorted(lease.keys)))
+
+    async def leases(self) -> list[int]:
+        """Ids of every live lease, ascending."""
+        self._check_open()
+        return sorted(self._state.leases)
 
     def _set_deadline(self, lease_id: int, deadline: float) -> None:
         self._lease_deadlines[lease_id] = deadline

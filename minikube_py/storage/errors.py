@@ -97,6 +97,14 @@ class LeaseNotFoundError(StorageError):
         self.lease_id = lease_id
 
 
+class LeaseExistsError(StorageError):
+    """grant_lease with a chosen id that is already taken (etcd's ErrLeaseExists)."""
+
+    def __init__(self, lease_id: int) -> None:
+        super().__init__(f"lease {lease_id} already exists")
+        self.lease_id = lease_id
+
+
 class InvalidContinueError(StorageError):
     """A continue token that is malformed or belongs to another prefix."""
 
@@ -117,3 +125,15 @@ class StorageFullError(StorageError):
     the WAL retries what it holds, so the store resumes by itself. A write refused this way
     after it was applied in memory may still become durable on the retry (an indeterminate
     result, like etcd's request timeout)."""
+
+
+class InvalidTxnError(StorageError):
+    """A transaction etcd refuses before running it: too many operations in a branch, or one
+    key written twice (etcd's ErrTooManyOps, ErrDuplicateKey). `reason` is etcd's text."""
+
+    TOO_MANY_OPS = "too many operations in txn request"
+    DUPLICATE_KEY = "duplicate key given in txn request"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import AsyncIterator, Protocol, runtime_checkable
 
 from .kv import Event, KeyValue, LeaseInfo, RangeResult
+from .txn import TxnOp, TxnResult
 
 
 @runtime_checkable
@@ -127,4 +128,33 @@ class Store(Protocol):
     async def close(self) -> None:
         """Flush, stop background work and release the data; later calls raise
         UnavailableError."""
+        ...
+
+
+@runtime_checkable
+class TxnStore(Store, Protocol):
+    """A Store that also runs etcd's general request shapes atomically: what serving the etcd
+    v3 protocol (minikube_py/etcdserver) needs beyond the single-key calls above.
+
+    The embedded store implements it. The real-etcd backend does not: serving etcd's protocol
+    over a real etcd would be a proxy (etcd ships one, `etcd grpc-proxy`), not a store."""
+
+    async def txn(self, txn: TxnOp) -> TxnResult:
+        """Evaluate every compare, then run one branch; all writes take one revision and are
+        durable when this returns. Raises InvalidTxnError, CompactedError,
+        FutureRevisionError (a read op's revision), KeyNotFoundError (ignore_value/ignore_lease
+        on a missing key), LeaseNotFoundError, ValueTooLargeError — before changing anything."""
+        ...
+
+    async def grant_lease(self, ttl: int, *, lease_id: int = 0) -> int:
+        """As Store.grant_lease; a non-zero `lease_id` is used as the id (LeaseExistsError
+        if taken)."""
+        ...
+
+    async def leases(self) -> list[int]:
+        """Ids of every live lease."""
+        ...
+
+    async def progress_revision(self) -> int:
+        """A revision R such that every watcher in sync has been offered every event <= R."""
         ...

@@ -24,7 +24,7 @@ WAL_ROUND_BYTES = Histogram(
 #: collector at scrape time: a prometheus Counter takes a lock per increment, which on the
 #: durable write path cost as much as the fsync bookkeeping.
 WRITES_BY_OPERATION: dict[str, int] = dict.fromkeys(
-    ("create", "update", "delete", "lease_grant", "lease_revoke", "compact"), 0
+    ("create", "update", "delete", "txn", "lease_grant", "lease_revoke", "compact"), 0
 )
 
 

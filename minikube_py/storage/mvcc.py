@@ -25,6 +25,8 @@ Records (msgpack-friendly tuples, also the WAL payload):
   (GRANT, revision, lease_id, ttl)        grant a lease (takes no revision)
   (REVOKE, revision, lease_id)            revoke a lease; its keys are deleted at `revision`
   (COMPACT, revision, compact_revision)   discard history before compact_revision
+  (TXN, revision, [PUT/DELETE records])   several writes at one revision (an etcd Txn or a
+                                          DeleteRange over several keys), each key at most once
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from sortedcontainers import SortedDict
 
 from .kv import Event, EventType, KeyValue
 
-PUT, DELETE, GRANT, REVOKE, COMPACT = range(5)
+PUT, DELETE, GRANT, REVOKE, COMPACT, TXN = range(6)
 
 Record = tuple
 
@@ -130,6 +132,9 @@ class MVCCState:
         elif kind == COMPACT:
             self._compact(record[2])
             return []
+        elif kind == TXN:
+            events = [self.apply(tuple(write))[0] for write in record[2]]
+            return events
         else:
             raise ValueError(f"unknown record kind {kind!r}")
         if events:

@@ -172,6 +172,14 @@ class Cluster:
             else running.url
 
     @property
+    def console_url(self) -> str:
+        """The web console's URL (`Cluster(console=True)`)."""
+        url = self.running.console_url
+        if url is None:
+            raise RuntimeError("this cluster serves no console (Cluster(console=True))")
+        return url
+
+    @property
     def kubeconfig_path(self) -> Path:
         if self._dir is None:
             raise RuntimeError("the cluster is not running")

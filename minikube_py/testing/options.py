@@ -35,6 +35,8 @@ class ClusterOptions:
     store: str = "tempdir"
     kubelet_port: bool = True
     ready_timeout: float = 30.0
+    #: serve the web console (minikube_py.console) on 127.0.0.1, a port the OS picks
+    console: bool = False
     flags: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -88,6 +90,7 @@ def start_argv(options: ClusterOptions, data_dir: Path, *, etcd_prefix: str = ""
         argv += ["--etcd-servers", servers, "--etcd-key-prefix", etcd_prefix]
     else:
         argv += ["--data-dir", str(data_dir / "data")]
+    argv += ["--console-port", "0"] if options.console else ["--no-console"]
     disabled = [c for c in COMPONENTS if c not in options.components]
     if disabled:
         argv += ["--disable", ",".join(disabled)]

@@ -25,26 +25,29 @@ def held() -> socket.socket:
 
 def test_plan_follows_the_flags_disabled_components_and_the_secure_port() -> None:
     names = [w.listener.name for w in listeners.plan(options(), secure=True)]
-    assert names == ["apiserver", "secure", "scheduler", "controller-manager", "kubelet"]
+    assert names == ["apiserver", "secure", "scheduler", "controller-manager", "kubelet",
+                     "console"]
     wanted = listeners.plan(options("--scheduler-port", "0", "--disable", "kubelet",
-                                    "--ingress", "--ingress-port", "9999"), secure=False)
+                                    "--ingress", "--ingress-port", "9999", "--no-console"),
+                            secure=False)
     assert [(w.listener.name, w.port) for w in wanted] == [
         ("apiserver", 8080), ("controller-manager", 10252), ("ingress", 9999)]
 
 
-def test_a_row_whose_zero_means_a_free_port_is_bound_there() -> None:
-    console = listeners.Listener("console", "the web console", "--console-port",
-                                 lambda o: o.address, lambda o: 0, zero_is_free=True)
-    table = (*listeners.LISTENERS, console)
-    wanted = listeners.plan(options("--scheduler-port", "0"), secure=False, listeners=table)
+def test_the_console_port_zero_means_a_free_port_and_no_console_none() -> None:
+    wanted = listeners.plan(options("--scheduler-port", "0"), secure=False)
     assert [(w.listener.name, w.port) for w in wanted] == [
         ("apiserver", 8080), ("controller-manager", 10252), ("kubelet", 10250), ("console", 0)]
+    assert [w.listener.name for w in listeners.plan(
+        options("--console-port", "9090"), secure=False)][-1] == "console"
+    assert "console" not in [w.listener.name for w in listeners.plan(
+        options("--no-console"), secure=False)]
 
 
 def test_ports_auto_binds_every_wanted_listener_on_port_zero() -> None:
     wanted = listeners.plan(options("--ports", "auto", "--scheduler-port", "0"), secure=True)
     assert [w.listener.name for w in wanted] == ["apiserver", "secure", "controller-manager",
-                                                 "kubelet"]
+                                                 "kubelet", "console"]
     assert {w.port for w in wanted} == {0}
     bound = listeners.bind_all(wanted)
     try:

@@ -78,12 +78,15 @@ PRIORITIES: dict[str, PriorityFunction] = {
 
 
 def prioritize(pod: dict, nodes: NodeTable, rows: np.ndarray, configs: list[PriorityConfig],
-               ctx: PriorityContext) -> Scores:
+               ctx: PriorityContext,
+               parts: list[tuple[str, int, np.ndarray]] | None = None) -> Scores:
     """Sum of score * weight for each candidate row, aligned with `rows` (int64).
 
     No configs -> EqualPriority (1 each), as upstream, so selectHost still has totals to pick
     from. A weight-0 priority is not run. A function returning the wrong number of scores is a
-    programming error and raises ValueError rather than silently misattributing scores."""
+    programming error and raises ValueError rather than silently misattributing scores.
+    `parts`: gets (name, weight, scores) of each priority run — the explanation's per-priority
+    columns (upstream logs them at -v=10); the arrays are the ones computed anyway."""
     if not configs:
         return np.ones(len(rows), dtype=np.int64)
     ctx.meta(pod, fresh=True)
@@ -97,4 +100,6 @@ def prioritize(pod: dict, nodes: NodeTable, rows: np.ndarray, configs: list[Prio
             raise ValueError(f"priority {config.name} returned {scores.size} scores "
                              f"for {len(totals)} nodes")
         totals += scores * weight
+        if parts is not None:
+            parts.append((config.name, weight, scores))
     return totals
