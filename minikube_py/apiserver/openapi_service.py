@@ -116,23 +116,22 @@ class _V3View:
 class OpenAPIDocuments:
     """The documents, with custom resources coming and going.
 
-    The built-in documents are built and encoded once, on the first request that needs them
-    (kubectl's first `apply`/`explain`), on the offload worker — not at start: most clusters,
-    a test's above all, are never asked, and building them is the largest single step of an
-    API server's start. A CRD change (`set_custom`, `remove_custom`) only bumps a generation:
-    the next request rebuilds the group-version documents that have custom resources, the
-    index and (on its first request) /openapi/v2 on the offload worker, once per generation
-    however many requests wait for it — so a burst of CRD writes costs one rebuild and never
-    holds the event loop (upstream's openapi controllers likewise rebuild the merged spec off
-    the request path)."""
+    The built-in documents are encoded once, on the offload worker at the first request that
+    needs them (not at start: ~0.3 s of a start's second, for documents only kubectl's
+    explain/apply/validation ask for). A CRD change (`set_custom`,
+    `remove_custom`) only bumps a generation: the next request rebuilds the group-version
+    documents that have custom resources, the index and (on its first request) /openapi/v2 on
+    the offload worker, once per generation however many requests wait for it — so a burst
+    of CRD writes costs one rebuild and never holds the event loop (upstream's openapi
+    controllers likewise rebuild the merged spec off the request path)."""
 
     def __init__(self, groups: dict[str, dict[str, list[Strategy]]]) -> None:
-        #: path -> (group, version, what each built-in resource offers); cheap, so taken now
-        self._builtin_specs: dict[str, tuple[str, str, list[ResourceSpec]]] = {
-            _gv_path(group, version): (group, version, [_spec(s) for s in strategies])
-            for group, versions in groups.items() for version, strategies in versions.items()}
-        #: the built-in documents and their index (a _V3View without custom resources)
-        self._base: asyncio.Future[_V3View] | None = None
+        self._groups = groups
+        #: filled by _ensure_builtin (the built-in documents, their specs and hashes)
+        self._builtin: dict[str, bytes] = {}
+        self._builtin_specs: dict[str, list[ResourceSpec]] = {}
+        self._hashes: dict[str, str] = {}
+        self._builtin_built: asyncio.Future[_V3View] | None = None
         #: CRD name -> (the CRD, what each served version offers)
         self._custom: dict[str, tuple[dict[str, Any], Served]] = {}
         #: each CRD's pieces by (name, uid, resourceVersion, served), from the last build
@@ -146,21 +145,30 @@ class OpenAPIDocuments:
         self._v2: tuple[int, asyncio.Future[tuple[_Encoded, _Encoded]]] | None = None
 
     def _build_builtin(self) -> _V3View:
+        """The built-in documents (pure over the groups; on the offload worker)."""
         documents: dict[str, bytes] = {}
         hashes: dict[str, str] = {}
-        for path, (group, version, specs) in self._builtin_specs.items():
-            data = orjson.dumps(openapi_v3_document(group, version, specs))
-            documents[path] = data
-            hashes[path] = _index_hash(data)
+        for group, versions in self._groups.items():
+            for version, strategies in versions.items():
+                path = _gv_path(group, version)
+                specs = [_spec(s) for s in strategies]
+                data = orjson.dumps(openapi_v3_document(group, version, specs))
+                documents[path] = data
+                self._builtin_specs[path] = specs
+                hashes[path] = _index_hash(data)
         return _V3View(documents, hashes, orjson.dumps(openapi_v3_index(hashes)), (), {})
 
-    async def builtin_view(self) -> _V3View:
-        """The built-in documents, built once (retried after a failure) off the loop."""
-        base = self._base
-        if base is None or (base.done() and (base.cancelled() or base.exception())):
-            base = self._base = asyncio.ensure_future(
+    async def _ensure_builtin(self) -> _V3View:
+        """The view of the built-in documents alone, built once (retried after a failure)."""
+        held = self._builtin_built
+        if held is None or (held.done() and (held.cancelled() or held.exception())):
+            held = self._builtin_built = asyncio.ensure_future(
                 offload.run(self._build_builtin, weight=offload.HEAVY_BYTES + 1))
-        return await asyncio.shield(base)
+        view = await asyncio.shield(held)
+        if not self._builtin:
+            self._builtin.update(view.documents)
+            self._hashes.update(view.hashes)
+        return view
 
     # -- custom resources (server.serve_custom / unserve_custom) ---------------------------
     def set_custom(self, name: str, crd: dict[str, Any], strategies: list[Strategy]) -> None:
@@ -188,17 +196,16 @@ class OpenAPIDocuments:
         return await asyncio.shield(held[1])
 
     async def v3_view(self) -> _V3View:
+        empty = await self._ensure_builtin()
         if not self._custom:
-            return await self.builtin_view()
+            return empty
         return await self._current("_v3", self._start_v3)
 
     async def _start_v3(self, generation: int) -> _V3View:
-        base = await self.builtin_view()
         custom = dict(self._custom)  # a snapshot: the worker never sees later changes
-        return await offload.run(self._build_v3, base, custom, weight=offload.HEAVY_BYTES + 1)
+        return await offload.run(self._build_v3, custom, weight=offload.HEAVY_BYTES + 1)
 
-    def _build_v3(self, base: _V3View, custom: dict[str, tuple[dict[str, Any], Served]]
-                  ) -> _V3View:
+    def _build_v3(self, custom: dict[str, tuple[dict[str, Any], Served]]) -> _V3View:
         by_path: dict[str, list[CustomVersionOpenAPI]] = {}
         pieces: list[CustomVersionOpenAPI] = []
         cache: dict[tuple, list[CustomVersionOpenAPI]] = {}
@@ -217,12 +224,12 @@ class OpenAPIDocuments:
                 by_path.setdefault(_gv_path(piece.group, piece.version), []).append(piece)
                 pieces.append(piece)
         self._pieces = cache  # only the CRDs of this build: one change recomputes one CRD
-        documents = dict(base.documents)
-        hashes = dict(base.hashes)
+        documents = dict(self._builtin)
+        hashes = dict(self._hashes)
         custom_documents: dict[str, dict[str, Any]] = {}
         for path, parts in by_path.items():
             group, version = parts[0].group, parts[0].version
-            specs = [*self._builtin_specs.get(path, ("", "", []))[2], *(p.spec for p in parts)]
+            specs = [*self._builtin_specs.get(path, ()), *(p.spec for p in parts)]
             schemas = {k: v for p in parts for k, v in p.v3_schemas.items()}
             document = openapi_v3_document(group, version, specs, schemas)
             try:
@@ -268,13 +275,13 @@ class OpenAPIDocuments:
         return await self._current("_v2", self._start_v2)
 
     async def _start_v2(self, generation: int) -> tuple[_Encoded, _Encoded]:
-        base, view = await self.builtin_view(), await self.v3_view()
-        return await offload.run(self._build_v2, base, view, weight=offload.HEAVY_BYTES + 1)
+        view = await self.v3_view()
+        return await offload.run(self._build_v2, view, weight=offload.HEAVY_BYTES + 1)
 
-    def _build_v2(self, base: _V3View, view: _V3View) -> tuple[_Encoded, _Encoded]:
+    def _build_v2(self, view: _V3View) -> tuple[_Encoded, _Encoded]:
         builtin = self._builtin_v2
         if builtin is None:  # once: the built-in part never changes
-            builtin = swagger_document(orjson.loads(b) for b in base.documents.values())
+            builtin = swagger_document(orjson.loads(b) for b in self._builtin.values())
             self._builtin_v2 = builtin
         # the few definitions the documents with custom resources reach that neither the
         # built-in documents nor the CRDs' own v2 forms have (the paths come with the CRDs)
