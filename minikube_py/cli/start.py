@@ -171,8 +171,13 @@ async def running_cluster(options: StartOptions,
         except ValueError as exc:  # an unreadable token/policy file, an unknown mode
             raise ConfigError(str(exc)) from None
         runner = apiserver.make_runner()
+        if options.apiservers > 1:
+            from .apiserver_child import add_identity
+
+            add_identity(runner.app, 0)
         await runner.setup()
         components: list[Component] = []
+        shared: dict[str, list] = {"insecure": [], "secure": []}  # --apiservers' sockets
         try:
             url = secure_url = None
             if options.port:
@@ -181,16 +186,20 @@ async def running_cluster(options: StartOptions,
                                 "authentication", address=options.address, port=options.port)
                 bound = await _listen(runner, options.address,
                                       0 if options.ephemeral_ports else options.port,
-                                      "the API server", "--insecure-port")
+                                      "the API server", "--insecure-port",
+                                      shared=(options.apiservers, shared["insecure"]))
                 url = f"http://{options.address}:{bound}"
             if secure is not None:
                 bound = await _listen(runner, options.bind_address,
                                       0 if options.ephemeral_ports else options.secure_port,
-                                      "the secure port", "--secure-port", secure.ssl_context)
+                                      "the secure port", "--secure-port", secure.ssl_context,
+                                      shared=(options.apiservers, shared["secure"]))
                 host = "127.0.0.1" if options.bind_address in ("0.0.0.0", "::") \
                     else options.bind_address
                 secure_url = f"https://{host}:{bound}"
-            components = await start_components(options, apiserver, runner.app, pauses)
+            if options.apiservers > 1:
+                components.append(await start_fleet(options, store, shared, stop))
+            components += await start_components(options, apiserver, runner.app, pauses)
             await wait_ready(options, runner.app, components, stop or asyncio.Event())
             cluster = RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
                                      components, secure_url, secure, pauses,
@@ -201,6 +210,8 @@ async def running_cluster(options: StartOptions,
             for component in reversed(components):
                 await component.stop()
             await runner.cleanup()
+            for sock in (*shared["insecure"], *shared["secure"]):
+                sock.close()
     finally:
         if options.trace:
             TRACE.release()
@@ -229,6 +240,7 @@ async def _serve_etcd(options: StartOptions, store: Store):
 async def serve(options: StartOptions) -> int:
     began = time.monotonic()
     stop = runtime.stop_on_signals()
+    failed = None
     try:
         async with running_cluster(options, stop, pauses=PAUSES) as cluster:
             if options.kubeconfig_out is not None:
@@ -251,11 +263,35 @@ async def serve(options: StartOptions) -> int:
             print_summary(options, cluster, seconds)
             loopwatch.mark_ready()  # from now on a stall of the loop is a warning
             await stop.wait()
+            failed = next((c.handle.failed for c in cluster.components
+                           if c.name == "apiservers"), None)
             log.info("stopping")
     finally:
         runtime.restore_signals()
     log.info("stopped")
+    if failed:
+        raise CommandError(f"stopped: {failed}")
     return 0
+
+
+async def start_fleet(options: StartOptions, store: Store, shared: dict[str, list],
+                      stop: asyncio.Event | None) -> Component:
+    """--apiservers N: N-1 more API server processes on the shared sockets (apiserver_fleet)."""
+    from .apiserver_fleet import Fleet
+
+    def failed(_reason: str) -> None:
+        if stop is not None:
+            stop.set()
+
+    fleet = Fleet(options, store, shared["insecure"], shared["secure"], failed)
+    try:
+        await fleet.start()
+    except BaseException:
+        await fleet.stop()
+        raise
+    return Component("apiservers", None, fleet.stop,
+                     f"{options.apiservers} API server processes on one port", listed=False,
+                     pending=fleet.pending, handle=fleet)
 
 
 async def start_components(options: StartOptions, apiserver: "APIServer",
@@ -558,7 +594,9 @@ async def wait_ready(options: StartOptions, app: "web.Application",
             missing = []
             for c in components:
                 waiting = c.pending() if c.pending is not None else []
-                if waiting:
+                if waiting and c.name == "apiservers":
+                    missing.append(f"{', '.join(waiting)} not answering /readyz")
+                elif waiting:
                     missing.append(f"{len(waiting)} node(s) not Ready (e.g. {min(waiting)})")
             if probed and not missing:
                 statuses = await client.list(COMPONENTSTATUSES)
@@ -599,6 +637,11 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
     if cluster.secure_url:
         lines.append(f"  {'apiserver (secure)':<20}{cluster.secure_url}  (TLS, "
                      f"authentication, --authorization-mode {options.apiserver.authorization_mode})")
+    fleet = next((c.handle for c in cluster.components if c.name == "apiservers"), None)
+    if fleet is not None:
+        pids = ", ".join(str(c.process.pid) for c in fleet.children if c.process is not None)
+        lines.append(f"  {'apiservers':<20}{options.apiservers} processes on the API port "
+                     f"(#0 here with the components; pids {pids})")
     for c in (c for c in cluster.components if c.listed):
         target = c.url or "(no listener)"
         lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
@@ -621,12 +664,22 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
 
 
 async def _listen(runner: "web.AppRunner", address: str, port: int, what: str, flag: str,
-                  ssl_context: "ssl.SSLContext | None" = None) -> int:
-    """Serve `runner` on address:port; returns the bound port (the OS's choice for 0)."""
+                  ssl_context: "ssl.SSLContext | None" = None, *,
+                  shared: tuple[int, list] = (1, [])) -> int:
+    """Serve `runner` on address:port; returns the bound port (the OS's choice for 0).
+    `shared`: (N, list): with N > 1, bind N SO_REUSEPORT sockets of the port into the list
+    (apiserver_listeners.py) and serve the first; the others are for the other API servers."""
     from aiohttp import web
 
-    site = web.TCPSite(runner, address, port, ssl_context=ssl_context)
+    count, sockets = shared
     try:
+        if count > 1:
+            from .apiserver_listeners import reuseport_sockets
+
+            sockets += reuseport_sockets(address, port, count)
+            site = web.SockSite(runner, sockets[0], ssl_context=ssl_context)
+        else:
+            site = web.TCPSite(runner, address, port, ssl_context=ssl_context)
         await site.start()
     except OSError as exc:
         raise CommandError(f"cannot serve {what} on {address}:{port}: "
