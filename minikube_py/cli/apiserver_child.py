@@ -48,6 +48,7 @@ _PR_SET_PDEATHSIG = 1
 class Assignment:
     options: StartOptions
     store_socket: str
+    revision_board: str
     index: int
     insecure_fd: int | None
     secure_fd: int | None
@@ -99,7 +100,7 @@ async def serve(assignment: Assignment) -> int:
     from aiohttp import web
 
     from ..apiserver.server import APIServer
-    from ..storage.remote import RemoteStore
+    from ..storage.remote import CachingStore, RemoteStore, RevisionBoard
     from . import runtime
     from .secure_serving import prepare
 
@@ -107,9 +108,12 @@ async def serve(assignment: Assignment) -> int:
     stop = runtime.stop_on_signals()
     lifeline = asyncio.create_task(_lifeline(stop))
     options, secure = prepare(assignment.options)  # the parent's files, reused
-    store = await RemoteStore.connect(Path(assignment.store_socket))
+    # this process's copy of the store: consistent reads from memory (storage/remote/cached.py)
+    store = CachingStore(await RemoteStore.connect(Path(assignment.store_socket)),
+                         RevisionBoard(Path(assignment.revision_board)))
     runner = None
     try:
+        await store.start()
         apiserver = APIServer(store, options.apiserver)
         runner = apiserver.make_runner()
         add_identity(runner.app, assignment.index)

@@ -39,7 +39,7 @@ from pathlib import Path
 import structlog
 
 from ..storage import Store
-from ..storage.remote import StoreServer
+from ..storage.remote import PublishingStore, RevisionBoard, StoreServer
 from .apiserver_child import Assignment, encode
 from .start_options import StartOptions
 
@@ -66,17 +66,21 @@ class Child:
 class Fleet:
     """The children and the store server they reach the store through."""
 
-    def __init__(self, options: StartOptions, store: Store, insecure: list[socket.socket],
-                 secure: list[socket.socket], on_failure: Callable[[str], None]) -> None:
+    def __init__(self, options: StartOptions, store: Store) -> None:
+        """Before API server #0 is built: it (and the etcd server, and the children through
+        the socket) must write through `self.store`, which publishes each acknowledged
+        revision on the board the children's consistent reads wait for."""
         self.options = options
-        self.store = store
-        self.insecure = insecure  # [0] is API server #0's, the rest one per child
-        self.secure = secure
-        self.on_failure = on_failure
+        self._dir = Path(tempfile.mkdtemp(prefix="minikube-py-"))  # 0700: socket and board
+        self.board = RevisionBoard(self._dir / "revision", create=True)
+        self.store = PublishingStore(store, self.board)
+        self.insecure: list[socket.socket] = []  # [0] is API server #0's, then one per child
+        self.secure: list[socket.socket] = []
+        self.on_failure: Callable[[str], None] = lambda _reason: None
         self.children = [Child(i) for i in range(1, options.apiservers)]
         self.failed: str | None = None
         self.stopping = False
-        self._dir = Path(tempfile.mkdtemp(prefix="minikube-py-"))  # 0700: the store's socket
+        self.stopped = False
         self.server: StoreServer | None = None
 
     @property
@@ -87,7 +91,11 @@ class Fleet:
     def pending(self) -> list[str]:
         return [c.name for c in self.children if not c.ready]
 
-    async def start(self) -> None:
+    async def start(self, insecure: list[socket.socket], secure: list[socket.socket],
+                    on_failure: Callable[[str], None]) -> None:
+        """Serve the store and spawn the children on their sockets of the shared port."""
+        self.insecure, self.secure, self.on_failure = insecure, secure, on_failure
+        self.board.publish(await self.store.current_revision())
         self.server = await StoreServer.start(self.store, self._dir / "store.sock")
         for child in self.children:
             await self._spawn(child)
@@ -101,7 +109,7 @@ class Fleet:
         # what only the store process's components use stays here (a test's clock is not
         # even picklable)
         options = dataclasses.replace(self.options, controller_clock=None)
-        assignment = Assignment(options, str(self.server.path), i,
+        assignment = Assignment(options, str(self.server.path), str(self.board.path), i,
                                 insecure.fileno() if insecure else None,
                                 secure.fileno() if secure else None, level, fmt)
         fds = tuple(s.fileno() for s in (insecure, secure) if s is not None)
@@ -139,7 +147,9 @@ class Fleet:
             self.on_failure(self.failed)
 
     async def stop(self) -> None:
-        self.stopping = True
+        if self.stopped:
+            return
+        self.stopped = self.stopping = True
         running = [c.process for c in self.children
                    if c.process is not None and c.process.returncode is None]
         for process in running:
@@ -161,6 +171,7 @@ class Fleet:
                 child.process.stdin.close()
         if self.server is not None:
             await self.server.stop()
+        self.board.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from ..apiserver.server import APIServer
     from ..client import Client
     from ..client.cache import InformerFactory
+    from .apiserver_fleet import Fleet
     from .secure_serving import SecureServing
 
 log = structlog.get_logger(component="minikube-py")
@@ -163,11 +164,16 @@ async def running_cluster(options: StartOptions,
     store, backend = await open_store(options)
     if options.trace:
         TRACE.hold()  # --trace: record from the start, not only while someone watches
-    etcd = None
+    etcd = fleet = None
     try:
-        etcd = await _serve_etcd(options, store)
+        if options.apiservers > 1:  # every write then publishes its revision (apiserver_fleet)
+            from .apiserver_fleet import Fleet
+
+            fleet = Fleet(options, store)
+        served = fleet.store if fleet is not None else store
+        etcd = await _serve_etcd(options, served)
         try:
-            apiserver = APIServer(store, options.apiserver, pauses=pauses)
+            apiserver = APIServer(served, options.apiserver, pauses=pauses)
         except ValueError as exc:  # an unreadable token/policy file, an unknown mode
             raise ConfigError(str(exc)) from None
         runner = apiserver.make_runner()
@@ -197,8 +203,8 @@ async def running_cluster(options: StartOptions,
                 host = "127.0.0.1" if options.bind_address in ("0.0.0.0", "::") \
                     else options.bind_address
                 secure_url = f"https://{host}:{bound}"
-            if options.apiservers > 1:
-                components.append(await start_fleet(options, store, shared, stop))
+            if fleet is not None:
+                components.append(await start_fleet(fleet, shared, stop))
             components += await start_components(options, apiserver, runner.app, pauses)
             await wait_ready(options, runner.app, components, stop or asyncio.Event())
             cluster = RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
@@ -217,6 +223,8 @@ async def running_cluster(options: StartOptions,
             TRACE.release()
         if etcd is not None:
             await etcd.stop(1.0)
+        if fleet is not None:
+            await fleet.stop()  # a no-op when it stopped with the components
         await store.close()
 
 
@@ -274,24 +282,18 @@ async def serve(options: StartOptions) -> int:
     return 0
 
 
-async def start_fleet(options: StartOptions, store: Store, shared: dict[str, list],
+async def start_fleet(fleet: "Fleet", shared: dict[str, list],
                       stop: asyncio.Event | None) -> Component:
     """--apiservers N: N-1 more API server processes on the shared sockets (apiserver_fleet)."""
-    from .apiserver_fleet import Fleet
 
     def failed(_reason: str) -> None:
         if stop is not None:
             stop.set()
 
-    fleet = Fleet(options, store, shared["insecure"], shared["secure"], failed)
-    try:
-        await fleet.start()
-    except BaseException:
-        await fleet.stop()
-        raise
+    await fleet.start(shared["insecure"], shared["secure"], failed)
     return Component("apiservers", None, fleet.stop,
-                     f"{options.apiservers} API server processes on one port", listed=False,
-                     pending=fleet.pending, handle=fleet)
+                     f"{fleet.options.apiservers} API server processes on one port",
+                     listed=False, pending=fleet.pending, handle=fleet)
 
 
 async def start_components(options: StartOptions, apiserver: "APIServer",

@@ -56,6 +56,12 @@ APISERVER = tuple(dataclasses.replace(s, default=START_DEFAULTS[s.name])
                   if s.name in START_DEFAULTS else s for s in APISERVER_DEFAULTS)
 DEFAULT_KUBECONFIG = "~/.minikube-py/kubeconfig"
 
+#: --apiservers (cli/apiserver_fleet.py), also a flag of `minikube-py apiserver`
+APISERVERS = Setting(
+    "apiservers", 1, "API server processes behind the one API port: the store's process runs "
+    "#0 (and the components), N-1 more reach the store through a local socket, each with its "
+    "own watch caches (docs/architecture.md)", integer, metavar="N")
+
 ALL_IN_ONE = (
     Setting("scheduler-port", 10251, "the scheduler's healthz/metrics/debug port (0 disables "
             "the listener)", port),
@@ -87,10 +93,7 @@ ALL_IN_ONE = (
     Setting("etcd-listen", None, "also serve the embedded store over etcd's v3 gRPC API at "
             "HOST:PORT or http://HOST:PORT (port 0: any free port), for etcdctl and etcd "
             "clients (minikube_py/etcdserver)", metavar="HOST:PORT"),
-    Setting("apiservers", 1, "API server processes behind the one API port: the store's "
-            "process runs #0 and the components, N-1 more serve through the store's local "
-            "socket, each with its own watch caches (docs/architecture.md)", integer,
-            metavar="N"),
+    APISERVERS,
     Setting("default-storage-class", True, "create the default StorageClass `standard` "
             "(provisioner hostpath.csi.minikube-py.io), as minikube's and kind's clusters ship "
             "one", boolean, metavar="BOOL"),

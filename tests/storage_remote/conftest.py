@@ -15,12 +15,18 @@ from typing import NamedTuple
 import pytest
 
 from minikube_py.storage import EmbeddedStore, Store
-from minikube_py.storage.remote import RemoteStore, StoreServer
+from minikube_py.storage.remote import (
+    PublishingStore,
+    RemoteStore,
+    RevisionBoard,
+    StoreServer,
+)
 
 
 class Served(NamedTuple):
     store: EmbeddedStore
     server: StoreServer
+    board_path: Path
 
 
 @pytest.fixture
@@ -28,12 +34,14 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
     store = await EmbeddedStore.open(tmp_path / "data", fsync=False)
     # a short path: a Unix socket's path is limited to ~107 bytes, pytest's tmp_path is not
     with tempfile.TemporaryDirectory(prefix="mkpy-") as where:
-        server = await StoreServer.start(store, Path(where) / "store.sock")
+        board = RevisionBoard(Path(where) / "revision", create=True)
+        server = await StoreServer.start(PublishingStore(store, board), Path(where) / "store.sock")
         try:
-            yield Served(store, server)
+            yield Served(store, server, board.path)
         finally:
             await server.stop()
             await store.close()
+            board.close()
 
 
 @pytest.fixture(params=["remote-over-embedded"])
