@@ -28,6 +28,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 #: every response of API server n carries `X-Minikube-Apiserver: n` (the store process's is 0)
 IDENTITY_HEADER = "X-Minikube-Apiserver"
 _PR_SET_PDEATHSIG = 1
+STARTED = time.monotonic()  # the process's start, for the "serving" line's seconds
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,13 @@ def encode(assignment: Assignment) -> bytes:
     return struct.pack(">I", len(body)) + body
 
 
-def _read_assignment() -> Assignment:
+def _read_assignment() -> Assignment | None:
+    """The parent's assignment; None if the parent went away first (EOF)."""
     stdin = sys.stdin.buffer
-    (size,) = struct.unpack(">I", stdin.read(4))
+    head = stdin.read(4)
+    if len(head) < 4:
+        return None
+    (size,) = struct.unpack(">I", head)
     return pickle.loads(stdin.read(size))
 
 
@@ -112,6 +118,7 @@ async def serve(assignment: Assignment) -> int:
     store = CachingStore(await RemoteStore.connect(Path(assignment.store_socket)),
                          RevisionBoard(Path(assignment.revision_board)))
     runner = None
+    began = time.monotonic()
     try:
         await store.start()
         apiserver = APIServer(store, options.apiserver)
@@ -132,7 +139,9 @@ async def serve(assignment: Assignment) -> int:
             url = f"http://{options.address}:{site._server.sockets[0].getsockname()[1]}"
         print(json.dumps({"ready": True, "index": assignment.index, "pid": os.getpid(),
                           "url": url}), flush=True)
-        log.info("serving", url=url, store=assignment.store_socket)
+        log.info("serving", url=url, store=assignment.store_socket,
+                 seconds=round(time.monotonic() - STARTED, 3),
+                 setup_seconds=round(time.monotonic() - began, 3))
         await stop.wait()
         log.info("stopping")
     finally:
@@ -146,8 +155,15 @@ async def serve(assignment: Assignment) -> int:
 
 def main() -> int:
     die_with_parent()
+    parent = os.getppid()
+    # the heavy imports while the parent builds API server #0 (the assignment comes after)
+    import aiohttp  # noqa: F401
+
+    from ..apiserver import server  # noqa: F401
+    from . import secure_serving  # noqa: F401
+
     assignment = _read_assignment()
-    if os.getppid() == 1:  # the parent died before the death signal was armed
+    if assignment is None or os.getppid() != parent:  # the parent is gone
         return 1
     from ..logs import configure_logging
     from . import runtime

@@ -57,6 +57,7 @@ class Child:
         self.url: str | None = None
         self.ready = False
         self.task: asyncio.Task | None = None
+        self.fds: tuple[int | None, int | None] = (None, None)  # its insecure, secure socket
 
     @property
     def name(self) -> str:
@@ -91,39 +92,40 @@ class Fleet:
     def pending(self) -> list[str]:
         return [c.name for c in self.children if not c.ready]
 
-    async def start(self, insecure: list[socket.socket], secure: list[socket.socket],
-                    on_failure: Callable[[str], None]) -> None:
-        """Serve the store and spawn the children on their sockets of the shared port."""
-        self.insecure, self.secure, self.on_failure = insecure, secure, on_failure
+    async def spawn(self, insecure: list[socket.socket], secure: list[socket.socket]) -> None:
+        """Start the children with their sockets of the shared port(s). They import the API
+        server meanwhile and wait for `start` (API server #0 first does the bootstrap every
+        API server would otherwise race to do)."""
+        self.insecure, self.secure = insecure, secure
+        for child in self.children:
+            i = child.index
+            mine = [s[i] for s in (insecure, secure) if s]
+            child.fds = (insecure[i].fileno() if insecure else None,
+                         secure[i].fileno() if secure else None)
+            child.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "minikube_py.cli.apiserver_child",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                pass_fds=tuple(s.fileno() for s in mine), env=_child_env())
+            for sock in mine:  # the child's now: were it to die, its socket must close, or
+                sock.close()   # the kernel would keep routing connections to it
+
+    async def start(self, on_failure: Callable[[str], None]) -> None:
+        """Serve the store and tell each child what to serve; `on_failure` hears of a child
+        that exits on its own."""
+        self.on_failure = on_failure
         self.board.publish(await self.store.current_revision())
         self.server = await StoreServer.start(self.store, self._dir / "store.sock")
-        for child in self.children:
-            await self._spawn(child)
-
-    async def _spawn(self, child: Child) -> None:
-        i = child.index
-        insecure = self.insecure[i] if self.insecure else None
-        secure = self.secure[i] if self.secure else None
         level, fmt = _log_settings()
-        assert self.server is not None
         # what only the store process's components use stays here (a test's clock is not
         # even picklable)
         options = dataclasses.replace(self.options, controller_clock=None)
-        assignment = Assignment(options, str(self.server.path), str(self.board.path), i,
-                                insecure.fileno() if insecure else None,
-                                secure.fileno() if secure else None, level, fmt)
-        fds = tuple(s.fileno() for s in (insecure, secure) if s is not None)
-        child.process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "minikube_py.cli.apiserver_child",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, pass_fds=fds,
-            env=_child_env())
-        for sock in (insecure, secure):  # the child's now: were it to die, its socket must
-            if sock is not None:         # close, or the kernel would keep routing to it
-                sock.close()
-        assert child.process.stdin is not None
-        child.process.stdin.write(encode(assignment))  # then held open: the lifeline
-        await child.process.stdin.drain()
-        child.task = asyncio.create_task(self._watch(child), name=child.name)
+        for child in self.children:
+            assert child.process is not None and child.process.stdin is not None
+            assignment = Assignment(options, str(self.server.path), str(self.board.path),
+                                    child.index, *child.fds, level, fmt)
+            child.process.stdin.write(encode(assignment))  # then held open: the lifeline
+            await child.process.stdin.drain()
+            child.task = asyncio.create_task(self._watch(child), name=child.name)
 
     async def _watch(self, child: Child) -> None:
         """Until the child exits: take its ready line, confirm /readyz, then wait."""

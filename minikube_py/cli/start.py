@@ -165,11 +165,15 @@ async def running_cluster(options: StartOptions,
     if options.trace:
         TRACE.hold()  # --trace: record from the start, not only while someone watches
     etcd = fleet = None
+    shared: dict[str, list] = {"insecure": [], "secure": []}  # --apiservers' sockets
     try:
         if options.apiservers > 1:  # every write then publishes its revision (apiserver_fleet)
             from .apiserver_fleet import Fleet
 
             fleet = Fleet(options, store)
+            shared = _bind_shared(options, secure is not None)
+            # spawned now, they import while this process builds API server #0
+            await fleet.spawn(shared["insecure"], shared["secure"])
         served = fleet.store if fleet is not None else store
         etcd = await _serve_etcd(options, served)
         try:
@@ -183,7 +187,6 @@ async def running_cluster(options: StartOptions,
             add_identity(runner.app, 0)
         await runner.setup()
         components: list[Component] = []
-        shared: dict[str, list] = {"insecure": [], "secure": []}  # --apiservers' sockets
         try:
             url = secure_url = None
             if options.port:
@@ -193,18 +196,18 @@ async def running_cluster(options: StartOptions,
                 bound = await _listen(runner, options.address,
                                       0 if options.ephemeral_ports else options.port,
                                       "the API server", "--insecure-port",
-                                      shared=(options.apiservers, shared["insecure"]))
+                                      sockets=shared["insecure"])
                 url = f"http://{options.address}:{bound}"
             if secure is not None:
                 bound = await _listen(runner, options.bind_address,
                                       0 if options.ephemeral_ports else options.secure_port,
                                       "the secure port", "--secure-port", secure.ssl_context,
-                                      shared=(options.apiservers, shared["secure"]))
+                                      sockets=shared["secure"])
                 host = "127.0.0.1" if options.bind_address in ("0.0.0.0", "::") \
                     else options.bind_address
                 secure_url = f"https://{host}:{bound}"
             if fleet is not None:
-                components.append(await start_fleet(fleet, shared, stop))
+                components.append(await start_fleet(fleet, stop))
             components += await start_components(options, apiserver, runner.app, pauses)
             await wait_ready(options, runner.app, components, stop or asyncio.Event())
             cluster = RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
@@ -216,8 +219,6 @@ async def running_cluster(options: StartOptions,
             for component in reversed(components):
                 await component.stop()
             await runner.cleanup()
-            for sock in (*shared["insecure"], *shared["secure"]):
-                sock.close()
     finally:
         if options.trace:
             TRACE.release()
@@ -225,6 +226,8 @@ async def running_cluster(options: StartOptions,
             await etcd.stop(1.0)
         if fleet is not None:
             await fleet.stop()  # a no-op when it stopped with the components
+        for sock in (*shared["insecure"], *shared["secure"]):
+            sock.close()
         await store.close()
 
 
@@ -282,15 +285,41 @@ async def serve(options: StartOptions) -> int:
     return 0
 
 
-async def start_fleet(fleet: "Fleet", shared: dict[str, list],
-                      stop: asyncio.Event | None) -> Component:
-    """--apiservers N: N-1 more API server processes on the shared sockets (apiserver_fleet)."""
+def _bind_shared(options: StartOptions, secure: bool) -> dict[str, list]:
+    """--apiservers N: N SO_REUSEPORT sockets of each API port (apiserver_listeners.py), bound
+    before anything is built so the children can be spawned with theirs at once."""
+    from .apiserver_listeners import reuseport_sockets
+
+    shared: dict[str, list] = {"insecure": [], "secure": []}
+    ports = (("insecure", options.port, options.address, "the API server", "--insecure-port"),
+             ("secure", options.secure_port if secure else 0, options.bind_address,
+              "the secure port", "--secure-port"))
+    try:
+        for name, port, address, what, flag in ports:
+            if name == "insecure" and not port or name == "secure" and not secure:
+                continue
+            try:
+                shared[name] = reuseport_sockets(
+                    address, 0 if options.ephemeral_ports else port, options.apiservers)
+            except OSError as exc:
+                raise CommandError(f"cannot serve {what} on {address}:{port}: "
+                                   f"{exc.strerror or exc} (use {flag})") from exc
+    except BaseException:
+        for sock in (*shared["insecure"], *shared["secure"]):
+            sock.close()
+        raise
+    return shared
+
+
+async def start_fleet(fleet: "Fleet", stop: asyncio.Event | None) -> Component:
+    """--apiservers N: API server #0 is up (bootstrap done): hand the spawned children their
+    assignments, and count them until each answers /readyz (apiserver_fleet)."""
 
     def failed(_reason: str) -> None:
         if stop is not None:
             stop.set()
 
-    await fleet.start(shared["insecure"], shared["secure"], failed)
+    await fleet.start(failed)
     return Component("apiservers", None, fleet.stop,
                      f"{fleet.options.apiservers} API server processes on one port",
                      listed=False, pending=fleet.pending, handle=fleet)
@@ -667,19 +696,16 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
 
 async def _listen(runner: "web.AppRunner", address: str, port: int, what: str, flag: str,
                   ssl_context: "ssl.SSLContext | None" = None, *,
-                  shared: tuple[int, list] = (1, [])) -> int:
+                  sockets: list | None = None) -> int:
     """Serve `runner` on address:port; returns the bound port (the OS's choice for 0).
-    `shared`: (N, list): with N > 1, bind N SO_REUSEPORT sockets of the port into the list
-    (apiserver_listeners.py) and serve the first; the others are for the other API servers."""
+    `sockets`: --apiservers' sockets of this port, already bound: serve the first (API server
+    #0's; the others are the children's)."""
     from aiohttp import web
 
-    count, sockets = shared
     try:
-        if count > 1:
-            from .apiserver_listeners import reuseport_sockets
-
-            sockets += reuseport_sockets(address, port, count)
+        if sockets:
             site = web.SockSite(runner, sockets[0], ssl_context=ssl_context)
+            port = sockets[0].getsockname()[1]
         else:
             site = web.TCPSite(runner, address, port, ssl_context=ssl_context)
         await site.start()
