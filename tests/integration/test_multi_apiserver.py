@@ -205,6 +205,7 @@ def wait_gone(pids: list[int], timeout: float = 15.0) -> list[int]:
     return [p for p in pids if alive(p)]
 
 
+@pytest.mark.slow
 def test_killing_start_leaves_no_api_server_behind(tmp_path: Path) -> None:
     proc, pids = start_parent(tmp_path)
     assert pids and all(alive(p) for p in pids)
@@ -213,6 +214,7 @@ def test_killing_start_leaves_no_api_server_behind(tmp_path: Path) -> None:
     assert wait_gone(pids) == [], "API server processes outlived their parent"
 
 
+@pytest.mark.slow
 def test_an_api_server_crash_stops_start_with_exit_1(tmp_path: Path) -> None:
     proc, pids = start_parent(tmp_path)
     os.kill(pids[0], signal.SIGKILL)
