@@ -95,6 +95,9 @@ class StoreServer:
             await connection.run(reader)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # stop(): asyncio's server callback would log a cancelled handler as an error
+            pass
         finally:
             self._connections.discard(task)
             await connection.close()
