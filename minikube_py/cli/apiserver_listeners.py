@@ -17,24 +17,43 @@ from __future__ import annotations
 import socket
 
 
-def reuseport_sockets(address: str, port: int, count: int) -> list[socket.socket]:
-    """`count` listening TCP sockets on address:port (port 0: the kernel's choice, shared by
-    all), inheritable. OSError (address in use, ...) closes whatever was opened."""
+def reuseport_socket(address: str, port: int) -> socket.socket:
+    """One listening, inheritable TCP socket on address:port with SO_REUSEPORT."""
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((address, port))
+        sock.listen(socket.SOMAXCONN)
+        sock.setblocking(False)
+        sock.set_inheritable(True)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def join_port(address: str, port: int, count: int) -> list[socket.socket]:
+    """`count` more sockets on a port a SO_REUSEPORT socket of ours holds. OSError closes
+    whatever was opened."""
     sockets: list[socket.socket] = []
     try:
         for _ in range(count):
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            sockets.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-            sock.bind((address, port))
-            port = sock.getsockname()[1]  # the first socket's port for every later one
-            sock.listen(1024)
-            sock.setblocking(False)
-            sock.set_inheritable(True)
+            sockets.append(reuseport_socket(address, port))
     except OSError:
         for sock in sockets:
             sock.close()
         raise
     return sockets
+
+
+def reuseport_sockets(address: str, port: int, count: int) -> list[socket.socket]:
+    """`count` listening sockets on address:port (port 0: the kernel's choice, shared by
+    all): the first binds, the others join it."""
+    first = reuseport_socket(address, port)
+    try:
+        return [first, *join_port(address, first.getsockname()[1], count - 1)]
+    except OSError:
+        first.close()
+        raise

@@ -37,12 +37,14 @@ from ..pausing import REGISTRY as PAUSES
 from ..pausing import PauseRegistry
 from ..storage import EmbeddedStore, Store
 from ..trace import TRACE
-from . import runtime
+from . import listeners, runtime
 from .console import serving_console
 from .start_options import StartOptions, add_start_flags
+from .start_progress import Lines, Silent
 from .storage_target import CommandError, ConfigError, connect_etcd
 
 if TYPE_CHECKING:
+    import socket
     import ssl
     from pathlib import Path
 
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from ..client.cache import InformerFactory
     from .apiserver_fleet import Fleet
     from .secure_serving import SecureServing
+    from .start_progress import Progress
 
 log = structlog.get_logger(component="minikube-py")
 
@@ -140,12 +143,27 @@ class RunningCluster:
         return next(c for c in self.components if c.name == name)
 
 
+def data_dir_problems(options: StartOptions) -> list[str]:
+    """The data dir held by another process (named, with its command line), as a preflight
+    problem; the store's own lock still decides (a start racing this one loses there)."""
+    from ..storage.datadir import DataDir, DataDirLockedError
+
+    if options.etcd_servers:
+        return []
+    data_dir = DataDir(options.data_dir)
+    if not data_dir.is_locked():
+        return []
+    return [str(DataDirLockedError(options.data_dir, data_dir.holder_pid()))]
+
+
 @contextlib.asynccontextmanager
-async def running_cluster(options: StartOptions,
-                          stop: asyncio.Event | None = None, *,
+async def running_cluster(options: StartOptions, stop: asyncio.Event | None = None,
+                          progress: "Progress | None" = None, *,
                           pauses: PauseRegistry | None = None) -> AsyncIterator[RunningCluster]:
     """The whole cluster, ready (nodes Ready, components Healthy), for the `with` block;
     afterwards the components stop in reverse order, then the API server, then the store.
+    Every listener is bound (and every conflict reported) before the store opens
+    (listeners.py); `progress` hears of each step (start_progress.py; default: silent).
     `pauses`: where the scheduler and the controllers register their pause gates; default a
     registry of this cluster's own (several clusters in one process never share a gate —
     `minikube-py start`, one cluster per process, passes the process's REGISTRY)."""
@@ -161,7 +179,21 @@ async def running_cluster(options: StartOptions,
     options = kubelet_tls.with_kubelet_client(options)  # the API server's identity to kubelets
     options = front_proxy_tls.with_proxy_client(options)  # ... and to aggregated APIs
     options = with_service_account_key(options)  # TokenRequest's signing key, sa.key
-    store, backend = await open_store(options)
+    progress = progress or Silent()
+    if secure is not None:
+        progress.step(f"certificates and admin token in {options.cert_dir}")
+    bound = listeners.bind_all(listeners.plan(options, secure is not None),
+                               data_dir_problems(options),
+                               reuseport=listeners.API if options.apiservers > 1 else ())
+    progress.step(f"{len(bound.sockets)} ports bound"
+                  + (" (free ones: --ports auto)" if options.ports == listeners.AUTO else ""))
+    try:
+        store, backend = await open_store(options)
+    except BaseException:
+        bound.close()
+        raise
+    progress.step(f"store: {backend}" + ("" if options.etcd_servers
+                                          else f" in {options.data_dir}"))
     if options.trace:
         TRACE.hold()  # --trace: record from the start, not only while someone watches
     etcd = fleet = None
@@ -171,7 +203,7 @@ async def running_cluster(options: StartOptions,
             from .apiserver_fleet import Fleet
 
             fleet = Fleet(options, store)
-            shared = _bind_shared(options, secure is not None)
+            shared = _join_shared(options, bound)
             # spawned now, they import while this process builds API server #0
             await fleet.spawn(shared["insecure"], shared["secure"])
         served = fleet.store if fleet is not None else store
@@ -189,37 +221,35 @@ async def running_cluster(options: StartOptions,
         components: list[Component] = []
         try:
             url = secure_url = None
-            if options.port:
+            sock = bound.take("apiserver")
+            if sock is not None:
                 if not ipaddress.ip_address(options.address).is_loopback:
                     log.warning("the insecure port serves everyone who can reach it, with no "
                                 "authentication", address=options.address, port=options.port)
-                bound = await _listen(runner, options.address,
-                                      0 if options.ephemeral_ports else options.port,
-                                      "the API server", "--insecure-port",
-                                      sockets=shared["insecure"])
-                url = f"http://{options.address}:{bound}"
-            if secure is not None:
-                bound = await _listen(runner, options.bind_address,
-                                      0 if options.ephemeral_ports else options.secure_port,
-                                      "the secure port", "--secure-port", secure.ssl_context,
-                                      sockets=shared["secure"])
+                url = f"http://{options.address}:{await _serve(runner, sock)}"
+            sock = bound.take("secure")
+            if sock is not None and secure is not None:
+                port = await _serve(runner, sock, secure.ssl_context)
                 host = "127.0.0.1" if options.bind_address in ("0.0.0.0", "::") \
                     else options.bind_address
-                secure_url = f"https://{host}:{bound}"
+                secure_url = f"https://{host}:{port}"
+            progress.step("API server serving " + " and ".join(u for u in (url, secure_url) if u))
             if fleet is not None:
                 components.append(await start_fleet(fleet, stop))
-            components += await start_components(options, apiserver, runner.app, pauses)
-            await wait_ready(options, runner.app, components, stop or asyncio.Event())
+            components += await start_components(options, apiserver, runner.app, bound, progress,
+                                                pauses)
+            await wait_ready(options, runner.app, components, stop or asyncio.Event(), progress)
             cluster = RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
                                      components, secure_url, secure, pauses,
                                      etcd_url=etcd.url if etcd is not None else None)
-            async with serving_console(options, cluster):
+            async with serving_console(options, cluster, bound.take("console")):
                 yield cluster
         finally:
             for component in reversed(components):
                 await component.stop()
             await runner.cleanup()
     finally:
+        bound.close()
         if options.trace:
             TRACE.release()
         if etcd is not None:
@@ -252,8 +282,9 @@ async def serve(options: StartOptions) -> int:
     began = time.monotonic()
     stop = runtime.stop_on_signals()
     failed = None
+    print(starting_line(options), flush=True)
     try:
-        async with running_cluster(options, stop, pauses=PAUSES) as cluster:
+        async with running_cluster(options, stop, Lines(), pauses=PAUSES) as cluster:
             if options.kubeconfig_out is not None:
                 write_kubeconfig(options.kubeconfig_out, cluster)
             page = await cluster.store.range("", limit=1)
@@ -285,29 +316,22 @@ async def serve(options: StartOptions) -> int:
     return 0
 
 
-def _bind_shared(options: StartOptions, secure: bool) -> dict[str, list]:
-    """--apiservers N: N SO_REUSEPORT sockets of each API port (apiserver_listeners.py), bound
-    before anything is built so the children can be spawned with theirs at once."""
-    from .apiserver_listeners import reuseport_sockets
+def _join_shared(options: StartOptions, bound: listeners.Bound) -> dict[str, list]:
+    """--apiservers N: the API ports were bound with SO_REUSEPORT (listeners.bind_all); N-1
+    more sockets join each, one per child (apiserver_listeners.py). [0] is API server #0's."""
+    from .apiserver_listeners import join_port
 
     shared: dict[str, list] = {"insecure": [], "secure": []}
-    ports = (("insecure", options.port, options.address, "the API server", "--insecure-port"),
-             ("secure", options.secure_port if secure else 0, options.bind_address,
-              "the secure port", "--secure-port"))
     try:
-        for name, port, address, what, flag in ports:
-            if name == "insecure" and not port or name == "secure" and not secure:
-                continue
-            try:
-                shared[name] = reuseport_sockets(
-                    address, 0 if options.ephemeral_ports else port, options.apiservers)
-            except OSError as exc:
-                raise CommandError(f"cannot serve {what} on {address}:{port}: "
-                                   f"{exc.strerror or exc} (use {flag})") from exc
-    except BaseException:
-        for sock in (*shared["insecure"], *shared["secure"]):
+        for name, key in (("insecure", "apiserver"), ("secure", "secure")):
+            first = bound.sockets.get(key)
+            if first is not None:
+                host, port = first.getsockname()[:2]
+                shared[name] = [first, *join_port(host, port, options.apiservers - 1)]
+    except OSError as exc:
+        for sock in (*shared["insecure"][1:], *shared["secure"][1:]):
             sock.close()
-        raise
+        raise CommandError(f"cannot share the API port between API servers: {exc}") from exc
     return shared
 
 
@@ -325,8 +349,19 @@ async def start_fleet(fleet: "Fleet", stop: asyncio.Event | None) -> Component:
                      listed=False, pending=fleet.pending, handle=fleet)
 
 
+def starting_line(options: StartOptions) -> str:
+    """The first line `start` prints: what it is about to run."""
+    parts = ["store", "API server"] + [
+        name.replace("-", " ") for name in ("controller-manager", "scheduler")
+        if options.runs(name)]
+    if options.runs("kubelet"):
+        parts.append(f"{sum(p.count for p in options.node_pools)} simulated node(s)")
+    return "Starting minikube-py: " + ", ".join(parts)
+
+
 async def start_components(options: StartOptions, apiserver: "APIServer",
-                           app: "web.Application",
+                           app: "web.Application", bound: listeners.Bound,
+                           progress: "Progress",
                            pauses: PauseRegistry | None = None) -> list[Component]:
     """The components, sharing one informer per resource (DESIGN.md's scale mechanic: one
     watch and one decoded copy of each pod for the whole process, not one per component).
@@ -348,14 +383,19 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
         await install_storage(options, app)
         if options.runs("controller-manager"):
             started.append(await start_controller_manager(options, apiserver, app, informers,
-                                                          pauses))
+                                                          bound, pauses))
         if options.runs("scheduler"):
-            started.append(await start_scheduler(options, apiserver, app, informers, pauses))
+            started.append(await start_scheduler(options, apiserver, app, informers, bound,
+                                                 pauses))
         if options.runs("kubelet") and options.node_pools:
-            started.append(await start_kubelets(options, app, informers))
+            started.append(await start_kubelets(options, app, informers, bound))
         if options.ingress:
-            started.append(await start_ingress(options, app))
+            started.append(await start_ingress(options, app, bound))
         informers.start()
+        for component in started:
+            if component.listed:
+                progress.step(f"{component.name} started"
+                              + (f": {component.detail}" if component.detail else ""))
     except BaseException:
         for component in reversed(started):
             await component.stop()
@@ -408,17 +448,18 @@ class InProcessClients:
             await client.close()
 
 
-async def serve_health(app: "web.Application", address: str, port: int, what: str,
-                       flag: str) -> tuple["web.AppRunner | None", str | None]:
-    """A component's health/metrics listener; port 0 = none (upstream: 0 disables)."""
-    if port == 0:
+async def serve_health(app: "web.Application", address: str,
+                       sock: "socket.socket | None") -> tuple["web.AppRunner | None", str | None]:
+    """A component's health/metrics listener on its bound socket; none when the listener is
+    off (port 0: upstream's 0 disables)."""
+    if sock is None:
         return None, None
     from aiohttp import web
 
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
-        await _listen(runner, address, port, what, flag)
+        port = await _serve(runner, sock)
     except BaseException:
         await runner.cleanup()
         raise
@@ -427,6 +468,7 @@ async def serve_health(app: "web.Application", address: str, port: int, what: st
 
 async def start_scheduler(options: StartOptions, apiserver: "APIServer",
                           app: "web.Application", informers: "InformerFactory",
+                          bound: listeners.Bound,
                           pauses: PauseRegistry | None = None) -> Component:
     from ..scheduler.factory import (
         DEFAULT_PROVIDER,
@@ -458,8 +500,7 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
     framework_config.hand_off(scheduler, configuration)
     runner, url = await serve_health(build_app(scheduler, framework_config.configz(
                                          configuration, scheduler_config(options))),
-                                     options.address,
-                                     options.scheduler_port, "the scheduler", "--scheduler-port")
+                                     options.address, bound.take("scheduler"))
     if url:
         apiserver.set_component_url("scheduler", f"{url}/healthz")
     task = asyncio.create_task(scheduler.run(), name="scheduler")
@@ -467,8 +508,8 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
 
 
 async def start_controller_manager(options: StartOptions, apiserver: "APIServer",
-                                   app: "web.Application",
-                                   informers: "InformerFactory",
+                                   app: "web.Application", informers: "InformerFactory",
+                                   bound: listeners.Bound,
                                    pauses: PauseRegistry | None = None) -> Component:
     from ..controllers.manager import ControllerManager, build_app
 
@@ -483,9 +524,7 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
     if options.controller_clock is not None:  # before run() builds the controllers
         manager.ctx.clock = options.controller_clock
     runner, url = await serve_health(build_app(manager, controller_manager_config(options)),
-                                     options.address,
-                                     options.controller_manager_port, "the controller manager",
-                                     "--controller-manager-port")
+                                     options.address, bound.take("controller-manager"))
     if url:
         apiserver.set_component_url("controller-manager", f"{url}/healthz")
     task = asyncio.create_task(manager.run(), name="controller-manager")
@@ -493,7 +532,8 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
                      f"{len(options.controllers.controllers)} controllers", handle=manager)
 
 
-async def start_ingress(options: StartOptions, app: "web.Application") -> Component:
+async def start_ingress(options: StartOptions, app: "web.Application",
+                        bound: listeners.Bound) -> Component:
     """--ingress: install the simulated ingress controller's IngressClass and RBAC (as an
     addon manifest would, with the loopback identity), then run it as its service account."""
     from ..controllers.ingress import SERVICE_ACCOUNT, IngressController, install
@@ -506,7 +546,7 @@ async def start_ingress(options: StartOptions, app: "web.Application") -> Compon
     client = in_process_client(app, "ingress-controller",
                                identities.service_account_user("kube-system", SERVICE_ACCOUNT))
     controller = IngressController(client, address=options.address,
-                                   port=options.ingress_port)
+                                   port=options.ingress_port, sock=bound.take("ingress"))
     try:
         await controller.start()
     except OSError as exc:
@@ -549,7 +589,7 @@ def controller_manager_config(options: StartOptions) -> dict:
 
 
 async def start_kubelets(options: StartOptions, app: "web.Application",
-                         informers: "InformerFactory") -> Component:
+                         informers: "InformerFactory", bound: listeners.Bound) -> Component:
     from ..kubelet.config import KubeletConfig
     from ..kubelet.pool import KubeletPool
 
@@ -558,10 +598,10 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
     serving = pool_serving(options)  # HTTPS + authn/authz with the secure port, else open HTTP
     client = in_process_client(app, "kubelet")
     nodes = InProcessClients(app, "kubelet", identities.node_user)  # system:node:<name>
-    port = (0 if options.ephemeral_ports else options.kubelet_port) if options.kubelet_port \
-        else -1
-    pool = KubeletPool(client, address=options.address, port=port, node_ip=options.address,
-                       informers=informers, serving=serving, node_clients=nodes)
+    sock = bound.take("kubelet")
+    pool = KubeletPool(client, address=options.address, port=-1 if sock is None else 0,
+                       sock=sock, node_ip=options.address, informers=informers,
+                       serving=serving, node_clients=nodes)
     for spec in options.node_pools:
         config = KubeletConfig(
             cpu=spec.cpu, memory=spec.memory, pods=spec.pods, labels=dict(spec.labels),
@@ -610,7 +650,8 @@ def _stopper(task: asyncio.Task, runner: "web.AppRunner | None", client: "Client
 
 
 async def wait_ready(options: StartOptions, app: "web.Application",
-                     components: list[Component], stop: asyncio.Event) -> None:
+                     components: list[Component], stop: asyncio.Event,
+                     progress: "Progress | None" = None) -> None:
     """Until every simulated node is Ready (each kubelet has had its Ready status
     acknowledged — known in memory, no need to list thousands of nodes) and every probed
     component Healthy; a timeout is an error that says what is still missing."""
@@ -620,14 +661,18 @@ async def wait_ready(options: StartOptions, app: "web.Application",
     client = in_process_client(app, "minikube-py")
     probed = {c.name for c in components if c.url and c.name != "kubelet"}
     deadline = time.monotonic() + options.ready_timeout
+    progress = progress or Silent()
+    total = sum(p.count for p in options.node_pools) if options.runs("kubelet") else 0
     try:
         while not stop.is_set():
             missing = []
+            not_ready = 0
             for c in components:
                 waiting = c.pending() if c.pending is not None else []
                 if waiting and c.name == "apiservers":
                     missing.append(f"{', '.join(waiting)} not answering /readyz")
                 elif waiting:
+                    not_ready += len(waiting)
                     missing.append(f"{len(waiting)} node(s) not Ready (e.g. {min(waiting)})")
             if probed and not missing:
                 statuses = await client.list(COMPONENTSTATUSES)
@@ -635,7 +680,10 @@ async def wait_ready(options: StartOptions, app: "web.Application",
                     name = item["metadata"]["name"]
                     if name in probed and condition_status(item, "Healthy") != "True":
                         missing.append(f"{name} not Healthy")
+            # the count says it while nodes register; then what is not Healthy yet
+            progress.nodes(total - not_ready, total, "" if not_ready else "; ".join(missing))
             if not missing:
+                progress.done()
                 return
             if time.monotonic() > deadline:
                 raise CommandError(f"not ready after {options.ready_timeout:g} s: "
@@ -694,27 +742,12 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
     sys.stdout.flush()
 
 
-async def _listen(runner: "web.AppRunner", address: str, port: int, what: str, flag: str,
-                  ssl_context: "ssl.SSLContext | None" = None, *,
-                  sockets: list | None = None) -> int:
-    """Serve `runner` on address:port; returns the bound port (the OS's choice for 0).
-    `sockets`: --apiservers' sockets of this port, already bound: serve the first (API server
-    #0's; the others are the children's)."""
+async def _serve(runner: "web.AppRunner", sock: "socket.socket",
+                 ssl_context: "ssl.SSLContext | None" = None) -> int:
+    """Serve `runner` on a socket listeners.bind_all bound; returns its port."""
     from aiohttp import web
 
-    try:
-        if sockets:
-            site = web.SockSite(runner, sockets[0], ssl_context=ssl_context)
-            port = sockets[0].getsockname()[1]
-        else:
-            site = web.TCPSite(runner, address, port, ssl_context=ssl_context)
-        await site.start()
-    except OSError as exc:
-        raise CommandError(f"cannot serve {what} on {address}:{port}: "
-                           f"{exc.strerror or exc} (use {flag})") from exc
-    if port:
-        return port
-    server = site._server  # aiohttp keeps the asyncio Server here; its socket has the port
-    return server.sockets[0].getsockname()[1] if server is not None else port
+    await web.SockSite(runner, sock, ssl_context=ssl_context).start()
+    return sock.getsockname()[1]
 
 

@@ -97,6 +97,10 @@ ALL_IN_ONE = (
     Setting("default-storage-class", True, "create the default StorageClass `standard` "
             "(provisioner hostpath.csi.minikube-py.io), as minikube's and kind's clusters ship "
             "one", boolean, metavar="BOOL"),
+    Setting("ports", "fixed", "fixed: every listener on its flag's port; auto: every enabled "
+            "listener on a free port the kernel picks (read back into the summary and the "
+            "kubeconfig), for a machine where another cluster holds the defaults",
+            choices=("fixed", "auto")),
     Setting("trace", False, "keep the trace ring (/debug/trace, `minikube-py trace`) "
             "recording from the start, not only while a viewer is attached", boolean,
             switch=True),
@@ -171,6 +175,8 @@ class StartOptions:
     node_heartbeat: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: --trace: the trace ring records with no viewer attached (minikube_py.trace)
     trace: bool = False
+    #: --ports: "fixed" (the flags' ports) or "auto" (port 0 for every enabled listener)
+    ports: str = "fixed"
     #: not a flag (minikube_py.testing sets it): every enabled API-server listener and the
     #: kubelet port bind port 0, and RunningCluster reports the port the OS chose — on a
     #: shared machine a port picked beforehand can be taken before it is bound
@@ -276,6 +282,7 @@ class StartOptions:
             default_storage_class=bool(v["default_storage_class"]),
             node_heartbeat=kubelet_heartbeat(v),
             trace=bool(v["trace"]),
+            ports=str(v["ports"]),
             console=not v["no_console"],
             console_address=str(v["console_address"]),
             console_port=v["console_port"],

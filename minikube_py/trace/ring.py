@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..crossloop import wake
 from .records import Record
 
 DEFAULT_CAPACITY = 50_000
@@ -69,16 +70,7 @@ class TraceRing:
     def _wake(self) -> None:
         with self._lock:
             waiters, self._waiters = self._waiters, []
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        for loop, future in waiters:
-            if loop is running:
-                if not future.done():
-                    future.set_result(None)
-            elif not loop.is_closed():
-                loop.call_soon_threadsafe(_resolve, future)
+        wake(waiters)
 
     # -- who is looking -------------------------------------------------------------------
     def _update(self) -> None:
@@ -154,8 +146,3 @@ class TraceRing:
     def clear(self) -> None:
         """Forget every record (the sequence keeps growing, so resumes stay correct)."""
         self.records.clear()
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
