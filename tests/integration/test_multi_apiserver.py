@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -167,6 +168,28 @@ def test_kubectl_over_the_shared_secure_port(cluster: Cluster) -> None:
     assert cluster.kubectl("get", "--raw", "/readyz").stdout == "ok"
     names = cluster.kubectl("get", "namespaces", "-o", "name").stdout.split()
     assert "namespace/kubectl-multi" in names
+
+
+def test_both_servers_answer_on_the_secure_port_with_the_same_certificate(cluster: Cluster) -> None:
+    ca = cluster.ca_data
+    assert ca is not None and cluster.token
+
+    async def go() -> set[str]:
+        context = ssl.create_default_context(cadata=ca.decode())
+        seen: set[str] = set()
+        async with aiohttp.ClientSession() as http:
+            for _ in range(100):  # a new connection each time: the kernel picks the server
+                async with http.get(f"{cluster.running.secure_url}/api/v1/namespaces/default",
+                                    ssl=context, headers={
+                                        "Authorization": f"Bearer {cluster.token}",
+                                        "Connection": "close"}) as r:
+                    assert r.status == 200, await r.text()
+                    seen.add(r.headers[IDENTITY_HEADER])
+                if seen == {"0", "1"}:
+                    break
+        return seen
+
+    assert asyncio.run(go()) == {"0", "1"}
 
 
 # -- lifecycle: real `start` processes ----------------------------------------------------
