@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
@@ -164,6 +163,8 @@ class TokenSigner:
         self.key = key
 
     def sign(self, claims: dict[str, Any]) -> str:
+        import jwt  # PyJWT: on the first token signed, not at every start
+
         return jwt.encode(claims, self.key.key, algorithm=self.key.alg,
                           headers={"kid": self.key.kid})
 

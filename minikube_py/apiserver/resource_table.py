@@ -61,6 +61,8 @@ class ResourceTable:
                 self.groups.setdefault(strategy.group, {}).setdefault(
                     strategy.version, []).append(strategy)
         self._listeners: list[Callable[[], None]] = []
+        #: bumped by every change of what is served (discovery's memo keys on it)
+        self.generation = 0
 
     def _registry(self, strategy: Strategy) -> Registry:
         return Registry(strategy, self.store, prefix=self.options.etcd_prefix,
@@ -147,5 +149,6 @@ class ResourceTable:
         self._changed()
 
     def _changed(self) -> None:
+        self.generation += 1
         for listener in self._listeners:
             listener()
