@@ -143,7 +143,12 @@ class Bound:
             sock.close()
 
 
-def bind_all(wanted: list[Wanted], extra_problems: list[str] = ()) -> Bound:
+#: the API server's listeners: shared by every API server process with --apiservers N
+API = frozenset({"apiserver", "secure"})
+
+
+def bind_all(wanted: list[Wanted], extra_problems: list[str] = (), *,
+             reuseport: frozenset[str] | tuple = ()) -> Bound:
     """Bind and listen on every wanted listener; on any conflict close them all and raise one
     PortConflictError naming every conflict (and `extra_problems`, e.g. a busy data dir)."""
     problems = [*extra_problems, *duplicates(wanted)]
@@ -152,7 +157,8 @@ def bind_all(wanted: list[Wanted], extra_problems: list[str] = ()) -> Bound:
         if w.port and any(p.startswith(f"port {w.port} ") for p in problems):
             continue  # already reported as a duplicate
         try:
-            sockets[w.listener.name] = listen(w.address, w.port)
+            sockets[w.listener.name] = listen(w.address, w.port,
+                                              reuseport=w.listener.name in reuseport)
         except OSError as exc:
             problems.append(conflict_line(w, exc))
     if problems:
@@ -165,14 +171,19 @@ def bind_all(wanted: list[Wanted], extra_problems: list[str] = ()) -> Bound:
     return Bound(sockets)
 
 
-def listen(address: str, port: int) -> socket.socket:
+def listen(address: str, port: int, *, reuseport: bool = False) -> socket.socket:
     """A listening TCP socket on address:port, set up as asyncio's create_server would
-    (SO_REUSEADDR, IPv6-only for an IPv6 address, non-blocking)."""
+    (SO_REUSEADDR, IPv6-only for an IPv6 address, non-blocking); `reuseport`: with
+    SO_REUSEPORT and inheritable, so other API server processes can serve the same port
+    (apiserver_listeners.py)."""
     family, kind, proto, _, sockaddr = socket.getaddrinfo(
         address or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuseport:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.set_inheritable(True)
         if family == socket.AF_INET6:
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         sock.bind(sockaddr)

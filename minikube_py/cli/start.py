@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ..apiserver.server import APIServer
     from ..client import Client
     from ..client.cache import InformerFactory
+    from .apiserver_fleet import Fleet
     from .secure_serving import SecureServing
     from .start_progress import Progress
 
@@ -182,7 +183,8 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
     if secure is not None:
         progress.step(f"certificates and admin token in {options.cert_dir}")
     bound = listeners.bind_all(listeners.plan(options, secure is not None),
-                               data_dir_problems(options))
+                               data_dir_problems(options),
+                               reuseport=listeners.API if options.apiservers > 1 else ())
     progress.step(f"{len(bound.sockets)} ports bound"
                   + (" (free ones: --ports auto)" if options.ports == listeners.AUTO else ""))
     try:
@@ -194,14 +196,27 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
                                           else f" in {options.data_dir}"))
     if options.trace:
         TRACE.hold()  # --trace: record from the start, not only while someone watches
-    etcd = None
+    etcd = fleet = None
+    shared: dict[str, list] = {"insecure": [], "secure": []}  # --apiservers' sockets
     try:
-        etcd = await _serve_etcd(options, store)
+        if options.apiservers > 1:  # every write then publishes its revision (apiserver_fleet)
+            from .apiserver_fleet import Fleet
+
+            fleet = Fleet(options, store)
+            shared = _join_shared(options, bound)
+            # spawned now, they import while this process builds API server #0
+            await fleet.spawn(shared["insecure"], shared["secure"])
+        served = fleet.store if fleet is not None else store
+        etcd = await _serve_etcd(options, served)
         try:
-            apiserver = APIServer(store, options.apiserver, pauses=pauses)
+            apiserver = APIServer(served, options.apiserver, pauses=pauses)
         except ValueError as exc:  # an unreadable token/policy file, an unknown mode
             raise ConfigError(str(exc)) from None
         runner = apiserver.make_runner()
+        if options.apiservers > 1:
+            from .apiserver_child import add_identity
+
+            add_identity(runner.app, 0)
         await runner.setup()
         components: list[Component] = []
         try:
@@ -219,7 +234,9 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
                     else options.bind_address
                 secure_url = f"https://{host}:{port}"
             progress.step("API server serving " + " and ".join(u for u in (url, secure_url) if u))
-            components = await start_components(options, apiserver, runner.app, bound, progress,
+            if fleet is not None:
+                components.append(await start_fleet(fleet, stop))
+            components += await start_components(options, apiserver, runner.app, bound, progress,
                                                 pauses)
             await wait_ready(options, runner.app, components, stop or asyncio.Event(), progress)
             cluster = RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
@@ -237,6 +254,10 @@ async def running_cluster(options: StartOptions, stop: asyncio.Event | None = No
             TRACE.release()
         if etcd is not None:
             await etcd.stop(1.0)
+        if fleet is not None:
+            await fleet.stop()  # a no-op when it stopped with the components
+        for sock in (*shared["insecure"], *shared["secure"]):
+            sock.close()
         await store.close()
 
 
@@ -260,6 +281,7 @@ async def _serve_etcd(options: StartOptions, store: Store):
 async def serve(options: StartOptions) -> int:
     began = time.monotonic()
     stop = runtime.stop_on_signals()
+    failed = None
     print(starting_line(options), flush=True)
     try:
         async with running_cluster(options, stop, Lines(), pauses=PAUSES) as cluster:
@@ -283,11 +305,48 @@ async def serve(options: StartOptions) -> int:
             print_summary(options, cluster, seconds)
             loopwatch.mark_ready()  # from now on a stall of the loop is a warning
             await stop.wait()
+            failed = next((c.handle.failed for c in cluster.components
+                           if c.name == "apiservers"), None)
             log.info("stopping")
     finally:
         runtime.restore_signals()
     log.info("stopped")
+    if failed:
+        raise CommandError(f"stopped: {failed}")
     return 0
+
+
+def _join_shared(options: StartOptions, bound: listeners.Bound) -> dict[str, list]:
+    """--apiservers N: the API ports were bound with SO_REUSEPORT (listeners.bind_all); N-1
+    more sockets join each, one per child (apiserver_listeners.py). [0] is API server #0's."""
+    from .apiserver_listeners import join_port
+
+    shared: dict[str, list] = {"insecure": [], "secure": []}
+    try:
+        for name, key in (("insecure", "apiserver"), ("secure", "secure")):
+            first = bound.sockets.get(key)
+            if first is not None:
+                host, port = first.getsockname()[:2]
+                shared[name] = [first, *join_port(host, port, options.apiservers - 1)]
+    except OSError as exc:
+        for sock in (*shared["insecure"][1:], *shared["secure"][1:]):
+            sock.close()
+        raise CommandError(f"cannot share the API port between API servers: {exc}") from exc
+    return shared
+
+
+async def start_fleet(fleet: "Fleet", stop: asyncio.Event | None) -> Component:
+    """--apiservers N: API server #0 is up (bootstrap done): hand the spawned children their
+    assignments, and count them until each answers /readyz (apiserver_fleet)."""
+
+    def failed(_reason: str) -> None:
+        if stop is not None:
+            stop.set()
+
+    await fleet.start(failed)
+    return Component("apiservers", None, fleet.stop,
+                     f"{fleet.options.apiservers} API server processes on one port",
+                     listed=False, pending=fleet.pending, handle=fleet)
 
 
 def starting_line(options: StartOptions) -> str:
@@ -610,8 +669,10 @@ async def wait_ready(options: StartOptions, app: "web.Application",
             not_ready = 0
             for c in components:
                 waiting = c.pending() if c.pending is not None else []
-                not_ready += len(waiting)
-                if waiting:
+                if waiting and c.name == "apiservers":
+                    missing.append(f"{', '.join(waiting)} not answering /readyz")
+                elif waiting:
+                    not_ready += len(waiting)
                     missing.append(f"{len(waiting)} node(s) not Ready (e.g. {min(waiting)})")
             if probed and not missing:
                 statuses = await client.list(COMPONENTSTATUSES)
@@ -655,6 +716,11 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
     if cluster.secure_url:
         lines.append(f"  {'apiserver (secure)':<20}{cluster.secure_url}  (TLS, "
                      f"authentication, --authorization-mode {options.apiserver.authorization_mode})")
+    fleet = next((c.handle for c in cluster.components if c.name == "apiservers"), None)
+    if fleet is not None:
+        pids = ", ".join(str(c.process.pid) for c in fleet.children if c.process is not None)
+        lines.append(f"  {'apiservers':<20}{options.apiservers} processes on the API port "
+                     f"(#0 here with the components; pids {pids})")
     for c in (c for c in cluster.components if c.listed):
         target = c.url or "(no listener)"
         lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
