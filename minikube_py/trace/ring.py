@@ -106,23 +106,16 @@ class TraceRing:
     def since(self, seq: int) -> tuple[list[Record], int]:
         """The records after `seq`, oldest first, and how many after `seq` the ring no longer
         holds (the viewer fell behind or asked for history already dropped)."""
-        while True:
-            try:
-                out = self._after(seq)
-                break
-            except RuntimeError:  # appended to from another thread meanwhile: read again
-                continue
+        try:
+            out = _after(self.records, seq)
+        except RuntimeError:
+            # Appended to from another thread meanwhile (another cluster's loop in the same
+            # process). Retrying the walk can livelock while that thread keeps writing — a
+            # replay of a full ring takes longer than the GIL's switch interval — so scan a
+            # snapshot: list() copies the deque in C without releasing the GIL.
+            out = _after(list(self.records), seq)
         first = out[0].seq if out else self.last_seq + 1
         return out, max(0, first - seq - 1)
-
-    def _after(self, seq: int) -> list[Record]:
-        out: list[Record] = []
-        for record in reversed(self.records):  # a follower is usually near the end
-            if record.seq <= seq:
-                break
-            out.append(record)
-        out.reverse()
-        return out
 
     async def wait(self, seq: int, timeout: float | None = None) -> bool:
         """Wait until a record after `seq` exists; False if `timeout` passed first."""
@@ -146,3 +139,15 @@ class TraceRing:
     def clear(self) -> None:
         """Forget every record (the sequence keeps growing, so resumes stay correct)."""
         self.records.clear()
+
+
+def _after(records: collections.deque[Record] | list[Record], seq: int) -> list[Record]:
+    """The records after `seq`, walking back from the newest (a follower is usually near
+    the end). RuntimeError when `records` is a deque another thread appends to meanwhile."""
+    out: list[Record] = []
+    for record in reversed(records):
+        if record.seq <= seq:
+            break
+        out.append(record)
+    out.reverse()
+    return out
