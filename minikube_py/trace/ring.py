@@ -105,7 +105,14 @@ class TraceRing:
     # -- reading --------------------------------------------------------------------------
     def since(self, seq: int) -> tuple[list[Record], int]:
         """The records after `seq`, oldest first, and how many after `seq` the ring no longer
-        holds (the viewer fell behind or asked for history already dropped)."""
+        holds (the viewer fell behind or asked for history already dropped). A reader resumes
+        after the last record returned or, when none is, at `seq + missed`: the last sequence
+        number the ring had given out — an emptied ring (`clear`) still counts on, so a reader
+        that stayed at `seq` would be told the same loss again, at once, forever."""
+        # read before the walk: every record up to `last` is already in the deque (emit sets
+        # last_seq after the append), so with nothing found after `seq` they are all gone —
+        # and a record another thread appends meanwhile is not counted lost
+        last = self.last_seq
         try:
             out = _after(self.records, seq)
         except RuntimeError:
@@ -114,7 +121,7 @@ class TraceRing:
             # replay of a full ring takes longer than the GIL's switch interval — so scan a
             # snapshot: list() copies the deque in C without releasing the GIL.
             out = _after(list(self.records), seq)
-        first = out[0].seq if out else self.last_seq + 1
+        first = out[0].seq if out else last + 1
         return out, max(0, first - seq - 1)
 
     async def wait(self, seq: int, timeout: float | None = None) -> bool:
