@@ -221,9 +221,9 @@ class Server:
     drain: asyncio.Task | None = None
 
     def cpu_s(self) -> float:
-        """User + system CPU seconds the server process has used so far (all its threads)."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU seconds the server has used so far (all its threads, and its
+        child processes': `--apiservers N` runs API servers as children)."""
+        return sum(_process_cpu_s(pid) for pid in _process_tree(self.proc.pid))
 
     def rss_mb(self) -> float | None:
         try:
@@ -233,6 +233,27 @@ class Server:
         except OSError:
             pass
         return None
+
+
+def _process_tree(pid: int) -> list[int]:
+    """`pid` and its live descendants (Linux /proc/PID/task/TID/children)."""
+    pids, i = [pid], 0
+    while i < len(pids):
+        for task in Path(f"/proc/{pids[i]}/task").glob("*"):
+            try:
+                pids += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+        i += 1
+    return pids
+
+
+def _process_cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0  # exited between the listing and the read
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def start_server(procs: Procs, argv: list[str], timeout: float) -> Server:

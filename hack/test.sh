@@ -50,7 +50,11 @@ fi
 # module fixtures - servers, clusters - are made once), the tests are mostly waiting on real
 # servers and kubectl subprocesses; then tests/robustness alone, because it measures the
 # server's event-loop lag and time budgets, which other workers' load would distort.
-echo "==> running the test suite (in parallel, then tests/robustness alone)"
-"${PYTEST[@]}" -n 4 --dist loadfile --ignore=tests/robustness
+echo "==> running the test suite (in parallel, then tests/browser and tests/robustness alone)"
+"${PYTEST[@]}" -n 4 --dist loadfile --ignore=tests/robustness --ignore=tests/browser
+# the console in a real browser: its live views are timed (a hop on the page within seconds),
+# so they run in their own process, without other workers' clusters sharing it
+echo "==> tests/browser (a real chromium: run alone)"
+"${PYTEST[@]}" tests/browser
 echo "==> tests/robustness (timing budgets: run alone)"
 exec "${PYTEST[@]}" tests/robustness

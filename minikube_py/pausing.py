@@ -32,6 +32,7 @@ from typing import Any
 import structlog
 from prometheus_client import Gauge
 
+from .crossloop import wake
 from .trace import PAUSE, TRACE
 
 #: the kinds of component that can be paused
@@ -79,7 +80,7 @@ class PauseGate:
             self.since = time.time()
             waiters, self._waiters = self._waiters, []
         self._record("resume")
-        _wake(waiters)
+        wake(waiters)
 
     async def wait_resumed(self) -> None:
         """Return once the gate is open (at once when it is)."""
@@ -110,23 +111,6 @@ class PauseGate:
 
     def __repr__(self) -> str:
         return f"PauseGate({self.name!r}, {self.kind!r}, paused={self.paused})"
-
-
-def _wake(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]) -> None:
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    for loop, future in waiters:
-        if loop is running:
-            _resolve(future)
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(_resolve, future)
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 class PauseRegistry:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import random
 import time
-import uuid
 from datetime import datetime, timezone
 from typing import Any
 
@@ -59,15 +58,22 @@ def parse_rfc3339(text: str) -> float:
 _uid_random = random.Random(int.from_bytes(os.urandom(32), "big"))
 
 
+#: RFC 4122 version 4: the version nibble and the variant bits cleared, then set
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
+
+
 def new_uid() -> str:
-    """A random (version 4) UUID, as upstream's uuid.NewRandom."""
-    return str(uuid.UUID(int=_uid_random.getrandbits(128), version=4))
+    """A random (version 4) UUID, as upstream's uuid.NewRandom. Formatted by hand: the same
+    string as `str(uuid.UUID(int=..., version=4))` at a third of its cost (every create)."""
+    h = "%032x" % (_uid_random.getrandbits(128) & _UUID4_CLEAR | _UUID4_SET)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def generate_name(base: str, rng: random.Random | None = None) -> str:
-    choose = (rng or random).choice
     base = base[: MAX_NAME_LENGTH - GENERATED_SUFFIX_LENGTH]
-    return base + "".join(choose(_NAME_ALPHABET) for _ in range(GENERATED_SUFFIX_LENGTH))
+    # one choices() call: every pod create names its token volume this way
+    return base + "".join((rng or random).choices(_NAME_ALPHABET, k=GENERATED_SUFFIX_LENGTH))
 
 
 def metadata(obj: dict[str, Any]) -> dict[str, Any]:

@@ -116,7 +116,9 @@ class _V3View:
 class OpenAPIDocuments:
     """The documents, with custom resources coming and going.
 
-    The built-in documents are encoded once at start. A CRD change (`set_custom`,
+    The built-in documents are encoded once, on the offload worker at the first request that
+    needs them (not at start: ~0.3 s of a start's second, for documents only kubectl's
+    explain/apply/validation ask for). A CRD change (`set_custom`,
     `remove_custom`) only bumps a generation: the next request rebuilds the group-version
     documents that have custom resources, the index and (on its first request) /openapi/v2 on
     the offload worker, once per generation however many requests wait for it — so a burst
@@ -124,18 +126,12 @@ class OpenAPIDocuments:
     controllers likewise rebuild the merged spec off the request path)."""
 
     def __init__(self, groups: dict[str, dict[str, list[Strategy]]]) -> None:
+        self._groups = groups
+        #: filled by _ensure_builtin (the built-in documents, their specs and hashes)
         self._builtin: dict[str, bytes] = {}
         self._builtin_specs: dict[str, list[ResourceSpec]] = {}
         self._hashes: dict[str, str] = {}
-        for group, versions in groups.items():
-            for version, strategies in versions.items():
-                path = _gv_path(group, version)
-                specs = [_spec(s) for s in strategies]
-                doc: dict[str, Any] = openapi_v3_document(group, version, specs)
-                data = orjson.dumps(doc)
-                self._builtin[path] = data
-                self._builtin_specs[path] = specs
-                self._hashes[path] = _index_hash(data)
+        self._builtin_built: asyncio.Future[_V3View] | None = None
         #: CRD name -> (the CRD, what each served version offers)
         self._custom: dict[str, tuple[dict[str, Any], Served]] = {}
         #: each CRD's pieces by (name, uid, resourceVersion, served), from the last build
@@ -147,8 +143,32 @@ class OpenAPIDocuments:
         self.generation = 0
         self._v3: tuple[int, asyncio.Future[_V3View]] | None = None
         self._v2: tuple[int, asyncio.Future[tuple[_Encoded, _Encoded]]] | None = None
-        self._empty_view = _V3View(self._builtin, self._hashes,
-                                   orjson.dumps(openapi_v3_index(self._hashes)), (), {})
+
+    def _build_builtin(self) -> _V3View:
+        """The built-in documents (pure over the groups; on the offload worker)."""
+        documents: dict[str, bytes] = {}
+        hashes: dict[str, str] = {}
+        for group, versions in self._groups.items():
+            for version, strategies in versions.items():
+                path = _gv_path(group, version)
+                specs = [_spec(s) for s in strategies]
+                data = orjson.dumps(openapi_v3_document(group, version, specs))
+                documents[path] = data
+                self._builtin_specs[path] = specs
+                hashes[path] = _index_hash(data)
+        return _V3View(documents, hashes, orjson.dumps(openapi_v3_index(hashes)), (), {})
+
+    async def _ensure_builtin(self) -> _V3View:
+        """The view of the built-in documents alone, built once (retried after a failure)."""
+        held = self._builtin_built
+        if held is None or (held.done() and (held.cancelled() or held.exception())):
+            held = self._builtin_built = asyncio.ensure_future(
+                offload.run(self._build_builtin, weight=offload.HEAVY_BYTES + 1))
+        view = await asyncio.shield(held)
+        if not self._builtin:
+            self._builtin.update(view.documents)
+            self._hashes.update(view.hashes)
+        return view
 
     # -- custom resources (server.serve_custom / unserve_custom) ---------------------------
     def set_custom(self, name: str, crd: dict[str, Any], strategies: list[Strategy]) -> None:
@@ -176,8 +196,9 @@ class OpenAPIDocuments:
         return await asyncio.shield(held[1])
 
     async def v3_view(self) -> _V3View:
+        empty = await self._ensure_builtin()
         if not self._custom:
-            return self._empty_view
+            return empty
         return await self._current("_v3", self._start_v3)
 
     async def _start_v3(self, generation: int) -> _V3View:

@@ -60,6 +60,8 @@ class ResourceTable:
                 self.groups.setdefault(strategy.group, {}).setdefault(
                     strategy.version, []).append(strategy)
         self._listeners: list[Callable[[], None]] = []
+        #: bumped by every change of what is served (discovery's memo keys on it)
+        self.generation = 0
 
     def _cacher(self, strategy: Strategy, registry: Registry) -> Cacher:
         """A resource's watch cache: --watch-cache-size events at most, kept for upstream's
@@ -151,5 +153,6 @@ class ResourceTable:
         self._changed()
 
     def _changed(self) -> None:
+        self.generation += 1
         for listener in self._listeners:
             listener()

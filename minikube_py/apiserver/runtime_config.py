@@ -105,8 +105,9 @@ def parse(text: str, served: Iterable[GVR], *, default_off: frozenset[GVR] = fro
                 raise ValueError(f"invalid value {key}={value}")
             selected = {gvr for gvr in known if matches(gvr[1])}
             enabled = enabled | selected if value == "true" else enabled - selected
-    for key, bundle in (bundles or {}).items():
-        if key in overrides:
+    for key in bundles or {}:
+        if key in overrides:  # a bundle is read only when named (legacy_clients: a file)
+            bundle = bundles[key]  # type: ignore[index]
             if parse_bool(key, overrides[key]):
                 enabled |= bundle & known
             else:

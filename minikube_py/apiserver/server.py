@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -52,6 +53,7 @@ from .cors import CORS, parse_origins
 from .crd_controller import CRDController
 from .debug_components import ComponentsEndpoint
 from .debug_trace import TraceEndpoint
+from .discovery_memo import RenderedMemo
 from .filters import INFO, filter_chain
 from .flowcontrol_bootstrap import FlowControlBootstrap
 from .handlers import ResourceHandlers
@@ -142,6 +144,7 @@ class APIServer:
         self.crd_controller = CRDController(self)
         # APIServices: proxy, availability, discovery
         self.aggregator = Aggregator(store, self.resources, options, self.webhook_client)
+        self._discovery_memo = RenderedMemo()  # aggregated discovery's rendered bodies
         self.resources.on_change(self.aggregator.groups_changed)  # local APIServices
 
     # -- custom resources (crd_controller.py) --------------------------------------------
@@ -386,15 +389,16 @@ class APIServer:
             raise errors.not_found_path()  # --runtime-config api/v1=false: no legacy API
         if path == "/api":
             if aggregated:
-                return self._aggregated({"": self.resources.groups[""]}, aggregated)
+                return self._aggregated_memo(path, aggregated, lambda: discovery.aggregated(
+                    {"": self.resources.groups[""]}, aggregated))
             return render.json_response(orjson.dumps(discovery.api_versions(
                 request.host or self.options.advertise_address)))
         if path == "/apis":
             if aggregated:  # local and aggregated groups, in APIService priority order
-                return self._aggregated_response(discovery.aggregated({}, aggregated) | {
-                    "items": self.aggregator.aggregated_items(
+                return self._aggregated_memo(path, aggregated, lambda: discovery.aggregated(
+                    {}, aggregated) | {"items": self.aggregator.aggregated_items(
                         self.resources.groups, aggregated, functools.partial(
-                            self._aggregated_version, aggregated))}, aggregated)
+                            self._aggregated_version, aggregated))})
             return render.json_response(orjson.dumps(discovery.api_group_list(
                 self.aggregator.ordered(self.resources.groups))))
         parts = [p for p in path.split("/") if p]
@@ -413,17 +417,20 @@ class APIServer:
                 f"{parts[1]}/{parts[2]}", self.resources.groups[parts[1]][parts[2]])))
         raise errors.not_found_path()
 
-    def _aggregated(self, groups: dict[str, dict[str, list]], version: str) -> web.Response:
-        return self._aggregated_response(discovery.aggregated(groups, version), version)
+    def _aggregated_memo(self, path: str, version: str, document: Callable[[], dict]
+                         ) -> web.Response:
+        """An aggregated discovery answer, rendered again only when the served resources or
+        the aggregator's APIServices changed since the last one (discovery_memo.py)."""
+        fingerprint = (self.resources.generation, self.aggregator.discovery_fingerprint())
+        body = self._discovery_memo.get((path, version), fingerprint,
+                                        lambda: orjson.dumps(document()))
+        return web.Response(body=body, headers={
+            "Content-Type": discovery.aggregated_content_type(version)})
 
     @staticmethod
     def _aggregated_version(version: str, group: str, versions: dict[str, list]) -> dict:
         return discovery.aggregated({group: versions}, version)["items"][0]["versions"][0]
 
-    @staticmethod
-    def _aggregated_response(document: dict, version: str) -> web.Response:
-        return web.Response(body=orjson.dumps(document), headers={
-            "Content-Type": discovery.aggregated_content_type(version)})
 
 
 def _health_response(answer: healthz.Answer) -> web.Response:

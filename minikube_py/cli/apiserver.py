@@ -14,7 +14,7 @@ import dataclasses
 from . import runtime
 from .component_settings import APISERVER, STORAGE
 from .settings import Setting, add_flags, resolve
-from .start_options import APISERVER_COMMAND_SETTINGS, COMPONENTS, StartOptions
+from .start_options import APISERVER_COMMAND_SETTINGS, APISERVERS, COMPONENTS, StartOptions
 
 #: v1.0's apiserver probed 127.0.0.1:10251 and :10252 for componentstatuses, hard-coded;
 #: these let a scheduler or controller manager on another port be probed too.
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction, parents: list[argparse.Argu
     parser.add_argument("--config", metavar="FILE", help="YAML file of settings named like "
                         "these flags; flags win over it")
     add_flags(parser.add_argument_group("storage"), STORAGE)
-    add_flags(parser.add_argument_group("kube-apiserver"), (*APISERVER, *PROBES))
+    add_flags(parser.add_argument_group("kube-apiserver"), (*APISERVER, *PROBES, APISERVERS))
     add_flags(parser, runtime.LOOP_WATCH)
     parser.set_defaults(run=run, command="apiserver")
 

@@ -16,13 +16,17 @@ from typing import TYPE_CHECKING
 from .storage_target import CommandError
 
 if TYPE_CHECKING:
+    import socket
+
     from .start import RunningCluster
     from .start_options import StartOptions
 
 
 @contextlib.asynccontextmanager
-async def serving_console(options: StartOptions, cluster: RunningCluster) -> AsyncIterator[None]:
-    """Serve the console for the `with` block and set `cluster.console_url`."""
+async def serving_console(options: StartOptions, cluster: RunningCluster,
+                          sock: socket.socket | None = None) -> AsyncIterator[None]:
+    """Serve the console for the `with` block and set `cluster.console_url`; `sock`: its
+    listener, already bound by `start` (cli/listeners.py), else it binds its own."""
     if not options.console:
         yield
         return
@@ -40,7 +44,7 @@ async def serving_console(options: StartOptions, cluster: RunningCluster) -> Asy
     ctx = ConsoleContext(cluster.store, functools.partial(in_process_client, cluster.runner.app),
                          cluster, guard=guard, require_auth=guarded)
     try:
-        server = await serve(ctx, options.console_address, options.console_port)
+        server = await serve(ctx, options.console_address, options.console_port, sock)
     except OSError as exc:
         raise CommandError(f"cannot serve the console on {options.console_address}:"
                            f"{options.console_port}: {exc.strerror or exc} (use --console-port, "

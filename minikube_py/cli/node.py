@@ -21,8 +21,9 @@ import orjson
 
 from . import runtime
 from .component_settings import API_CLIENT
-from .settings import add_flags, resolve
+from .settings import add_flags
 from .storage_target import CommandError
+from .user_target import user_client_settings
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -63,7 +64,7 @@ async def toggle(args: argparse.Namespace) -> int:
 
     from .component_process import http_client
 
-    settings = resolve(args, API_CLIENT, {})
+    settings = user_client_settings(args)
     client = http_client(settings, "minikube-py")
     where = getattr(client.transport, "base_url", settings["master"])
     try:

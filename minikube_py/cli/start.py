@@ -37,12 +37,14 @@ from ..pausing import REGISTRY as PAUSES
 from ..pausing import PauseRegistry
 from ..storage import EmbeddedStore, Store
 from ..trace import TRACE
-from . import runtime
+from . import listeners, runtime
 from .console import serving_console
 from .start_options import StartOptions, add_start_flags
+from .start_progress import Lines, Silent
 from .storage_target import CommandError, ConfigError, connect_etcd
 
 if TYPE_CHECKING:
+    import socket
     import ssl
     from pathlib import Path
 
@@ -52,7 +54,9 @@ if TYPE_CHECKING:
     from ..apiserver.server import APIServer
     from ..client import Client
     from ..client.cache import InformerFactory
+    from .apiserver_fleet import Fleet
     from .secure_serving import SecureServing
+    from .start_progress import Progress
 
 log = structlog.get_logger(component="minikube-py")
 
@@ -139,12 +143,27 @@ class RunningCluster:
         return next(c for c in self.components if c.name == name)
 
 
+def data_dir_problems(options: StartOptions) -> list[str]:
+    """The data dir held by another process (named, with its command line), as a preflight
+    problem; the store's own lock still decides (a start racing this one loses there)."""
+    from ..storage.datadir import DataDir, DataDirLockedError
+
+    if options.etcd_servers:
+        return []
+    data_dir = DataDir(options.data_dir)
+    if not data_dir.is_locked():
+        return []
+    return [str(DataDirLockedError(options.data_dir, data_dir.holder_pid()))]
+
+
 @contextlib.asynccontextmanager
-async def running_cluster(options: StartOptions,
-                          stop: asyncio.Event | None = None, *,
+async def running_cluster(options: StartOptions, stop: asyncio.Event | None = None,
+                          progress: "Progress | None" = None, *,
                           pauses: PauseRegistry | None = None) -> AsyncIterator[RunningCluster]:
     """The whole cluster, ready (nodes Ready, components Healthy), for the `with` block;
     afterwards the components stop in reverse order, then the API server, then the store.
+    Every listener is bound (and every conflict reported) before the store opens
+    (listeners.py); `progress` hears of each step (start_progress.py; default: silent).
     `pauses`: where the scheduler and the controllers register their pause gates; default a
     registry of this cluster's own (several clusters in one process never share a gate —
     `minikube-py start`, one cluster per process, passes the process's REGISTRY)."""
@@ -160,52 +179,85 @@ async def running_cluster(options: StartOptions,
     options = kubelet_tls.with_kubelet_client(options)  # the API server's identity to kubelets
     options = front_proxy_tls.with_proxy_client(options)  # ... and to aggregated APIs
     options = with_service_account_key(options)  # TokenRequest's signing key, sa.key
-    store, backend = await open_store(options)
+    progress = progress or Silent()
+    if secure is not None:
+        progress.step(f"certificates and admin token in {options.cert_dir}")
+    bound = listeners.bind_all(listeners.plan(options, secure is not None),
+                               data_dir_problems(options),
+                               reuseport=listeners.API if options.apiservers > 1 else ())
+    progress.step(f"{len(bound.sockets)} ports bound"
+                  + (" (free ones: --ports auto)" if options.ports == listeners.AUTO else ""))
+    try:
+        store, backend = await open_store(options)
+    except BaseException:
+        bound.close()
+        raise
+    progress.step(f"store: {backend}" + ("" if options.etcd_servers
+                                          else f" in {options.data_dir}"))
     if options.trace:
         TRACE.hold()  # --trace: record from the start, not only while someone watches
-    etcd = None
+    etcd = fleet = None
+    shared: dict[str, list] = {"insecure": [], "secure": []}  # --apiservers' sockets
     try:
-        etcd = await _serve_etcd(options, store)
+        if options.apiservers > 1:  # every write then publishes its revision (apiserver_fleet)
+            from .apiserver_fleet import Fleet
+
+            fleet = Fleet(options, store)
+            shared = _join_shared(options, bound)
+            # spawned now, they import while this process builds API server #0
+            await fleet.spawn(shared["insecure"], shared["secure"])
+        served = fleet.store if fleet is not None else store
+        etcd = await _serve_etcd(options, served)
         try:
-            apiserver = APIServer(store, options.apiserver, pauses=pauses)
+            apiserver = APIServer(served, options.apiserver, pauses=pauses)
         except ValueError as exc:  # an unreadable token/policy file, an unknown mode
             raise ConfigError(str(exc)) from None
         runner = apiserver.make_runner()
+        if options.apiservers > 1:
+            from .apiserver_child import add_identity
+
+            add_identity(runner.app, 0)
         await runner.setup()
         components: list[Component] = []
         try:
             url = secure_url = None
-            if options.port:
+            sock = bound.take("apiserver")
+            if sock is not None:
                 if not ipaddress.ip_address(options.address).is_loopback:
                     log.warning("the insecure port serves everyone who can reach it, with no "
                                 "authentication", address=options.address, port=options.port)
-                bound = await _listen(runner, options.address,
-                                      0 if options.ephemeral_ports else options.port,
-                                      "the API server", "--insecure-port")
-                url = f"http://{options.address}:{bound}"
-            if secure is not None:
-                bound = await _listen(runner, options.bind_address,
-                                      0 if options.ephemeral_ports else options.secure_port,
-                                      "the secure port", "--secure-port", secure.ssl_context)
+                url = f"http://{options.address}:{await _serve(runner, sock)}"
+            sock = bound.take("secure")
+            if sock is not None and secure is not None:
+                port = await _serve(runner, sock, secure.ssl_context)
                 host = "127.0.0.1" if options.bind_address in ("0.0.0.0", "::") \
                     else options.bind_address
-                secure_url = f"https://{host}:{bound}"
-            components = await start_components(options, apiserver, runner.app, pauses)
-            await wait_ready(options, runner.app, components, stop or asyncio.Event())
+                secure_url = f"https://{host}:{port}"
+            progress.step("API server serving " + " and ".join(u for u in (url, secure_url) if u))
+            if fleet is not None:
+                components.append(await start_fleet(fleet, stop))
+            components += await start_components(options, apiserver, runner.app, bound, progress,
+                                                pauses)
+            await wait_ready(options, runner.app, components, stop or asyncio.Event(), progress)
             cluster = RunningCluster(store, backend, apiserver, runner, url or secure_url or "",
                                      components, secure_url, secure, pauses,
                                      etcd_url=etcd.url if etcd is not None else None)
-            async with serving_console(options, cluster):
+            async with serving_console(options, cluster, bound.take("console")):
                 yield cluster
         finally:
             for component in reversed(components):
                 await component.stop()
             await runner.cleanup()
     finally:
+        bound.close()
         if options.trace:
             TRACE.release()
         if etcd is not None:
             await etcd.stop(1.0)
+        if fleet is not None:
+            await fleet.stop()  # a no-op when it stopped with the components
+        for sock in (*shared["insecure"], *shared["secure"]):
+            sock.close()
         await store.close()
 
 
@@ -229,8 +281,10 @@ async def _serve_etcd(options: StartOptions, store: Store):
 async def serve(options: StartOptions) -> int:
     began = time.monotonic()
     stop = runtime.stop_on_signals()
+    failed = None
+    print(starting_line(options), flush=True)
     try:
-        async with running_cluster(options, stop, pauses=PAUSES) as cluster:
+        async with running_cluster(options, stop, Lines(), pauses=PAUSES) as cluster:
             if options.kubeconfig_out is not None:
                 write_kubeconfig(options.kubeconfig_out, cluster)
             page = await cluster.store.range("", limit=1)
@@ -251,15 +305,63 @@ async def serve(options: StartOptions) -> int:
             print_summary(options, cluster, seconds)
             loopwatch.mark_ready()  # from now on a stall of the loop is a warning
             await stop.wait()
+            failed = next((c.handle.failed for c in cluster.components
+                           if c.name == "apiservers"), None)
             log.info("stopping")
     finally:
         runtime.restore_signals()
     log.info("stopped")
+    if failed:
+        raise CommandError(f"stopped: {failed}")
     return 0
 
 
+def _join_shared(options: StartOptions, bound: listeners.Bound) -> dict[str, list]:
+    """--apiservers N: the API ports were bound with SO_REUSEPORT (listeners.bind_all); N-1
+    more sockets join each, one per child (apiserver_listeners.py). [0] is API server #0's."""
+    from .apiserver_listeners import join_port
+
+    shared: dict[str, list] = {"insecure": [], "secure": []}
+    try:
+        for name, key in (("insecure", "apiserver"), ("secure", "secure")):
+            first = bound.sockets.get(key)
+            if first is not None:
+                host, port = first.getsockname()[:2]
+                shared[name] = [first, *join_port(host, port, options.apiservers - 1)]
+    except OSError as exc:
+        for sock in (*shared["insecure"][1:], *shared["secure"][1:]):
+            sock.close()
+        raise CommandError(f"cannot share the API port between API servers: {exc}") from exc
+    return shared
+
+
+async def start_fleet(fleet: "Fleet", stop: asyncio.Event | None) -> Component:
+    """--apiservers N: API server #0 is up (bootstrap done): hand the spawned children their
+    assignments, and count them until each answers /readyz (apiserver_fleet)."""
+
+    def failed(_reason: str) -> None:
+        if stop is not None:
+            stop.set()
+
+    await fleet.start(failed)
+    return Component("apiservers", None, fleet.stop,
+                     f"{fleet.options.apiservers} API server processes on one port",
+                     listed=False, pending=fleet.pending, handle=fleet)
+
+
+def starting_line(options: StartOptions) -> str:
+    """The first line `start` prints: what it is about to run."""
+    parts = ["store", "API server"] + [
+        name.replace("-", " ") for name in ("controller-manager", "scheduler")
+        if options.runs(name)]
+    if options.runs("kubelet"):
+        parts.append(f"{sum(p.count for p in options.node_pools)} simulated node(s)")
+    return "Starting minikube-py: " + ", ".join(parts)
+
+
 async def start_components(options: StartOptions, apiserver: "APIServer",
-                           app: "web.Application",
+                           app: "web.Application", bound: listeners.Bound,
+                           progress: "Progress",
                            pauses: PauseRegistry | None = None) -> list[Component]:
     """The components, sharing one informer per resource (DESIGN.md's scale mechanic: one
     watch and one decoded copy of each pod for the whole process, not one per component).
@@ -281,14 +383,19 @@ async def start_components(options: StartOptions, apiserver: "APIServer",
         await install_storage(options, app)
         if options.runs("controller-manager"):
             started.append(await start_controller_manager(options, apiserver, app, informers,
-                                                          pauses))
+                                                          bound, pauses))
         if options.runs("scheduler"):
-            started.append(await start_scheduler(options, apiserver, app, informers, pauses))
+            started.append(await start_scheduler(options, apiserver, app, informers, bound,
+                                                 pauses))
         if options.runs("kubelet") and options.node_pools:
-            started.append(await start_kubelets(options, app, informers))
+            started.append(await start_kubelets(options, app, informers, bound))
         if options.ingress:
-            started.append(await start_ingress(options, app))
+            started.append(await start_ingress(options, app, bound))
         informers.start()
+        for component in started:
+            if component.listed:
+                progress.step(f"{component.name} started"
+                              + (f": {component.detail}" if component.detail else ""))
     except BaseException:
         for component in reversed(started):
             await component.stop()
@@ -341,17 +448,18 @@ class InProcessClients:
             await client.close()
 
 
-async def serve_health(app: "web.Application", address: str, port: int, what: str,
-                       flag: str) -> tuple["web.AppRunner | None", str | None]:
-    """A component's health/metrics listener; port 0 = none (upstream: 0 disables)."""
-    if port == 0:
+async def serve_health(app: "web.Application", address: str,
+                       sock: "socket.socket | None") -> tuple["web.AppRunner | None", str | None]:
+    """A component's health/metrics listener on its bound socket; none when the listener is
+    off (port 0: upstream's 0 disables)."""
+    if sock is None:
         return None, None
     from aiohttp import web
 
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
-        await _listen(runner, address, port, what, flag)
+        port = await _serve(runner, sock)
     except BaseException:
         await runner.cleanup()
         raise
@@ -360,6 +468,7 @@ async def serve_health(app: "web.Application", address: str, port: int, what: st
 
 async def start_scheduler(options: StartOptions, apiserver: "APIServer",
                           app: "web.Application", informers: "InformerFactory",
+                          bound: listeners.Bound,
                           pauses: PauseRegistry | None = None) -> Component:
     from ..scheduler.factory import (
         DEFAULT_PROVIDER,
@@ -391,8 +500,7 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
     framework_config.hand_off(scheduler, configuration)
     runner, url = await serve_health(build_app(scheduler, framework_config.configz(
                                          configuration, scheduler_config(options))),
-                                     options.address,
-                                     options.scheduler_port, "the scheduler", "--scheduler-port")
+                                     options.address, bound.take("scheduler"))
     if url:
         apiserver.set_component_url("scheduler", f"{url}/healthz")
     task = asyncio.create_task(scheduler.run(), name="scheduler")
@@ -400,8 +508,8 @@ async def start_scheduler(options: StartOptions, apiserver: "APIServer",
 
 
 async def start_controller_manager(options: StartOptions, apiserver: "APIServer",
-                                   app: "web.Application",
-                                   informers: "InformerFactory",
+                                   app: "web.Application", informers: "InformerFactory",
+                                   bound: listeners.Bound,
                                    pauses: PauseRegistry | None = None) -> Component:
     from ..controllers.manager import ControllerManager, build_app
 
@@ -416,9 +524,7 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
     if options.controller_clock is not None:  # before run() builds the controllers
         manager.ctx.clock = options.controller_clock
     runner, url = await serve_health(build_app(manager, controller_manager_config(options)),
-                                     options.address,
-                                     options.controller_manager_port, "the controller manager",
-                                     "--controller-manager-port")
+                                     options.address, bound.take("controller-manager"))
     if url:
         apiserver.set_component_url("controller-manager", f"{url}/healthz")
     task = asyncio.create_task(manager.run(), name="controller-manager")
@@ -426,7 +532,8 @@ async def start_controller_manager(options: StartOptions, apiserver: "APIServer"
                      f"{len(options.controllers.controllers)} controllers", handle=manager)
 
 
-async def start_ingress(options: StartOptions, app: "web.Application") -> Component:
+async def start_ingress(options: StartOptions, app: "web.Application",
+                        bound: listeners.Bound) -> Component:
     """--ingress: install the simulated ingress controller's IngressClass and RBAC (as an
     addon manifest would, with the loopback identity), then run it as its service account."""
     from ..controllers.ingress import SERVICE_ACCOUNT, IngressController, install
@@ -439,7 +546,7 @@ async def start_ingress(options: StartOptions, app: "web.Application") -> Compon
     client = in_process_client(app, "ingress-controller",
                                identities.service_account_user("kube-system", SERVICE_ACCOUNT))
     controller = IngressController(client, address=options.address,
-                                   port=options.ingress_port)
+                                   port=options.ingress_port, sock=bound.take("ingress"))
     try:
         await controller.start()
     except OSError as exc:
@@ -482,7 +589,7 @@ def controller_manager_config(options: StartOptions) -> dict:
 
 
 async def start_kubelets(options: StartOptions, app: "web.Application",
-                         informers: "InformerFactory") -> Component:
+                         informers: "InformerFactory", bound: listeners.Bound) -> Component:
     from ..kubelet.config import KubeletConfig
     from ..kubelet.pool import KubeletPool
 
@@ -491,10 +598,10 @@ async def start_kubelets(options: StartOptions, app: "web.Application",
     serving = pool_serving(options)  # HTTPS + authn/authz with the secure port, else open HTTP
     client = in_process_client(app, "kubelet")
     nodes = InProcessClients(app, "kubelet", identities.node_user)  # system:node:<name>
-    port = (0 if options.ephemeral_ports else options.kubelet_port) if options.kubelet_port \
-        else -1
-    pool = KubeletPool(client, address=options.address, port=port, node_ip=options.address,
-                       informers=informers, serving=serving, node_clients=nodes)
+    sock = bound.take("kubelet")
+    pool = KubeletPool(client, address=options.address, port=-1 if sock is None else 0,
+                       sock=sock, node_ip=options.address, informers=informers,
+                       serving=serving, node_clients=nodes)
     for spec in options.node_pools:
         config = KubeletConfig(
             cpu=spec.cpu, memory=spec.memory, pods=spec.pods, labels=dict(spec.labels),
@@ -543,7 +650,8 @@ def _stopper(task: asyncio.Task, runner: "web.AppRunner | None", client: "Client
 
 
 async def wait_ready(options: StartOptions, app: "web.Application",
-                     components: list[Component], stop: asyncio.Event) -> None:
+                     components: list[Component], stop: asyncio.Event,
+                     progress: "Progress | None" = None) -> None:
     """Until every simulated node is Ready (each kubelet has had its Ready status
     acknowledged — known in memory, no need to list thousands of nodes) and every probed
     component Healthy; a timeout is an error that says what is still missing."""
@@ -553,12 +661,18 @@ async def wait_ready(options: StartOptions, app: "web.Application",
     client = in_process_client(app, "minikube-py")
     probed = {c.name for c in components if c.url and c.name != "kubelet"}
     deadline = time.monotonic() + options.ready_timeout
+    progress = progress or Silent()
+    total = sum(p.count for p in options.node_pools) if options.runs("kubelet") else 0
     try:
         while not stop.is_set():
             missing = []
+            not_ready = 0
             for c in components:
                 waiting = c.pending() if c.pending is not None else []
-                if waiting:
+                if waiting and c.name == "apiservers":
+                    missing.append(f"{', '.join(waiting)} not answering /readyz")
+                elif waiting:
+                    not_ready += len(waiting)
                     missing.append(f"{len(waiting)} node(s) not Ready (e.g. {min(waiting)})")
             if probed and not missing:
                 statuses = await client.list(COMPONENTSTATUSES)
@@ -566,7 +680,10 @@ async def wait_ready(options: StartOptions, app: "web.Application",
                     name = item["metadata"]["name"]
                     if name in probed and condition_status(item, "Healthy") != "True":
                         missing.append(f"{name} not Healthy")
+            # the count says it while nodes register; then what is not Healthy yet
+            progress.nodes(total - not_ready, total, "" if not_ready else "; ".join(missing))
             if not missing:
+                progress.done()
                 return
             if time.monotonic() > deadline:
                 raise CommandError(f"not ready after {options.ready_timeout:g} s: "
@@ -599,6 +716,11 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
     if cluster.secure_url:
         lines.append(f"  {'apiserver (secure)':<20}{cluster.secure_url}  (TLS, "
                      f"authentication, --authorization-mode {options.apiserver.authorization_mode})")
+    fleet = next((c.handle for c in cluster.components if c.name == "apiservers"), None)
+    if fleet is not None:
+        pids = ", ".join(str(c.process.pid) for c in fleet.children if c.process is not None)
+        lines.append(f"  {'apiservers':<20}{options.apiservers} processes on the API port "
+                     f"(#0 here with the components; pids {pids})")
     for c in (c for c in cluster.components if c.listed):
         target = c.url or "(no listener)"
         lines.append(f"  {c.name:<20}{target}" + (f"  ({c.detail})" if c.detail else ""))
@@ -620,20 +742,12 @@ def print_summary(options: StartOptions, cluster: RunningCluster, seconds: float
     sys.stdout.flush()
 
 
-async def _listen(runner: "web.AppRunner", address: str, port: int, what: str, flag: str,
-                  ssl_context: "ssl.SSLContext | None" = None) -> int:
-    """Serve `runner` on address:port; returns the bound port (the OS's choice for 0)."""
+async def _serve(runner: "web.AppRunner", sock: "socket.socket",
+                 ssl_context: "ssl.SSLContext | None" = None) -> int:
+    """Serve `runner` on a socket listeners.bind_all bound; returns its port."""
     from aiohttp import web
 
-    site = web.TCPSite(runner, address, port, ssl_context=ssl_context)
-    try:
-        await site.start()
-    except OSError as exc:
-        raise CommandError(f"cannot serve {what} on {address}:{port}: "
-                           f"{exc.strerror or exc} (use {flag})") from exc
-    if port:
-        return port
-    server = site._server  # aiohttp keeps the asyncio Server here; its socket has the port
-    return server.sockets[0].getsockname()[1] if server is not None else port
+    await web.SockSite(runner, sock, ssl_context=ssl_context).start()
+    return sock.getsockname()[1]
 
 

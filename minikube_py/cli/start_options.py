@@ -56,6 +56,12 @@ APISERVER = tuple(dataclasses.replace(s, default=START_DEFAULTS[s.name])
                   if s.name in START_DEFAULTS else s for s in APISERVER_DEFAULTS)
 DEFAULT_KUBECONFIG = "~/.minikube-py/kubeconfig"
 
+#: --apiservers (cli/apiserver_fleet.py), also a flag of `minikube-py apiserver`
+APISERVERS = Setting(
+    "apiservers", 1, "API server processes behind the one API port: the store's process runs "
+    "#0 (and the components), N-1 more reach the store through a local socket, each with its "
+    "own watch caches (docs/architecture.md)", integer, metavar="N")
+
 ALL_IN_ONE = (
     Setting("scheduler-port", 10251, "the scheduler's healthz/metrics/debug port (0 disables "
             "the listener)", port),
@@ -87,9 +93,14 @@ ALL_IN_ONE = (
     Setting("etcd-listen", None, "also serve the embedded store over etcd's v3 gRPC API at "
             "HOST:PORT or http://HOST:PORT (port 0: any free port), for etcdctl and etcd "
             "clients (minikube_py/etcdserver)", metavar="HOST:PORT"),
+    APISERVERS,
     Setting("default-storage-class", True, "create the default StorageClass `standard` "
             "(provisioner hostpath.csi.minikube-py.io), as minikube's and kind's clusters ship "
             "one", boolean, metavar="BOOL"),
+    Setting("ports", "fixed", "fixed: every listener on its flag's port; auto: every enabled "
+            "listener on a free port the kernel picks (read back into the summary and the "
+            "kubeconfig), for a machine where another cluster holds the defaults",
+            choices=("fixed", "auto")),
     Setting("trace", False, "keep the trace ring (/debug/trace, `minikube-py trace`) "
             "recording from the start, not only while a viewer is attached", boolean,
             switch=True),
@@ -164,6 +175,8 @@ class StartOptions:
     node_heartbeat: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: --trace: the trace ring records with no viewer attached (minikube_py.trace)
     trace: bool = False
+    #: --ports: "fixed" (the flags' ports) or "auto" (port 0 for every enabled listener)
+    ports: str = "fixed"
     #: not a flag (minikube_py.testing sets it): every enabled API-server listener and the
     #: kubelet port bind port 0, and RunningCluster reports the port the OS chose — on a
     #: shared machine a port picked beforehand can be taken before it is bound
@@ -175,6 +188,8 @@ class StartOptions:
     console: bool = True
     console_address: str = "127.0.0.1"
     console_port: int = 0
+    #: --apiservers: API server processes sharing the API port (cli/apiserver_fleet.py)
+    apiservers: int = 1
 
     def runs(self, component: str) -> bool:
         return component not in self.disabled
@@ -211,6 +226,11 @@ class StartOptions:
         if v["etcd_listen"] and servers:
             raise ConfigError("--etcd-listen serves the embedded store; with --etcd-servers, "
                               "point etcd clients at that etcd instead")
+        if v["apiservers"] < 1:
+            raise ConfigError(f"{v.where('apiservers')}: must be >= 1")
+        if v["apiservers"] > 1 and servers:
+            raise ConfigError("--apiservers N > 1 serves the embedded store to its API "
+                              "servers; with --etcd-servers, start one per process instead")
         admission = admission_plugins(v)
         return cls(
             etcd_listen=v["etcd_listen"] or None,
@@ -262,9 +282,11 @@ class StartOptions:
             default_storage_class=bool(v["default_storage_class"]),
             node_heartbeat=kubelet_heartbeat(v),
             trace=bool(v["trace"]),
+            ports=str(v["ports"]),
             console=not v["no_console"],
             console_address=str(v["console_address"]),
             console_port=v["console_port"],
+            apiservers=v["apiservers"],
         )
 
 

@@ -14,8 +14,9 @@ import sys
 
 from . import runtime
 from .component_settings import API_CLIENT
-from .settings import add_flags, resolve
+from .settings import add_flags
 from .storage_target import CommandError
+from .user_target import describe, user_client_settings
 
 
 def register(subparsers: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -45,8 +46,8 @@ async def show(args: argparse.Namespace) -> int:
     from ..client.resources import COMPONENTSTATUSES, NODES, PODS
     from .component_process import http_client
 
-    settings = resolve(args, API_CLIENT, {})
-    server = settings["master"]
+    settings = user_client_settings(args)
+    server = describe(settings)
     client = http_client(settings, "minikube-py")
     try:
         try:

@@ -19,8 +19,9 @@ import orjson
 
 from . import runtime
 from .component_settings import API_CLIENT
-from .settings import add_flags, resolve
+from .settings import add_flags
 from .storage_target import CommandError
+from .user_target import describe, user_client_settings
 
 STYLES = {"created": "bold green", "scheduled": "bold cyan", "unschedulable": "bold red",
           "bound": "bold cyan", "running": "bold green", "kubelet": "yellow",
@@ -81,7 +82,7 @@ async def show(args: argparse.Namespace) -> int:
     from ..trace.journey import Timeline
     from .component_process import http_client
 
-    settings = resolve(args, API_CLIENT, {})
+    settings = user_client_settings(args)
     client = http_client(settings, "minikube-py-trace")
     query = {"object": f"{args.namespace}/{args.name}", "resource": "pods",
              "follow": "true" if args.follow else "false"}
@@ -103,7 +104,7 @@ async def show(args: argparse.Namespace) -> int:
     except StatusError as exc:
         raise CommandError(f"/debug/trace: {exc}") from None
     except (OSError, aiohttp.ClientError) as exc:
-        raise CommandError(f"cannot read the trace at {settings['master']}: {exc}") from None
+        raise CommandError(f"cannot read the trace at {describe(settings)}: {exc}") from None
     finally:
         await client.close()
     if not shown and not args.follow:

@@ -64,15 +64,19 @@ class Client:
         self.rate_limiter = rate_limiter
 
     async def _call(self, method: str, path: str, *, query: dict[str, str] | None = None,
-                    body: Any = None, content_type: str = "application/json") -> Obj:
-        wire = self.wire
+                    body: Any = None, content_type: str = "application/json",
+                    accept: str | None = None) -> Obj:
+        """`accept`: a JSON media type other than the wire's (aggregated discovery's); the
+        answer is then read as JSON whatever the wire format."""
+        wire = self.wire if accept is None else None
         if body is None or isinstance(body, bytes):
             data = body
         elif wire is not None and content_type == "application/json":
             data, content_type = wire.encode(body)
         else:
             data = orjson.dumps(body)
-        accept = wire.accept if wire is not None else "application/json"
+        if accept is None:
+            accept = wire.accept if wire is not None else "application/json"
         for attempt in range(MAX_THROTTLE_RETRIES + 1):
             if self.rate_limiter is not None:
                 await self.rate_limiter.accept()
@@ -112,9 +116,10 @@ class Client:
                 return None
             raise
 
-    async def get_path(self, path: str) -> Obj:
-        """GET any API path: the discovery documents (/api/v1, /apis, /apis/apps/v1)."""
-        return await self._call("GET", path)
+    async def get_path(self, path: str, *, accept: str | None = None) -> Obj:
+        """GET any API path: the discovery documents (/api/v1, /apis, /apis/apps/v1);
+        `accept` asks for another JSON form (aggregated discovery's media type)."""
+        return await self._call("GET", path, accept=accept)
 
     async def list(self, resource: Resource, namespace: str | None = None, *,
                    label_selector: str = "", field_selector: str = "", limit: int = 0,

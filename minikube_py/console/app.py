@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import ipaddress
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,19 +67,23 @@ class ConsoleServer:
         await self.runner.cleanup()
 
 
-async def serve(ctx: ConsoleContext, address: str, port: int) -> ConsoleServer:
-    """Listen on address:port (0: a port the OS picks, read back from the socket). OSError
-    when the address cannot be bound."""
+async def serve(ctx: ConsoleContext, address: str, port: int,
+                sock: socket.socket | None = None) -> ConsoleServer:
+    """Listen on address:port (0: a port the OS picks, read back from the socket), or on
+    `sock`, a socket `start` bound already (cli/listeners.py). OSError when the address
+    cannot be bound."""
     runner = web.AppRunner(build_app(ctx), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
-    site = web.TCPSite(runner, address, port)
+    site = web.SockSite(runner, sock) if sock is not None else web.TCPSite(runner, address, port)
     try:
         await site.start()
     except BaseException:
         await runner.cleanup()
         raise
     server = site._server  # aiohttp keeps the asyncio Server here; its socket has the port
-    bound = server.sockets[0].getsockname()[1] if server is not None and port == 0 else port
+    bound = (sock.getsockname()[1] if sock is not None
+             else server.sockets[0].getsockname()[1] if server is not None and port == 0
+             else port)
     shown = "127.0.0.1" if address in ("0.0.0.0", "") else "::1" if address == "::" else address
     host = f"[{shown}]" if ":" in shown else shown
     return ConsoleServer(runner, f"http://{host}:{bound}/")

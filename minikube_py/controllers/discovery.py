@@ -4,6 +4,13 @@ Kubernetes piece: client-go discovery (ServerPreferredResources, ServerPreferred
 Resources, the verbs filter) as the namespace controller and the garbage collector use it:
 they must handle every resource the server has — including ones added after they were
 written — so they ask the server instead of keeping a list.
+
+They ask as client-go 1.30+ does: aggregated discovery (apidiscovery.k8s.io/v2, KEP-3352) —
+`/api` and `/apis` with every group's resources in two answers — instead of `/api`, `/apis`
+and one request per group version (~25 here). A server that does not answer in that form
+gets the per-group-version requests, and so does a group version the aggregated answer marks
+Stale (an aggregated API server whose document the API server has not fetched: its own
+`/apis/<group>/<version>` is proxied to it).
 """
 
 from __future__ import annotations
@@ -37,8 +44,63 @@ def parse_resource_list(doc: Obj) -> list[APIResource]:
     return out
 
 
+#: what client-go's discovery client sends: aggregated v2, else the plain documents
+AGGREGATED_ACCEPT = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+                     "application/json")
+
+
+def parse_aggregated_version(group: str, entry: Obj) -> list[APIResource]:
+    """One `versions[]` entry of an APIGroupDiscovery -> its resources (subresources are
+    listed inside each resource there, so nothing to skip)."""
+    version = entry.get("version") or ""
+    out = []
+    for r in entry.get("resources") or ():
+        name = r.get("resource") or ""
+        if not name:
+            continue
+        kind = (r.get("responseKind") or {}).get("kind") or ""
+        out.append(APIResource(Resource(group, version, name, r.get("scope") == "Namespaced",
+                                        kind), frozenset(r.get("verbs") or ())))
+    return out
+
+
+def preferred_from_aggregated(doc: Obj) -> tuple[list[APIResource], list[str]]:
+    """An APIGroupDiscoveryList -> the resources of the core group's versions and of each
+    named group's preferred (first) version, and the group versions (`group/version`) marked
+    Stale, whose resources must be read from their own document."""
+    resources: list[APIResource] = []
+    stale: list[str] = []
+    for item in doc.get("items") or ():
+        group = (item.get("metadata") or {}).get("name") or ""
+        versions = item.get("versions") or []
+        for entry in versions if not group else versions[:1]:
+            if entry.get("freshness", "Current") != "Current":
+                stale.append(f"{group}/{entry.get('version')}".lstrip("/"))
+                continue
+            resources += parse_aggregated_version(group, entry)
+    return resources, stale
+
+
+async def _aggregated(client: Client, path: str) -> Obj | None:
+    doc = await client.get_path(path, accept=AGGREGATED_ACCEPT)
+    return doc if doc.get("kind") == "APIGroupDiscoveryList" else None
+
+
 async def server_preferred_resources(client: Client) -> list[APIResource]:
     """Every resource of the core group's versions and of each group's preferred version."""
+    core, named = await _aggregated(client, "/api"), await _aggregated(client, "/apis")
+    if core is None or named is None:
+        return await _per_group_version(client)
+    items = [*(core.get("items") or ()), *(named.get("items") or ())]
+    resources, stale = preferred_from_aggregated({"items": items})
+    for group_version in stale:
+        prefix = "/api" if "/" not in group_version else "/apis"
+        resources += parse_resource_list(await client.get_path(f"{prefix}/{group_version}"))
+    return resources
+
+
+async def _per_group_version(client: Client) -> list[APIResource]:
+    """The pre-aggregation way: /api, /apis, then each group version's APIResourceList."""
     docs = [await client.get_path(f"/api/{v}")
             for v in (await client.get_path("/api")).get("versions") or ()]
     for group in (await client.get_path("/apis")).get("groups") or ():

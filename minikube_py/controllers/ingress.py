@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from typing import Any
 from urllib.parse import quote
 
@@ -106,10 +107,13 @@ class IngressController:
     """Keeps the class's Ingresses' status and serves their routes on `port`."""
 
     def __init__(self, client: Client, *, address: str = "127.0.0.1", port: int = 8081,
-                 class_name: str = CLASS_NAME) -> None:
+                 class_name: str = CLASS_NAME, sock: socket.socket | None = None) -> None:
+        """`sock`: a socket already bound and listening (`start` binds every port first),
+        served instead of binding address:port."""
         self.client = client
         self.address = address
         self.port = port
+        self._sock = sock
         self.class_name = class_name
         #: the address written into status (a wildcard bind is reached on loopback)
         self.status_ip = "127.0.0.1" if address in ("0.0.0.0", "::", "") else address
@@ -131,7 +135,8 @@ class IngressController:
         app.router.add_route("*", "/{tail:.*}", self.handle)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.port)
+        site = (web.SockSite(self._runner, self._sock) if self._sock is not None
+                else web.TCPSite(self._runner, self.address, self.port))
         await site.start()
         self.port = self._runner.addresses[0][1]
         log.info("ingress controller serving", address=self.address, port=self.port,

@@ -46,8 +46,8 @@ from .node_status import (
     transitions,
 )
 from .pod_status import PodRecord, generate
-from .shell import Sandbox
 from .podworker import PodWorkers, rv_of
+from .shell_fs import Sandbox
 from .timers import Timers
 from .usage import Meter
 from .volumes import VolumeReader

@@ -60,7 +60,7 @@ from .ipam import PodIPAllocator
 from .logs import ContainerLog, LogSpan
 from .pod_status import DEADLINE_MESSAGE, DEADLINE_REASON, PodRecord, phase, waiting_reason
 from .process import TERM_EXIT_CODE, TERM_EXIT_SECONDS, Process, plan, understood
-from .shell import Sandbox
+from .shell_fs import Sandbox
 from .timers import Timers
 from .volumes import Mounter, VolumeReader, volume_refs
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -72,12 +73,15 @@ class KubeletPool:
                  event_writers: int = 4, event_queue_size: int = 10_000,
                  log_interval: float = 1.0, informers: InformerFactory | None = None,
                  serving: Serving | None = None,
-                 node_clients: Callable[[str], Client] | None = None) -> None:
+                 node_clients: Callable[[str], Client] | None = None,
+                 sock: socket.socket | None = None) -> None:
         """`informers`: the process's shared informers (all-in-one): the pool then views the
         shared pod informer, filtered to its nodes, instead of opening its own watch.
         `serving`: TLS and authentication of the HTTP server (server.Serving; default: plain
         HTTP, open). `node_clients`: node name -> a client acting as that node (the
-        all-in-one's in-process identities, system:node:<name>); default: `client` for all."""
+        all-in-one's in-process identities, system:node:<name>); default: `client` for all.
+        `sock`: a socket already bound and listening (`start` binds every port first), served
+        instead of binding address:port."""
         self.client = client
         self._node_clients = node_clients
         #: service-account tokens of projected volumes, one cache for the pool's pods, each
@@ -88,6 +92,7 @@ class KubeletPool:
         self._read_informers: dict | None = None
         self.address = address
         self.port = port
+        self._sock = sock
         self.node_ip = node_ip
         self.serving = serving or Serving()
         self.kubelets: dict[str, Kubelet] = {}
@@ -165,8 +170,11 @@ class KubeletPool:
             self._runner = web.AppRunner(build_app(self, log_interval=self._log_interval,
                                                    auth=self.serving.auth), access_log=None)
             await self._runner.setup()
-            await web.TCPSite(self._runner, self.address, self.port,
-                              ssl_context=self.serving.ssl_context).start()
+            site = (web.SockSite(self._runner, self._sock, ssl_context=self.serving.ssl_context)
+                    if self._sock is not None else
+                    web.TCPSite(self._runner, self.address, self.port,
+                                ssl_context=self.serving.ssl_context))
+            await site.start()
             self.port = self._runner.addresses[0][1]
         self._started = True
         loop = asyncio.get_running_loop()

@@ -32,13 +32,16 @@ container's; an unknown program a script starts (`exec nginx`) and a server cont
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 from typing import Any, NamedTuple
 
-from . import shell as sh
+from . import shell_io
 from .command import Behaviour, annotation_behaviour
 from .logs import ContainerLog
+from .shell_fs import Sandbox
 from .timers import Step, Timers
 
 Obj = dict[str, Any]
@@ -47,6 +50,15 @@ SLICE_ACTIONS = 1000        # actions run before the program yields the loop
 TERM_EXIT_SECONDS = 0.5     # a server's shutdown after SIGTERM
 TERM_EXIT_CODE = 143        # 128 + SIGTERM
 KILL_EXIT_CODE = 137         # 128 + SIGKILL
+
+
+@functools.cache
+def _shell() -> ModuleType:
+    """The simulated shell and its applets, imported when the first container runs (a
+    cluster with no pods yet — a test session's start — does not load them)."""
+    from . import shell
+
+    return shell
 
 
 class Plan(NamedTuple):
@@ -76,6 +88,7 @@ def understood(argv: Sequence[str]) -> bool:
     if not argv:
         return False
     prog = _program(argv[0])
+    sh = _shell()
     if prog not in sh.COMMANDS and prog not in sh.SHELLS:
         return False
     if prog in sh.SHELLS:
@@ -85,10 +98,10 @@ def understood(argv: Sequence[str]) -> bool:
     return True
 
 
-def _external(shell: Any, argv: list[str]) -> sh.Program:
+def _external(shell: Any, argv: list[str]) -> shell_io.Program:
     """A program of the image the shell does not know (`exec nginx`): a server, running
     until a signal ends it."""
-    yield sh.Sleep(float("inf"))
+    yield shell_io.Sleep(float("inf"))
     return 0
 
 
@@ -113,10 +126,10 @@ class Process:
     __slots__ = ("process", "timers", "log", "exited", "stdin_open", "step", "done",
                  "pending", "clock", "slept_at", "sleeping")
 
-    def __init__(self, argv: Sequence[str], sandbox: sh.Sandbox, timers: Timers,
+    def __init__(self, argv: Sequence[str], sandbox: Sandbox, timers: Timers,
                  log: ContainerLog, exited: Callable[[int], None], *,
                  stdin_open: bool = False, clock: Callable[[], float] = time.time) -> None:
-        self.process = sh.ContainerProcess(list(argv), sandbox, external=_external,
+        self.process = _shell().ContainerProcess(list(argv), sandbox, external=_external,
                                            on_signal=_server_signal)
         self.timers = timers
         self.log = log
@@ -130,7 +143,7 @@ class Process:
         self.sleeping = False
 
     @property
-    def sandbox(self) -> sh.Sandbox:
+    def sandbox(self) -> Sandbox:
         return self.process.root.sandbox
 
     def start(self) -> None:
@@ -168,7 +181,7 @@ class Process:
         try:
             action = next(program)
             for _ in range(SLICE_ACTIONS):
-                if isinstance(action, sh.Write):
+                if isinstance(action, shell_io.Write):
                     self.log.write(self.clock(), action.fd, action.data)
                 action = program.send(None)
             program.close()
@@ -197,16 +210,16 @@ class Process:
                     self.sleeping = False
                 action = program.send(reply)
             for _ in range(SLICE_ACTIONS):
-                if isinstance(action, sh.Write):
+                if isinstance(action, shell_io.Write):
                     self.log.write(self.clock(), action.fd, action.data)
-                elif isinstance(action, sh.Sleep):
+                elif isinstance(action, shell_io.Sleep):
                     self.slept_at = asyncio.get_running_loop().time()
                     self.sleeping = True
                     if action.seconds == float("inf"):
                         return  # sleeps for ever: only a signal ends it
                     self.step = self.timers.later(action.seconds, self._slept)
                     return
-                elif isinstance(action, sh.Read):
+                elif isinstance(action, shell_io.Read):
                     if self.stdin_open:
                         return  # waits on stdin for ever
                 action = program.send(None)

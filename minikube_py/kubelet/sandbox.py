@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api.quantity import parse_quantity
-from .shell import PATH, Sandbox
+from .shell_fs import PATH, Sandbox
 
 Obj = dict[str, Any]
 #: (namespace, name) -> object, for what `references` asked for (missing ones absent)

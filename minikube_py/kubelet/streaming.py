@@ -51,7 +51,7 @@ from .logs import (
 )
 from .portforward import PortForwardSession
 from .remotecommand import SPDY_PROTOCOLS, Options, SpdyStreams, WebSocketStreams
-from .shell import LineDiscipline, Program, Read, Shell, Sleep, StdinBuffer, Write
+from .shell_io import Program, Read, Sleep, StdinBuffer, Write
 
 if TYPE_CHECKING:
     from .kubelet import Kubelet
@@ -92,6 +92,9 @@ class Stdin:
     intact."""
 
     def __init__(self, enabled: bool, tty: bool) -> None:
+        # the simulated shell (shell.py and its applets) is loaded by the first exec
+        from .shell import LineDiscipline
+
         self.discipline = LineDiscipline() if tty else None
         self.buffer = StdinBuffer(canonical=tty)
         self.arrived = asyncio.Event()
@@ -260,6 +263,8 @@ class StreamingServer:
                 await self._follow_log(streams, record, container.get("name", ""), reader)
             else:
                 box = await self._sandbox(kubelet, record, container, options.tty)
+                from .shell import Shell
+
                 shell = Shell(box, tty=options.tty)
                 program = shell.interactive() if attach else shell.exec(argv)
                 log.info("exec", pod=record.key, container=container.get("name"),
@@ -293,6 +298,8 @@ class StreamingServer:
                      stdin: Stdin,
                      reader: asyncio.Task, tty: bool) -> int:
         """Perform what the shell asks until it returns its exit status (or the client goes)."""
+        from .shell import LineDiscipline
+
         reply: str | None = None
         try:
             action = next(program)

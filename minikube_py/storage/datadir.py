@@ -22,6 +22,7 @@ from pathlib import Path
 import structlog
 
 from ..fileperms import PRIVATE_FILE, create_file, dir_problem, make_private_dir
+from ..procinfo import describe_process
 from .errors import StorageError
 
 log = structlog.get_logger(component="storage", backend="embedded")
@@ -31,7 +32,7 @@ class DataDirLockedError(StorageError):
     """Another process holds the data directory."""
 
     def __init__(self, path: Path, holder_pid: int | None) -> None:
-        who = f"process {holder_pid}" if holder_pid else "another process"
+        who = describe_process(holder_pid) if holder_pid else "another process"
         super().__init__(
             f"data dir {path} is in use by {who}; stop it, or use another --data-dir"
             + (" (a read-only `minikube-py storage` command can still inspect it)" if holder_pid else "")

@@ -25,7 +25,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -328,13 +328,40 @@ class Cluster:
             return nudge(manager.controllers)
         return self.run(poke())
 
-    def report(self, namespace: str, since_revision: int = 1) -> Any:
-        """The failure-report text for `namespace` (history.py): its Events and the writes
-        its objects saw since `since_revision`."""
+    def report(self, namespace: str, since_revision: int = 1,
+               since_seq: int | None = None) -> Any:
+        """The failure-report text for `namespace`: its Events, then — when the process's
+        trace ring recorded from `since_seq` on (`trace_recording`) — the timeline of its
+        objects (trace_history.py), else the writes its objects saw since `since_revision`
+        (the store's history, history.py)."""
+        if since_seq is not None:
+            from ..trace import TRACE
+            from .trace_history import trace_report
+
+            return self.run(trace_report(self.client, TRACE, namespace, since_seq))
         from .history import StoreHistory, report
 
         history = StoreHistory(self.running.store, self.running.apiserver.options.etcd_prefix)
         return self.run(report(self.client, history, namespace, since_revision))
+
+    @staticmethod
+    @contextlib.contextmanager
+    def trace_recording() -> Iterator[int]:
+        """Hold the process's trace ring on (it records what every component does) for the
+        block; yields the sequence number to read from (`report(..., since_seq=)`, inside the
+        block). Leaving it empties the ring unless someone else still records (a viewer,
+        `start --trace`, an enclosing block): a session of tests then keeps no records from
+        test to test, whatever its length."""
+        from ..trace import TRACE
+
+        since = TRACE.last_seq  # read first: every record made while held comes after it
+        TRACE.hold()
+        try:
+            yield since
+        finally:
+            TRACE.release()
+            if not TRACE.active:
+                TRACE.clear()
 
     def _component(self, name: str) -> Any:
         try:

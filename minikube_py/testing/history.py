@@ -130,13 +130,19 @@ async def recent_events(client: Client, namespace: str, limit: int = 50) -> list
     return lines
 
 
+async def events_section(client: Client, namespace: str) -> list[str]:
+    """The report's first section: the namespace's Events."""
+    events = await recent_events(client, namespace)
+    lines = [f"namespace {namespace}: {len(events)} event(s)"]
+    return lines + ([f"  {line}" for line in events] or ["  (none)"])
+
+
 async def report(client: Client, trace: ObjectTrace, namespace: str,
                  since_revision: int) -> str:
-    """The text of a failure report section for `namespace`."""
-    events = await recent_events(client, namespace)
+    """The text of a failure report section for `namespace` (when the trace ring did not
+    record the test: trace_history.trace_report is the one with the timeline)."""
+    lines = await events_section(client, namespace)
     writes = await trace.writes(namespace, since_revision, 200)
-    lines = [f"namespace {namespace}: {len(events)} event(s)"]
-    lines += [f"  {line}" for line in events] or ["  (none)"]
     lines.append(f"writes to objects in {namespace} since revision {since_revision} "
                  "(store history):")
     lines += [f"  {w.line()}" for w in writes] or ["  (none)"]

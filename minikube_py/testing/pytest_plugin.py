@@ -15,7 +15,9 @@ Kubernetes piece: what controller-runtime users write by hand around envtest (a 
 - `kube_client` (official client ApiClient), `kube_lightkube_client`, and with pytest-asyncio
   `kube_asyncio_client` (kubernetes_asyncio ApiClient).
 - a failed test that used `kube_namespace` gets a "minikube-py cluster" report section: the
-  namespace's Events and the writes its objects saw (history.py).
+  namespace's Events and the trace timeline of its objects while the test ran (requests,
+  store writes, scheduling, kubelet, reconciles: trace_history.py); the trace ring records
+  only while such a test runs.
 - KubectlNotFound raised in a test becomes a skip.
 
 The cluster runs on its own thread (the sync Cluster), so every test style works with it:
@@ -157,13 +159,15 @@ def kube_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
 @pytest.fixture
 def kube_namespace(request: pytest.FixtureRequest, kube_cluster: Cluster) -> Iterator[str]:
     """A fresh namespace for this test; deleted afterwards (its contents are removed by the
-    namespace controller in the background, as on a real cluster — nothing waits for it)."""
-    namespace = kube_cluster.create_namespace()
-    name = namespace["metadata"]["name"]
-    since = int(namespace["metadata"]["resourceVersion"])
-    request.node.stash[NAMESPACE_KEY] = (kube_cluster, name, since)
-    yield name
-    kube_cluster.delete_namespace(name)
+    namespace controller in the background, as on a real cluster — nothing waits for it).
+    The process's trace ring records while the test runs (from the namespace's creation to
+    its deletion), for the failure report."""
+    with kube_cluster.trace_recording() as since_seq:
+        namespace = kube_cluster.create_namespace()
+        name = namespace["metadata"]["name"]
+        request.node.stash[NAMESPACE_KEY] = (kube_cluster, name, since_seq)
+        yield name
+        kube_cluster.delete_namespace(name)
 
 
 @pytest.fixture
@@ -224,10 +228,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     return report
 
 
-def failure_report(cluster: Cluster, namespace: str, since: int) -> str:
+def failure_report(cluster: Cluster, namespace: str, since_seq: int) -> str:
     began = time.perf_counter()
     try:
-        text = cluster.report(namespace, since)
+        text = cluster.report(namespace, since_seq=since_seq)
     except Exception as exc:  # noqa: BLE001 - a report must never hide the test's failure
         return f"(no cluster report: {type(exc).__name__}: {exc})"
     return f"{text}\n(report made in {1000 * (time.perf_counter() - began):.0f} ms)"

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..crossloop import wake
 from .records import Record
 
 DEFAULT_CAPACITY = 50_000
@@ -69,16 +70,7 @@ class TraceRing:
     def _wake(self) -> None:
         with self._lock:
             waiters, self._waiters = self._waiters, []
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        for loop, future in waiters:
-            if loop is running:
-                if not future.done():
-                    future.set_result(None)
-            elif not loop.is_closed():
-                loop.call_soon_threadsafe(_resolve, future)
+        wake(waiters)
 
     # -- who is looking -------------------------------------------------------------------
     def _update(self) -> None:
@@ -113,24 +105,24 @@ class TraceRing:
     # -- reading --------------------------------------------------------------------------
     def since(self, seq: int) -> tuple[list[Record], int]:
         """The records after `seq`, oldest first, and how many after `seq` the ring no longer
-        holds (the viewer fell behind or asked for history already dropped)."""
-        while True:
-            try:
-                out = self._after(seq)
-                break
-            except RuntimeError:  # appended to from another thread meanwhile: read again
-                continue
-        first = out[0].seq if out else self.last_seq + 1
+        holds (the viewer fell behind or asked for history already dropped). A reader resumes
+        after the last record returned or, when none is, at `seq + missed`: the last sequence
+        number the ring had given out — an emptied ring (`clear`) still counts on, so a reader
+        that stayed at `seq` would be told the same loss again, at once, forever."""
+        # read before the walk: every record up to `last` is already in the deque (emit sets
+        # last_seq after the append), so with nothing found after `seq` they are all gone —
+        # and a record another thread appends meanwhile is not counted lost
+        last = self.last_seq
+        try:
+            out = _after(self.records, seq)
+        except RuntimeError:
+            # Appended to from another thread meanwhile (another cluster's loop in the same
+            # process). Retrying the walk can livelock while that thread keeps writing — a
+            # replay of a full ring takes longer than the GIL's switch interval — so scan a
+            # snapshot: list() copies the deque in C without releasing the GIL.
+            out = _after(list(self.records), seq)
+        first = out[0].seq if out else last + 1
         return out, max(0, first - seq - 1)
-
-    def _after(self, seq: int) -> list[Record]:
-        out: list[Record] = []
-        for record in reversed(self.records):  # a follower is usually near the end
-            if record.seq <= seq:
-                break
-            out.append(record)
-        out.reverse()
-        return out
 
     async def wait(self, seq: int, timeout: float | None = None) -> bool:
         """Wait until a record after `seq` exists; False if `timeout` passed first."""
@@ -156,6 +148,13 @@ class TraceRing:
         self.records.clear()
 
 
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+def _after(records: collections.deque[Record] | list[Record], seq: int) -> list[Record]:
+    """The records after `seq`, walking back from the newest (a follower is usually near
+    the end). RuntimeError when `records` is a deque another thread appends to meanwhile."""
+    out: list[Record] = []
+    for record in reversed(records):
+        if record.seq <= seq:
+            break
+        out.append(record)
+    out.reverse()
+    return out

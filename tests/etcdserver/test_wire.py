@@ -9,8 +9,8 @@ import asyncio
 import grpc
 import pytest
 
-rpc = pytest.importorskip("aetcd.rpc.rpc_pb2")
-stubs = pytest.importorskip("aetcd.rpc.rpc_pb2_grpc")
+rpc = pytest.importorskip("aetcd.rpc.rpc_pb2", reason="aetcd is not installed: pip install -e .[etcd]")
+stubs = pytest.importorskip("aetcd.rpc.rpc_pb2_grpc", reason="aetcd is not installed: pip install -e .[etcd]")
 
 
 @pytest.fixture

@@ -257,7 +257,12 @@ def test_scheduler_process_schedules_over_protobuf(tmp_path: Path):
                 break
             time.sleep(0.1)
         assert pod["spec"].get("nodeName") == "node-1", log.read_text()[-3000:]
-        events = call("GET", "/api/v1/namespaces/default/events")["items"]
+        # the Scheduled event follows the binding (the recorder sends it on its own)
+        while time.monotonic() < deadline:
+            events = call("GET", "/api/v1/namespaces/default/events")["items"]
+            if any(e["reason"] == "Scheduled" for e in events):
+                break
+            time.sleep(0.1)
         assert any(e["reason"] == "Scheduled" for e in events)  # events sent as protobuf too
     finally:
         proc.terminate()

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,15 +58,22 @@ def _steal(server: ServerThread, lock: str) -> None:
     """Another candidate takes the lock (the default: a Lease in kube-system): a fresh record
     with a long lease (CAS on the resourceVersion, as a real candidate writes it)."""
     url = f"{server.url}/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{lock}"
-    with urllib.request.urlopen(url, timeout=5) as resp:
-        lease = json.loads(resp.read())
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    lease["spec"] = {"holderIdentity": "thief", "leaseDurationSeconds": 3600,
-                     "acquireTime": now, "renewTime": now, "leaseTransitions": 1}
-    request = urllib.request.Request(url, data=json.dumps(lease).encode(), method="PUT",
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=5) as resp:
-        assert resp.status == 200
+    for _attempt in range(10):  # the holder may renew between our read and our write: 409
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            lease = json.loads(resp.read())
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        lease["spec"] = {"holderIdentity": "thief", "leaseDurationSeconds": 3600,
+                         "acquireTime": now, "renewTime": now, "leaseTransitions": 1}
+        request = urllib.request.Request(url, data=json.dumps(lease).encode(), method="PUT",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as resp:
+                assert resp.status == 200
+                return
+        except urllib.error.HTTPError as exc:
+            if exc.code != 409:
+                raise
+    raise AssertionError(f"could not take the {lock} lease: every write met a renewal")
 
 
 @pytest.mark.parametrize("command,lock,message", [

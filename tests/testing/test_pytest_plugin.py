@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -131,12 +132,14 @@ def test_marker_gives_a_dedicated_cluster(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*kube_cluster*colour*"])
 
 
-def test_failure_report_shows_the_namespaces_events_and_writes(
+def test_failure_report_shows_the_namespaces_events_and_trace(
         pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
         from minikube_py.client.resources import CONFIGMAPS, PODS
+        from minikube_py.trace import TRACE
 
         def test_fails(kube_cluster, kube_namespace):
+            assert TRACE.active  # the ring records while the test runs
             c = kube_cluster
             c.run(c.client.create(CONFIGMAPS, {"metadata": {"name": "evidence"}},
                                   kube_namespace))
@@ -147,20 +150,31 @@ def test_failure_report_shows_the_namespaces_events_and_writes(
 
         def test_passes(kube_namespace):
             pass
+
+        def test_not_recording_between_tests():
+            assert not TRACE.active
     """)
     result = run(pytester)
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=2, failed=1)
     out = result.stdout.str()
     assert out.count("minikube-py cluster") == 1  # only the failed test gets the section
     result.stdout.fnmatch_lines([
         "*minikube-py cluster*",
         "namespace test-*: * event(s)",
         "*Normal*Scheduled*Pod/witness: Successfully assigned test-*/witness to node-*",
-        "writes to objects in test-* since revision *",
-        "*create*/registry/configmaps/test-*/evidence*",
-        "*create*/registry/pods/test-*/witness*",
-        "*update*/registry/pods/test-*/witness*(kubelet*)*",
+        "trace of objects in test-* while the test ran (* record(s)):",
+        "* ms  namespaces/test-*  *created  *rv=* /registry/namespaces/test-*",
+        "* ms  configmaps/evidence  *created  *rv=* /registry/configmaps/test-*/evidence",
+        "* ms  configmaps/evidence  *request  *create -> 201 in * ms by minikube-py-testing",
+        "* ms  pods/witness  *created  *rv=* /registry/pods/test-*/witness",
+        "* ms  pods/witness  *bound  *create binding -> 201 in * ms by kube-scheduler",
+        "* ms  pods/witness  *scheduled  *-> node-* (*/* nodes fit; best node-*=*)",
+        "* ms  pods/witness  *running  *node-*: Running ip *",
+        "(report made in * ms)",
     ])
+    section = out[out.index("trace of objects"):out.index("(report made in")]
+    assert " events" not in section  # not the report's own list, nor the Events (listed above)
+    assert not re.search(r" ms  \S+ +watch ", section)  # watch deliveries are left out
 
 
 def test_tests_needing_kubectl_skip_without_one(pytester: pytest.Pytester,

@@ -153,7 +153,8 @@ class Bootstrap:
 
 @lru_cache(maxsize=1)
 def load_bootstrap() -> Bootstrap:
-    data = yaml.safe_load((Path(__file__).parent / "bootstrap.yaml").read_text())
+    data = yaml.load((Path(__file__).parent / "bootstrap.yaml").read_text(),  # read every start:
+                     Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml's when built
     return Bootstrap(
         tuple(_priority_level(e) for e in data["mandatory"]["priorityLevelConfigurations"]),
         tuple(_flow_schema(e) for e in data["mandatory"]["flowSchemas"]),

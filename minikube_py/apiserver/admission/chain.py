@@ -67,15 +67,20 @@ class PluginContext:
 
 
 class AdmissionChain:
-    def __init__(self, plugins: list[Plugin]) -> None:
+    def __init__(self, plugins: list[Plugin], informers: Any = None) -> None:
         self.plugins = plugins
+        #: the plugins' shared informers (listers.SharedInformers), started before them
+        self.informers = informers
 
     async def admit(self, attrs: Attributes) -> None:
         for plugin in self.plugins:
             await plugin.admit(attrs)
 
     async def start(self, context: PluginContext) -> None:
-        """Start the plugins that keep state fed by watches (webhook configurations)."""
+        """Sync the shared informers, then start the plugins that keep state fed by watches
+        (webhook configurations)."""
+        if self.informers is not None:
+            await self.informers.start()
         for plugin in self.plugins:
             start = getattr(plugin, "start", None)
             if start is not None:
@@ -86,3 +91,5 @@ class AdmissionChain:
             stop = getattr(plugin, "stop", None)
             if stop is not None:
                 await stop()
+        if self.informers is not None:
+            await self.informers.stop()

@@ -34,14 +34,23 @@ class StoreInformer:
     `keep_objects=False` is for a consumer that only needs the key listeners (the Node
     authorizer's graph keeps what it derives from each pod): `items` then maps each key to an
     empty dict, so the informer does not hold a decoded copy of every pod — at 50,000 pods a
-    copy is ~0.5 GiB."""
+    copy is ~0.5 GiB.
 
-    def __init__(self, store: Store, prefix: str, name: str, *, keep_objects: bool = True) -> None:
+    `project` keeps a compact view of each object instead (the admission listers keep a
+    namespace's phase, a service account's automount flag): key listeners still get the
+    decoded object, `items` holds what `project` returned."""
+
+    def __init__(self, store: Store, prefix: str, name: str, *, keep_objects: bool = True,
+                 project: Callable[[Obj], Obj] | None = None) -> None:
         self.store = store
         self.prefix = prefix
         self.name = name
         self.keep_objects = keep_objects
+        self._project = project if project is not None else (
+            None if keep_objects else (lambda obj: _KEY_ONLY))
         self.items: dict[str, Obj] = {}
+        #: true once the first list is in `items` (a lister falls back to live reads before)
+        self.synced = False
         #: bumped on every change of `items`
         self.version = 0
         self._revision = 0
@@ -78,8 +87,11 @@ class StoreInformer:
     async def _relist(self) -> Any:
         result = await self.store.range(self.prefix)
         listed = {kv.key: codec.decode(kv) for kv in result.kvs}
-        previous, self.items = self.items, listed if self.keep_objects else dict.fromkeys(listed, _KEY_ONLY)
+        project = self._project
+        previous = self.items
+        self.items = listed if project is None else {k: project(o) for k, o in listed.items()}
         self._revision = result.revision
+        self.synced = True
         for listener in self.key_listeners:
             for key in previous.keys() - listed.keys():
                 listener(key, None)
@@ -108,7 +120,7 @@ class StoreInformer:
                         obj = None
                     else:
                         obj = codec.decode(event.kv)
-                        self.items[key] = obj if self.keep_objects else _KEY_ONLY
+                        self.items[key] = obj if self._project is None else self._project(obj)
                     self._revision = event.kv.mod_revision
                     for listener in self.key_listeners:
                         listener(key, obj)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from ...registry.generic import Registry
+from .listers import SharedInformers
 
 #: finds the registry of (group, resource) in any version
 Lookup = Callable[[str, str], "Registry | None"]
@@ -24,10 +25,12 @@ class RegistryLookup:
     is established, as upstream's quota admission finds them through its dynamic lister. A
     hit is remembered and checked to still be served; a miss scans the table (a few dozen
     entries). `by_kind` and `versions` serve the policy plugin (a paramKind names a kind;
-    matchPolicy Equivalent needs the other served versions of a resource)."""
+    matchPolicy Equivalent needs the other served versions of a resource). `informers` is
+    the plugins' shared informer factory (listers.py), started with the admission chain."""
 
     def __init__(self, registries: Mapping[tuple[str, str, str], Registry]) -> None:
         self._registries = registries
+        self.informers = SharedInformers()
         self._remembered: dict[tuple[str, str], tuple[tuple[str, str, str], Registry]] = {}
 
     def __call__(self, group: str, resource: str) -> Registry | None:

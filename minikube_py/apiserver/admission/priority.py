@@ -9,6 +9,13 @@ Kubernetes piece: plugin/pkg/admission/priority (on by default since 1.11). On p
 On pod update the stored priority and preemptionPolicy are kept when the body omits them
 (validation forbids changing them). On PriorityClass create/update: only one class may be
 globalDefault.
+
+Classes are read as upstream's plugin reads them, through the PriorityClass informer: the
+global default comes from `DefaultClassIndex` (the globalDefault classes, kept as the
+informer's events arrive: O(1) per pod instead of a list of every class), a named class from
+the cache with a live get on a miss (a class created a moment ago). Whether a new class may be
+globalDefault is decided on a live list: it is a rare write, and two defaults must never both
+be admitted.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from ...api import errors
 from ...api.priority import DEFAULT_PRIORITY, PREEMPT_LOWER_PRIORITY
 from .chain import Attributes
 from .denial import forbidden
+from .informer import StoreInformer
 
 Obj = dict[str, Any]
 ListClasses = Callable[[], Awaitable[list[Obj]]]
@@ -31,6 +39,32 @@ def default_class(classes: list[Obj]) -> Obj | None:
     """upstream getDefaultPriorityClass: the globalDefault class with the lowest value."""
     defaults = [pc for pc in classes if pc.get("globalDefault") is True]
     return min(defaults, key=lambda pc: pc.get("value") or 0) if defaults else None
+
+
+class DefaultClassIndex:
+    """The globalDefault PriorityClasses, kept from the PriorityClass informer's key events."""
+
+    def __init__(self, informer: StoreInformer) -> None:
+        self._informer = informer
+        self._defaults: dict[str, Obj] = {}
+        self._best: Obj | None = None
+        informer.key_listeners.append(self.on_change)
+
+    @property
+    def synced(self) -> bool:
+        return self._informer.synced
+
+    def on_change(self, key: str, obj: Obj | None) -> None:
+        """StoreInformer key listener."""
+        if obj is not None and obj.get("globalDefault") is True:
+            self._defaults[key] = obj
+        elif self._defaults.pop(key, None) is None:
+            return
+        self._best = default_class(list(self._defaults.values()))
+
+    def best(self) -> Obj | None:
+        """upstream getDefaultPriorityClass over the cache."""
+        return self._best
 
 
 def resolution_error(spec: Obj, priority: int, policy: str | None) -> str | None:
@@ -51,10 +85,17 @@ def resolution_error(spec: Obj, priority: int, policy: str | None) -> str | None
 class Priority:
     name = "Priority"
 
-    def __init__(self, list_classes: ListClasses, get_class: GetClass, get_pod: GetPod) -> None:
+    def __init__(self, list_classes: ListClasses, get_class: GetClass, get_pod: GetPod,
+                 defaults: DefaultClassIndex | None = None) -> None:
         self._list = list_classes
         self._get = get_class
         self._get_pod = get_pod
+        self._defaults = defaults
+
+    async def _default(self) -> Obj | None:
+        if self._defaults is not None and self._defaults.synced:
+            return self._defaults.best()
+        return default_class(await self._list())
 
     async def admit(self, attrs: Attributes) -> None:
         if attrs.subresource or not isinstance(attrs.obj, dict):
@@ -75,7 +116,7 @@ class Priority:
             return
         name = spec.get("priorityClassName")
         if not name:
-            pc = default_class(await self._list())
+            pc = await self._default()
             if pc is not None:
                 spec["priorityClassName"] = pc["metadata"]["name"]
                 priority, policy = pc.get("value") or 0, pc.get("preemptionPolicy")

@@ -1,8 +1,8 @@
 """Admission plugin names -> constructors, and the chain the flags ask for.
 
 Kubernetes v1.0 piece: pkg/admission/plugins.go (RegisterPlugin / InitPlugin /
-NewFromPlugins). Plugins are built from the API server's own registries (upstream hands them
-the server's client and informers) and the API server's options (the plugins' own flags, such as
+NewFromPlugins). Plugins are built from the API server's own registries and the shared
+informers of listers.py (upstream hands them the server's client and informers) and the API server's options (the plugins' own flags, such as
 --default-not-ready-toleration-seconds). An unknown name is a startup error naming it and
 listing the known plugins, as upstream's "Unknown admission plugin" is. Which plugins run by
 default, and in which order, is order.py's.
@@ -10,7 +10,7 @@ default, and in which order, is order.py's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from ...registry.generic import Registry
@@ -25,11 +25,20 @@ from .default_ingress_class import DefaultIngressClass
 from .default_storage_class import DefaultStorageClass
 from .default_toleration_seconds import DefaultTolerationSeconds
 from .limit_ranger import LimitRanger
+from .listers import (
+    NamespacedLister,
+    SharedInformers,
+    automount_only,
+    cached,
+    cached_list,
+    cached_or_live,
+    namespace_phase,
+)
 from .lookup import Lookup, RegistryLookup, registry_lookup  # noqa: F401 (re-exported)
 from .namespace_exists import NamespaceAutoProvision, NamespaceExists
 from .namespace_lifecycle import NamespaceLifecycle
 from .policy.plugin import ValidatingAdmissionPolicy
-from .priority import Priority
+from .priority import DefaultClassIndex, Priority
 from .resource_quota import ResourceQuota
 from .runtime_class import RuntimeClass
 from .security_context_deny import SecurityContextDeny
@@ -56,41 +65,73 @@ async def _list_all(registry: Registry, namespace: str) -> list[dict[str, Any]]:
     return (await registry.list(namespace)).decoded()
 
 
+def _informers(lookup: Lookup) -> SharedInformers:
+    """The server's shared admission informers; a bare Lookup (tests) gets a factory nobody
+    starts, whose listers read live."""
+    informers = getattr(lookup, "informers", None)
+    return informers if isinstance(informers, SharedInformers) else SharedInformers()
+
+
+def _namespace_lifecycle(lookup: Lookup, options: Any) -> Plugin:
+    namespaces = _namespaces(lookup)
+    informer = _informers(lookup).informer(namespaces, namespace_phase)
+    return NamespaceLifecycle(lambda ns: namespaces.get("", ns),
+                              lambda ns: cached(informer, "", ns))
+
+
+def _resource_quota(lookup: Lookup, options: Any) -> Plugin:
+    quotas = _required(lookup, "", "resourcequotas")
+    return ResourceQuota(lookup, NamespacedLister(_informers(lookup).informer(quotas), quotas))
+
+
 def _limit_ranger(lookup: Lookup, options: Any) -> Plugin:
     limit_ranges = _required(lookup, "", "limitranges")
-    return LimitRanger(lambda ns: _list_all(limit_ranges, ns))
+    return LimitRanger(NamespacedLister(_informers(lookup).informer(limit_ranges),
+                                        limit_ranges).list)
 
 
 def _service_account(lookup: Lookup, options: Any) -> Plugin:
     accounts = _required(lookup, "", "serviceaccounts")
-    return ServiceAccount(accounts.get)
+    return ServiceAccount(cached_or_live(_informers(lookup).informer(accounts, automount_only),
+                                         accounts))
+
+
+def _namespace_getter(lookup: Lookup) -> Callable[[str], Awaitable[dict[str, Any]]]:
+    """get(name): the namespace's phase from the shared cache, a live get on a miss."""
+    namespaces = _namespaces(lookup)
+    get = cached_or_live(_informers(lookup).informer(namespaces, namespace_phase), namespaces)
+    return lambda name: get("", name)
 
 
 def _auto_provision(lookup: Lookup, options: Any) -> Plugin:
     namespaces = _namespaces(lookup)
-    return NamespaceAutoProvision(lambda ns: namespaces.get("", ns),
+    return NamespaceAutoProvision(_namespace_getter(lookup),
                                   lambda obj: namespaces.create("", obj))
 
 
 def _priority(lookup: Lookup, options: Any) -> Plugin:
     classes = _required(lookup, "scheduling.k8s.io", "priorityclasses")
     pods = _required(lookup, "", "pods")
-    return Priority(lambda: _list_all(classes, ""), lambda name: classes.get("", name), pods.get)
+    informer = _informers(lookup).informer(classes)
+    get_class = cached_or_live(informer, classes)
+    return Priority(lambda: _list_all(classes, ""), lambda name: get_class("", name), pods.get,
+                    DefaultClassIndex(informer))
 
 
 def _default_ingress_class(lookup: Lookup, options: Any) -> Plugin:
     classes = _required(lookup, "networking.k8s.io", "ingressclasses")
-    return DefaultIngressClass(lambda: _list_all(classes, ""))
+    return DefaultIngressClass(cached_list(_informers(lookup).informer(classes), classes))
 
 
 def _runtime_class(lookup: Lookup, options: Any) -> Plugin:
     classes = _required(lookup, "node.k8s.io", "runtimeclasses")
-    return RuntimeClass(lambda name: classes.get("", name))
+    get_class = cached_or_live(_informers(lookup).informer(classes), classes)
+    return RuntimeClass(lambda name: get_class("", name))
 
 
 def _default_storage_class(lookup: Lookup, options: Any) -> Plugin:
     classes = _required(lookup, "storage.k8s.io", "storageclasses")
-    return DefaultStorageClass(lambda: _list_all(classes, ""))
+    return DefaultStorageClass(cached_list(_informers(lookup).informer(classes), classes))
 
 
 def _validating_admission_policy(lookup: Lookup, options: Any) -> Plugin:
@@ -122,13 +163,11 @@ def _webhooks(plugin: type, resource: str) -> Callable[[Lookup, Any], Plugin]:
 PLUGINS: Mapping[str, Callable[[Lookup, Any], Plugin]] = {
     "AlwaysAdmit": lambda lookup, options: AlwaysAdmit(),
     "AlwaysDeny": lambda lookup, options: AlwaysDeny(),
-    "NamespaceLifecycle": lambda lookup, options: NamespaceLifecycle(
-        lambda ns: _namespaces(lookup).get("", ns)),
-    "NamespaceExists": lambda lookup, options: NamespaceExists(
-        lambda ns: _namespaces(lookup).get("", ns)),
+    "NamespaceLifecycle": _namespace_lifecycle,
+    "NamespaceExists": lambda lookup, options: NamespaceExists(_namespace_getter(lookup)),
     "NamespaceAutoProvision": _auto_provision,
     "LimitRanger": _limit_ranger,
-    "ResourceQuota": lambda lookup, options: ResourceQuota(lookup),
+    "ResourceQuota": _resource_quota,
     "ServiceAccount": _service_account,
     "SecurityContextDeny": lambda lookup, options: SecurityContextDeny(),
     "Priority": _priority,
@@ -160,4 +199,5 @@ def build_chain(names: Iterable[str], lookup: Lookup, options: Any = None) -> Ad
     v1.0's `--admission-control` is taken as written)."""
     names = [n.strip() for n in names if n.strip()]
     check_names(names)
-    return AdmissionChain([PLUGINS[name](lookup, options) for name in names])
+    return AdmissionChain([PLUGINS[name](lookup, options) for name in names],
+                          getattr(lookup, "informers", None))

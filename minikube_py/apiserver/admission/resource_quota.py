@@ -13,6 +13,11 @@ recalculates every quota periodically, as upstream). An update is charged only f
 adds (a service becoming NodePort, a claim growing), as upstream's evaluators charge updates
 of services and claims. A dry-run request is checked like any other but charges nothing.
 Reads and writes go through the server's own registries.
+
+The namespace's quotas are read as upstream's quotaAccessor reads them: from the admission
+quota informer (listers.NamespacedLister, with its live lookup when the cache has none), and
+live after a conflict — a cached quota that is stale only costs a conflict on the
+compare-and-swap and a retry on fresh data, so the usage written is always exact.
 """
 
 from __future__ import annotations
@@ -22,12 +27,13 @@ from collections.abc import Callable
 import structlog
 
 from ...api import errors
+from ...api import quota as qu
 from ...api.defaults import apply_defaults
 from ...registry import codec
 from ...registry.generic import Registry
-from ...api import quota as qu
 from .chain import Attributes
 from .denial import forbidden
+from .listers import NamespacedLister
 
 log = structlog.get_logger(component="apiserver.admission.resourcequota")
 Lookup = Callable[[str, str], "Registry | None"]
@@ -37,11 +43,18 @@ _ATTEMPTS = 5
 class ResourceQuota:
     name = "ResourceQuota"
 
-    def __init__(self, lookup: Lookup) -> None:
+    def __init__(self, lookup: Lookup, lister: NamespacedLister | None = None) -> None:
         self._lookup = lookup
         quotas = lookup("", "resourcequotas")
         assert quotas is not None
         self._quotas = quotas
+        self._lister = lister
+
+    async def _namespace_quotas(self, namespace: str, attempt: int) -> list[qu.Obj]:
+        """The first attempt reads the cache; a retry after a conflict reads the store."""
+        if attempt == 0 and self._lister is not None:
+            return await self._lister.list(namespace)
+        return await self._list("", "resourcequotas", namespace)
 
     async def _list(self, group: str, resource: str, namespace: str) -> list[qu.Obj]:
         registry = self._lookup(group, resource)
@@ -70,7 +83,7 @@ class ResourceQuota:
             return
         old: qu.Obj | None = None
         for attempt in range(_ATTEMPTS):
-            quotas = await self._list("", "resourcequotas", attrs.namespace)
+            quotas = await self._namespace_quotas(attrs.namespace, attempt)
             if not quotas:
                 return
             if attrs.operation == "UPDATE" and attempt == 0:

@@ -19,6 +19,7 @@ import ssl
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
+import orjson
 import structlog
 from aiohttp import web
 
@@ -307,6 +308,15 @@ class Aggregator:
                     for o in self.apiservices.values()
                     if service_of(o) is not None and spec_of(o).get("group")]
         return ordered_groups(entries)
+
+    def discovery_fingerprint(self) -> tuple:
+        """What aggregated discovery renders from here: every APIService at its
+        resourceVersion and every fetched backend document with its freshness (by content:
+        a refetch that changed nothing keeps the rendered body)."""
+        return (tuple((name, (o.get("metadata") or {}).get("resourceVersion"))
+                      for name, o in self.apiservices.items()),
+                orjson.dumps(self.documents, option=orjson.OPT_SORT_KEYS)
+                if self.documents else b"")
 
     def remote_groups(self) -> set[str]:
         return {spec_of(o).get("group", "") for o in self.apiservices.values()

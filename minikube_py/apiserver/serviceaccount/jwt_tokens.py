@@ -15,8 +15,6 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import jwt
-
 from ...serviceaccount_keys import LEGACY_ISSUER, VerifyKey
 
 #: go-jose jwt.DefaultLeeway, which upstream's Validate uses for exp and nbf
@@ -34,6 +32,8 @@ def unverified_issuer(token: str) -> str | None:
     when the text is not a JWT at all."""
     if token.count(".") != 2:
         return None
+    import jwt  # PyJWT: on the first bearer token that may be one, not at every start
+
     try:
         payload = jwt.decode(token, options={"verify_signature": False})
     except jwt.PyJWTError:
@@ -102,6 +102,8 @@ class TokenVerifier:
             self._cache.clear()
 
     def _candidates(self, token: str) -> list[VerifyKey]:
+        import jwt
+
         try:
             kid = jwt.get_unverified_header(token).get("kid")
         except jwt.PyJWTError:
@@ -112,6 +114,8 @@ class TokenVerifier:
     def _verify_signature(self, token: str) -> dict[str, Any]:
         """Signature, issuer and claim types: what does not change with time or the
         audiences asked for, so it is what the cache keeps."""
+        import jwt
+
         claims: dict[str, Any] | None = None
         for key in self._candidates(token):
             try:

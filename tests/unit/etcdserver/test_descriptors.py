@@ -19,9 +19,9 @@ def _fields(descriptor) -> set[tuple]:
 
 
 def test_messages_match_aetcds_build_of_etcds_protos():
-    rpc = pytest.importorskip("aetcd.rpc.rpc_pb2")
-    kv = pytest.importorskip("aetcd.rpc.kv_pb2")
-    auth = pytest.importorskip("aetcd.rpc.auth_pb2")
+    rpc = pytest.importorskip("aetcd.rpc.rpc_pb2", reason="aetcd is not installed: pip install -e .[etcd]")
+    kv = pytest.importorskip("aetcd.rpc.kv_pb2", reason="aetcd is not installed: pip install -e .[etcd]")
+    auth = pytest.importorskip("aetcd.rpc.auth_pb2", reason="aetcd is not installed: pip install -e .[etcd]")
     theirs = {name: d for module in (rpc, kv, auth)
               for name, d in module.DESCRIPTOR.message_types_by_name.items()}
     ours = {name: cls.DESCRIPTOR for name, cls in _load()[0].items()}

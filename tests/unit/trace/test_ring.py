@@ -4,6 +4,7 @@ recording only while someone looks."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 
 import pytest
@@ -118,3 +119,35 @@ async def test_a_cancelled_follower_stops_waiting() -> None:
     with pytest.raises(asyncio.CancelledError):
         await waiter
     assert not ring._waiters
+
+
+def test_a_full_replay_finishes_while_another_thread_keeps_writing() -> None:
+    """A replay walks the whole ring while another thread (another cluster's loop in the
+    same process) appends: it returns an ordered view with the right lost count, in bounded
+    time (a walk that meets an append falls back to a snapshot instead of retrying)."""
+    import sys
+    import time
+
+    ring = TraceRing(capacity=50_000)
+    fill(ring, 50_000)
+    stop = threading.Event()
+
+    def writer() -> None:
+        while not stop.is_set():
+            fill(ring, 1)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # the writer gets the GIL in the middle of every walk
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        started = time.monotonic()
+        for _ in range(5):
+            records, lost = ring.since(0)
+            assert records and lost == records[0].seq - 1
+            assert all(a.seq < b.seq for a, b in itertools.pairwise(records))
+        assert time.monotonic() - started < 10
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)

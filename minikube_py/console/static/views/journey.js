@@ -169,8 +169,11 @@ export function mount(root, params) {
         "and its store revisions are shown; new hops appear here live.";
     const query = new URLSearchParams({ since: String(data.last_seq) });
     if (start !== null) query.set("start", String(start));
-    closeStream = openStream(`${base}/stream?${query}`, addHop);
-    root.dataset.live = "true";
+    // live once the stream is open: the server attaches its trace viewer (which turns the
+    // ring on) before it answers, so from here on every hop of the pod is recorded
+    closeStream = openStream(`${base}/stream?${query}`, addHop, undefined, () => {
+      root.dataset.live = "true";
+    });
   })();
 
   return {
