@@ -52,8 +52,8 @@ class Assignment:
     store_socket: str
     revision_board: str
     index: int
-    insecure_fd: int | None
-    secure_fd: int | None
+    insecure_fds: tuple[int, ...]  # this process's sockets of the shared port(s)
+    secure_fds: tuple[int, ...]
     log_level: str = "info"
     log_format: str = "console"
 
@@ -125,15 +125,13 @@ async def serve(assignment: Assignment) -> int:
         runner = apiserver.make_runner()
         add_identity(runner.app, assignment.index)
         await runner.setup()  # starts the API server: watch caches synced
-        if assignment.insecure_fd is not None:
-            sock = socket.socket(fileno=assignment.insecure_fd)
-            await web.SockSite(runner, sock).start()
-        if assignment.secure_fd is not None:
-            sock = socket.socket(fileno=assignment.secure_fd)
-            await web.SockSite(runner, sock, ssl_context=secure.ssl_context
+        for fd in assignment.insecure_fds:
+            await web.SockSite(runner, socket.socket(fileno=fd)).start()
+        for fd in assignment.secure_fds:
+            await web.SockSite(runner, socket.socket(fileno=fd), ssl_context=secure.ssl_context
                                if secure is not None else None).start()
         url = None
-        if assignment.insecure_fd is not None:  # a private port, as open as the shared one
+        if assignment.insecure_fds:  # a private port, as open as the shared one
             site = web.TCPSite(runner, options.address, 0)
             await site.start()
             url = f"http://{options.address}:{site._server.sockets[0].getsockname()[1]}"

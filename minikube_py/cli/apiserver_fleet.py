@@ -10,8 +10,9 @@ API servers"):
                    + scheduler, controller manager, kubelets (in-process client of #0)
     child 1..N-1:  API server #i over RemoteStore, its own watch caches
 
-Every API server (#0 too) serves its own SO_REUSEPORT socket of the one shared port
-(apiserver_listeners.py), so clients never know there are several.
+Every API server (#0 too) serves its own SO_REUSEPORT sockets of the one shared port — #0 one,
+each child CHILD_SHARE, as #0 also serves the store (apiserver_listeners.py) — so clients never
+know there are several.
 
 Lifecycle: children get SIGTERM on `start`'s stop and are killed after a grace period; they
 die with the parent (their stdin lifeline and PR_SET_PDEATHSIG, apiserver_child.py); `start`
@@ -41,6 +42,7 @@ import structlog
 from ..storage import Store
 from ..storage.remote import PublishingStore, RevisionBoard, StoreServer
 from .apiserver_child import Assignment, encode
+from .apiserver_listeners import deal
 from .start_options import StartOptions
 
 log = structlog.get_logger(component="minikube-py")
@@ -57,7 +59,8 @@ class Child:
         self.url: str | None = None
         self.ready = False
         self.task: asyncio.Task | None = None
-        self.fds: tuple[int | None, int | None] = (None, None)  # its insecure, secure socket
+        self.insecure_fds: tuple[int, ...] = ()  # its sockets of the shared port(s)
+        self.secure_fds: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -75,7 +78,7 @@ class Fleet:
         self._dir = Path(tempfile.mkdtemp(prefix="minikube-py-"))  # 0700: socket and board
         self.board = RevisionBoard(self._dir / "revision", create=True)
         self.store = PublishingStore(store, self.board)
-        self.insecure: list[socket.socket] = []  # [0] is API server #0's, then one per child
+        self.insecure: list[socket.socket] = []  # [0] is API server #0's, then the children's
         self.secure: list[socket.socket] = []
         self.on_failure: Callable[[str], None] = lambda _reason: None
         self.children = [Child(i) for i in range(1, options.apiservers)]
@@ -97,11 +100,14 @@ class Fleet:
         server meanwhile and wait for `start` (API server #0 first does the bootstrap every
         API server would otherwise race to do)."""
         self.insecure, self.secure = insecure, secure
+        count = self.options.apiservers
+        insecure_dealt = deal(insecure, count) if insecure else [[] for _ in range(count)]
+        secure_dealt = deal(secure, count) if secure else [[] for _ in range(count)]
         for child in self.children:
             i = child.index
-            mine = [s[i] for s in (insecure, secure) if s]
-            child.fds = (insecure[i].fileno() if insecure else None,
-                         secure[i].fileno() if secure else None)
+            mine = [*insecure_dealt[i], *secure_dealt[i]]
+            child.insecure_fds = tuple(s.fileno() for s in insecure_dealt[i])
+            child.secure_fds = tuple(s.fileno() for s in secure_dealt[i])
             child.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "minikube_py.cli.apiserver_child",
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -122,7 +128,8 @@ class Fleet:
         for child in self.children:
             assert child.process is not None and child.process.stdin is not None
             assignment = Assignment(options, str(self.server.path), str(self.board.path),
-                                    child.index, *child.fds, level, fmt)
+                                    child.index, child.insecure_fds, child.secure_fds,
+                                    level, fmt)
             child.process.stdin.write(encode(assignment))  # then held open: the lifeline
             await child.process.stdin.drain()
             child.task = asyncio.create_task(self._watch(child), name=child.name)

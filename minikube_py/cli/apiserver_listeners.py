@@ -10,11 +10,38 @@ first is still held, so no port is ever picked, released and hoped for (a shared
 each child gets its socket as an inherited fd and serves it (aiohttp's `web.SockSite`).
 Why not one shared socket: each process's accept loop takes every connection pending when it
 wakes, so one busy process can end up with all 32 connections of a benchmark.
+
+Why the store's process has one socket and every other API server `CHILD_SHARE`: the kernel
+picks a socket of the group per connection from a hash of its addresses, so a process's share
+of new connections is its share of the sockets. The store's process also serves the store to
+every other API server (and, under `start`, runs the components): with equal shares it was the
+one saturated core while the others idled at half (bench/multiapi.py: 956 creates/s against
+1,172/s with shares 1:3, the single process 743/s). Reads need no such care — a client's
+connections to an idle process simply cycle faster.
 """
 
 from __future__ import annotations
 
 import socket
+
+#: sockets (shares of new connections) of each API server besides the store's process, which has 1
+CHILD_SHARE = 3
+
+
+def shares(apiservers: int) -> list[int]:
+    """How many sockets of the shared port each API server serves: [store process, child 1, ...]."""
+    return [1] + [CHILD_SHARE] * (apiservers - 1)
+
+
+def deal(sockets: list[socket.socket], apiservers: int) -> list[list[socket.socket]]:
+    """The port's sockets handed out by `shares`: [API server #0's, child 1's, ...]."""
+    dealt, at = [], 0
+    for count in shares(apiservers):
+        dealt.append(sockets[at:at + count])
+        at += count
+    if at != len(sockets):
+        raise ValueError(f"{len(sockets)} sockets for shares {shares(apiservers)}")
+    return dealt
 
 
 def reuseport_socket(address: str, port: int) -> socket.socket:

@@ -317,9 +317,9 @@ async def serve(options: StartOptions) -> int:
 
 
 def _join_shared(options: StartOptions, bound: listeners.Bound) -> dict[str, list]:
-    """--apiservers N: the API ports were bound with SO_REUSEPORT (listeners.bind_all); N-1
-    more sockets join each, one per child (apiserver_listeners.py). [0] is API server #0's."""
-    from .apiserver_listeners import join_port
+    """--apiservers N: the API ports were bound with SO_REUSEPORT (listeners.bind_all); more
+    sockets join each, CHILD_SHARE per child (apiserver_listeners.py). [0] is API server #0's."""
+    from .apiserver_listeners import join_port, shares
 
     shared: dict[str, list] = {"insecure": [], "secure": []}
     try:
@@ -327,7 +327,8 @@ def _join_shared(options: StartOptions, bound: listeners.Bound) -> dict[str, lis
             first = bound.sockets.get(key)
             if first is not None:
                 host, port = first.getsockname()[:2]
-                shared[name] = [first, *join_port(host, port, options.apiservers - 1)]
+                shared[name] = [first, *join_port(host, port,
+                                                     sum(shares(options.apiservers)) - 1)]
     except OSError as exc:
         for sock in (*shared["insecure"][1:], *shared["secure"][1:]):
             sock.close()

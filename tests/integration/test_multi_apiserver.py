@@ -192,6 +192,30 @@ def test_both_servers_answer_on_the_secure_port_with_the_same_certificate(cluste
     assert asyncio.run(go()) == {"0", "1"}
 
 
+def test_the_store_process_takes_the_smaller_share_of_new_connections(cluster: Cluster) -> None:
+    """API server #0 also serves the store to the other: it has one socket of the shared port,
+    the child CHILD_SHARE (apiserver_listeners.py), so the kernel hands it about 1 new
+    connection in 1 + CHILD_SHARE. 200 connections: #0's expected 50 at shares 1:3, and more
+    than 100 (what equal shares would give) is beyond any chance (p < 1e-12)."""
+    ca = cluster.ca_data
+    assert ca is not None
+
+    async def go() -> dict[str, int]:
+        context = ssl.create_default_context(cadata=ca.decode())
+        counts = {"0": 0, "1": 0}
+        async with aiohttp.ClientSession() as http:
+            for _ in range(200):
+                async with http.get(f"{cluster.running.secure_url}/readyz", ssl=context,
+                                    headers={"Authorization": f"Bearer {cluster.token}",
+                                             "Connection": "close"}) as r:
+                    counts[r.headers[IDENTITY_HEADER]] += 1
+        return counts
+
+    counts = asyncio.run(go())
+    assert counts["1"] > counts["0"] > 0, counts
+    assert counts["0"] < 100, counts
+
+
 # -- lifecycle: real `start` processes ----------------------------------------------------
 
 

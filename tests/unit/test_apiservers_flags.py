@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from minikube_py.cli.apiserver import options_of
-from minikube_py.cli.apiserver_listeners import reuseport_sockets
+from minikube_py.cli.apiserver_listeners import CHILD_SHARE, deal, reuseport_sockets, shares
 from minikube_py.cli.main import build_parser
 from minikube_py.cli.start_options import StartOptions
 from minikube_py.cli.storage_target import ConfigError
@@ -54,3 +54,14 @@ def test_a_taken_port_fails_and_leaves_nothing_open() -> None:
             reuseport_sockets("127.0.0.1", holder.getsockname()[1], 2)
     finally:
         holder.close()
+
+
+def test_the_store_process_gets_one_socket_and_each_child_a_larger_share() -> None:
+    assert shares(1) == [1]
+    assert shares(3) == [1, CHILD_SHARE, CHILD_SHARE] and CHILD_SHARE > 1
+    sockets = [object() for _ in range(1 + 2 * CHILD_SHARE)]
+    dealt = deal(sockets, 3)  # type: ignore[arg-type]
+    assert [len(d) for d in dealt] == shares(3)
+    assert [s for d in dealt for s in d] == sockets  # each socket to exactly one process
+    with pytest.raises(ValueError, match="sockets for shares"):
+        deal(sockets[:-1], 3)  # type: ignore[arg-type]
