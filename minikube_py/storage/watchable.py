@@ -22,46 +22,39 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
-from typing import AsyncIterator, Callable
+from typing import Callable
 
 from . import metrics
 from .errors import CompactedError, StorageError, WatchCancelledError
+from .eventbuffer import EventBuffer
 from .kv import Event
 from .mvcc import MVCCState
 
 
-class Watcher:
+class Watcher(EventBuffer):
     """One watch on a key prefix (implements the storage `Watch` protocol)."""
 
     __slots__ = (
-        "prefix",
-        "start_revision",
-        "resume_revision",
-        "last_revision",
-        "capacity",
-        "buffer",
-        "synced",
-        "full_since",
         "_hub",
-        "_waiter",
-        "_error",
-        "_done",
+        "capacity",
+        "full_since",
+        "last_revision",
+        "prefix",
+        "resume_revision",
+        "start_revision",
+        "synced",
     )
 
     def __init__(self, hub: "WatcherHub", prefix: str, start_revision: int, capacity: int) -> None:
+        super().__init__()
         self.prefix = prefix
         self.start_revision = start_revision
         self.resume_revision = start_revision
         self.last_revision = 0
         self.capacity = capacity
-        self.buffer: deque[Event] = deque()
         self.synced = False
         self.full_since: float | None = None
         self._hub = hub
-        self._waiter: asyncio.Future[None] | None = None
-        self._error: StorageError | None = None
-        self._done = False
 
     # --------------------------------------------------------------- producer side (hub)
 
@@ -71,50 +64,23 @@ class Watcher:
             return False
         self.buffer.append(event)
         self.last_revision = event.kv.mod_revision
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
+        self.wake()
         return True
 
     def end(self, error: StorageError | None) -> None:
         """Stop the watch: the consumer gets what is buffered, then `error` (or the end)."""
-        if self._done:
+        if not self.finish(error):
             return
-        self._done = True
         metrics.WATCHERS.dec()
-        self._error = error
         if error is None:
             self.buffer.clear()
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
 
     # ------------------------------------------------------------- consumer side (Watch)
 
-    async def next_batch(self) -> list[Event]:
-        while not self.buffer:
-            if self._done:
-                if self._error is not None:
-                    raise self._error
-                return []
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
-        batch = list(self.buffer)
-        self.buffer.clear()
+    def _taken(self) -> None:
         self.full_since = None
-        if not self.synced and not self._done:
+        if not self.synced and not self.done:
             self._hub.wake()
-        return batch
-
-    async def __aiter__(self) -> AsyncIterator[Event]:
-        while True:
-            batch = await self.next_batch()
-            if not batch:
-                return
-            for event in batch:
-                yield event
 
     async def cancel(self) -> None:
         self._hub.remove(self)

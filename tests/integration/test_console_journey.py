@@ -8,31 +8,18 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import aiohttp
-import orjson
 
 from minikube_py.cli.start import running_cluster
 from minikube_py.client import Client, InProcessTransport
 from minikube_py.client.resources import PODS
-from minikube_py.trace.eventstream import EventParser
-from tests.integration.test_trace import default_account, pod, start_options
-
-
-async def hops_until(resp: aiohttp.ClientResponse, label: str, limit: float = 20.0,
-                     ) -> list[dict[str, Any]]:
-    parser, out = EventParser(), []
-    async with asyncio.timeout(limit):
-        while line := await resp.content.readline():
-            event = parser.feed(line.decode())
-            if event is None or event.event != "message":
-                continue
-            hop = orjson.loads(event.data)
-            out.append(hop)
-            if hop["label"] == label:
-                return out
-    return out
+from tests.integration.test_trace import (
+    default_account,
+    pod,
+    read_events,
+    start_options,
+)
 
 
 async def test_journey_and_store_routes(tmp_path: Path) -> None:
@@ -48,7 +35,7 @@ async def test_journey_and_store_routes(tmp_path: Path) -> None:
             assert stream.headers["Content-Type"] == "text/event-stream"
             await asyncio.sleep(0.05)
             await client.create(PODS, pod("web"), "default")
-            live = await hops_until(stream, "running")
+            live = await read_events(stream, lambda hop: hop["label"] == "running")
             stream.close()
             labels = [h["label"] for h in live]
             assert labels[0] == "created" and labels[-1] == "running"

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections import deque
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import StorageError, UnavailableError, WatchCancelledError
+from ..errors import UnavailableError, WatchCancelledError
+from ..eventbuffer import EventBuffer
 from ..kv import Event, KeyValue, LeaseInfo, RangeResult
 from . import protocol
 
@@ -32,64 +31,28 @@ from . import protocol
 WATCH_CAPACITY = 100_000
 
 
-class RemoteWatch:
+class RemoteWatch(EventBuffer):
     """One watch over the connection (implements the storage `Watch` protocol)."""
 
     def __init__(self, store: RemoteStore, rid: int) -> None:
+        super().__init__()
         self._store = store
         self.rid = rid
-        self._buffer: deque[Event] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-        self._error: StorageError | None = None
-        self._done = False
 
     def _deliver(self, events: list[Event]) -> None:
-        if self._done:
+        if self.done:
             return
-        self._buffer.extend(events)
-        if len(self._buffer) > WATCH_CAPACITY:
-            self._end(WatchCancelledError("watch consumer too slow: buffer full"))
+        self.buffer.extend(events)
+        if len(self.buffer) > WATCH_CAPACITY:
+            self.finish(WatchCancelledError("watch consumer too slow: buffer full"))
             self._store._send_cancel(self.rid)
             return
-        self._wake()
-
-    def _end(self, error: StorageError | None) -> None:
-        if not self._done:
-            self._done = True
-            self._error = error
-            self._wake()
-
-    def _wake(self) -> None:
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def next_batch(self) -> list[Event]:
-        while not self._buffer:
-            if self._done:
-                if self._error is not None:
-                    raise self._error
-                return []
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
-        batch = list(self._buffer)
-        self._buffer.clear()
-        return batch
-
-    async def __aiter__(self) -> AsyncIterator[Event]:
-        while True:
-            batch = await self.next_batch()
-            if not batch:
-                return
-            for event in batch:
-                yield event
+        self.wake()
 
     async def cancel(self) -> None:
-        if self._done:
+        if not self.finish(None):
             return
-        self._done = True
-        self._buffer.clear()
-        self._wake()
+        self.buffer.clear()
         self._store._watches.pop(self.rid, None)
         self._store._send_cancel(self.rid)
 
@@ -169,7 +132,7 @@ class RemoteStore:
         if kind == protocol.END:
             watch = self._watches.pop(rid, None)
             if watch is not None:
-                watch._end(None if body is None else protocol.error_in(body))
+                watch.finish(None if body is None else protocol.error_in(body))
             return
         entry = self._pending.pop(rid, None)
         if entry is None:
@@ -191,7 +154,7 @@ class RemoteStore:
                 future.set_exception(UnavailableError(reason))
         self._pending.clear()
         for watch in self._watches.values():
-            watch._end(UnavailableError(reason))
+            watch.finish(UnavailableError(reason))
         self._watches.clear()
 
     async def _call(self, op: str, *args: Any) -> Any:
