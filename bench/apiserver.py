@@ -256,9 +256,13 @@ def _process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def start_server(procs: Procs, argv: list[str], timeout: float) -> Server:
-    """Spawn on the server CPU and wait for a JSON stderr line with "event": "ready"."""
+async def start_server(procs: Procs, argv: list[str], timeout: float,
+                       also: str | None = None) -> Server:
+    """Spawn on the server CPU and wait for a JSON stderr line with "event": "ready" (and,
+    with `also`, for a line with that event after it: `--apiservers N`'s children join the
+    port after `ready`, and say "all API servers serving" once all have)."""
     started = time.perf_counter()
+    ready: str | None = None
     proc = await procs.spawn(argv, SERVER_CPU, stdout=asyncio.subprocess.DEVNULL)
     tail: collections.deque = collections.deque(maxlen=40)
     deadline = started + timeout
@@ -273,8 +277,8 @@ async def start_server(procs: Procs, argv: list[str], timeout: float) -> Server:
             raise RuntimeError(f"server exited {proc.returncode} before ready:\n" + "".join(tail))
         text = line.decode(errors="replace")
         tail.append(text)
-        ready = _ready_url(text)
-        if ready:
+        ready = ready or _ready_url(text)
+        if ready and (also is None or _event(text) == also):
             server = Server(proc, ready, time.perf_counter() - started, tail)
             server.drain = asyncio.create_task(_drain(proc.stderr, tail))
             return server
@@ -286,6 +290,14 @@ def _ready_url(line: str) -> str | None:
     except ValueError:
         return None
     return event.get("url") if isinstance(event, dict) and event.get("event") == "ready" else None
+
+
+def _event(line: str) -> str | None:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event.get("event") if isinstance(event, dict) else None
 
 
 async def _drain(stream: asyncio.StreamReader, tail: collections.deque) -> None:
@@ -411,7 +423,10 @@ class Bench:
                 "--insecure-port", str(common.free_port()), "--secure-port", "0",
                 "--data-dir", str(data_dir), "--fsync", "always", "--log-format", "json",
                 *self.server_args]
-        server = await start_server(self.procs, argv, self.timeout)
+        fleet = "--apiservers" in self.server_args and \
+            int(self.server_args[self.server_args.index("--apiservers") + 1]) > 1
+        server = await start_server(self.procs, argv, self.timeout,
+                                    also="all API servers serving" if fleet else None)
         try:
             yield server
         except Exception as exc:

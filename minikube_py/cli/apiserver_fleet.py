@@ -16,9 +16,10 @@ know there are several.
 
 Lifecycle: children get SIGTERM on `start`'s stop and are killed after a grace period; they
 die with the parent (their stdin lifeline and PR_SET_PDEATHSIG, apiserver_child.py); `start`
-is ready only when each child has answered /readyz; a child that exits on its own is logged
-and makes `start` stop and exit 1 (a control plane with a missing API server is not what was
-asked for; restarting it silently would hide the crash).
+is ready when API server #0 is, and each child joins the shared port when it serves
+(`serving` is set once all have); a child that exits on its own, or does not serve within
+`--ready-timeout`, is logged and makes `start` stop and exit 1 (a control plane with a
+missing API server is not what was asked for; restarting it silently would hide the crash).
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ class Fleet:
         self.stopping = False
         self.stopped = False
         self.server: StoreServer | None = None
+        #: set once every child serves (has joined the shared port): benchmarks and tests
+        #: that want every API server wait on it; `start` does not
+        self.serving = asyncio.Event()
+        self._began = 0.0
 
     @property
     def urls(self) -> list[str]:
@@ -119,6 +124,9 @@ class Fleet:
         """Serve the store and tell each child what to serve; `on_failure` hears of a child
         that exits on its own."""
         self.on_failure = on_failure
+        self._began = asyncio.get_running_loop().time()
+        if not self.children:
+            self.serving.set()
         self.board.publish(await self.store.current_revision())
         self.server = await StoreServer.start(self.store, self._dir / "store.sock")
         level, fmt = _log_settings()
@@ -135,25 +143,40 @@ class Fleet:
             child.task = asyncio.create_task(self._watch(child), name=child.name)
 
     async def _watch(self, child: Child) -> None:
-        """Until the child exits: take its ready line, confirm /readyz, then wait."""
+        """Until the child exits: take its ready line (it listens on its sockets of the shared
+        port from then on), confirm /readyz, then wait. A child that does not serve within
+        the ready timeout has failed like one that exits."""
         process = child.process
         assert process is not None and process.stdout is not None
-        line = await process.stdout.readline()
+        try:
+            async with asyncio.timeout(self.options.ready_timeout):
+                line = await process.stdout.readline()
+                if line:
+                    child.url = json.loads(line).get("url")
+                    if child.url:
+                        await _until_ready(child.url)
+        except TimeoutError:
+            self._fail(child, f"{child.name} (pid {process.pid}) did not serve within "
+                              f"{self.options.ready_timeout:g} s (see --ready-timeout)")
+            return
         if line:
-            report = json.loads(line)
-            child.url = report.get("url")
-            if child.url:
-                await _until_ready(child.url)
             child.ready = True
             log.info("API server serving", apiserver=child.index, pid=process.pid, url=child.url)
+            if not self.pending():
+                self.serving.set()
+                log.info("all API servers serving", apiservers=len(self.children) + 1,
+                         seconds=round(asyncio.get_running_loop().time() - self._began, 3))
             while await process.stdout.readline():
                 pass
         code = await process.wait()
-        if not self.stopping:
-            self.failed = f"{child.name} (pid {process.pid}) exited with code {code}"
-            log.error("an API server process exited; stopping", apiserver=child.index,
-                      pid=process.pid, code=code)
-            self.on_failure(self.failed)
+        self._fail(child, f"{child.name} (pid {process.pid}) exited with code {code}")
+
+    def _fail(self, child: Child, reason: str) -> None:
+        if self.stopping:
+            return
+        self.failed = reason
+        log.error("an API server process failed; stopping", apiserver=child.index, reason=reason)
+        self.on_failure(reason)
 
     async def stop(self) -> None:
         if self.stopped:

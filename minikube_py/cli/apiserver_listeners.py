@@ -7,7 +7,10 @@ Kubernetes piece: none in-tree — several kube-apiservers sit behind a load bal
 hashes each new connection onto one of the SO_REUSEPORT sockets of a port. Why the parent binds
 them all: port 0 is chosen once by the kernel and every other socket joins that port while the
 first is still held, so no port is ever picked, released and hoped for (a shared machine);
-each child gets its socket as an inherited fd and serves it (aiohttp's `web.SockSite`).
+each child gets its sockets as inherited fds and serves them (aiohttp's `web.SockSite`).
+The children's sockets are bound but not listening until their API server is ready: only then
+does the kernel hand them connections, so `start` is ready as soon as API server #0 is, and no
+client ever waits on a process that is still importing.
 Why not one shared socket: each process's accept loop takes every connection pending when it
 wakes, so one busy process can end up with all 32 connections of a benchmark.
 
@@ -44,15 +47,19 @@ def deal(sockets: list[socket.socket], apiservers: int) -> list[list[socket.sock
     return dealt
 
 
-def reuseport_socket(address: str, port: int) -> socket.socket:
-    """One listening, inheritable TCP socket on address:port with SO_REUSEPORT."""
+def reuseport_socket(address: str, port: int, *, listen: bool = True) -> socket.socket:
+    """One inheritable TCP socket on address:port with SO_REUSEPORT, listening unless
+    `listen` is false: a bound socket that does not listen is not in the port's group, so the
+    kernel hands it no connection until its process calls listen() — how an API server joins
+    the port only once it can answer (asyncio's create_server listens on a given socket)."""
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((address, port))
-        sock.listen(socket.SOMAXCONN)
+        if listen:
+            sock.listen(socket.SOMAXCONN)
         sock.setblocking(False)
         sock.set_inheritable(True)
     except BaseException:
@@ -61,13 +68,13 @@ def reuseport_socket(address: str, port: int) -> socket.socket:
     return sock
 
 
-def join_port(address: str, port: int, count: int) -> list[socket.socket]:
+def join_port(address: str, port: int, count: int, *, listen: bool = True) -> list[socket.socket]:
     """`count` more sockets on a port a SO_REUSEPORT socket of ours holds. OSError closes
     whatever was opened."""
     sockets: list[socket.socket] = []
     try:
         for _ in range(count):
-            sockets.append(reuseport_socket(address, port))
+            sockets.append(reuseport_socket(address, port, listen=listen))
     except OSError:
         for sock in sockets:
             sock.close()

@@ -327,8 +327,10 @@ def _join_shared(options: StartOptions, bound: listeners.Bound) -> dict[str, lis
             first = bound.sockets.get(key)
             if first is not None:
                 host, port = first.getsockname()[:2]
+                # the children's: bound now, listening once each child serves
                 shared[name] = [first, *join_port(host, port,
-                                                     sum(shares(options.apiservers)) - 1)]
+                                                     sum(shares(options.apiservers)) - 1,
+                                                     listen=False)]
     except OSError as exc:
         for sock in (*shared["insecure"][1:], *shared["secure"][1:]):
             sock.close()
@@ -338,7 +340,8 @@ def _join_shared(options: StartOptions, bound: listeners.Bound) -> dict[str, lis
 
 async def start_fleet(fleet: "Fleet", stop: asyncio.Event | None) -> Component:
     """--apiservers N: API server #0 is up (bootstrap done): hand the spawned children their
-    assignments, and count them until each answers /readyz (apiserver_fleet)."""
+    assignments. `start` does not wait for them: each joins the shared port when it serves
+    (apiserver_listeners.py), and `Fleet.serving` tells who waits for all of them."""
 
     def failed(_reason: str) -> None:
         if stop is not None:
@@ -347,7 +350,7 @@ async def start_fleet(fleet: "Fleet", stop: asyncio.Event | None) -> Component:
     await fleet.start(failed)
     return Component("apiservers", None, fleet.stop,
                      f"{fleet.options.apiservers} API server processes on one port",
-                     listed=False, pending=fleet.pending, handle=fleet)
+                     listed=False, handle=fleet)
 
 
 def starting_line(options: StartOptions) -> str:
@@ -670,9 +673,7 @@ async def wait_ready(options: StartOptions, app: "web.Application",
             not_ready = 0
             for c in components:
                 waiting = c.pending() if c.pending is not None else []
-                if waiting and c.name == "apiservers":
-                    missing.append(f"{', '.join(waiting)} not answering /readyz")
-                elif waiting:
+                if waiting:
                     not_ready += len(waiting)
                     missing.append(f"{len(waiting)} node(s) not Ready (e.g. {min(waiting)})")
             if probed and not missing:

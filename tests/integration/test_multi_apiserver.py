@@ -33,6 +33,11 @@ def cluster() -> Iterator[Cluster]:
     with Cluster(nodes=1, secure=True, flags={"apiservers": 2}) as c:
         fleet = c.running.component("apiservers").handle
         children = [child.process for child in fleet.children]
+        # `start` is ready with API server #0; the child joins the port once it serves
+        deadline = time.monotonic() + 60
+        while not fleet.serving.is_set():
+            assert time.monotonic() < deadline, f"not serving: {fleet.pending()}"
+            time.sleep(0.02)
         yield c
     # `start`'s stop stops every API server process
     assert all(p is not None and p.returncode is not None for p in children)
@@ -190,6 +195,52 @@ def test_both_servers_answer_on_the_secure_port_with_the_same_certificate(cluste
         return seen
 
     assert asyncio.run(go()) == {"0", "1"}
+
+
+def test_start_is_ready_before_the_child_and_the_child_joins_the_port_when_it_serves(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child is stopped (SIGSTOP) right after it is spawned: `start` still gets ready, and
+    every connection reaches API server #0 — the child's sockets of the shared port are bound
+    but not listening, so none waits on a process that cannot answer. Once the child runs and
+    serves, it takes its share."""
+    from minikube_py.cli.apiserver_fleet import Fleet
+    from minikube_py.cli.start import running_cluster
+    from tests.integration.test_trace import start_options
+
+    spawn = Fleet.spawn
+
+    async def spawn_stopped(self: Fleet, insecure: list, secure: list) -> None:
+        await spawn(self, insecure, secure)
+        for child in self.children:
+            os.kill(child.process.pid, signal.SIGSTOP)
+
+    monkeypatch.setattr(Fleet, "spawn", spawn_stopped)
+
+    async def answered_by(http: aiohttp.ClientSession, url: str) -> str:
+        async with http.get(f"{url}/readyz", headers={"Connection": "close"},
+                            timeout=aiohttp.ClientTimeout(total=5)) as r:
+            assert r.status == 200
+            return r.headers[IDENTITY_HEADER]
+
+    async def go() -> tuple[list[str], set[str]]:
+        options = start_options(tmp_path, "--apiservers", "2", "--nodes", "0")
+        async with running_cluster(options) as running, aiohttp.ClientSession() as http:
+            fleet = running.component("apiservers").handle
+            before = [await answered_by(http, running.url) for _ in range(40)]
+            assert not fleet.serving.is_set()
+            for child in fleet.children:
+                os.kill(child.process.pid, signal.SIGCONT)
+            await asyncio.wait_for(fleet.serving.wait(), 60)
+            after: set[str] = set()
+            for _ in range(100):
+                after.add(await answered_by(http, running.url))
+                if after == {"0", "1"}:
+                    break
+            return before, after
+
+    before, after = asyncio.run(go())
+    assert set(before) == {"0"}
+    assert after == {"0", "1"}
 
 
 def test_the_store_process_takes_the_smaller_share_of_new_connections(cluster: Cluster) -> None:
