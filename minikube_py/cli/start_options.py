@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,11 +57,23 @@ APISERVER = tuple(dataclasses.replace(s, default=START_DEFAULTS[s.name])
                   if s.name in START_DEFAULTS else s for s in APISERVER_DEFAULTS)
 DEFAULT_KUBECONFIG = "~/.minikube-py/kubeconfig"
 
+def apiserver_count(value: Any) -> int:
+    """--apiservers: a count, or `auto` for one per core this process may run on."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else os.cpu_count() or 1
+    try:
+        return integer(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is neither a number of processes nor 'auto'") from None
+
+
 #: --apiservers (cli/apiserver_fleet.py), also a flag of `minikube-py apiserver`
 APISERVERS = Setting(
-    "apiservers", 1, "API server processes behind the one API port: the store's process runs "
-    "#0 (and the components), N-1 more reach the store through a local socket, each with its "
-    "own watch caches (docs/architecture.md)", integer, metavar="N")
+    "apiservers", 1, "API server processes behind the one API port (auto: one per core): the "
+    "store's process runs #0 (and the components), N-1 more reach the store through a local "
+    "socket, each with its own watch caches (docs/architecture.md)", apiserver_count,
+    metavar="N|auto")
 
 ALL_IN_ONE = (
     Setting("scheduler-port", 10251, "the scheduler's healthz/metrics/debug port (0 disables "

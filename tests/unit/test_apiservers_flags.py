@@ -7,7 +7,12 @@ import socket
 import pytest
 
 from minikube_py.cli.apiserver import options_of
-from minikube_py.cli.apiserver_listeners import CHILD_SHARE, deal, reuseport_sockets, shares
+from minikube_py.cli.apiserver_listeners import (
+    CHILD_SHARE,
+    deal,
+    reuseport_sockets,
+    shares,
+)
 from minikube_py.cli.main import build_parser
 from minikube_py.cli.start_options import StartOptions
 from minikube_py.cli.storage_target import ConfigError
@@ -24,7 +29,17 @@ def test_default_is_one_api_server_and_the_flag_sets_more() -> None:
     assert options_of(parsed).apiservers == 2
 
 
+def test_auto_is_one_api_server_per_usable_core() -> None:
+    import os
+
+    assert options("--apiservers", "auto").apiservers == len(os.sched_getaffinity(0))
+    parsed = build_parser().parse_args(["apiserver", "--apiservers", "auto"])
+    assert options_of(parsed).apiservers == len(os.sched_getaffinity(0))
+
+
 def test_bad_counts_are_usage_errors() -> None:
+    with pytest.raises(ConfigError, match="neither a number of processes nor 'auto'"):
+        options("--apiservers", "many")
     with pytest.raises(ConfigError, match="--apiservers: must be >= 1"):
         options("--apiservers", "0")
     with pytest.raises(ConfigError, match="serves the embedded store to its API servers"):
