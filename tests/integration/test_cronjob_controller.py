@@ -98,7 +98,9 @@ async def test_every_minute_creates_named_jobs_and_tracks_them(tmp_path: Path) -
     async with cron_harness(tmp_path) as h:
         cj = await h.create_cron_job("hello")
         created = meta.parse_rfc3339(cj["metadata"]["creationTimestamp"])
-        h.clock.now = max(h.clock.now, created + 1)
+        # after the creation but inside its second: creationTimestamp has whole seconds, so
+        # created + 1 is the next minute itself when the CronJob was created at :59 (CI was)
+        h.clock.now = max(h.clock.now, created + 0.5)
         await asyncio.sleep(0.2)
         assert await h.jobs() == []  # the first minute has not come yet
         minute = (math.floor(h.clock.now / 60) + 1) * 60
