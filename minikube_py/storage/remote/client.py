@@ -25,6 +25,7 @@ from ..errors import UnavailableError, WatchCancelledError
 from ..eventbuffer import EventBuffer
 from ..kv import Event, KeyValue, LeaseInfo, RangeResult
 from . import protocol
+from .outbox import Outbox
 
 #: events a watch buffers for a consumer that does not take them; past this it is ended with
 #: WatchCancelledError (the store's own watchers are bounded the same way)
@@ -68,8 +69,7 @@ class RemoteStore:
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[asyncio.Future, str]] = {}
         self._watches: dict[int, RemoteWatch] = {}
-        self._out: list[bytes] = []
-        self._flush_scheduled = False
+        self._out: Outbox | None = None  # once connected
         self._reading: asyncio.Task | None = None
         self._closed = False
         self._lost: str | None = None
@@ -83,23 +83,15 @@ class RemoteStore:
                 asyncio.open_unix_connection(str(store.path), limit=1 << 20), timeout)
         except (TimeoutError, OSError) as exc:
             raise UnavailableError(f"cannot reach the store at {path}: {exc}") from None
+        store._out = Outbox(store._writer)
         store._reading = asyncio.create_task(store._read_loop(), name="remote-store")
         return store
 
     # ------------------------------------------------------------------ the connection
 
     def _send(self, frame: list) -> None:
-        self._out.append(protocol.pack(frame))
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        frames, self._out = self._out, []
-        writer = self._writer
-        if frames and writer is not None and not writer.is_closing():
-            writer.write(b"".join(frames))
+        assert self._out is not None, "not connected"
+        self._out.send(frame)
 
     def _send_cancel(self, rid: int) -> None:
         if self._lost is None and not self._closed:
@@ -245,7 +237,8 @@ class RemoteStore:
             self._reading.cancel()
             await asyncio.gather(self._reading, return_exceptions=True)
         if self._writer is not None:
-            self._flush()
+            if self._out is not None:
+                self._out.flush()
             self._writer.close()
             try:
                 await self._writer.wait_closed()

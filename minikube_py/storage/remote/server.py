@@ -9,7 +9,7 @@ cost a few tens of microseconds (bench/store_transport.py).
 How a connection is served: frames are decoded as they arrive; reads the store answers without
 suspending (protocol.READS) run inline, writes and lease calls get a task (they wait for the
 WAL's fsync, and group commit wants many in flight). Replies of one loop turn leave in one
-write (`_Outbox`). Each watch is a task forwarding the store watch's batches in order; when the
+write (`outbox.Outbox`). Each watch is a task forwarding the store watch's batches in order; when the
 socket backs up, it stops reading the store watch, whose bounded buffer then ends it the way it
 ends any slow watcher (WatchCancelledError, delivered to the client as the stream's END).
 """
@@ -26,33 +26,12 @@ import structlog
 
 from ..interface import Store
 from . import protocol
+from .outbox import Outbox
 
 log = structlog.get_logger(component="store-server")
 
 #: unsent bytes on one connection above which watch forwarding waits for the socket
 HIGH_WATER = 4 * 1024 * 1024
-
-
-class _Outbox:
-    """Frames for one connection, written once per event-loop turn (one syscall for every
-    reply and event produced in that turn)."""
-
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self.writer = writer
-        self.frames: list[bytes] = []
-        self.scheduled = False
-
-    def send(self, frame: list) -> None:
-        self.frames.append(protocol.pack(frame))
-        if not self.scheduled:
-            self.scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
-
-    def flush(self) -> None:
-        self.scheduled = False
-        frames, self.frames = self.frames, []
-        if frames and not self.writer.is_closing():
-            self.writer.write(b"".join(frames))
 
 
 class StoreServer:
@@ -107,7 +86,7 @@ class _Connection:
     def __init__(self, store: Store, writer: asyncio.StreamWriter) -> None:
         self.store = store
         self.writer = writer
-        self.out = _Outbox(writer)
+        self.out = Outbox(writer)
         self.calls: set[asyncio.Task] = set()
         self.watches: dict[int, asyncio.Task] = {}
 
